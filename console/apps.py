@@ -1,0 +1,10 @@
+from django.apps import AppConfig
+
+
+class ConsoleConfig(AppConfig):
+    name = "console"
+    verbose_name = "Console"
+
+    def ready(self) -> None:
+        # Bind shared_task definitions to our Celery app in every process (web and worker).
+        from console.celery import app  # noqa: F401

@@ -1,0 +1,105 @@
+"""The one error format: ``{"error": {"code", "message", "details"}}`` with stable codes."""
+
+from __future__ import annotations
+
+import logging
+
+from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
+from django.core.exceptions import RequestDataTooBig, SuspiciousOperation, TooManyFilesSent
+from django.http import Http404, JsonResponse
+from rest_framework import exceptions, status
+from rest_framework.response import Response
+
+logger = logging.getLogger(__name__)
+
+
+class ApiError(exceptions.APIException):
+    """An error with a stable code; raise it from services and views alike."""
+
+    def __init__(self, code: str, message: str, *, status_code: int = 400, details=None):
+        super().__init__(detail=message, code=code)
+        self.code = code
+        self.message = message
+        self.status_code = status_code
+        self.details = details or {}
+
+
+def conflict(code: str, message: str, **details) -> ApiError:
+    return ApiError(code, message, status_code=status.HTTP_409_CONFLICT, details=details)
+
+
+def not_found(message: str = "not found") -> ApiError:
+    return ApiError("not_found", message, status_code=status.HTTP_404_NOT_FOUND)
+
+
+def unprocessable(message: str, **details) -> ApiError:
+    return ApiError("validation_error", message, status_code=422, details=details)
+
+
+def error_body(code: str, message: str, details=None) -> dict:
+    return {"error": {"code": code, "message": message, "details": details or {}}}
+
+
+def _flatten(detail, prefix: str = "") -> list[dict]:
+    if isinstance(detail, dict):
+        out: list[dict] = []
+        for key, value in detail.items():
+            out.extend(_flatten(value, f"{prefix}.{key}" if prefix else str(key)))
+        return out
+    if isinstance(detail, list):
+        if all(not isinstance(d, dict | list) for d in detail):
+            return [{"loc": prefix or "body", "msg": str(d)} for d in detail]
+        out = []
+        for i, value in enumerate(detail):
+            out.extend(_flatten(value, f"{prefix}.{i}" if prefix else str(i)))
+        return out
+    return [{"loc": prefix or "body", "msg": str(detail)}]
+
+
+_SIMPLE = [
+    (exceptions.NotAuthenticated, 401, "unauthenticated"),
+    (exceptions.AuthenticationFailed, 401, "unauthenticated"),
+    (exceptions.PermissionDenied, 403, "forbidden"),
+    (exceptions.NotFound, 404, "not_found"),
+    (exceptions.MethodNotAllowed, 405, "method_not_allowed"),
+    (exceptions.NotAcceptable, 406, "not_acceptable"),
+    (exceptions.UnsupportedMediaType, 415, "unsupported_media_type"),
+    (exceptions.Throttled, 429, "rate_limited"),
+    (exceptions.ParseError, 400, "invalid_json"),
+]
+
+
+def exception_handler(exc, context):
+    if isinstance(exc, ApiError):
+        body = error_body(exc.code, exc.message, exc.details)
+        if exc.details.get("current_revision") is not None:
+            body["current_revision"] = exc.details["current_revision"]
+        return Response(body, status=exc.status_code)
+    if isinstance(exc, Http404 | DjangoPermissionDenied):
+        exc = exceptions.NotFound() if isinstance(exc, Http404) else exceptions.PermissionDenied()
+    if isinstance(exc, RequestDataTooBig | TooManyFilesSent):
+        return Response(error_body("payload_too_large", str(exc) or "request too large"), 413)
+    if isinstance(exc, exceptions.ValidationError):
+        errors = _flatten(exc.detail)
+        message = "; ".join(f"{e['loc']}: {e['msg']}" for e in errors[:5])
+        return Response(error_body("validation_error", message, {"errors": errors}), 400)
+    for klass, code_status, code in _SIMPLE:
+        if isinstance(exc, klass):
+            headers = {}
+            if isinstance(exc, exceptions.Throttled) and exc.wait:
+                headers["Retry-After"] = str(int(exc.wait))
+            return Response(error_body(code, str(exc.detail)), status=code_status, headers=headers)
+    if isinstance(exc, exceptions.APIException):
+        return Response(error_body("error", str(exc.detail)), status=exc.status_code)
+    if isinstance(exc, SuspiciousOperation):
+        return Response(error_body("bad_request", "bad request"), status=400)
+    logger.exception("unhandled API error")
+    return Response(error_body("internal_error", "internal error"), status=500)
+
+
+def json_404(request, exception=None):
+    return JsonResponse(error_body("not_found", "not found"), status=404)
+
+
+def json_500(request):
+    return JsonResponse(error_body("internal_error", "internal error"), status=500)

@@ -1,0 +1,75 @@
+"""Idempotent demo data: tenant ``demo``, an operator login, a character, the local model."""
+
+from __future__ import annotations
+
+import secrets
+
+from django.core.management.base import BaseCommand
+from django.db import transaction
+
+from console.embedded import VAR_DIR
+from console.models import Player, Role, Tenant
+from console.services import ensure_console_user
+from roleplay.models import Character, Conversation, ModelConfig
+
+DEMO_USER = "demo"
+CREDENTIALS = VAR_DIR / "demo-login.txt"
+
+DEMO_DESCRIPTION = (
+    "Mira is the keeper of the Greyport lighthouse: dry-humoured, observant, fond of tea and "
+    "of strangers' stories. Greyport is a steam city without electricity; gas lamps light "
+    "its streets at night."
+)
+DEMO_FIRST = "*Mira looks up from her logbook.* A visitor, at this hour? Come in out of the fog."
+
+
+def demo_password() -> str:
+    if CREDENTIALS.exists():
+        return CREDENTIALS.read_text().strip()
+    CREDENTIALS.parent.mkdir(parents=True, exist_ok=True)
+    password = secrets.token_urlsafe(9)
+    CREDENTIALS.write_text(password)
+    CREDENTIALS.chmod(0o600)
+    return password
+
+
+class Command(BaseCommand):
+    help = "Create the demo tenant, login, character and local model config (idempotent)."
+
+    @transaction.atomic
+    def handle(self, *args, **options):
+        tenant, _ = Tenant.objects.get_or_create(name="demo")
+        password = demo_password()
+        user, _ = ensure_console_user(tenant, DEMO_USER, password, Role.ADMIN)
+        config, _ = ModelConfig.objects.get_or_create(
+            tenant=tenant,
+            name="Bundled demo model (gemma-3-270m)",
+            defaults=dict(
+                provider="llama_cpp",
+                model="gemma-3-270m-q4_k_m",
+                context_limit=4096,
+                max_output_tokens=160,
+                temperature=0.8,
+                timeout_ms=120_000,
+                is_default=not ModelConfig.objects.filter(tenant=tenant, is_default=True).exists(),
+                is_demo=True,
+            ),
+        )
+        character, _ = Character.objects.get_or_create(
+            tenant=tenant,
+            name="Mira",
+            defaults=dict(description=DEMO_DESCRIPTION, first_message=DEMO_FIRST),
+        )
+        player, _ = Player.objects.get_or_create(
+            tenant=tenant,
+            external_id=f"console:{user.username}",
+            defaults=dict(display_name="Traveller", user=user),
+        )
+        conversation = (
+            Conversation.objects.filter(tenant=tenant, player=player, character=character)
+            .order_by("created_at")
+            .first()
+        ) or Conversation.objects.create(
+            tenant=tenant, player=player, character=character, title="Demo conversation"
+        )
+        self.stdout.write(f"login={DEMO_USER} password={password} conversation={conversation.id}")

@@ -1,0 +1,114 @@
+"""Tenancy and authentication data: tenants, console memberships, players, API tokens."""
+
+from __future__ import annotations
+
+import hashlib
+import secrets
+import uuid
+
+from django.conf import settings
+from django.contrib.postgres.fields import ArrayField
+from django.db import models
+
+from console.scoping import TenantScopedModel
+
+
+class Tenant(models.Model):
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    name = models.CharField(max_length=100, unique=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class Role(models.TextChoices):
+    ADMIN = "admin", "Admin"
+    OPERATOR = "operator", "Operator"
+    VIEWER = "viewer", "Viewer"
+
+
+class Membership(models.Model):
+    """A console user's tenant and role; one tenant per console user keeps scoping simple."""
+
+    user = models.OneToOneField(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="membership"
+    )
+    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="memberships")
+    role = models.CharField(max_length=16, choices=Role.choices, default=Role.OPERATOR)
+
+    def can_edit(self) -> bool:
+        return self.role in (Role.ADMIN, Role.OPERATOR)
+
+    def is_admin(self) -> bool:
+        return self.role == Role.ADMIN
+
+
+class Player(TenantScopedModel):
+    """An end user of chat, identified by the integrator's own user id."""
+
+    external_id = models.CharField(max_length=200)
+    display_name = models.CharField(max_length=200, blank=True, default="")
+    persona = models.TextField(blank=True, default="", max_length=8000)
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["tenant", "external_id"], name="player_unique_ext")
+        ]
+
+    def __str__(self) -> str:
+        return self.display_name or self.external_id
+
+
+class Scope(models.TextChoices):
+    ADMIN = "admin", "admin"
+    CONTENT = "content", "content"
+    PLAY = "play", "play"
+
+
+TOKEN_PREFIX = "rpk"
+
+
+def hash_token(raw: str) -> str:
+    """Tokens carry 256 bits of randomness, so a plain SHA-256 is a safe at-rest hash."""
+    return hashlib.sha256(raw.encode()).hexdigest()
+
+
+class ApiToken(TenantScopedModel):
+    name = models.CharField(max_length=100)
+    prefix = models.CharField(max_length=16, unique=True)
+    token_hash = models.CharField(max_length=64, unique=True)
+    scopes = ArrayField(models.CharField(max_length=16, choices=Scope.choices), default=list)
+    created_at = models.DateTimeField(auto_now_add=True)
+    last_used_at = models.DateTimeField(null=True, blank=True)
+    revoked_at = models.DateTimeField(null=True, blank=True)
+
+    @staticmethod
+    def generate() -> tuple[str, str]:
+        """A new (raw token, prefix); the raw token is shown once and never stored."""
+        prefix = secrets.token_hex(4)
+        return f"{TOKEN_PREFIX}_{prefix}_{secrets.token_urlsafe(32)}", prefix
+
+    @property
+    def active(self) -> bool:
+        return self.revoked_at is None
+
+
+class IdempotencyRecord(TenantScopedModel):
+    """Replays the first response of a create/import call made with the same key."""
+
+    scope = models.CharField(max_length=100)
+    key = models.CharField(max_length=200)
+    request_hash = models.CharField(max_length=64)
+    status_code = models.PositiveSmallIntegerField()
+    response = models.JSONField()
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["tenant", "scope", "key"], name="idempotency_unique")
+        ]

@@ -1,0 +1,45 @@
+"""Tenant scoping in one place.
+
+Every tenant-owned model derives from :class:`TenantScopedModel`; every API view and console
+page reads through :func:`scoped` (or ``Model.objects.for_tenant``), so a foreign tenant's
+object is simply not found: a 404, never a 403 that would confirm it exists.
+"""
+
+from __future__ import annotations
+
+from django.db import models
+from django.http import Http404
+
+
+class TenantQuerySet(models.QuerySet):
+    def for_tenant(self, tenant) -> TenantQuerySet:
+        if tenant is None:
+            return self.none()
+        return self.filter(tenant=tenant)
+
+
+class TenantScopedModel(models.Model):
+    tenant = models.ForeignKey("console.Tenant", on_delete=models.CASCADE, related_name="+")
+
+    objects = TenantQuerySet.as_manager()
+
+    class Meta:
+        abstract = True
+
+
+def scoped(model_or_qs, tenant) -> TenantQuerySet:
+    qs = model_or_qs if isinstance(model_or_qs, models.QuerySet) else model_or_qs.objects.all()
+    return qs.for_tenant(tenant)
+
+
+def get_scoped_or_404(model_or_qs, tenant, **lookup):
+    try:
+        return scoped(model_or_qs, tenant).get(**lookup)
+    except (models.ObjectDoesNotExist, ValueError, TypeError) as exc:
+        raise Http404("not found") from exc
+    except Exception as exc:  # invalid UUIDs raise ValidationError
+        from django.core.exceptions import ValidationError
+
+        if isinstance(exc, ValidationError):
+            raise Http404("not found") from exc
+        raise

@@ -1,0 +1,45 @@
+"""Writes of tenancy and auth: tenants, memberships, API tokens."""
+
+from __future__ import annotations
+
+from django.contrib.auth import get_user_model
+from django.db import transaction
+from django.utils import timezone
+
+from console.models import ApiToken, Membership, Role, Scope, Tenant, hash_token
+
+
+def create_tenant(name: str) -> Tenant:
+    return Tenant.objects.create(name=name)
+
+
+def create_api_token(tenant: Tenant, name: str, scopes: list[str]) -> tuple[ApiToken, str]:
+    """A new token; the raw value is returned once and only its hash is stored."""
+    valid = {s.value for s in Scope}
+    bad = [s for s in scopes if s not in valid]
+    if bad or not scopes:
+        raise ValueError(f"scopes must be a non-empty subset of {sorted(valid)}")
+    raw, prefix = ApiToken.generate()
+    token = ApiToken.objects.create(
+        tenant=tenant, name=name, prefix=prefix, token_hash=hash_token(raw), scopes=sorted(set(scopes))
+    )
+    return token, raw
+
+
+def revoke_api_token(token: ApiToken) -> None:
+    ApiToken.objects.filter(pk=token.pk, revoked_at__isnull=True).update(revoked_at=timezone.now())
+
+
+@transaction.atomic
+def ensure_console_user(tenant: Tenant, username: str, password: str | None, role: str = Role.OPERATOR):
+    """Create (or keep) a console user of the tenant; the password is set only on creation."""
+    User = get_user_model()
+    user, created = User.objects.get_or_create(username=username)
+    if created:
+        if password:
+            user.set_password(password)
+        else:
+            user.set_unusable_password()
+        user.save()
+    Membership.objects.update_or_create(user=user, defaults={"tenant": tenant, "role": role})
+    return user, created

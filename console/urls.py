@@ -1,0 +1,23 @@
+"""Root URLs: console, player chat, REST API (+ schema and docs), health, admin."""
+
+from django.contrib import admin
+from django.urls import include, path
+from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
+
+from console import health
+
+urlpatterns = [
+    path("healthz", health.healthz, name="healthz"),
+    path("admin/", admin.site.urls),
+    path("api/schema/", SpectacularAPIView.as_view(permission_classes=[]), name="schema"),
+    path(
+        "api/docs/",
+        SpectacularSwaggerView.as_view(url_name="schema", permission_classes=[]),
+        name="docs",
+    ),
+    path("api/v1/", include("roleplay.api.urls")),
+    path("", include("console.urls_console")),
+    path("", include("roleplay.urls")),
+]
+
+handler404 = "console.errors.json_404"

@@ -1,0 +1,16 @@
+from django.contrib.auth import views as auth_views
+from django.urls import path
+from django.views.generic import RedirectView
+
+from console import views
+
+urlpatterns = [
+    path("", RedirectView.as_view(url="/console/", permanent=False)),
+    path(
+        "console/login/",
+        auth_views.LoginView.as_view(template_name="console/login.html"),
+        name="login",
+    ),
+    path("console/logout/", auth_views.LogoutView.as_view(), name="logout"),
+    path("console/", views.dashboard, name="dashboard"),
+]

@@ -1,0 +1,81 @@
+"""Reads of the message store (seed 001): history, full history, ranges, cross-session."""
+
+from __future__ import annotations
+
+from django.db.models import Q
+
+from memory.models import MemoryMetadata, Message
+
+DEFAULT_HISTORY_LIMIT = 50
+CROSS_SESSION_MAX_LIMIT = 1000
+
+
+def get_history(tenant, session_id: str, limit: int = DEFAULT_HISTORY_LIMIT) -> list[Message]:
+    """Latest ``limit`` unarchived messages, returned in ascending time."""
+    rows = Message.objects.filter(tenant=tenant, session_id=session_id, archived=False).order_by(
+        "-ts"
+    )[: max(int(limit), 0)]
+    return list(reversed(rows))
+
+
+def get_full_history(tenant, session_id: str, limit: int | None = None) -> list[Message]:
+    """Every message including archived ones (for display), ascending."""
+    qs = Message.objects.filter(tenant=tenant, session_id=session_id).order_by("-ts")
+    rows = qs[: int(limit)] if limit else qs
+    return list(reversed(list(rows)))
+
+
+def _kind_filters(qs, kinds=None, exclude_kinds=None):
+    # Seed rule: a NULL kind is never excluded by exclude_kinds (the blacklist wins).
+    if exclude_kinds:
+        qs = qs.filter(Q(kind__isnull=True) | ~Q(kind__in=list(exclude_kinds)))
+    if kinds:
+        qs = qs.filter(kind__in=list(kinds))
+    return qs
+
+
+def get_messages_by_range(
+    tenant, session_id: str, from_ts: int, to_ts: int, roles=None, exclude_kinds=None
+) -> list[Message]:
+    qs = Message.objects.filter(
+        tenant=tenant, session_id=session_id, ts__gte=from_ts, ts__lte=to_ts
+    )
+    if roles:
+        qs = qs.filter(role__in=list(roles))
+    return list(_kind_filters(qs, exclude_kinds=exclude_kinds).order_by("ts"))
+
+
+def get_recent_across_sessions(
+    tenant,
+    *,
+    limit: int,
+    since_ts: int | None = None,
+    platform: str | None = None,
+    exclude_session_ids=None,
+    roles=None,
+    kinds=None,
+    exclude_kinds=None,
+) -> list[tuple[str, Message]]:
+    """Latest ``limit`` unarchived messages of all sessions, ascending, with their session."""
+    limit = min(max(int(limit), 0), CROSS_SESSION_MAX_LIMIT)
+    qs = Message.objects.filter(tenant=tenant, archived=False)
+    qs = qs.filter(role__in=list(roles or ["user", "assistant"]))
+    if since_ts is not None:
+        qs = qs.filter(ts__gte=since_ts)
+    if platform:
+        qs = qs.filter(metadata__platform=platform)
+    if exclude_session_ids:
+        qs = qs.exclude(session_id__in=list(exclude_session_ids))
+    qs = _kind_filters(qs, kinds, exclude_kinds)
+    rows = list(qs.order_by("-ts")[:limit])
+    return [(m.session_id, m) for m in reversed(rows)]
+
+
+def get_metadata(tenant, namespace: str, key: str) -> dict | None:
+    row = MemoryMetadata.objects.filter(tenant=tenant, namespace=namespace, key=key).first()
+    return row.data if row else None
+
+
+def list_metadata(tenant, namespace: str) -> list[dict]:
+    rows = MemoryMetadata.objects.filter(tenant=tenant, namespace=namespace).order_by("key")
+    return [{"key": r.key, "data": r.data} for r in rows]

@@ -1,0 +1,121 @@
+"""Writes of the message store (seed 001): save, clear, trim, edit, rollback, metadata."""
+
+from __future__ import annotations
+
+import time
+
+from django.db import IntegrityError, transaction
+from django.db.models import Max
+
+from memory.models import MemoryMetadata, Message, MessageStatus
+
+DELETE_BATCH = 500
+UPDATE_RECENT_DEFAULT = 100
+
+
+def _next_ts(tenant, session_id: str) -> int:
+    now_ms = int(time.time() * 1000)
+    last = (
+        Message.objects.filter(tenant=tenant, session_id=session_id)
+        .aggregate(m=Max("ts"))
+        .get("m")
+    )
+    return max(now_ms, (last or 0) + 1)
+
+
+def save_message(
+    tenant,
+    session_id: str,
+    *,
+    role: str,
+    content: str,
+    kind: str | None = None,
+    status: str = MessageStatus.COMPLETE,
+    metadata: dict | None = None,
+    message_id=None,
+) -> Message:
+    """Append a message; its ``ts`` is strictly increasing within the session."""
+    for _attempt in range(5):
+        try:
+            with transaction.atomic():
+                fields = dict(
+                    tenant=tenant,
+                    session_id=session_id,
+                    role=role,
+                    content=content,
+                    kind=kind,
+                    status=status,
+                    metadata=metadata or {},
+                    ts=_next_ts(tenant, session_id),
+                )
+                if message_id is not None:
+                    fields["id"] = message_id
+                return Message.objects.create(**fields)
+        except IntegrityError:
+            continue
+    raise RuntimeError("could not allocate a message timestamp")
+
+
+def finish_message(message: Message, *, content: str, status: str, metadata=None) -> None:
+    """Final content and status of a streamed message."""
+    message.content = content
+    message.status = status
+    if metadata:
+        message.metadata = {**message.metadata, **metadata}
+    message.save(update_fields=["content", "status", "metadata"])
+
+
+def clear_session(tenant, session_id: str) -> int:
+    deleted, _ = Message.objects.filter(tenant=tenant, session_id=session_id).delete()
+    return deleted
+
+
+def trim_history(tenant, session_id: str, keep_recent: int) -> int:
+    """Archive all but the latest ``keep_recent`` active messages; returns how many."""
+    keep_recent = max(int(keep_recent), 0)
+    active = Message.objects.filter(tenant=tenant, session_id=session_id, archived=False)
+    keep_ids = list(active.order_by("-ts").values_list("id", flat=True)[:keep_recent])
+    return active.exclude(id__in=keep_ids).update(archived=True)
+
+
+def delete_messages_by_timestamps(tenant, session_id: str, timestamps) -> int:
+    """Rollback of a whole turn: delete by store timestamps, in batches of 500."""
+    stamps = sorted({int(t) for t in timestamps})
+    deleted = 0
+    with transaction.atomic():
+        for i in range(0, len(stamps), DELETE_BATCH):
+            batch = stamps[i : i + DELETE_BATCH]
+            count, _ = Message.objects.filter(
+                tenant=tenant, session_id=session_id, ts__in=batch
+            ).delete()
+            deleted += count
+    return deleted
+
+
+def update_message_content(
+    tenant, session_id: str, old_text: str, new_text: str, recent_limit: int | None = None
+) -> int:
+    """Replace ``old_text`` in the latest ``recent_limit`` (default 100) messages."""
+    if not old_text:
+        return 0
+    limit = UPDATE_RECENT_DEFAULT if recent_limit is None else max(int(recent_limit), 0)
+    recent = list(
+        Message.objects.filter(tenant=tenant, session_id=session_id).order_by("-ts")[:limit]
+    )
+    changed = 0
+    for message in recent:
+        if old_text in message.content:
+            message.content = message.content.replace(old_text, new_text)
+            message.save(update_fields=["content"])
+            changed += 1
+    return changed
+
+
+def save_metadata(tenant, namespace: str, key: str, data: dict) -> None:
+    MemoryMetadata.objects.update_or_create(
+        tenant=tenant, namespace=namespace, key=key, defaults={"data": data}
+    )
+
+
+def delete_metadata(tenant, namespace: str, key: str) -> None:
+    MemoryMetadata.objects.filter(tenant=tenant, namespace=namespace, key=key).delete()

@@ -1,0 +1,141 @@
+"""Explicit serializers of the runtime API. Model configs never expose key values."""
+
+from __future__ import annotations
+
+from rest_framework import serializers
+
+from console.models import Player
+from console.scoping import scoped
+from memory.models import Message
+from roleplay.models import Character, Conversation, ModelConfig, Turn
+
+
+class TenantRelatedField(serializers.PrimaryKeyRelatedField):
+    """A foreign key that only resolves inside the caller's tenant."""
+
+    def get_queryset(self):
+        request = self.context["request"]
+        return scoped(self.queryset_model, request.tenant)
+
+    def __init__(self, model, **kwargs):
+        self.queryset_model = model
+        super().__init__(**kwargs)
+
+    def to_internal_value(self, data):
+        try:
+            return super().to_internal_value(data)
+        except serializers.ValidationError:
+            raise
+        except Exception as exc:  # malformed UUIDs and the like
+            raise serializers.ValidationError("invalid id") from exc
+
+
+class StrictSerializer(serializers.ModelSerializer):
+    """Rejects unknown fields instead of silently ignoring them."""
+
+    def to_internal_value(self, data):
+        if not isinstance(data, dict):
+            raise serializers.ValidationError({"body": ["expected a JSON object"]})
+        unknown = set(data) - set(self.fields)
+        if unknown:
+            raise serializers.ValidationError({k: ["unknown field"] for k in sorted(unknown)})
+        return super().to_internal_value(data)
+
+
+class ModelConfigSerializer(StrictSerializer):
+    api_key_configured = serializers.SerializerMethodField()
+
+    class Meta:
+        model = ModelConfig
+        fields = [
+            "id", "name", "provider", "model", "base_url", "api_key_env", "api_key_configured",
+            "context_limit", "max_output_tokens", "temperature", "top_p", "timeout_ms",
+            "extra", "is_default", "is_demo", "created_at", "updated_at",
+        ]
+        read_only_fields = ["id", "is_demo", "created_at", "updated_at"]
+
+    def get_api_key_configured(self, obj) -> bool:
+        import os
+
+        return bool(obj.api_key_env and os.environ.get(obj.api_key_env))
+
+    def validate_api_key_env(self, value: str) -> str:
+        if value and not value.replace("_", "").isalnum():
+            raise serializers.ValidationError("must be an environment variable NAME, not a key")
+        return value
+
+    def validate(self, attrs):
+        provider = attrs.get("provider", getattr(self.instance, "provider", None))
+        base_url = attrs.get("base_url", getattr(self.instance, "base_url", ""))
+        if provider == "openai_compatible" and not base_url:
+            raise serializers.ValidationError({"base_url": ["required for openai_compatible"]})
+        ctx = attrs.get("context_limit", getattr(self.instance, "context_limit", 8192))
+        out = attrs.get("max_output_tokens", getattr(self.instance, "max_output_tokens", 512))
+        if out >= ctx:
+            raise serializers.ValidationError(
+                {"max_output_tokens": ["must be smaller than context_limit"]}
+            )
+        return attrs
+
+
+class CharacterSerializer(StrictSerializer):
+    model_config = TenantRelatedField(ModelConfig, allow_null=True, required=False)
+
+    class Meta:
+        model = Character
+        fields = [
+            "id", "name", "description", "first_message", "example_dialogues",
+            "model_config", "created_at", "updated_at",
+        ]
+        read_only_fields = ["id", "created_at", "updated_at"]
+
+
+class PlayerSerializer(StrictSerializer):
+    class Meta:
+        model = Player
+        fields = ["id", "external_id", "display_name", "persona", "created_at"]
+        read_only_fields = ["id", "created_at"]
+
+
+class ConversationSerializer(StrictSerializer):
+    player = TenantRelatedField(Player)
+    character = TenantRelatedField(Character)
+    model_config = TenantRelatedField(ModelConfig, allow_null=True, required=False)
+
+    class Meta:
+        model = Conversation
+        fields = [
+            "id", "player", "character", "model_config", "title", "status",
+            "created_at", "updated_at",
+        ]
+        read_only_fields = ["id", "created_at", "updated_at"]
+
+
+class MessageSerializer(serializers.ModelSerializer):
+    timestamp = serializers.IntegerField(source="ts", read_only=True)
+
+    class Meta:
+        model = Message
+        fields = [
+            "id", "role", "content", "kind", "status", "metadata", "timestamp", "archived",
+            "created_at",
+        ]
+
+
+class TurnSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = Turn
+        fields = [
+            "id", "client_message_id", "user_message_id", "assistant_message_id", "status",
+            "error_code", "usage", "trace", "started_at", "finished_at",
+        ]
+
+
+class TrimSerializer(serializers.Serializer):
+    keep_recent = serializers.IntegerField(min_value=0, max_value=100_000)
+
+
+class RollbackSerializer(serializers.Serializer):
+    timestamps = serializers.ListField(
+        child=serializers.IntegerField(min_value=0), min_length=1, max_length=10_000
+    )

@@ -1,0 +1,122 @@
+"""Runtime API: characters, players, conversations (+ messages, ws-ticket), model configs."""
+
+from __future__ import annotations
+
+from django.db import transaction
+from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework import serializers as drf_serializers
+from rest_framework.decorators import action
+from rest_framework.response import Response
+
+from console.models import Player, Scope
+from console.tickets import issue_ticket
+from console.viewsets import TenantModelViewSet
+from memory import selectors as message_reads
+from memory import services as message_store
+from roleplay.api import serializers as s
+from roleplay.models import Character, Conversation, ModelConfig
+
+
+class ModelConfigViewSet(TenantModelViewSet):
+    model = ModelConfig
+    serializer_class = s.ModelConfigSerializer
+    required_scope = Scope.ADMIN
+    read_scopes = (Scope.ADMIN, Scope.CONTENT)
+
+    def perform_create(self, serializer):
+        with transaction.atomic():
+            if serializer.validated_data.get("is_default"):
+                ModelConfig.objects.filter(tenant=self.request.tenant).update(is_default=False)
+            super().perform_create(serializer)
+
+    def perform_update(self, serializer):
+        with transaction.atomic():
+            if serializer.validated_data.get("is_default"):
+                ModelConfig.objects.filter(tenant=self.request.tenant).exclude(
+                    pk=serializer.instance.pk
+                ).update(is_default=False)
+            super().perform_update(serializer)
+
+
+class CharacterViewSet(TenantModelViewSet):
+    model = Character
+    serializer_class = s.CharacterSerializer
+    required_scope = Scope.CONTENT
+    read_scopes = (Scope.CONTENT, Scope.PLAY)
+
+
+class PlayerViewSet(TenantModelViewSet):
+    model = Player
+    serializer_class = s.PlayerSerializer
+    required_scope = Scope.PLAY
+
+
+class ConversationViewSet(TenantModelViewSet):
+    model = Conversation
+    serializer_class = s.ConversationSerializer
+    required_scope = Scope.PLAY
+
+    @extend_schema(
+        parameters=[
+            OpenApiParameter("limit", int, description="latest N messages (default 50)"),
+            OpenApiParameter("include_archived", bool),
+        ],
+        responses=s.MessageSerializer(many=True),
+    )
+    @action(detail=True, methods=["get"])
+    def messages(self, request, pk=None):
+        conversation = self.get_object()
+        try:
+            limit = int(request.query_params.get("limit", message_reads.DEFAULT_HISTORY_LIMIT))
+        except ValueError as exc:
+            raise drf_serializers.ValidationError({"limit": ["must be an integer"]}) from exc
+        if not 1 <= limit <= 1000:
+            raise drf_serializers.ValidationError({"limit": ["must be between 1 and 1000"]})
+        if request.query_params.get("include_archived") in ("1", "true"):
+            rows = message_reads.get_full_history(request.tenant, conversation.session_id, limit)
+        else:
+            rows = message_reads.get_history(request.tenant, conversation.session_id, limit)
+        return Response({"results": s.MessageSerializer(rows, many=True).data})
+
+    @extend_schema(request=s.TrimSerializer, responses={200: dict})
+    @action(detail=True, methods=["post"], url_path="messages/archive")
+    def archive(self, request, pk=None):
+        conversation = self.get_object()
+        body = s.TrimSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        count = message_store.trim_history(
+            request.tenant, conversation.session_id, body.validated_data["keep_recent"]
+        )
+        return Response({"archived": count})
+
+    @extend_schema(request=s.RollbackSerializer, responses={200: dict})
+    @action(detail=True, methods=["post"], url_path="messages/rollback")
+    def rollback(self, request, pk=None):
+        conversation = self.get_object()
+        body = s.RollbackSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        count = message_store.delete_messages_by_timestamps(
+            request.tenant, conversation.session_id, body.validated_data["timestamps"]
+        )
+        return Response({"deleted": count})
+
+    @extend_schema(responses=s.TurnSerializer(many=True))
+    @action(detail=True, methods=["get"])
+    def turns(self, request, pk=None):
+        conversation = self.get_object()
+        rows = conversation.turns.order_by("-started_at")[:50]
+        return Response({"results": s.TurnSerializer(rows, many=True).data})
+
+    @extend_schema(request=None, responses={201: dict})
+    @action(detail=True, methods=["post"], url_path="ws-ticket")
+    def ws_ticket(self, request, pk=None):
+        conversation = self.get_object()
+        ticket, ttl = issue_ticket(conversation)
+        return Response(
+            {
+                "ticket": ticket,
+                "expires_in": ttl,
+                "url": f"/ws/conversations/{conversation.id}/?ticket={ticket}",
+            },
+            status=201,
+        )

@@ -1,0 +1,144 @@
+"""The chat socket: ``/ws/conversations/<id>/`` (protocol in docs/websocket.md)."""
+
+from __future__ import annotations
+
+import json
+import logging
+from urllib.parse import parse_qs
+
+from asgiref.sync import sync_to_async
+from channels.generic.websocket import AsyncWebsocketConsumer
+from django.conf import settings
+
+from console.auth import principal_for_user
+from console.tickets import redeem_ticket
+from roleplay import turns
+from roleplay.models import Conversation
+
+logger = logging.getLogger(__name__)
+
+MAX_CLIENT_ID = 100
+
+
+def _origin_allowed(scope) -> bool:
+    headers = dict(scope.get("headers") or [])
+    origin = headers.get(b"origin")
+    if origin is None:
+        return True
+    host = origin.decode("latin-1").split("://", 1)[-1].split(":", 1)[0].lower()
+    return "*" in settings.ALLOWED_HOSTS or host in settings.ALLOWED_HOSTS
+
+
+@sync_to_async
+def _authorize(scope, conversation_id):
+    """(conversation, can_write) for this socket, or None. Foreign ids look absent."""
+    query = parse_qs(scope.get("query_string", b"").decode("latin-1"))
+    ticket = (query.get("ticket") or [""])[0]
+    conv = Conversation.objects.select_related("tenant").filter(pk=conversation_id)
+    if ticket:
+        tenant_id = redeem_ticket(ticket, str(conversation_id))
+        found = conv.filter(tenant_id=tenant_id).first() if tenant_id else None
+        return (found, True) if found else None
+    principal = principal_for_user(scope.get("user"))
+    if principal is None or not _origin_allowed(scope):
+        return None
+    found = conv.filter(tenant=principal.tenant).first()
+    return (found, not principal.read_only) if found else None
+
+
+class ConversationConsumer(AsyncWebsocketConsumer):
+    async def connect(self):
+        conversation_id = self.scope["url_route"]["kwargs"]["conversation_id"]
+        access = await _authorize(self.scope, conversation_id)
+        if access is None:
+            await self.close(code=4404)
+            return
+        self.conversation, self.can_write = access
+        self.group = turns.group_name(self.conversation.id)
+        await self.channel_layer.group_add(self.group, self.channel_name)
+        await self.accept()
+
+    async def disconnect(self, code):
+        group = getattr(self, "group", None)
+        if group:
+            await self.channel_layer.group_discard(group, self.channel_name)
+
+    async def _error(self, code: str, message: str, **extra) -> None:
+        await self.send(json.dumps({"type": "error", "code": code, "message": message, **extra}))
+
+    async def receive(self, text_data=None, bytes_data=None):
+        if text_data is None:
+            await self._error("invalid_json", "send JSON text frames")
+            return
+        if len(text_data.encode()) > turns.MAX_CONTENT_BYTES * 2:
+            await self._error("message_too_large", "frame larger than 32 KiB")
+            return
+        try:
+            data = json.loads(text_data)
+        except ValueError:
+            await self._error("invalid_json", "frame is not valid JSON")
+            return
+        if not isinstance(data, dict):
+            await self._error("invalid_message", "frame must be a JSON object")
+            return
+        kind = data.get("type")
+        if kind == "user_message":
+            await self._user_message(data)
+        elif kind == "cancel":
+            await self._cancel(data)
+        else:
+            await self._error("unknown_type", f"unknown message type {kind!r}")
+
+    async def _user_message(self, data: dict) -> None:
+        if not self.can_write:
+            await self._error("forbidden", "this session can only watch the conversation")
+            return
+        client_id = data.get("client_message_id")
+        content = data.get("content")
+        if not isinstance(client_id, str) or not client_id or len(client_id) > MAX_CLIENT_ID:
+            await self._error("invalid_message", "client_message_id must be a 1-100 char string")
+            return
+        if not isinstance(content, str) or not content.strip():
+            await self._error("empty_content", "content must be a non-empty string")
+            return
+        if len(content.encode()) > turns.MAX_CONTENT_BYTES:
+            await self._error("content_too_long", "content is larger than 16 KiB")
+            return
+        try:
+            start = await sync_to_async(turns.begin_turn)(self.conversation, client_id, content)
+        except turns.TurnInProgress as exc:
+            await self._error(exc.code, str(exc), client_message_id=client_id)
+            return
+        turn = start.turn
+        event = {
+            "type": "turn.started",
+            "turn_id": str(turn.id),
+            "client_message_id": client_id,
+            "user_message_id": str(turn.user_message_id),
+            "assistant_message_id": str(turn.assistant_message_id),
+        }
+        if start.duplicate:
+            await self.send(json.dumps({**event, "duplicate": True, "status": turn.status}))
+            return
+        await self._broadcast(event)
+        turns.launch(turn, self._broadcast)
+
+    async def _cancel(self, data: dict) -> None:
+        if not self.can_write:
+            await self._error("forbidden", "this session can only watch the conversation")
+            return
+        await self.channel_layer.group_send(
+            self.group, {"type": "turn.cancel", "turn_id": str(data.get("turn_id") or "")}
+        )
+
+    async def _broadcast(self, event: dict) -> None:
+        await self.channel_layer.group_send(
+            self.group, {"type": "stream.event", "event": event}
+        )
+
+    # Channel-layer handlers -------------------------------------------------------------
+    async def stream_event(self, message):
+        await self.send(json.dumps(message["event"], ensure_ascii=False))
+
+    async def turn_cancel(self, message):
+        turns.request_cancel(str(self.conversation.id), message.get("turn_id") or None)

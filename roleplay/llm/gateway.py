@@ -1,0 +1,126 @@
+"""The Django side of the model gateway: which config applies, and a ModelCall per call.
+
+Providers (``provider.py`` and friends) know nothing of Django; here a ``ModelConfig`` row
+becomes a ``ProviderConfig`` (the API key read from the environment variable it names), and
+each call's ``CallRecord`` becomes a ``ModelCall`` row.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+
+from django.conf import settings
+
+from roleplay.llm.provider import ModelClient, build_provider
+from roleplay.llm.types import CallRecord, ProviderConfig, StreamEvent
+from roleplay.models import ModelCall, ModelConfig
+
+_PROVIDERS: dict[tuple, object] = {}
+
+
+def env_default_config() -> ProviderConfig:
+    """The LLM_* settings, used when a tenant has no ModelConfig of its own."""
+    return ProviderConfig(
+        provider=settings.LLM_PROVIDER,
+        model=settings.LLM_MODEL,
+        base_url=settings.LLM_BASE_URL,
+        api_key=os.environ.get(settings.LLM_API_KEY_ENV) if settings.LLM_API_KEY_ENV else None,
+        context_limit=settings.LLM_CONTEXT_LIMIT,
+        max_output_tokens=settings.LLM_MAX_OUTPUT_TOKENS,
+        timeout_ms=settings.LLM_TIMEOUT_MS,
+    )
+
+
+def provider_config(config: ModelConfig | None) -> ProviderConfig:
+    if config is None:
+        return env_default_config()
+    return ProviderConfig(
+        provider=config.provider,
+        model=config.model,
+        base_url=config.base_url,
+        api_key=os.environ.get(config.api_key_env) if config.api_key_env else None,
+        context_limit=config.context_limit,
+        max_output_tokens=config.max_output_tokens,
+        temperature=config.temperature,
+        top_p=config.top_p,
+        timeout_ms=config.timeout_ms,
+        extra=dict(config.extra or {}),
+    )
+
+
+def resolve_config(tenant, *, conversation=None, character=None) -> ModelConfig | None:
+    """The conversation's config, else the character's default, else the tenant's default."""
+    if conversation is not None and conversation.model_config_id:
+        return conversation.model_config
+    if character is not None and character.model_config_id:
+        return character.model_config
+    return ModelConfig.objects.filter(tenant=tenant, is_default=True).first()
+
+
+def _provider_for(pconfig: ProviderConfig):
+    key = (
+        pconfig.provider,
+        pconfig.model,
+        pconfig.base_url,
+        pconfig.api_key,
+        pconfig.timeout_ms,
+        tuple(sorted((k, repr(v)) for k, v in pconfig.extra.items())),
+    )
+    provider = _PROVIDERS.get(key)
+    if provider is None:
+        provider = _PROVIDERS[key] = build_provider(pconfig)
+    return provider
+
+
+@dataclass
+class Gateway:
+    """A model client bound to one config, purpose and (optionally) turn; records calls."""
+
+    tenant: object
+    config: ModelConfig | None
+    purpose: str
+    turn_id: object = None
+    retry_base_delay: float = 0.25
+
+    def __post_init__(self) -> None:
+        self.pconfig = provider_config(self.config)
+        self.records: list[CallRecord] = []
+        self.client = ModelClient(
+            _provider_for(self.pconfig),
+            recorder=self.records.append,
+            purpose=self.purpose,
+            retry_base_delay=self.retry_base_delay,
+        )
+
+    async def _flush(self) -> None:
+        while self.records:
+            rec = self.records.pop(0)
+            await ModelCall.objects.acreate(
+                tenant=self.tenant,
+                config=self.config,
+                purpose=rec.purpose,
+                model=rec.model,
+                input_tokens=rec.usage.input_tokens,
+                output_tokens=rec.usage.output_tokens,
+                total_tokens=rec.usage.total_tokens,
+                latency_ms=rec.latency_ms,
+                attempts=rec.attempts,
+                outcome=rec.outcome,
+                error_code=rec.error_code,
+                turn_id=self.turn_id,
+            )
+
+    async def complete(self, messages, **kwargs):
+        try:
+            return await self.client.complete(messages, **kwargs)
+        finally:
+            await self._flush()
+
+    async def stream(self, messages, **kwargs) -> AsyncIterator[StreamEvent]:
+        try:
+            async for event in self.client.stream(messages, **kwargs):
+                yield event
+        finally:
+            await self._flush()

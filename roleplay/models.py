@@ -1,0 +1,154 @@
+"""Conversation runtime data: model configs and calls, characters, conversations, turns."""
+
+from __future__ import annotations
+
+import uuid
+
+from django.core.validators import MaxValueValidator, MinValueValidator
+from django.db import models
+from django.db.models import Q
+
+from console.scoping import TenantScopedModel
+
+
+class Provider(models.TextChoices):
+    OPENAI_COMPATIBLE = "openai_compatible", "OpenAI-compatible HTTP"
+    LLAMA_CPP = "llama_cpp", "Local llama.cpp"
+
+
+class ModelConfig(TenantScopedModel):
+    """How to reach a model. The API key is never stored: only the env var that holds it."""
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    name = models.CharField(max_length=100)
+    provider = models.CharField(max_length=32, choices=Provider.choices)
+    model = models.CharField(max_length=200)
+    base_url = models.URLField(max_length=500, blank=True, default="")
+    api_key_env = models.CharField(max_length=100, blank=True, default="")
+    context_limit = models.PositiveIntegerField(
+        default=8192, validators=[MinValueValidator(256), MaxValueValidator(2_000_000)]
+    )
+    max_output_tokens = models.PositiveIntegerField(
+        default=512, validators=[MinValueValidator(1), MaxValueValidator(200_000)]
+    )
+    temperature = models.FloatField(
+        default=0.8, validators=[MinValueValidator(0.0), MaxValueValidator(2.0)]
+    )
+    top_p = models.FloatField(default=1.0, validators=[MinValueValidator(0.0), MaxValueValidator(1.0)])
+    timeout_ms = models.PositiveIntegerField(
+        default=60000, validators=[MinValueValidator(100), MaxValueValidator(600_000)]
+    )
+    extra = models.JSONField(default=dict, blank=True)
+    is_default = models.BooleanField(default=False)
+    is_demo = models.BooleanField(default=False)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["tenant", "name"], name="modelconfig_unique_name"),
+            models.UniqueConstraint(
+                fields=["tenant"], condition=Q(is_default=True), name="modelconfig_one_default"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class ModelCall(TenantScopedModel):
+    """One call to a model: what for, tokens, latency, outcome. Never the prompt or key."""
+
+    config = models.ForeignKey(ModelConfig, null=True, on_delete=models.SET_NULL)
+    purpose = models.CharField(max_length=50)
+    model = models.CharField(max_length=200)
+    input_tokens = models.PositiveIntegerField(default=0)
+    output_tokens = models.PositiveIntegerField(default=0)
+    total_tokens = models.PositiveIntegerField(default=0)
+    latency_ms = models.FloatField(default=0)
+    attempts = models.PositiveSmallIntegerField(default=1)
+    outcome = models.CharField(max_length=16)
+    error_code = models.CharField(max_length=64, null=True, blank=True)
+    turn = models.ForeignKey("roleplay.Turn", null=True, blank=True, on_delete=models.SET_NULL)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+
+class Character(TenantScopedModel):
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    name = models.CharField(max_length=200)
+    description = models.TextField(blank=True, default="", max_length=100_000)
+    first_message = models.TextField(blank=True, default="", max_length=20_000)
+    example_dialogues = models.TextField(blank=True, default="", max_length=50_000)
+    model_config = models.ForeignKey(
+        ModelConfig, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class ConversationStatus(models.TextChoices):
+    ACTIVE = "active", "active"
+    ARCHIVED = "archived", "archived"
+
+
+class Conversation(TenantScopedModel):
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    player = models.ForeignKey("console.Player", on_delete=models.CASCADE, related_name="+")
+    character = models.ForeignKey(Character, on_delete=models.CASCADE, related_name="+")
+    model_config = models.ForeignKey(
+        ModelConfig, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    title = models.CharField(max_length=200, blank=True, default="")
+    status = models.CharField(
+        max_length=16, choices=ConversationStatus.choices, default=ConversationStatus.ACTIVE
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    @property
+    def session_id(self) -> str:
+        """The message store's session key for this conversation."""
+        return str(self.id)
+
+
+class TurnStatus(models.TextChoices):
+    RUNNING = "running", "running"
+    COMPLETE = "complete", "complete"
+    FAILED = "failed", "failed"
+    CANCELLED = "cancelled", "cancelled"
+
+
+class Turn(TenantScopedModel):
+    """One player message and the reply to it, with the trace of how the reply was made.
+
+    At most one running turn per conversation (a partial unique index), and one turn per
+    ``client_message_id``: a repeated client id never starts a second generation.
+    """
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    conversation = models.ForeignKey(Conversation, on_delete=models.CASCADE, related_name="turns")
+    client_message_id = models.CharField(max_length=100)
+    user_message_id = models.UUIDField()
+    assistant_message_id = models.UUIDField()
+    status = models.CharField(max_length=16, choices=TurnStatus.choices, default=TurnStatus.RUNNING)
+    model_config = models.ForeignKey(ModelConfig, null=True, on_delete=models.SET_NULL)
+    error_code = models.CharField(max_length=64, null=True, blank=True)
+    usage = models.JSONField(default=dict, blank=True)
+    trace = models.JSONField(default=dict, blank=True)
+    started_at = models.DateTimeField(auto_now_add=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["conversation", "client_message_id"], name="turn_client_id_unique"
+            ),
+            models.UniqueConstraint(
+                fields=["conversation"],
+                condition=Q(status="running"),
+                name="turn_one_running",
+            ),
+        ]

@@ -1,0 +1,300 @@
+"""One chat turn: store the player's message, stream the reply, store it, keep a trace.
+
+The database enforces the two turn rules: one running turn per conversation and one turn per
+``client_message_id`` (see ``Turn``). Generation runs as an asyncio task in the process that
+accepted the message; deltas go to the conversation's channel-layer group so every socket on
+the conversation sees the same stream, and a cancel sent from any socket reaches the task
+through the same group.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+import uuid
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+
+from asgiref.sync import sync_to_async
+from django.db import IntegrityError, transaction
+from django.utils import timezone
+
+from console.logging import turn_id_var
+from memory import selectors as message_reads
+from memory import services as message_store
+from memory.models import MessageStatus
+from roleplay.actor import CharacterSheet, ContextOverflow, build_actor_prompt
+from roleplay.llm.errors import ModelCancelled, ModelError
+from roleplay.llm.gateway import Gateway, provider_config, resolve_config
+from roleplay.llm.types import StreamDone, TextDelta
+from roleplay.models import Conversation, Turn, TurnStatus
+
+logger = logging.getLogger(__name__)
+
+MAX_CONTENT_BYTES = 16 * 1024
+HISTORY_LIMIT = 50
+
+# turn id -> (conversation id, cancel event), for turns generating in this process.
+RUNNING: dict[str, tuple[str, asyncio.Event]] = {}
+_TASKS: set[asyncio.Task] = set()
+
+Emit = Callable[[dict], Awaitable[None]]
+
+
+class TurnInProgress(Exception):
+    code = "turn_in_progress"
+
+
+@dataclass
+class TurnStart:
+    turn: Turn
+    duplicate: bool
+
+
+@dataclass
+class TurnContext:
+    """Everything generation needs, read once before the first model call."""
+
+    turn: Turn
+    sheet: CharacterSheet
+    history: list[dict]
+    user_input: str
+    user_name: str
+    config: object
+    trace: dict = field(default_factory=dict)
+    blocks: list = field(default_factory=list)
+
+
+def group_name(conversation_id) -> str:
+    return f"conv.{conversation_id}"
+
+
+def begin_turn(conversation: Conversation, client_message_id: str, content: str) -> TurnStart:
+    """Store the user message and a running turn, or return the turn of this client id."""
+    existing = Turn.objects.filter(
+        conversation=conversation, client_message_id=client_message_id
+    ).first()
+    if existing is not None:
+        return TurnStart(existing, duplicate=True)
+    try:
+        with transaction.atomic():
+            assistant_id = uuid.uuid4()
+            user_message = message_store.save_message(
+                conversation.tenant,
+                conversation.session_id,
+                role="user",
+                content=content,
+                kind="chat",
+                metadata={"client_message_id": client_message_id},
+            )
+            turn = Turn.objects.create(
+                tenant=conversation.tenant,
+                conversation=conversation,
+                client_message_id=client_message_id,
+                user_message_id=user_message.id,
+                assistant_message_id=assistant_id,
+            )
+            return TurnStart(turn, duplicate=False)
+    except IntegrityError as exc:
+        again = Turn.objects.filter(
+            conversation=conversation, client_message_id=client_message_id
+        ).first()
+        if again is not None:
+            return TurnStart(again, duplicate=True)
+        raise TurnInProgress("a reply is still being generated in this conversation") from exc
+
+
+def load_context(turn: Turn) -> TurnContext:
+    conversation = Conversation.objects.select_related(
+        "character", "player", "model_config", "character__model_config"
+    ).get(pk=turn.conversation_id)
+    character = conversation.character
+    rows = message_reads.get_history(conversation.tenant, conversation.session_id, HISTORY_LIMIT)
+    history = [
+        {"role": m.role, "content": m.content}
+        for m in rows
+        if m.id != turn.user_message_id and m.role in ("user", "assistant") and m.content
+    ]
+    user_row = next((m for m in rows if m.id == turn.user_message_id), None)
+    config = resolve_config(conversation.tenant, conversation=conversation, character=character)
+    if config is not None and turn.model_config_id != config.id:
+        Turn.objects.filter(pk=turn.pk).update(model_config=config)
+    ctx = TurnContext(
+        turn=turn,
+        sheet=CharacterSheet(
+            name=character.name,
+            description=character.description,
+            first_message=character.first_message,
+            example_dialogues=character.example_dialogues,
+        ),
+        history=history,
+        user_input=user_row.content if user_row else "",
+        user_name=conversation.player.display_name or "User",
+        config=config,
+    )
+    ctx.trace["read"] = {
+        "history_messages": len(history),
+        "model_config": str(config.id) if config else "env-default",
+    }
+    for hook in CONTEXT_HOOKS:
+        hook(ctx, conversation)
+    return ctx
+
+
+# Capabilities add themselves here (worldbook selection, memory packs...): f(ctx, conversation).
+CONTEXT_HOOKS: list[Callable[[TurnContext, Conversation], None]] = []
+
+
+def finish_turn(turn: Turn, *, content: str, status: str, usage=None, error_code=None, trace=None):
+    """Store the assistant message (partial text kept on failure) and close the turn."""
+    message_status = {
+        TurnStatus.COMPLETE: MessageStatus.COMPLETE,
+        TurnStatus.FAILED: MessageStatus.FAILED,
+        TurnStatus.CANCELLED: MessageStatus.CANCELLED,
+    }[status]
+    with transaction.atomic():
+        if content or status == TurnStatus.COMPLETE:
+            message_store.save_message(
+                turn.tenant,
+                str(turn.conversation_id),
+                role="assistant",
+                content=content,
+                kind="chat",
+                status=message_status,
+                metadata={"turn_id": str(turn.id), **({"error": error_code} if error_code else {})},
+                message_id=turn.assistant_message_id,
+            )
+        Turn.objects.filter(pk=turn.pk).update(
+            status=status,
+            usage=usage or {},
+            error_code=error_code,
+            trace=trace or {},
+            finished_at=timezone.now(),
+        )
+
+
+async def run_turn(turn: Turn, emit: Emit, cancel: asyncio.Event) -> None:
+    """Generate and stream the reply of ``turn``; always ends the turn in the database."""
+    token = turn_id_var.set(str(turn.id))
+    started = time.perf_counter()
+    parts: list[str] = []
+    base = {"turn_id": str(turn.id)}
+    trace: dict = {}
+    try:
+        ctx = await sync_to_async(load_context)(turn)
+        trace = ctx.trace
+        pconfig = provider_config(ctx.config)
+        prompt = build_actor_prompt(
+            ctx.sheet,
+            ctx.history,
+            ctx.user_input,
+            context_limit=pconfig.context_limit,
+            max_output_tokens=pconfig.max_output_tokens,
+            user_name=ctx.user_name,
+            blocks=ctx.blocks,
+        )
+        trace["prompt"] = {
+            "messages": len(prompt.messages),
+            "tokens": prompt.prompt_tokens,
+            "budget": prompt.budget,
+            "dropped_history": prompt.dropped_history,
+        }
+        gateway = Gateway(turn.tenant, ctx.config, "actor", turn_id=turn.id)
+        seq = 0
+        result = None
+        async for event in gateway.stream(prompt.messages, cancel=cancel):
+            if isinstance(event, TextDelta):
+                if not event.text:
+                    continue
+                parts.append(event.text)
+                await emit({"type": "delta", **base, "seq": seq, "text": event.text})
+                seq += 1
+            elif isinstance(event, StreamDone):
+                result = event.result
+        usage = _usage(result)
+        trace["model"] = {"model": result.model if result else None, "attempts": _attempts(result)}
+        trace["duration_ms"] = round((time.perf_counter() - started) * 1000, 1)
+        content = "".join(parts)
+        await sync_to_async(finish_turn)(
+            turn, content=content, status=TurnStatus.COMPLETE, usage=usage, trace=trace
+        )
+        await emit(
+            {
+                "type": "turn.completed",
+                **base,
+                "assistant_message_id": str(turn.assistant_message_id),
+                "usage": usage,
+                "content": content,
+            }
+        )
+    except (ModelCancelled, asyncio.CancelledError) as exc:
+        await _fail(turn, parts, trace, TurnStatus.CANCELLED, "turn_cancelled", "cancelled", emit)
+        if isinstance(exc, asyncio.CancelledError):
+            raise
+    except ContextOverflow as exc:
+        await _fail(turn, parts, trace, TurnStatus.FAILED, exc.code, str(exc), emit)
+    except ModelError as exc:
+        await _fail(turn, parts, trace, TurnStatus.FAILED, exc.code, str(exc), emit)
+    except Exception:
+        logger.exception("turn failed")
+        await _fail(turn, parts, trace, TurnStatus.FAILED, "internal_error", "turn failed", emit)
+    finally:
+        turn_id_var.reset(token)
+
+
+async def _fail(turn, parts, trace, status, code, message, emit) -> None:
+    trace = {**trace, "error": code}
+    await sync_to_async(finish_turn)(
+        turn, content="".join(parts), status=status, error_code=code, trace=trace
+    )
+    await emit(
+        {
+            "type": "error",
+            "code": code,
+            "message": message,
+            "turn_id": str(turn.id),
+            "assistant_message_id": str(turn.assistant_message_id),
+        }
+    )
+
+
+def _usage(result) -> dict:
+    if result is None:
+        return {}
+    u = result.usage
+    return {
+        "input_tokens": u.input_tokens,
+        "output_tokens": u.output_tokens,
+        "total_tokens": u.total_tokens,
+    }
+
+
+def _attempts(result) -> int:
+    return getattr(result, "attempts", 1) if result else 0
+
+
+def launch(turn: Turn, emit: Emit) -> None:
+    """Start generation as a task that outlives the socket that asked for it."""
+    cancel = asyncio.Event()
+    RUNNING[str(turn.id)] = (str(turn.conversation_id), cancel)
+
+    async def _run():
+        try:
+            await run_turn(turn, emit, cancel)
+        finally:
+            RUNNING.pop(str(turn.id), None)
+
+    task = asyncio.get_running_loop().create_task(_run())
+    _TASKS.add(task)
+    task.add_done_callback(_TASKS.discard)
+
+
+def request_cancel(conversation_id: str, turn_id: str | None = None) -> int:
+    """Cancel this process's running turns of the conversation (or just ``turn_id``)."""
+    cancelled = 0
+    for running_id, (conv_id, event) in list(RUNNING.items()):
+        if conv_id == str(conversation_id) and (not turn_id or turn_id == running_id):
+            event.set()
+            cancelled += 1
+    return cancelled

@@ -1,0 +1,1 @@
+"""Story capability (world events, narrative plans): its data arrives with its own issue."""

@@ -1,0 +1,115 @@
+"""Shared fixtures: real PostgreSQL + Redis (embedded by default), a scripted model server."""
+
+from __future__ import annotations
+
+import pytest
+
+from roleplay.llm.scripted_server import Reply, ScriptedOpenAIServer
+
+
+@pytest.fixture(scope="session")
+def scripted_server():
+    server = ScriptedOpenAIServer(default=Reply(content="Hello from the scripted model.", chunks=4))
+    server.start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def llm(scripted_server):
+    """The scripted OpenAI-compatible server, with an empty script for this test."""
+    scripted_server.clear()
+    scripted_server.default = Reply(content="Hello from the scripted model.", chunks=4)
+    return scripted_server
+
+
+@pytest.fixture
+def make_tenant(db):
+    from console.models import Tenant
+
+    counter = iter(range(1, 10_000))
+
+    def make(name: str | None = None):
+        return Tenant.objects.create(name=name or f"tenant-{next(counter)}")
+
+    return make
+
+
+@pytest.fixture
+def tenant(make_tenant):
+    return make_tenant("acme")
+
+
+@pytest.fixture
+def other_tenant(make_tenant):
+    return make_tenant("globex")
+
+
+@pytest.fixture
+def api_client_for(db):
+    """``api_client_for(tenant, scopes=[...])`` → an APIClient with a fresh bearer token."""
+    from rest_framework.test import APIClient
+
+    from console.services import create_api_token
+
+    def make(tenant, scopes=("admin",)):
+        _token, raw = create_api_token(tenant, "test", list(scopes))
+        client = APIClient()
+        client.credentials(HTTP_AUTHORIZATION=f"Bearer {raw}")
+        client.raw_token = raw
+        return client
+
+    return make
+
+
+@pytest.fixture
+def api(api_client_for, tenant):
+    return api_client_for(tenant)
+
+
+@pytest.fixture
+def model_config(tenant, llm):
+    from roleplay.models import ModelConfig
+
+    return ModelConfig.objects.create(
+        tenant=tenant,
+        name="scripted",
+        provider="openai_compatible",
+        model="scripted-model",
+        base_url=llm.base_url,
+        context_limit=4096,
+        max_output_tokens=256,
+        timeout_ms=5000,
+        is_default=True,
+    )
+
+
+@pytest.fixture
+def character(tenant):
+    from roleplay.models import Character
+
+    return Character.objects.create(
+        tenant=tenant, name="Mira", description="A lighthouse keeper.", first_message="Welcome."
+    )
+
+
+@pytest.fixture
+def player(tenant):
+    from console.models import Player
+
+    return Player.objects.create(tenant=tenant, external_id="p-1", display_name="Ann")
+
+
+@pytest.fixture
+def conversation(tenant, player, character, model_config):
+    from roleplay.models import Conversation
+
+    return Conversation.objects.create(tenant=tenant, player=player, character=character)
+
+
+@pytest.fixture
+def operator_user(tenant):
+    from console.services import ensure_console_user
+
+    user, _ = ensure_console_user(tenant, "op", "pw-op-123456", "operator")
+    return user

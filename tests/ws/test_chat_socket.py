@@ -1,0 +1,201 @@
+"""The streamed chat turn over the real ASGI app, Redis channel layer and scripted model."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+
+import pytest
+from asgiref.sync import sync_to_async
+from channels.testing import WebsocketCommunicator
+
+from console.asgi import application
+from console.tickets import issue_ticket
+from memory.models import Message
+from roleplay.llm.scripted_server import Reply
+from roleplay.models import ModelCall, Turn
+
+pytestmark = [pytest.mark.asyncio, pytest.mark.django_db(transaction=True)]
+
+
+async def connect(conversation):
+    ticket, _ = await sync_to_async(issue_ticket)(conversation)
+    comm = WebsocketCommunicator(application, f"/ws/conversations/{conversation.id}/?ticket={ticket}")
+    connected, _ = await comm.connect()
+    assert connected
+    return comm
+
+
+async def receive_until(comm, kind, timeout=10):
+    events = []
+    while True:
+        event = json.loads(await comm.receive_from(timeout=timeout))
+        events.append(event)
+        if event["type"] in (kind, "error"):
+            return events
+
+
+async def test_turn_streams_and_stores(conversation, llm):
+    llm.enqueue(Reply(content="The lamp is lit. Sit down.", chunks=5))
+    comm = await connect(conversation)
+    await comm.send_to(
+        text_data=json.dumps({"type": "user_message", "client_message_id": "c1", "content": "Hi"})
+    )
+    events = await receive_until(comm, "turn.completed")
+    kinds = [e["type"] for e in events]
+    assert kinds[0] == "turn.started"
+    assert kinds[-1] == "turn.completed"
+    deltas = [e for e in events if e["type"] == "delta"]
+    assert [d["seq"] for d in deltas] == list(range(len(deltas)))
+    assert "".join(d["text"] for d in deltas) == "The lamp is lit. Sit down."
+    started, done = events[0], events[-1]
+    assert done["assistant_message_id"] == started["assistant_message_id"]
+    assert done["usage"]["output_tokens"] > 0
+    rows = await sync_to_async(list)(
+        Message.objects.filter(session_id=str(conversation.id)).order_by("ts")
+    )
+    assert [(m.role, m.content, m.status) for m in rows] == [
+        ("user", "Hi", "complete"),
+        ("assistant", "The lamp is lit. Sit down.", "complete"),
+    ]
+    assert str(rows[1].id) == started["assistant_message_id"]
+    turn = await Turn.objects.aget(pk=started["turn_id"])
+    assert turn.status == "complete" and turn.trace["prompt"]["messages"] >= 3
+    assert await ModelCall.objects.filter(turn=turn, outcome="ok").acount() == 1
+    # The actor prompt: system definition, the first message as opening, then the input.
+    sent = llm.requests[-1]["messages"]
+    assert sent[0]["role"] == "system" and "Mira" in sent[0]["content"]
+    assert sent[1] == {"role": "assistant", "content": "Welcome.", "name": "Mira"} or (
+        sent[1]["role"] == "assistant" and sent[1]["content"] == "Welcome."
+    )
+    assert sent[-1]["content"] == "Hi"
+    await comm.disconnect()
+
+
+async def test_duplicate_client_id_starts_no_second_turn(conversation, llm):
+    comm = await connect(conversation)
+    msg = {"type": "user_message", "client_message_id": "same", "content": "Hello"}
+    await comm.send_to(text_data=json.dumps(msg))
+    await receive_until(comm, "turn.completed")
+    await comm.send_to(text_data=json.dumps(msg))
+    again = json.loads(await comm.receive_from(timeout=5))
+    assert again["type"] == "turn.started" and again["duplicate"] is True
+    assert await Turn.objects.filter(conversation=conversation).acount() == 1
+    assert len(llm.requests) == 1
+    await comm.disconnect()
+
+
+async def test_second_message_while_generating_is_rejected(conversation, llm):
+    llm.enqueue(Reply(content="slow reply " * 10, chunks=10, chunk_delay=0.05))
+    comm = await connect(conversation)
+    first = {"type": "user_message", "client_message_id": "a", "content": "One"}
+    await comm.send_to(text_data=json.dumps(first))
+    started = json.loads(await comm.receive_from(timeout=5))
+    assert started["type"] == "turn.started"
+    second = {"type": "user_message", "client_message_id": "b", "content": "Two"}
+    await comm.send_to(text_data=json.dumps(second))
+    events = await receive_until(comm, "turn.completed")
+    errors = [e for e in events if e["type"] == "error"]
+    assert errors and errors[0]["code"] == "turn_in_progress"
+    events = await receive_until(comm, "turn.completed")
+    assert events[-1]["type"] == "turn.completed"
+    assert events[-1]["content"] == ("slow reply " * 10)
+    contents = await sync_to_async(list)(
+        Message.objects.filter(session_id=str(conversation.id)).values_list("content", flat=True)
+    )
+    assert "Two" not in contents and "One" in contents
+    await comm.disconnect()
+
+
+async def test_two_sockets_see_the_same_stream(conversation, llm):
+    llm.enqueue(Reply(content="shared words for both", chunks=4))
+    a = await connect(conversation)
+    b = await connect(conversation)
+    await a.send_to(
+        text_data=json.dumps({"type": "user_message", "client_message_id": "x", "content": "hi"})
+    )
+    ea = await receive_until(a, "turn.completed")
+    eb = await receive_until(b, "turn.completed")
+    assert [e["type"] for e in ea] == [e["type"] for e in eb]
+    assert "".join(e.get("text", "") for e in eb) == "shared words for both"
+    await a.disconnect()
+    await b.disconnect()
+
+
+async def test_cancel_keeps_partial_text(conversation, llm):
+    llm.enqueue(Reply(content="word " * 200, chunks=200, chunk_delay=0.02))
+    comm = await connect(conversation)
+    await comm.send_to(
+        text_data=json.dumps({"type": "user_message", "client_message_id": "k", "content": "go"})
+    )
+    started = json.loads(await comm.receive_from(timeout=5))
+    first_delta = json.loads(await comm.receive_from(timeout=5))
+    assert first_delta["type"] == "delta"
+    await comm.send_to(text_data=json.dumps({"type": "cancel"}))
+    events = await receive_until(comm, "never")
+    assert events[-1]["type"] == "error" and events[-1]["code"] == "turn_cancelled"
+    turn = await Turn.objects.aget(pk=started["turn_id"])
+    assert turn.status == "cancelled"
+    message = await Message.objects.aget(pk=started["assistant_message_id"])
+    assert message.status == "cancelled" and message.content.startswith("word")
+    await comm.disconnect()
+
+
+async def test_model_failure_marks_partial_failed(conversation, llm):
+    llm.enqueue(Reply(content="partial then cut " * 5, chunks=10, cut_after=3))
+    comm = await connect(conversation)
+    await comm.send_to(
+        text_data=json.dumps({"type": "user_message", "client_message_id": "f", "content": "go"})
+    )
+    events = await receive_until(comm, "turn.completed")
+    assert events[-1]["type"] == "error"
+    started = events[0]
+    message = await Message.objects.aget(pk=started["assistant_message_id"])
+    assert message.status == "failed" and message.content
+    await comm.disconnect()
+
+
+@pytest.mark.parametrize(
+    "frame,code",
+    [
+        ("not json", "invalid_json"),
+        ("[1,2]", "invalid_message"),
+        (json.dumps({"type": "dance"}), "unknown_type"),
+        (json.dumps({"type": "user_message", "client_message_id": "e", "content": ""}), "empty_content"),
+        (json.dumps({"type": "user_message", "client_message_id": "e", "content": "   "}), "empty_content"),
+        (json.dumps({"type": "user_message", "content": "hi"}), "invalid_message"),
+        (
+            json.dumps({"type": "user_message", "client_message_id": "e", "content": "x" * 17000}),
+            "content_too_long",
+        ),
+    ],
+)
+async def test_bad_frames_get_errors_and_socket_stays_usable(conversation, llm, frame, code):
+    comm = await connect(conversation)
+    await comm.send_to(text_data=frame)
+    event = json.loads(await comm.receive_from(timeout=5))
+    assert event["type"] == "error" and event["code"] == code
+    await comm.send_to(
+        text_data=json.dumps({"type": "user_message", "client_message_id": "ok", "content": "hi"})
+    )
+    events = await receive_until(comm, "turn.completed")
+    assert events[-1]["type"] == "turn.completed"
+    assert await Message.objects.filter(session_id=str(conversation.id)).acount() == 2
+    await comm.disconnect()
+
+
+async def test_socket_auth(conversation, other_tenant):
+    comm = WebsocketCommunicator(application, f"/ws/conversations/{conversation.id}/")
+    connected, code = await comm.connect()
+    assert not connected
+    ticket, _ = await sync_to_async(issue_ticket)(conversation)
+    comm = WebsocketCommunicator(application, f"/ws/conversations/{conversation.id}/?ticket={ticket}")
+    assert (await comm.connect())[0]
+    await comm.disconnect()
+    # one-time: the same ticket cannot be used twice
+    comm = WebsocketCommunicator(application, f"/ws/conversations/{conversation.id}/?ticket={ticket}")
+    assert not (await comm.connect())[0]
+    # a forged ticket fails
+    comm = WebsocketCommunicator(application, f"/ws/conversations/{conversation.id}/?ticket=abc")
+    assert not (await comm.connect())[0]
+    await asyncio.sleep(0)

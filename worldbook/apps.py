@@ -1,0 +1,6 @@
+from django.apps import AppConfig
+
+
+class WorldbookConfig(AppConfig):
+    name = "worldbook"
+    verbose_name = "Worldbook"
