@@ -7,4 +7,5 @@ class ConsoleConfig(AppConfig):
 
     def ready(self) -> None:
         # Bind shared_task definitions to our Celery app in every process (web and worker).
+        from console import schema  # noqa: F401  (OpenAPI auth extension)
         from console.celery import app  # noqa: F401

@@ -40,9 +40,7 @@ def _replay(record: IdempotencyRecord, fingerprint: str) -> Response:
     return Response(body, status=record.status_code)
 
 
-def run_idempotent(
-    request, scope: str, payload, work: Callable[[], tuple[dict, int]]
-) -> Response:
+def run_idempotent(request, scope: str, payload, work: Callable[[], tuple[dict, int]]) -> Response:
     """Run ``work`` (returning body, status) once per Idempotency-Key."""
     key = request.headers.get("Idempotency-Key", "").strip()
     if not key:

@@ -16,7 +16,7 @@ class HasTenant(BasePermission):
             return False
         request.tenant = principal.tenant
         scope = getattr(view, "required_scope", Scope.CONTENT)
-        if request.method in SAFE_METHODS:
+        if request.method in SAFE_METHODS or getattr(view, "read_only_post", False):
             read_scopes = getattr(view, "read_scopes", (scope,))
             return principal.read_only or any(principal.has_scope(s) for s in read_scopes)
         if principal.read_only:

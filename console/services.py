@@ -21,7 +21,11 @@ def create_api_token(tenant: Tenant, name: str, scopes: list[str]) -> tuple[ApiT
         raise ValueError(f"scopes must be a non-empty subset of {sorted(valid)}")
     raw, prefix = ApiToken.generate()
     token = ApiToken.objects.create(
-        tenant=tenant, name=name, prefix=prefix, token_hash=hash_token(raw), scopes=sorted(set(scopes))
+        tenant=tenant,
+        name=name,
+        prefix=prefix,
+        token_hash=hash_token(raw),
+        scopes=sorted(set(scopes)),
     )
     return token, raw
 
@@ -31,7 +35,9 @@ def revoke_api_token(token: ApiToken) -> None:
 
 
 @transaction.atomic
-def ensure_console_user(tenant: Tenant, username: str, password: str | None, role: str = Role.OPERATOR):
+def ensure_console_user(
+    tenant: Tenant, username: str, password: str | None, role: str = Role.OPERATOR
+):
     """Create (or keep) a console user of the tenant; the password is set only on creation."""
     User = get_user_model()
     user, created = User.objects.get_or_create(username=username)
@@ -43,3 +49,27 @@ def ensure_console_user(tenant: Tenant, username: str, password: str | None, rol
         user.save()
     Membership.objects.update_or_create(user=user, defaults={"tenant": tenant, "role": role})
     return user, created
+
+
+def console_player_external_id(user) -> str:
+    """The external id of the player that stands for a console user in chat."""
+    return f"console:{user.get_username()}"
+
+
+def ensure_console_player(tenant: Tenant, user):
+    """The player linked to a console user, created on first use.
+
+    A player with the same external id that was created without a user (say, through the
+    API) is adopted by linking it; one linked to someone else is left as it is.
+    """
+    from console.models import Player  # imported here: this block was appended to the module
+
+    player, created = Player.objects.get_or_create(
+        tenant=tenant,
+        external_id=console_player_external_id(user),
+        defaults={"display_name": user.get_full_name() or user.get_username(), "user": user},
+    )
+    if not created and player.user_id is None:
+        Player.objects.filter(pk=player.pk, user__isnull=True).update(user=user)
+        player.user = user
+    return player

@@ -146,6 +146,8 @@ REST_FRAMEWORK = {
     "DEFAULT_PAGINATION_CLASS": "console.pagination.Pagination",
     "PAGE_SIZE": 50,
     "UNAUTHENTICATED_USER": None,
+    # ``?format=`` belongs to our endpoints (worldbook export), not to renderer negotiation.
+    "URL_FORMAT_OVERRIDE": None,
 }
 SPECTACULAR_SETTINGS = {
     "TITLE": "Roleplay platform API",

@@ -17,7 +17,11 @@ _SALT = "roleplay.ws-ticket"
 
 def issue_ticket(conversation) -> tuple[str, int]:
     ttl = settings.WS_TICKET_TTL_SECONDS
-    payload = {"c": str(conversation.id), "t": str(conversation.tenant_id), "j": secrets.token_hex(8)}
+    payload = {
+        "c": str(conversation.id),
+        "t": str(conversation.tenant_id),
+        "j": secrets.token_hex(8),
+    }
     return signing.dumps(payload, salt=_SALT, compress=True), ttl
 
 

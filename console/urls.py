@@ -16,6 +16,7 @@ urlpatterns = [
         name="docs",
     ),
     path("api/v1/", include("roleplay.api.urls")),
+    path("v1/", include("worldbook.api.urls")),
     path("", include("console.urls_console")),
     path("", include("roleplay.urls")),
 ]

@@ -13,4 +13,12 @@ urlpatterns = [
     ),
     path("console/logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("console/", views.dashboard, name="dashboard"),
+    path("console/tokens/", views.token_list, name="tokens"),
+    path("console/tokens/new/", views.token_create, name="token_create"),
+    path("console/tokens/<int:pk>/revoke/", views.token_revoke, name="token_revoke"),
+    # Areas whose pages come with their own issue. Worldbooks are not here: their pages are
+    # built separately under /console/worldbooks/.
+    path("console/scenarios/", views.placeholder, {"area": "scenarios"}, name="scenarios"),
+    path("console/memory/", views.placeholder, {"area": "memory"}, name="memory"),
+    path("console/story/", views.placeholder, {"area": "story"}, name="story"),
 ]

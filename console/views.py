@@ -1,11 +1,116 @@
-"""Console shell pages."""
+"""Console shell pages (dashboard, API tokens, placeholders) and the access rule of every page.
+
+Every console page goes through :func:`console_view`: it requires a login (redirect to the
+login page), a tenant membership (else 403), and a role that depends on the HTTP method, so
+a viewer can read everything a page shows but any write answers 403. The tenant comes from
+the membership and is put on ``request.tenant``; pages read through ``console.scoping`` so a
+foreign tenant's id is a 404.
+"""
 
 from __future__ import annotations
 
+from functools import wraps
+
+from django.contrib import messages as flash
 from django.contrib.auth.decorators import login_required
-from django.shortcuts import render
+from django.core.exceptions import PermissionDenied
+from django.http import Http404
+from django.shortcuts import redirect, render
+from django.views.decorators.cache import never_cache
+from django.views.decorators.http import require_POST
+
+from console.forms import ApiTokenForm
+from console.models import ApiToken, Role
+from console.scoping import get_scoped_or_404, scoped
+from console.services import create_api_token, revoke_api_token
+
+SAFE_METHODS = ("GET", "HEAD", "OPTIONS")
+ROLE_RANK = {Role.VIEWER: 0, Role.OPERATOR: 1, Role.ADMIN: 2}
 
 
-@login_required
+def has_role(membership, needed: str) -> bool:
+    """Whether ``membership`` is at least ``needed`` (viewer < operator < admin)."""
+    if membership is None:
+        return False
+    return ROLE_RANK.get(membership.role, -1) >= ROLE_RANK[needed]
+
+
+def console_view(*, read: str = Role.VIEWER, write: str = Role.OPERATOR):
+    """Decorate a console page: login, membership, and ``read``/``write`` minimum roles.
+
+    Safe methods need ``read``, every other method needs ``write``. A denied role is a 403
+    (the object's tenant is already the user's, so nothing leaks by saying "forbidden").
+    """
+
+    def decorate(view):
+        @login_required
+        @wraps(view)
+        def wrapped(request, *args, **kwargs):
+            membership = getattr(request.user, "membership", None)
+            if membership is None:
+                raise PermissionDenied("this account has no tenant")
+            needed = read if request.method in SAFE_METHODS else write
+            if not has_role(membership, needed):
+                raise PermissionDenied("your role does not allow this")
+            request.membership = membership
+            request.tenant = membership.tenant
+            return view(request, *args, **kwargs)
+
+        return wrapped
+
+    return decorate
+
+
+@console_view()
 def dashboard(request):
-    return render(request, "console/dashboard.html")
+    from roleplay.selectors import dashboard_stats
+
+    return render(request, "console/dashboard.html", {"stats": dashboard_stats(request.tenant)})
+
+
+PLACEHOLDERS = {
+    "scenarios": "Scenarios",
+    "memory": "Memory",
+    "story": "Story",
+}
+
+
+@console_view()
+def placeholder(request, area: str):
+    """An area whose pages arrive with their own issue; keeps every nav link working."""
+    title = PLACEHOLDERS.get(area)
+    if title is None:
+        raise Http404("unknown area")
+    return render(request, "console/placeholder.html", {"title": title, "area": area})
+
+
+# --- API tokens (admins only, reads included: the list names every integration) ----------
+
+
+@console_view(read=Role.ADMIN, write=Role.ADMIN)
+def token_list(request):
+    tokens = scoped(ApiToken, request.tenant).order_by("revoked_at", "-created_at")
+    return render(request, "console/tokens/list.html", {"tokens": tokens})
+
+
+@never_cache
+@console_view(read=Role.ADMIN, write=Role.ADMIN)
+def token_create(request):
+    """On success the raw token is rendered once, in this response only (never redirected,
+    never put in the session), and the response is marked uncacheable."""
+    form = ApiTokenForm(request.POST or None)
+    if request.method == "POST" and form.is_valid():
+        token, raw = create_api_token(
+            request.tenant, form.cleaned_data["name"], form.cleaned_data["scopes"]
+        )
+        return render(request, "console/tokens/created.html", {"token": token, "raw": raw})
+    return render(request, "console/tokens/form.html", {"form": form})
+
+
+@console_view(read=Role.ADMIN, write=Role.ADMIN)
+@require_POST
+def token_revoke(request, pk: int):
+    token = get_scoped_or_404(ApiToken, request.tenant, pk=pk)
+    revoke_api_token(token)
+    flash.success(request, f"Token “{token.name}” ({token.prefix}) revoked.")
+    return redirect("tokens")

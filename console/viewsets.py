@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from django.db import IntegrityError
+from django.db import IntegrityError, transaction
 from rest_framework import viewsets
 
 from console.errors import ApiError, not_found
@@ -13,7 +13,8 @@ class TenantModelViewSet(viewsets.ModelViewSet):
     """CRUD over one tenant's rows; a foreign or malformed id is a 404."""
 
     model = None
-    lookup_value_regex = "[^/]+"
+    # No dots: ``/characters/<id>.json`` is the format suffix, not part of the id.
+    lookup_value_regex = "[^/.]+"
 
     def get_queryset(self):
         return scoped(self.model, self.request.tenant).order_by(*self.ordering)
@@ -37,10 +38,14 @@ class TenantModelViewSet(viewsets.ModelViewSet):
         try:
             serializer.save(tenant=self.request.tenant)
         except IntegrityError as exc:
-            raise ApiError("conflict", "an object with these unique fields exists", status_code=409) from exc
+            raise ApiError(
+                "conflict", "an object with these unique fields exists", status_code=409
+            ) from exc
 
     def perform_update(self, serializer):
         try:
             serializer.save()
         except IntegrityError as exc:
-            raise ApiError("conflict", "an object with these unique fields exists", status_code=409) from exc
+            raise ApiError(
+                "conflict", "an object with these unique fields exists", status_code=409
+            ) from exc

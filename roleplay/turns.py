@@ -29,6 +29,7 @@ from roleplay.llm.errors import ModelCancelled, ModelError
 from roleplay.llm.gateway import Gateway, provider_config, resolve_config
 from roleplay.llm.types import StreamDone, TextDelta
 from roleplay.models import Conversation, Turn, TurnStatus
+from roleplay.worldbook_context import WorldbookTurnError
 
 logger = logging.getLogger(__name__)
 
@@ -232,7 +233,7 @@ async def run_turn(turn: Turn, emit: Emit, cancel: asyncio.Event) -> None:
         await _fail(turn, parts, trace, TurnStatus.CANCELLED, "turn_cancelled", "cancelled", emit)
         if isinstance(exc, asyncio.CancelledError):
             raise
-    except ContextOverflow as exc:
+    except (ContextOverflow, WorldbookTurnError) as exc:
         await _fail(turn, parts, trace, TurnStatus.FAILED, exc.code, str(exc), emit)
     except ModelError as exc:
         await _fail(turn, parts, trace, TurnStatus.FAILED, exc.code, str(exc), emit)

@@ -37,7 +37,13 @@ class Command(BaseCommand):
         children = [
             subprocess.Popen(
                 [
-                    python, "-m", "daphne", "-b", settings.HOST, "-p", str(settings.PORT),
+                    python,
+                    "-m",
+                    "daphne",
+                    "-b",
+                    settings.HOST,
+                    "-p",
+                    str(settings.PORT),
                     "console.asgi:application",
                 ],
                 env=env,
@@ -48,9 +54,19 @@ class Command(BaseCommand):
             children.append(
                 subprocess.Popen(
                     [
-                        python, "-m", "celery", "-A", "console.celery", "worker", "-B",
-                        "--loglevel", "WARNING", "--concurrency", "2",
-                        "--schedule", str(VAR_DIR / "celerybeat-schedule"),
+                        python,
+                        "-m",
+                        "celery",
+                        "-A",
+                        "console.celery",
+                        "worker",
+                        "-B",
+                        "--loglevel",
+                        "WARNING",
+                        "--concurrency",
+                        "2",
+                        "--schedule",
+                        str(VAR_DIR / "celerybeat-schedule"),
                     ],
                     env=env,
                     start_new_session=True,

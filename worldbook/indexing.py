@@ -1,0 +1,142 @@
+"""Vector index builds per exact revision: start (CAS on the index row), run, report progress.
+
+A build is requested through the API and runs in Celery. The index row is the lock: a build
+already running for the same revision and embedding version answers 409 ``index_busy``; a
+ready index with the same embedding version is reused unless ``force``; a failed build is
+recorded as ``failed`` and can be retried.
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+from django.db import transaction
+from django.utils import timezone
+
+from console.errors import conflict
+from worldbook.engine.chunking import chunk_text
+from worldbook.engine.embedder import Embedder, HashingEmbedder
+from worldbook.models import BookIndex, BookRevision, IndexChunk, IndexStatus
+
+BATCH = 64
+# A build that has not progressed for this long is presumed dead (its worker crashed).
+STALE_AFTER = timedelta(minutes=10)
+
+_default_embedder: Embedder | None = None
+
+
+def default_embedder() -> Embedder:
+    global _default_embedder
+    if _default_embedder is None:
+        _default_embedder = HashingEmbedder()
+    return _default_embedder
+
+
+def index_status(index: BookIndex | None) -> dict:
+    if index is None:
+        return {"status": "missing"}
+    return {
+        "book_id": str(index.book_id),
+        "revision": index.revision,
+        "status": index.status,
+        "embedding_version": index.embedding_version,
+        "chunks_total": index.chunks_total,
+        "chunks_done": index.chunks_done,
+        "chunk_count": index.chunks_done,
+        "error": index.error or None,
+        "attempts": index.attempts,
+        "started_at": index.started_at,
+        "finished_at": index.finished_at,
+    }
+
+
+def request_build(tenant, book, revision: int, *, force: bool = False, embedder=None):
+    """(index, started): marks the index building, or returns the reusable ready one."""
+    embedder = embedder or default_embedder()
+    with transaction.atomic():
+        index, _ = BookIndex.objects.select_for_update().get_or_create(
+            tenant=tenant,
+            book=book,
+            revision=revision,
+            embedding_version=embedder.embedding_version,
+            defaults={"status": IndexStatus.PENDING},
+        )
+        now = timezone.now()
+        if index.status in (IndexStatus.BUILDING, IndexStatus.PENDING) and index.attempts:
+            fresh = index.started_at and now - index.started_at < STALE_AFTER
+            if fresh:
+                raise conflict(
+                    "index_busy",
+                    f"revision {revision} is already being indexed",
+                    book_id=str(book.id),
+                    revision=revision,
+                )
+        if index.status == IndexStatus.READY and not force:
+            return index, False
+        index.status = IndexStatus.BUILDING
+        index.attempts += 1
+        index.started_at = now
+        index.finished_at = None
+        index.error = ""
+        index.chunks_done = 0
+        index.chunks_total = 0
+        index.save()
+    return index, True
+
+
+def run_build(index_id: int, *, embedder=None) -> BookIndex:
+    """Chunk, embed and store one revision; idempotent (it starts from a clean slate)."""
+    embedder = embedder or default_embedder()
+    index = BookIndex.objects.get(pk=index_id)
+    try:
+        content = BookRevision.objects.values_list("content", flat=True).get(
+            book_id=index.book_id, revision=index.revision
+        )
+        pieces = []
+        for entry in content.get("entries", []):
+            text = "\n".join(part for part in (entry.get("title"), entry.get("content")) if part)
+            for chunk in chunk_text(text):
+                pieces.append((entry["id"], chunk))
+        IndexChunk.objects.filter(index=index).delete()
+        BookIndex.objects.filter(pk=index.pk).update(chunks_total=len(pieces), chunks_done=0)
+        for start in range(0, len(pieces), BATCH):
+            batch = pieces[start : start + BATCH]
+            vectors = embedder.embed([chunk.text for _, chunk in batch])
+            IndexChunk.objects.bulk_create(
+                IndexChunk(
+                    index=index,
+                    entry_id=entry_id,
+                    chunk_no=chunk.index,
+                    start=chunk.start,
+                    end=chunk.end,
+                    text=chunk.text,
+                    embedding=vector,
+                )
+                for (entry_id, chunk), vector in zip(batch, vectors, strict=True)
+            )
+            BookIndex.objects.filter(pk=index.pk).update(
+                chunks_done=start + len(batch), started_at=timezone.now()
+            )
+        BookIndex.objects.filter(pk=index.pk).update(
+            status=IndexStatus.READY, finished_at=timezone.now()
+        )
+    except Exception as exc:
+        BookIndex.objects.filter(pk=index.pk).update(
+            status=IndexStatus.FAILED,
+            error=f"{type(exc).__name__}: {exc}"[:2000],
+            finished_at=timezone.now(),
+        )
+        raise
+    index.refresh_from_db()
+    return index
+
+
+def ready_index(tenant, book_id: str, revision: int, embedder=None) -> BookIndex | None:
+    embedder = embedder or default_embedder()
+    return BookIndex.objects.filter(
+        tenant=tenant,
+        book_id=book_id,
+        revision=revision,
+        embedding_version=embedder.embedding_version,
+        status=IndexStatus.READY,
+    ).first()

@@ -1,0 +1,146 @@
+"""Worldbook data: books with immutable revisions, bindings, vector indexes, timed state."""
+
+from __future__ import annotations
+
+import uuid
+
+from django.db import models
+from pgvector.django import HnswIndex, VectorField
+
+from console.scoping import TenantScopedModel
+
+EMBEDDING_DIMENSIONS = 384
+
+
+class Book(TenantScopedModel):
+    """A lorebook. Its content lives in immutable :class:`BookRevision` rows; ``head_revision``
+    moves forward by compare-and-set in the same transaction that writes the new revision."""
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    name = models.CharField(max_length=300)
+    description = models.TextField(blank=True, default="")
+    head_revision = models.PositiveIntegerField(default=1)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class BookRevision(TenantScopedModel):
+    book = models.ForeignKey(Book, on_delete=models.CASCADE, related_name="revisions")
+    revision = models.PositiveIntegerField()
+    content = models.JSONField()  # the normalized native book (BookIn.model_dump())
+    content_hash = models.CharField(max_length=64)
+    entry_count = models.PositiveIntegerField(default=0)
+    import_report = models.JSONField(default=dict, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["book", "revision"], name="book_revision_unique")
+        ]
+
+
+class FileImport(TenantScopedModel):
+    """A raw file imported once: the same bytes again answer the original revision 1."""
+
+    sha256 = models.CharField(max_length=64)
+    book = models.ForeignKey(Book, on_delete=models.CASCADE, related_name="+")
+    revision = models.PositiveIntegerField(default=1)
+    filename = models.CharField(max_length=300, blank=True, default="")
+    format = models.CharField(max_length=32)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["tenant", "sha256"], name="file_import_unique")
+        ]
+
+
+class PromptBinding(TenantScopedModel):
+    """Books a prompt (our character id, or an integrator's string) reads each turn."""
+
+    prompt_id = models.CharField(max_length=200)
+    book = models.ForeignKey(Book, on_delete=models.CASCADE, related_name="+")
+    revision = models.PositiveIntegerField(null=True, blank=True)  # null follows the head
+    position = models.IntegerField(default=0)
+    enabled = models.BooleanField(default=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["tenant", "prompt_id", "book"], name="prompt_binding_unique"
+            )
+        ]
+        indexes = [models.Index(fields=["tenant", "prompt_id"], name="prompt_binding_lookup")]
+
+
+class IndexStatus(models.TextChoices):
+    PENDING = "pending", "pending"
+    BUILDING = "building", "building"
+    READY = "ready", "ready"
+    FAILED = "failed", "failed"
+
+
+class BookIndex(TenantScopedModel):
+    """The vector index of one exact revision for one embedding version."""
+
+    book = models.ForeignKey(Book, on_delete=models.CASCADE, related_name="indexes")
+    revision = models.PositiveIntegerField()
+    embedding_version = models.CharField(max_length=100)
+    status = models.CharField(max_length=16, choices=IndexStatus.choices)
+    chunks_total = models.PositiveIntegerField(default=0)
+    chunks_done = models.PositiveIntegerField(default=0)
+    error = models.TextField(blank=True, default="")
+    attempts = models.PositiveIntegerField(default=0)
+    created_at = models.DateTimeField(auto_now_add=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["book", "revision", "embedding_version"], name="book_index_unique"
+            )
+        ]
+
+
+class IndexChunk(models.Model):
+    index = models.ForeignKey(BookIndex, on_delete=models.CASCADE, related_name="chunks")
+    entry_id = models.CharField(max_length=150)
+    chunk_no = models.PositiveIntegerField()
+    start = models.PositiveIntegerField()
+    end = models.PositiveIntegerField()
+    text = models.TextField()
+    embedding = VectorField(dimensions=EMBEDDING_DIMENSIONS)
+
+    class Meta:
+        indexes = [
+            HnswIndex(
+                name="index_chunk_hnsw",
+                fields=["embedding"],
+                m=16,
+                ef_construction=64,
+                opclasses=["vector_cosine_ops"],
+            )
+        ]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["index", "entry_id", "chunk_no"], name="index_chunk_unique"
+            )
+        ]
+
+
+class TimedEffectState(TenantScopedModel):
+    """Per-conversation sticky/cooldown/delay state of worldbook entries (CAS by version)."""
+
+    conversation_id = models.CharField(max_length=200)
+    state = models.JSONField(default=dict)
+    version = models.PositiveIntegerField(default=0)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["tenant", "conversation_id"], name="timed_state_unique")
+        ]

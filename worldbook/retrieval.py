@@ -1,0 +1,179 @@
+"""Per-turn selection and search over stored books: wires the pure engine to the database.
+
+Selection loads the exact revisions (parsed once per process), adds hybrid recall scores
+(lexical BM25 blended with pgvector cosine when the revision's index is ready, lexical only
+with a ``degraded`` note otherwise) and keeps timed-effect state per conversation with a row
+lock, so two turns of one conversation never lose each other's sticky/cooldown updates.
+"""
+
+from __future__ import annotations
+
+from django.db import transaction
+from pgvector.django import CosineDistance
+
+from console.errors import ApiError
+from worldbook import indexing
+from worldbook.engine.lexical import Doc, index_for
+from worldbook.engine.schema import SelectRequest
+from worldbook.engine.selection import LoadedBook, SelectionError, select
+from worldbook.models import IndexChunk, TimedEffectState
+from worldbook.selectors import load_books
+
+LEXICAL_WEIGHT = 0.5
+VECTOR_WEIGHT = 0.5
+RECALL_K = 50
+
+
+def _lexical(book: LoadedBook):
+    docs = [Doc(e.id or "", e.title, e.content) for e in book.entries]
+    return index_for(docs, content_hash=f"{book.book_id}:{book.content_hash}")
+
+
+def lexical_scores(book: LoadedBook, query: str, limit: int = RECALL_K) -> dict[str, float]:
+    hits = _lexical(book).search(query, limit)
+    if not hits:
+        return {}
+    top = hits[0].score or 1.0
+    return {hit.key: hit.score / top for hit in hits}
+
+
+def vector_scores(
+    index_id: int, query_vector, limit: int = RECALL_K
+) -> dict[str, tuple[float, str]]:
+    rows = (
+        IndexChunk.objects.filter(index_id=index_id)
+        .annotate(distance=CosineDistance("embedding", query_vector))
+        .order_by("distance")
+        .values_list("entry_id", "distance", "text")[:limit]
+    )
+    best: dict[str, tuple[float, str]] = {}
+    for entry_id, distance, text in rows:
+        similarity = max(0.0, 1.0 - float(distance))
+        if entry_id not in best or similarity > best[entry_id][0]:
+            best[entry_id] = (similarity, text)
+    return best
+
+
+def hybrid_scores(tenant, books: list[LoadedBook], query: str):
+    """(scores keyed by (book_id, entry_id), degraded notes)."""
+    scores: dict[tuple[str, str], float] = {}
+    degraded: list[dict] = []
+    embedder = indexing.default_embedder()
+    query_vector = None
+    for book in books:
+        lexical = lexical_scores(book, query)
+        index = indexing.ready_index(tenant, book.book_id, book.revision, embedder)
+        if index is None:
+            degraded.append(
+                {
+                    "code": "vector_index_not_ready",
+                    "book_id": book.book_id,
+                    "revision": book.revision,
+                    "message": "no ready vector index for this exact revision; lexical only",
+                }
+            )
+            for entry_id, value in lexical.items():
+                scores[(book.book_id, entry_id)] = value
+            continue
+        if query_vector is None:
+            query_vector = embedder.embed([query])[0]
+        vector = vector_scores(index.id, query_vector)
+        for entry_id in set(lexical) | set(vector):
+            value = LEXICAL_WEIGHT * lexical.get(entry_id, 0.0)
+            value += VECTOR_WEIGHT * vector.get(entry_id, (0.0, ""))[0]
+            scores[(book.book_id, entry_id)] = value
+    return scores, degraded
+
+
+def select_context(tenant, request: SelectRequest) -> dict:
+    """The selection response of the seed, plus timed-effect state kept per conversation."""
+    books = load_books(tenant, [(ref.book_id, ref.revision) for ref in request.books])
+    scores, degraded = (None, [])
+    if request.strategy == "hybrid":
+        scores, degraded = hybrid_scores(tenant, books, request.query)
+    timed = request.conversation_id is not None and request.message_index is not None
+    try:
+        if not timed:
+            result = select(request, books, hybrid_scores=scores, degraded=degraded)
+            body = result.to_dict()
+            body.pop("timed_state", None)
+            return body
+        with transaction.atomic():
+            row, _ = TimedEffectState.objects.select_for_update().get_or_create(
+                tenant=tenant, conversation_id=request.conversation_id
+            )
+            result = select(
+                request, books, hybrid_scores=scores, degraded=degraded, timed_state=row.state
+            )
+            if result.timed_state != row.state:
+                row.state = result.timed_state
+                row.version += 1
+                row.save(update_fields=["state", "version", "updated_at"])
+            return result.to_dict()
+    except SelectionError as exc:
+        raise ApiError(exc.code, exc.message, status_code=422, details=exc.details) from exc
+
+
+def search(tenant, *, query: str, refs, mode: str, limit: int) -> dict:
+    books = load_books(tenant, refs)
+    results = []
+    degraded: list[dict] = []
+    embedder = indexing.default_embedder()
+    query_vector = None
+    for book in books:
+        titles = {e.id: e.title for e in book.entries}
+        contents = {e.id: e.content for e in book.entries}
+        lexical_hits = (
+            {h.key: h for h in _lexical(book).search(query, limit)} if mode != "vector" else {}
+        )
+        vector = {}
+        if mode in ("vector", "hybrid"):
+            index = indexing.ready_index(tenant, book.book_id, book.revision, embedder)
+            if index is None:
+                if mode == "vector":
+                    raise ApiError(
+                        "index_not_ready",
+                        f"book {book.book_id} revision {book.revision} has no ready vector index",
+                        status_code=409,
+                        details={"book_id": book.book_id, "revision": book.revision},
+                    )
+                degraded.append(
+                    {
+                        "code": "vector_index_not_ready",
+                        "book_id": book.book_id,
+                        "revision": book.revision,
+                        "message": "hybrid search fell back to lexical",
+                    }
+                )
+                lexical_hits = lexical_hits or {
+                    h.key: h for h in _lexical(book).search(query, limit)
+                }
+            else:
+                if query_vector is None:
+                    query_vector = embedder.embed([query])[0]
+                vector = vector_scores(index.id, query_vector, limit)
+        top = max((h.score for h in lexical_hits.values()), default=0.0) or 1.0
+        for entry_id in set(lexical_hits) | set(vector):
+            lex = lexical_hits.get(entry_id)
+            vec = vector.get(entry_id)
+            if mode == "lexical" or (mode == "hybrid" and not vector):
+                score = lex.score if mode == "lexical" else lex.score / top
+            elif mode == "vector":
+                score = vec[0]
+            else:
+                score = LEXICAL_WEIGHT * (lex.score / top if lex else 0.0) + VECTOR_WEIGHT * (
+                    vec[0] if vec else 0.0
+                )
+            excerpt = lex.excerpt if lex else (vec[1] if vec else contents.get(entry_id, ""))
+            results.append(
+                {
+                    "book_id": book.book_id,
+                    "revision": book.revision,
+                    "entry_id": entry_id,
+                    "title": titles.get(entry_id, ""),
+                    "score": round(score, 6),
+                    "excerpt": excerpt[:600],
+                }
+            )
+    results.sort(key=lambda r: (-r["score"], r["book_id"], r["entry_id"]))
+    return {"query": query, "mode": mode, "results": results[:limit], "degraded": degraded}

@@ -1,0 +1,129 @@
+"""Reads of worldbooks: books, revisions, parsed revisions (cached), bindings."""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from threading import Lock
+
+from console.errors import ApiError, not_found
+from worldbook.engine.schema import BookIn, EntryIn
+from worldbook.engine.selection import LoadedBook
+from worldbook.models import Book, BookIndex, BookRevision, PromptBinding
+
+# Revisions are immutable, so a parsed revision can be cached forever by (id, rev, hash).
+_CACHE_SIZE = 64
+_cache: OrderedDict[tuple[str, int, str], LoadedBook] = OrderedDict()
+_cache_lock = Lock()
+
+
+def get_book(tenant, book_id) -> Book:
+    try:
+        return Book.objects.get(tenant=tenant, pk=book_id)
+    except (Book.DoesNotExist, ValueError, TypeError) as exc:
+        raise not_found(f"book {book_id} not found") from exc
+    except Exception as exc:
+        from django.core.exceptions import ValidationError
+
+        if isinstance(exc, ValidationError):
+            raise not_found(f"book {book_id} not found") from exc
+        raise
+
+
+def get_revision(tenant, book: Book, revision: int | None) -> BookRevision:
+    number = book.head_revision if revision is None else revision
+    row = BookRevision.objects.filter(tenant=tenant, book=book, revision=number).first()
+    if row is None:
+        raise not_found(f"revision {number} of book {book.id} not found")
+    return row
+
+
+def _parse(row_content: dict) -> list[EntryIn]:
+    return BookIn.model_validate(row_content).entries
+
+
+def load_books(tenant, refs: list[tuple[str, int | None]]) -> list[LoadedBook]:
+    """Exact revisions for selection/search; content is fetched only on a cache miss."""
+    ids = [book_id for book_id, _ in refs]
+    books = {}
+    for book in Book.objects.filter(tenant=tenant, pk__in=_valid_uuids(ids)):
+        books[str(book.id)] = book
+    out: list[LoadedBook] = []
+    for book_id, revision in refs:
+        book = books.get(str(book_id))
+        if book is None:
+            raise not_found(f"book {book_id} not found")
+        number = book.head_revision if revision is None else revision
+        meta = (
+            BookRevision.objects.filter(tenant=tenant, book=book, revision=number)
+            .values_list("content_hash", flat=True)
+            .first()
+        )
+        if meta is None:
+            raise not_found(f"revision {number} of book {book_id} not found")
+        key = (str(book.id), number, meta)
+        with _cache_lock:
+            hit = _cache.get(key)
+            if hit is not None:
+                _cache.move_to_end(key)
+        if hit is None:
+            content = BookRevision.objects.values_list("content", flat=True).get(
+                book=book, revision=number
+            )
+            hit = LoadedBook(str(book.id), number, meta, _parse(content))
+            with _cache_lock:
+                _cache[key] = hit
+                while len(_cache) > _CACHE_SIZE:
+                    _cache.popitem(last=False)
+        out.append(hit)
+    return out
+
+
+def _valid_uuids(ids):
+    import uuid
+
+    valid = []
+    for value in ids:
+        try:
+            valid.append(uuid.UUID(str(value)))
+        except ValueError:
+            continue
+    return valid
+
+
+def scoped_books(tenant):
+    return Book.objects.filter(tenant=tenant).order_by("-updated_at")
+
+
+def latest_index(tenant, book: Book, revision: int) -> BookIndex | None:
+    return (
+        BookIndex.objects.filter(tenant=tenant, book=book, revision=revision)
+        .order_by("-created_at")
+        .first()
+    )
+
+
+def list_bindings(tenant, prompt_id: str) -> list[PromptBinding]:
+    return list(
+        PromptBinding.objects.filter(tenant=tenant, prompt_id=prompt_id)
+        .select_related("book")
+        .order_by("position", "id")
+    )
+
+
+def resolve_bindings(tenant, prompt_id: str) -> list[dict]:
+    """Concrete ``book_id + revision`` of the enabled bindings; a broken one fails loudly."""
+    out = []
+    for binding in list_bindings(tenant, prompt_id):
+        if not binding.enabled:
+            continue
+        revision = binding.book.head_revision if binding.revision is None else binding.revision
+        exists = BookRevision.objects.filter(book=binding.book, revision=revision).exists()
+        if not exists:
+            raise ApiError(
+                "binding_broken",
+                f"binding to book {binding.book_id} revision {revision} cannot be resolved",
+                status_code=409,
+                details={"book_id": str(binding.book_id), "revision": revision},
+            )
+        out.append({"book_id": str(binding.book_id), "revision": revision})
+    return out

@@ -1,0 +1,248 @@
+"""Writes of worldbooks: create, publish (CAS on the head), imports, prompt bindings."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from django.db import IntegrityError, transaction
+from django.db.models import F
+from pydantic import ValidationError
+
+from console.errors import ApiError, conflict, unprocessable
+from worldbook.engine.importers import ImportFailure, parse_import
+from worldbook.engine.schema import (
+    BookIn,
+    PublishError,
+    content_hash,
+    validate_book_for_publish,
+    validation_error_details,
+)
+from worldbook.models import Book, BookRevision, FileImport, PromptBinding
+from worldbook.selectors import get_book
+
+MAX_FILE_BYTES = 16 * 1024 * 1024
+MAX_BATCH_BYTES = 48 * 1024 * 1024
+MAX_BATCH_BOOKS = 10
+MAX_BINDINGS = 20
+
+_IMPORT_STATUS = {"file_too_large": 413}
+
+
+def validate_book(payload) -> BookIn:
+    """A native book body, validated and publish-checked, or a 422 naming the problem."""
+    if not isinstance(payload, dict):
+        raise unprocessable("a book must be a JSON object")
+    try:
+        book = BookIn.model_validate(payload)
+    except ValidationError as exc:
+        details = validation_error_details(exc)
+        raise ApiError(
+            details.get("code", "validation_error"),
+            details.get("message", "invalid book"),
+            status_code=422,
+            details=details.get("details", {}),
+        ) from exc
+    try:
+        validate_book_for_publish(book)
+    except PublishError as exc:
+        raise ApiError(exc.code, exc.message, status_code=422, details=exc.details) from exc
+    return book
+
+
+def _write_revision(tenant, book: Book, number: int, model: BookIn, report: dict) -> BookRevision:
+    return BookRevision.objects.create(
+        tenant=tenant,
+        book=book,
+        revision=number,
+        content=model.model_dump(mode="json"),
+        content_hash=content_hash(model),
+        entry_count=len(model.entries),
+        import_report=report,
+    )
+
+
+def create_book(tenant, model: BookIn, *, report: dict | None = None) -> tuple[Book, BookRevision]:
+    """A new book at revision 1."""
+    with transaction.atomic():
+        book = Book.objects.create(
+            tenant=tenant, name=model.name, description=model.description, head_revision=1
+        )
+        report = report or {"format": "native", "entry_count": len(model.entries)}
+        revision = _write_revision(tenant, book, 1, model, report)
+    return book, revision
+
+
+def publish_revision(tenant, book: Book, model: BookIn, expected_revision: int) -> BookRevision:
+    """Publish a full new revision if the head is still ``expected_revision`` (else 409)."""
+    with transaction.atomic():
+        moved = Book.objects.filter(
+            tenant=tenant, pk=book.pk, head_revision=expected_revision
+        ).update(
+            head_revision=F("head_revision") + 1, name=model.name, description=model.description
+        )
+        if moved != 1:
+            current = (
+                Book.objects.filter(pk=book.pk).values_list("head_revision", flat=True).first()
+            )
+            raise conflict(
+                "revision_conflict",
+                f"the book is at revision {current}, not {expected_revision}; reload and retry",
+                current_revision=current,
+                expected_revision=expected_revision,
+            )
+        number = expected_revision + 1
+        report = {"format": "native", "entry_count": len(model.entries)}
+        return _write_revision(tenant, book, number, model, report)
+
+
+def book_result(book: Book, revision: BookRevision, *, deduplicated: bool = False) -> dict:
+    return {
+        "book_id": str(book.id),
+        "revision": revision.revision,
+        "deduplicated": deduplicated,
+        "import_report": revision.import_report,
+    }
+
+
+def import_native_batch(tenant, books_payload) -> list[dict]:
+    """1–10 native books, all validated before any is written, in one transaction."""
+    if not isinstance(books_payload, list) or not 1 <= len(books_payload) <= MAX_BATCH_BOOKS:
+        raise unprocessable("books must be a list of 1 to 10 native books")
+    models = []
+    for index, payload in enumerate(books_payload):
+        try:
+            models.append(validate_book(payload))
+        except ApiError as exc:
+            exc.details = {**exc.details, "book_index": index}
+            raise
+    with transaction.atomic():
+        return [book_result(*create_book(tenant, m)) for m in models]
+
+
+def parse_upload(name: str, data: bytes):
+    """An uploaded file as an ImportResult, or the importer's error as an API error."""
+    if len(data) > MAX_FILE_BYTES:
+        raise ApiError("file_too_large", f"{name} is larger than 16 MiB", status_code=413)
+    try:
+        result = parse_import(name, data, max_bytes=MAX_FILE_BYTES)
+    except ImportFailure as exc:
+        status = _IMPORT_STATUS.get(exc.code, 422 if exc.code == "too_many_entries" else 400)
+        raise ApiError(
+            exc.code, f"{name}: {exc.message}", status_code=status, details=exc.details
+        ) from exc
+    return result
+
+
+@dataclass
+class Upload:
+    name: str
+    data: bytes
+
+
+def import_files(tenant, uploads: list[Upload]) -> list[dict]:
+    """1–10 files, all parsed before anything is written; duplicates by SHA-256 return the
+    original revision 1 with ``deduplicated: true``. All or nothing."""
+    if not 1 <= len(uploads) <= MAX_BATCH_BOOKS:
+        raise unprocessable("send 1 to 10 files in the 'files' field")
+    if sum(len(u.data) for u in uploads) > MAX_BATCH_BYTES:
+        raise ApiError("payload_too_large", "files exceed 48 MiB in total", status_code=413)
+    parsed = []
+    for upload in uploads:
+        result = parse_upload(upload.name, upload.data)
+        model = validate_book(result.book)
+        parsed.append((upload, result, model))
+    out = []
+    with transaction.atomic():
+        for upload, result, model in parsed:
+            existing = (
+                FileImport.objects.select_related("book")
+                .filter(tenant=tenant, sha256=result.sha256)
+                .first()
+            )
+            if existing is not None:
+                rev = BookRevision.objects.get(book=existing.book, revision=existing.revision)
+                out.append(book_result(existing.book, rev, deduplicated=True))
+                continue
+            report = {**result.report, "format": result.format, "filename": upload.name}
+            book, rev = create_book(tenant, model, report=report)
+            try:
+                with transaction.atomic():
+                    FileImport.objects.create(
+                        tenant=tenant,
+                        sha256=result.sha256,
+                        book=book,
+                        filename=upload.name[:300],
+                        format=result.format,
+                    )
+            except IntegrityError as exc:
+                raise conflict("import_in_progress", "the same file is being imported") from exc
+            out.append(book_result(book, rev))
+    return out
+
+
+def put_bindings(tenant, prompt_id: str, bindings) -> list[PromptBinding]:
+    """Replace every binding of ``prompt_id`` atomically (``[]`` clears them)."""
+    if not prompt_id or len(prompt_id) > 200:
+        raise unprocessable("prompt_id must be 1-200 characters")
+    if not isinstance(bindings, list):
+        raise unprocessable("bindings must be a list")
+    if len(bindings) > MAX_BINDINGS:
+        raise unprocessable("at most 20 books can be bound to a prompt")
+    rows = []
+    seen = set()
+    for index, item in enumerate(bindings):
+        if not isinstance(item, dict):
+            raise unprocessable(f"bindings.{index} must be an object")
+        unknown = set(item) - {"book_id", "revision", "position", "enabled"}
+        if unknown:
+            raise unprocessable(f"bindings.{index}: unknown field {sorted(unknown)[0]!r}")
+        book_id = item.get("book_id")
+        revision = item.get("revision")
+        position = item.get("position", index)
+        enabled = item.get("enabled", True)
+        if not isinstance(book_id, str):
+            raise unprocessable(f"bindings.{index}.book_id must be a string")
+        if revision is not None and (
+            not isinstance(revision, int) or isinstance(revision, bool) or revision < 1
+        ):
+            raise unprocessable(f"bindings.{index}.revision must be null or a positive integer")
+        if not isinstance(position, int) or isinstance(position, bool) or abs(position) > 1_000_000:
+            raise unprocessable(f"bindings.{index}.position must be an integer")
+        if not isinstance(enabled, bool):
+            raise unprocessable(f"bindings.{index}.enabled must be a boolean")
+        if book_id in seen:
+            raise unprocessable(f"book {book_id} is bound twice", book_id=book_id)
+        seen.add(book_id)
+        try:
+            book = get_book(tenant, book_id)
+        except ApiError as exc:
+            raise ApiError(
+                "binding_book_missing",
+                f"book {book_id} does not exist",
+                status_code=422,
+                details={"book_id": book_id},
+            ) from exc
+        if (
+            revision is not None
+            and not BookRevision.objects.filter(book=book, revision=revision).exists()
+        ):
+            raise ApiError(
+                "binding_revision_missing",
+                f"book {book_id} has no revision {revision}",
+                status_code=422,
+                details={"book_id": book_id, "revision": revision},
+            )
+        rows.append(
+            PromptBinding(
+                tenant=tenant,
+                prompt_id=prompt_id,
+                book=book,
+                revision=revision,
+                position=position,
+                enabled=enabled,
+            )
+        )
+    with transaction.atomic():
+        PromptBinding.objects.filter(tenant=tenant, prompt_id=prompt_id).delete()
+        PromptBinding.objects.bulk_create(rows)
+    return rows
