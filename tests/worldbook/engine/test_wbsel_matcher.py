@@ -1,0 +1,143 @@
+"""Compiled matching: plain, case-sensitive, whole-word (Latin and CJK) and regex keys."""
+
+from __future__ import annotations
+
+import pytest
+
+from worldbook.engine.keys import (
+    MAX_REGEX_LENGTH,
+    RegexKey,
+    RegexKeyError,
+    compile_regex_key,
+    is_whole_word,
+    parse_regex_key,
+)
+from worldbook.engine.matcher import clear_cache, compile_book
+from worldbook.engine.schema import EntryIn
+
+
+def _compiled(*entries: dict, content_hash: str = "h"):
+    clear_cache()
+    return compile_book(
+        "b", content_hash, [EntryIn.model_validate({"content": "x", **e}) for e in entries]
+    )
+
+
+def _primary(book, text):
+    return {i: sorted(keys) for i, keys in book.scan(text).primary.items()}
+
+
+@pytest.mark.parametrize(
+    ("key", "text", "hit"),
+    [
+        ("cat", "concatenate", False),
+        ("cat", "a cat sat", True),
+        ("cat", "cat", True),
+        ("cat", "猫cat猫", True),
+        ("cat", "cats", False),
+        ("cat", "(cat)", True),
+        ("cat", "cat_", False),
+        ("cat", "2cat", False),
+        ("铜钥匙", "我把铜钥匙递给守卫", True),
+        ("钥匙", "铜钥匙", True),
+        ("コーヒー", "アイスコーヒーを", False),
+        ("コーヒー", "熱いコーヒーを飲む", False),
+        ("コーヒー", "熱い コーヒー を", True),
+        ("서울", "서울에", False),
+        ("서울", "서울 시", True),
+        ("New York", "in New York.", True),
+        ("New York", "New Yorker", False),
+        ("#tag", "x#tag y", True),
+    ],
+)
+def test_whole_word(key, text, hit):
+    book = _compiled({"keys": [key], "match_whole_words": True})
+    assert (0 in book.scan(text).primary) is hit
+
+
+def test_whole_word_edges_directly():
+    assert is_whole_word("a cat", 2, 5)
+    assert not is_whole_word("concatenate", 3, 6)
+    assert is_whole_word("猫cat猫", 1, 4)
+    assert not is_whole_word("", 0, 0)
+
+
+def test_plain_keys_are_substrings_and_case_insensitive_by_default():
+    book = _compiled({"keys": ["cat", "Dog"]})
+    assert _primary(book, "CONCATENATE and hotdogs") == {0: [0, 1]}
+
+
+def test_case_sensitive_entries_use_their_own_automaton():
+    book = _compiled({"keys": ["Cat"], "case_sensitive": True}, {"keys": ["Cat"]})
+    assert _primary(book, "a cat") == {1: [0]}
+    assert _primary(book, "a Cat") == {0: [0], 1: [0]}
+
+
+def test_overlapping_and_shared_keys_hit_every_entry():
+    book = _compiled({"keys": ["key", "铜钥匙"]}, {"keys": ["钥匙", "keyhole"]}, {"keys": ["KEY"]})
+    assert _primary(book, "the keyhole 铜钥匙") == {0: [0, 1], 1: [0, 1], 2: [0]}
+
+
+def test_secondary_keys_are_reported_separately():
+    book = _compiled({"keys": ["gate"], "secondary_keys": ["guard", "night"]})
+    hits = book.scan("the guard at the gate")
+    assert hits.primary == {0: {0}} and hits.secondary == {0: {0}}
+
+
+@pytest.mark.parametrize(
+    ("key", "text", "hit"),
+    [
+        ("/gu+ard/", "a guuuard", True),
+        ("/gu+ard/", "a GUARD", False),
+        ("/gu+ard/i", "a GUARD", True),
+        ("/^start/m", "line\nstart here", True),
+        ("/^start/", "line\nstart here", False),
+        ("/a.b/s", "a\nb", True),
+        ("/a.b/", "a\nb", False),
+        ("/key\\/door/", "key/door", True),
+        ("/钥匙|钥/gu", "铜钥匙", True),
+    ],
+)
+def test_regex_keys(key, text, hit):
+    book = _compiled({"keys": [key]})
+    assert (0 in book.scan(text).primary) is hit
+
+
+def test_regex_parsing_follows_sillytavern():
+    assert parse_regex_key("plain") is None
+    assert parse_regex_key("/a/b/") is None  # unescaped slash inside: a plain key
+    assert parse_regex_key("/x/z") is None  # unknown flag: a plain key
+    parsed = parse_regex_key("/a\\/b/gi")
+    assert parsed == RegexKey(raw="/a\\/b/gi", pattern="a/b", flags="gi")
+    assert parsed.source == "(?i)a/b"
+
+
+def test_regex_length_limit():
+    with pytest.raises(RegexKeyError):
+        compile_regex_key(RegexKey(raw="", pattern="a" * (MAX_REGEX_LENGTH + 1), flags=""))
+    compile_regex_key(RegexKey(raw="", pattern="a" * MAX_REGEX_LENGTH, flags=""))
+
+
+def test_invalid_regex_in_unpublished_book_never_matches():
+    book = _compiled({"keys": ["/(?=x)x/", "plain"]})
+    assert book.invalid_regex == [(0, "/(?=x)x/")]
+    assert _primary(book, "x plain") == {0: [1]}
+
+
+def test_plain_key_that_looks_like_a_path_matches_literally():
+    book = _compiled({"keys": ["/a/b/"]})
+    assert 0 in book.scan("see /a/b/ here").primary
+
+
+def test_compiled_books_are_cached_by_content_hash():
+    entries = [EntryIn.model_validate({"content": "x", "keys": ["k"]})]
+    clear_cache()
+    first = compile_book("b", "hash-1", entries)
+    assert compile_book("b", "hash-1", entries) is first
+    assert compile_book("b", "hash-2", entries) is not first
+
+
+def test_empty_book_and_empty_text():
+    book = _compiled({"keys": []})
+    assert book.scan("anything").primary == {}
+    assert _compiled({"keys": ["a"]}).scan("").primary == {}

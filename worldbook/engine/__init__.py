@@ -1,0 +1,1 @@
+"""Pure worldbook engine: schema, keyword matching and per-turn selection (no Django)."""

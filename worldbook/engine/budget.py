@@ -1,0 +1,287 @@
+"""Steps 3 and 4 of selection: dependency groups, conflicts, then the token and entry budgets.
+
+An activated entry travels with everything it ``requires`` (transitively, same revision): the
+author said it makes no sense alone, so the group is taken whole or dropped whole, never cut
+down to a summary. Groups are considered in one order (required, then constant, then the
+rest; within a class priority, keyword hit, hybrid score, order, stable id) for both conflict
+resolution and budgeting, so the better-ranked entry always wins a tie-break.
+
+Required entries are never dropped quietly: when one cannot be honoured the selection fails
+with a :class:`SelectionError` naming it.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from worldbook.engine.activation import Activation, Slot
+from worldbook.engine.errors import (
+    DEPENDENCY_BROKEN,
+    REQUIRED_CONFLICT,
+    REQUIRED_OVER_BUDGET,
+    SelectionError,
+)
+from worldbook.engine.matcher import CompiledBook
+
+DEPENDENCY_UNAVAILABLE = "dependency_unavailable"
+CONFLICT_DROPPED = "conflict_dropped"
+CONSTANT_BUDGET_DROPPED = "constant_budget_dropped"
+BUDGET_DROPPED = "budget_dropped"
+MAX_ENTRIES_DROPPED = "max_entries_dropped"
+
+REQUIRED_CLASS, CONSTANT_CLASS, OTHER_CLASS = 0, 1, 2
+
+
+@dataclass(slots=True)
+class Group:
+    """An activated root entry plus its ``requires`` closure (root first)."""
+
+    root: Slot
+    members: list[Slot]
+    rank: int
+    sort_key: tuple[Any, ...]
+    new_members: list[Slot] = field(default_factory=list)
+
+
+@dataclass(slots=True)
+class Drop:
+    reason: str
+    details: dict[str, Any]
+
+
+@dataclass(slots=True)
+class BudgetInput:
+    books: list[CompiledBook]
+    active: dict[Slot, Activation]
+    verdict_reasons: list[list[str | None]]  # None = eligible
+    label: Callable[[Slot], str]  # "book_id:entry_id" for messages
+    cost: Callable[[Slot], int]  # tokens of the wrapped block, joiner included
+    base_cost: int  # tokens of the empty wrapper
+    token_budget: int
+    constant_ratio: float
+    max_entries: int
+
+
+@dataclass(slots=True)
+class BudgetResult:
+    taken: list[Group]  # in take order; members of each in ``new_members``
+    drops: dict[Slot, Drop]  # roots (and their not-otherwise-selected dependencies)
+
+
+def build_groups(inp: BudgetInput, drops: dict[Slot, Drop]) -> list[Group]:
+    """Dependency closure of every active entry; broken groups are dropped or raise."""
+    groups: list[Group] = []
+    for root, act in inp.active.items():
+        book = inp.books[root[0]]
+        entry = book.entries[root[1]]
+        members, broken = _closure(inp, root)
+        if broken is not None:
+            dep_id, dep_reason = broken
+            details = {"dependency": dep_id, "dependency_reason": dep_reason}
+            if entry.required:
+                raise SelectionError(
+                    DEPENDENCY_BROKEN,
+                    f"required entry {inp.label(root)} needs {dep_id}, which is unavailable "
+                    f"({dep_reason})",
+                    {"book_id": book.book_id, "entry_id": book.ids[root[1]], **details},
+                )
+            drops[root] = Drop(DEPENDENCY_UNAVAILABLE, details)
+            continue
+        rank = (
+            REQUIRED_CLASS if entry.required else CONSTANT_CLASS if entry.constant else OTHER_CLASS
+        )
+        sort_key = (
+            rank,
+            not entry.required,
+            -entry.priority,
+            not act.keyword_hit,
+            -(act.hybrid_score or 0.0),
+            -entry.order,
+            book.book_id,
+            book.ids[root[1]],
+        )
+        groups.append(Group(root, members, rank, sort_key))
+    groups.sort(key=lambda g: g.sort_key)
+    return groups
+
+
+def _closure(inp: BudgetInput, root: Slot) -> tuple[list[Slot], tuple[str, str] | None]:
+    b = root[0]
+    book = inp.books[b]
+    members = [root]
+    seen = {root[1]}
+    queue = [root[1]]
+    while queue:
+        current = book.entries[queue.pop(0)]
+        for dep_id in current.requires:
+            i = book.index.get(dep_id)
+            if i is None:
+                return members, (dep_id, "missing")
+            if i in seen:
+                continue
+            reason = inp.verdict_reasons[b][i]
+            if reason is not None:
+                return members, (dep_id, reason)
+            seen.add(i)
+            members.append((b, i))
+            queue.append(i)
+    return members, None
+
+
+def resolve_conflicts(
+    inp: BudgetInput, groups: list[Group], drops: dict[Slot, Drop]
+) -> list[Group]:
+    """Keep the first-ranked holder of each ``conflict_key``; later groups using it drop."""
+    claimed: dict[str, Slot] = {}
+    survivors: list[Group] = []
+    for group in groups:
+        clash: tuple[str, Slot] | None = None
+        local: dict[str, Slot] = {}
+        for slot in group.members:
+            key = inp.books[slot[0]].entries[slot[1]].conflict_key
+            if key is None:
+                continue
+            holder = claimed.get(key, local.get(key))
+            if holder is not None and holder != slot:
+                clash = (key, holder)
+                break
+            local[key] = slot
+        if clash is None:
+            claimed.update(local)
+            survivors.append(group)
+            continue
+        key, holder = clash
+        details = {"conflict_key": key, "winner": inp.label(holder)}
+        if group.rank == REQUIRED_CLASS:
+            raise SelectionError(
+                REQUIRED_CONFLICT,
+                f"required entry {inp.label(group.root)} conflicts with {inp.label(holder)} "
+                f"on conflict_key {key!r}",
+                {"conflict_key": key, "entries": [inp.label(group.root), inp.label(holder)]},
+            )
+        drops[group.root] = Drop(CONFLICT_DROPPED, details)
+    return survivors
+
+
+def fit_budget(inp: BudgetInput, groups: list[Group], drops: dict[Slot, Drop]) -> list[Group]:
+    """Greedy, whole groups, in rank order. Returns the groups taken, in take order."""
+    taken_slots: set[Slot] = set()
+    taken: list[Group] = []
+    used = inp.base_cost
+    constant_used = 0
+    constant_cap = math.floor(inp.constant_ratio * inp.token_budget + 1e-9)
+    for group in groups:
+        new = [slot for slot in group.members if slot not in taken_slots]
+        if not new:
+            taken.append(group)
+            continue
+        required = group.rank == REQUIRED_CLASS
+        if len(taken_slots) + len(new) > inp.max_entries:
+            if required:
+                raise _over_budget(inp, group, "max_entries", inp.max_entries)
+            _drop(inp, group, new, drops, MAX_ENTRIES_DROPPED, {"max_entries": inp.max_entries})
+            continue
+        if used >= inp.token_budget and not required:
+            # Nothing more can fit; skip tokenizing what would be dropped anyway.
+            _drop(
+                inp,
+                group,
+                new,
+                drops,
+                BUDGET_DROPPED,
+                {"used": used, "token_budget": inp.token_budget},
+            )
+            continue
+        cost = sum(inp.cost(slot) for slot in new)
+        if used + cost > inp.token_budget:
+            if required:
+                raise _over_budget(inp, group, "token_budget", inp.token_budget)
+            _drop(
+                inp,
+                group,
+                new,
+                drops,
+                BUDGET_DROPPED,
+                {"cost": cost, "used": used, "token_budget": inp.token_budget},
+            )
+            continue
+        if group.rank == CONSTANT_CLASS and constant_used + cost > constant_cap:
+            _drop(
+                inp,
+                group,
+                new,
+                drops,
+                CONSTANT_BUDGET_DROPPED,
+                {"cost": cost, "constant_used": constant_used, "constant_cap": constant_cap},
+            )
+            continue
+        used += cost
+        if group.rank == CONSTANT_CLASS:
+            constant_used += cost
+        group.new_members = new
+        taken_slots.update(new)
+        taken.append(group)
+    return taken
+
+
+def _drop(
+    inp: BudgetInput,
+    group: Group,
+    new: list[Slot],
+    drops: dict[Slot, Drop],
+    reason: str,
+    details: dict[str, Any],
+) -> None:
+    drops[group.root] = Drop(reason, details)
+    for slot in new[1:] if new and new[0] == group.root else new:
+        if slot not in inp.active and slot not in drops:
+            drops[slot] = Drop(reason, {**details, "as_dependency_of": inp.label(group.root)})
+
+
+def _over_budget(inp: BudgetInput, group: Group, limit: str, value: int) -> SelectionError:
+    return SelectionError(
+        REQUIRED_OVER_BUDGET,
+        f"required entry {inp.label(group.root)} (with its dependencies) does not fit {limit}",
+        {"entry": inp.label(group.root), "limit": limit, "value": value},
+    )
+
+
+def trim_to_actual(
+    inp: BudgetInput,
+    taken: list[Group],
+    drops: dict[Slot, Drop],
+    measure: Callable[[list[Group]], int],
+) -> list[Group]:
+    """Estimated costs are per block; the joined text can tokenize differently. Drop the
+    last-taken optional groups until the real count fits (required ones raise).
+
+    A group that reused members of a dropped group is dropped with it, so a group is never
+    left without one of its dependencies.
+    """
+    while taken and (actual := measure(taken)) > inp.token_budget:
+        index = max(
+            (n for n, g in enumerate(taken) if g.new_members and g.rank != REQUIRED_CLASS),
+            default=None,
+        )
+        if index is None:
+            raise _over_budget(inp, taken[-1], "token_budget", inp.token_budget)
+        gone: set[Slot] = set()
+        doomed = [taken[index]]
+        while doomed:
+            group = doomed.pop()
+            if group not in taken:
+                continue
+            taken.remove(group)
+            if group.new_members:
+                _drop(
+                    inp, group, group.new_members, drops, BUDGET_DROPPED, {"actual_tokens": actual}
+                )
+            else:
+                drops.setdefault(group.root, Drop(BUDGET_DROPPED, {"actual_tokens": actual}))
+            gone.update(group.new_members)
+            group.new_members = []
+            doomed.extend(g for g in taken if gone.intersection(g.members))
+    return taken

@@ -1,0 +1,272 @@
+"""Step 1 of selection: may this entry take part in this turn at all?
+
+Checks run in the seed's order and the first failure is the entry's decision, so "why was
+this not read?" always has one precise answer. Everything here is deterministic: probability
+is a hash of the request seed and the entry's identity, never a random number generator.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import threading
+from dataclasses import dataclass
+from typing import Any
+from weakref import WeakKeyDictionary
+
+from worldbook.engine.matcher import CompiledBook
+from worldbook.engine.placement import capability_for, placeable
+from worldbook.engine.schema import SELECTABLE_KINDS, Condition, EntryIn
+from worldbook.engine.timed import TimedEffects, TimedStatus, state_key
+
+DISABLED = "disabled"
+AUDIENCE_MISMATCH = "audience_mismatch"
+KIND_EXCLUDED = "kind_excluded"
+CONDITION_FAILED = "condition_failed"
+RUNTIME_BLOCKED = "runtime_blocked"
+PROBABILITY_FAILED = "probability_failed"
+EMPTY_CONTENT = "empty_content"
+PLACEMENT_UNSUPPORTED = "placement_unsupported"
+MISSING_TEMPLATE_VAR = "missing_template_var"
+
+# SillyTavern macro spelling; macros are case-insensitive there too.
+_MACRO = re.compile(r"\{\{(char|user)\}\}", re.IGNORECASE)
+_MISSING = object()
+
+
+def resolve_path(state: Any, path: str) -> Any:
+    """The value at a dotted path (dict keys, or list indexes), or ``_MISSING``."""
+    current = state
+    for part in path.split("."):
+        if isinstance(current, dict):
+            if part not in current:
+                return _MISSING
+            current = current[part]
+        elif isinstance(current, list) and part.isdigit() and int(part) < len(current):
+            current = current[int(part)]
+        else:
+            return _MISSING
+    return current
+
+
+def _same(a: Any, b: Any) -> bool:
+    """JSON equality: ``true`` is not ``1`` even though Python says ``True == 1``."""
+    if isinstance(a, bool) or isinstance(b, bool):
+        return isinstance(a, bool) and isinstance(b, bool) and a is b
+    return bool(a == b)
+
+
+def condition_passes(condition: Condition, state: dict[str, Any]) -> bool:
+    """``eq``/``in`` need the path present; ``ne`` passes when it is absent; ``exists`` may be
+    given ``value: false`` to require absence."""
+    value = resolve_path(state, condition.path)
+    present = value is not _MISSING
+    if condition.op == "exists":
+        return present if condition.value is not False else not present
+    if condition.op == "eq":
+        return present and _same(value, condition.value)
+    if condition.op == "ne":
+        return not (present and _same(value, condition.value))
+    return present and any(_same(value, option) for option in condition.value)
+
+
+def probability_draw(seed: str, book_id: str, entry_id: str) -> float:
+    """A stable number in [0, 100) for this seed and entry; the entry passes if draw < p."""
+    digest = hashlib.sha256(f"{seed}\x1f{book_id}\x1f{entry_id}".encode()).digest()
+    return int.from_bytes(digest[:8], "big") / 2**64 * 100
+
+
+def template_vars_needed(content: str) -> tuple[str, ...]:
+    return tuple(sorted({m.group(1).lower() for m in _MACRO.finditer(content)}))
+
+
+def substitute(content: str, template_vars: dict[str, str]) -> str:
+    return _MACRO.sub(lambda m: template_vars[m.group(1).lower()], content)
+
+
+@dataclass(slots=True)
+class EligibilityContext:
+    """The parts of a request the eligibility checks read, normalised once per selection."""
+
+    audience: str
+    state: dict[str, Any]
+    seed: str
+    capabilities: frozenset[str]
+    template_vars: dict[str, str]
+    timed: TimedEffects
+
+
+@dataclass(slots=True)
+class Verdict:
+    """An eligible entry's prepared content, or the reason it is out."""
+
+    reason: str | None
+    details: dict[str, Any]
+    content: str = ""
+    sticky: bool = False
+
+
+def check_entry(ctx: EligibilityContext, book_id: str, entry_id: str, entry: EntryIn) -> Verdict:
+    """Run the checks in the seed's order; the first failure wins."""
+    if not entry.enabled:
+        return Verdict(DISABLED, {})
+    if ctx.audience not in entry.audience:
+        return Verdict(AUDIENCE_MISMATCH, {"audience": ctx.audience, "allowed": entry.audience})
+    if entry.kind not in SELECTABLE_KINDS:
+        return Verdict(KIND_EXCLUDED, {"kind": entry.kind})
+    for index, condition in enumerate(entry.conditions):
+        if not condition_passes(condition, ctx.state):
+            return Verdict(
+                CONDITION_FAILED,
+                {"index": index, "condition": condition.model_dump(mode="json")},
+            )
+    if entry.runtime_requirements:
+        return Verdict(RUNTIME_BLOCKED, {"runtime_requirements": list(entry.runtime_requirements)})
+    timed = ctx.timed.status(state_key(book_id, entry_id), entry) if _timed(entry) else _NO_TIMED
+    if timed.blocked is not None:
+        return Verdict(timed.blocked, dict(timed.details or {}))
+    if entry.probability < 100 and not timed.sticky:
+        draw = probability_draw(ctx.seed, book_id, entry_id)
+        if draw >= entry.probability:
+            return Verdict(
+                PROBABILITY_FAILED,
+                {"probability": entry.probability, "draw": round(draw, 6)},
+            )
+    content = entry.content
+    if not content.strip():
+        return Verdict(EMPTY_CONTENT, {})
+    if not placeable(entry, ctx.capabilities):
+        return Verdict(
+            PLACEMENT_UNSUPPORTED,
+            {"position": entry.position, "needs": capability_for(entry)},
+        )
+    if "{{" in content:
+        needed = template_vars_needed(content)
+        missing = [name for name in needed if name not in ctx.template_vars]
+        if missing:
+            return Verdict(MISSING_TEMPLATE_VAR, {"vars": missing})
+        if needed:
+            content = substitute(content, ctx.template_vars)
+    details = dict(timed.details) if timed.sticky and timed.details else {}
+    return Verdict(None, details, content, timed.sticky)
+
+
+_NO_TIMED = TimedStatus()
+
+
+def _timed(entry: EntryIn) -> bool:
+    return bool(entry.sticky or entry.cooldown or entry.delay)
+
+
+# --- per-book evaluation -------------------------------------------------------------------
+#
+# Most entries of a large book are "simple": enabled, selectable kind, no conditions, runtime
+# requirements, timed effects, probability or template variables, and neither required nor
+# constant. Their verdict depends only on the request's audience and placement capabilities,
+# so they are grouped once per revision by (audience, needed capability) and judged a group at
+# a time. Everything else goes through :func:`check_entry`, which is the reference semantics.
+
+
+@dataclass(slots=True)
+class StaticProfile:
+    disabled: list[int]
+    simple: dict[tuple[frozenset[str], str | None], list[int]]
+    other: list[int]
+
+
+_profiles: WeakKeyDictionary[CompiledBook, StaticProfile] = WeakKeyDictionary()
+_profiles_lock = threading.Lock()
+
+
+def _is_simple(entry: EntryIn) -> bool:
+    return (
+        entry.kind in SELECTABLE_KINDS
+        and not entry.conditions
+        and not entry.runtime_requirements
+        and not _timed(entry)
+        and entry.probability >= 100
+        and not entry.required
+        and not entry.constant
+        and "{{" not in entry.content
+        and bool(entry.content.strip())
+    )
+
+
+def profile_for(book: CompiledBook) -> StaticProfile:
+    """The request-independent part of eligibility, computed once per compiled revision."""
+    with _profiles_lock:
+        found = _profiles.get(book)
+    if found is not None:
+        return found
+    disabled: list[int] = []
+    simple: dict[tuple[frozenset[str], str | None], list[int]] = {}
+    other: list[int] = []
+    for i, entry in enumerate(book.entries):
+        if not entry.enabled:
+            disabled.append(i)
+        elif _is_simple(entry):
+            simple.setdefault((frozenset(entry.audience), capability_for(entry)), []).append(i)
+        else:
+            other.append(i)
+    profile = StaticProfile(disabled, simple, other)
+    with _profiles_lock:
+        _profiles[book] = profile
+    return profile
+
+
+@dataclass(slots=True)
+class BookVerdicts:
+    """Eligibility of every entry of one book: ``reasons[i] is None`` means eligible.
+
+    ``details`` and ``contents`` are sparse: details of group-judged failures are recomputed
+    by :meth:`details_for` when decisions are rendered, and an eligible entry without a
+    prepared content uses its own ``content``.
+    """
+
+    reasons: list[str | None]
+    details: dict[int, dict[str, Any]]
+    contents: dict[int, str]
+    sticky: set[int]
+    standing: list[int]  # eligible entries that are required, constant or sticky
+    required_unplaceable: list[int]
+
+    def details_for(self, ctx: EligibilityContext, book: CompiledBook, i: int) -> dict[str, Any]:
+        found = self.details.get(i)
+        if found is not None:
+            return found
+        if self.reasons[i] is None:
+            return {}
+        return check_entry(ctx, book.book_id, book.ids[i], book.entries[i]).details
+
+
+def evaluate_book(ctx: EligibilityContext, book: CompiledBook) -> BookVerdicts:
+    profile = profile_for(book)
+    reasons: list[str | None] = [None] * len(book.entries)
+    for i in profile.disabled:
+        reasons[i] = DISABLED
+    for (audience, needed), indexes in profile.simple.items():
+        if ctx.audience not in audience:
+            reason: str | None = AUDIENCE_MISMATCH
+        elif needed is None or needed not in ctx.capabilities:
+            reason = PLACEMENT_UNSUPPORTED
+        else:
+            continue
+        for i in indexes:
+            reasons[i] = reason
+    verdicts = BookVerdicts(reasons, {}, {}, set(), [], [])
+    for i in profile.other:
+        entry = book.entries[i]
+        verdict = check_entry(ctx, book.book_id, book.ids[i], entry)
+        reasons[i] = verdict.reason
+        verdicts.details[i] = verdict.details
+        if verdict.reason is not None:
+            if entry.required and verdict.reason == PLACEMENT_UNSUPPORTED:
+                verdicts.required_unplaceable.append(i)
+            continue
+        if verdict.content is not entry.content:
+            verdicts.contents[i] = verdict.content
+        if verdict.sticky:
+            verdicts.sticky.add(i)
+        if entry.required or entry.constant or verdict.sticky:
+            verdicts.standing.append(i)
+    return verdicts

@@ -1,0 +1,25 @@
+"""Selection errors: the cases where silently dropping content would break an author's rule."""
+
+from __future__ import annotations
+
+from typing import Any
+
+# Stable codes a caller can branch on.
+REQUIRED_UNPLACEABLE = "required_unplaceable"
+REQUIRED_OVER_BUDGET = "required_over_budget"
+DEPENDENCY_BROKEN = "dependency_broken"
+REQUIRED_CONFLICT = "required_conflict"
+BOOK_MISMATCH = "book_mismatch"
+
+
+class SelectionError(Exception):
+    """A required entry cannot be honoured, so the turn must fail rather than omit it."""
+
+    def __init__(self, code: str, message: str, details: dict[str, Any] | None = None) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+        self.details = details or {}
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"code": self.code, "message": self.message, "details": self.details}

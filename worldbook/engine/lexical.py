@@ -1,0 +1,312 @@
+"""In-memory BM25 lexical index over the entries of one book revision.
+
+Search results are for browsing and for hybrid recall, never the final model context, so
+the index favours predictable ranking over linguistic cleverness:
+
+* Latin and digit runs become lowercase words; there is no stemming, so "keys" and "key"
+  are different words, as an operator typing a query expects.
+* Chinese, Japanese and Korean text has no spaces, so it becomes overlapping character
+  bigrams ("铜钥匙" -> "铜钥", "钥匙"). A query of a single CJK character falls back to
+  unigrams, which every document also indexes under a separate prefix so that they never
+  dilute bigram scores.
+
+A revision is immutable, so a built index can be cached by the hash of its content and
+reused by every search on that revision (see :func:`index_for`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import heapq
+import math
+import re
+import threading
+from collections import Counter, OrderedDict
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+
+EXCERPT_CHARS = 600
+BM25_K1 = 1.2
+BM25_B = 0.75
+# Titles are short and chosen by the author to name the entry: a match there is worth more.
+TITLE_WEIGHT = 2
+CACHE_SIZE = 32
+
+# Scripts written without spaces between words: Han (with extensions and compatibility
+# ideographs), kana, Hangul syllables, CJK punctuation excluded.
+CJK_CLASS = (
+    "\u3040-\u30ff\u31f0-\u31ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff"
+    "\U00020000-\U0002ffff"
+)
+TOKEN_RE = re.compile(rf"(?P<cjk>[{CJK_CLASS}]+)|(?P<word>[^\W_{CJK_CLASS}]+)")
+
+_WORD_RE = re.compile(rf"[^\W_{CJK_CLASS}]+")
+_CJK_CHAR_RE = re.compile(rf"[{CJK_CLASS}]")
+_CJK_BIGRAM_RE = re.compile(rf"(?=([{CJK_CLASS}]{{2}}))")
+
+_UNI = "u:"  # prefix of CJK unigram terms, kept apart from bigrams and words
+
+
+def fold(text: str) -> str:
+    """Lowercase ``text`` character by character so that offsets stay aligned.
+
+    ``str.lower`` can lengthen a string ("İ" becomes two code points), which would shift every
+    excerpt offset after it; such characters are left as they are.
+    """
+    lowered = text.lower()
+    if len(lowered) == len(text):
+        return lowered
+    return "".join(ch if len(ch.lower()) != 1 else ch.lower() for ch in text)
+
+
+@dataclass(frozen=True, slots=True)
+class Term:
+    """One token with where it occurs in the folded text (used for excerpts)."""
+
+    value: str
+    start: int
+    end: int
+
+
+def iter_terms(text: str, *, cjk_unigrams: bool) -> Iterable[Term]:
+    """Yield words, CJK bigrams and (when asked, or for a lone CJK character) unigrams."""
+    for match in TOKEN_RE.finditer(fold(text)):
+        run = match.group()
+        start = match.start()
+        if match.lastgroup == "word":
+            yield Term(run, start, match.end())
+            continue
+        if len(run) == 1 or cjk_unigrams:
+            for offset, char in enumerate(run):
+                yield Term(_UNI + char, start + offset, start + offset + 1)
+        for offset in range(len(run) - 1):
+            yield Term(run[offset : offset + 2], start + offset, start + offset + 2)
+
+
+def document_terms(text: str) -> list[str]:
+    """Terms a document is indexed under: words, CJK bigrams and CJK unigrams.
+
+    The same bag of terms as ``iter_terms(text, cjk_unigrams=True)``, gathered with three
+    C-level regex scans instead of a Python loop over tokens, because building an index runs
+    over every character of a revision (a lookahead yields the overlapping bigrams).
+    """
+    folded = fold(text)
+    terms = _WORD_RE.findall(folded)
+    terms.extend(map(_UNI.__add__, _CJK_CHAR_RE.findall(folded)))
+    terms.extend(_CJK_BIGRAM_RE.findall(folded))
+    return terms
+
+
+def query_terms(text: str) -> list[str]:
+    """Terms a query searches for: unigrams only where a CJK run is a single character."""
+    return [term.value for term in iter_terms(text, cjk_unigrams=False)]
+
+
+@dataclass(frozen=True, slots=True)
+class Doc:
+    """A searchable unit: usually one entry (``key`` = entry id) or one chunk of it."""
+
+    key: str
+    title: str
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class Hit:
+    """One search result: a BM25 score and an excerpt of at most 600 characters."""
+
+    key: str
+    score: float
+    excerpt: str
+
+
+class LexicalIndex:
+    """BM25 over a fixed list of documents; build once per revision, search many times.
+
+    Per-term document weights are computed at build time, so a search is a sum over the
+    postings of the query's few terms and stays in the millisecond range for 5,000 entries.
+    """
+
+    def __init__(
+        self, docs: Sequence[Doc], postings: dict[str, tuple[list[int], list[float]]]
+    ) -> None:
+        self._docs = list(docs)
+        self._postings = postings
+
+    @classmethod
+    def build(cls, docs: Sequence[Doc]) -> LexicalIndex:
+        counts: list[Counter[str]] = []
+        for doc in docs:
+            counter = Counter(document_terms(doc.text))
+            for term in document_terms(doc.title):
+                counter[term] += TITLE_WEIGHT
+            counts.append(counter)
+        total = len(counts)
+        lengths = [sum(counter.values()) for counter in counts]
+        average = (sum(lengths) / total) if total else 0.0
+        frequency: Counter[str] = Counter()
+        for counter in counts:
+            frequency.update(counter.keys())
+        postings: dict[str, tuple[list[int], list[float]]] = {}
+        for position, counter in enumerate(counts):
+            norm = BM25_K1 * (1 - BM25_B + BM25_B * lengths[position] / average) if average else 0
+            for term, tf in counter.items():
+                df = frequency[term]
+                idf = math.log(1 + (total - df + 0.5) / (df + 0.5))
+                weight = idf * tf * (BM25_K1 + 1) / (tf + norm)
+                posting = postings.get(term)
+                if posting is None:
+                    posting = postings[term] = ([], [])
+                posting[0].append(position)
+                posting[1].append(weight)
+        return cls(docs, postings)
+
+    def __len__(self) -> int:
+        return len(self._docs)
+
+    def search(self, query: str, limit: int = 10) -> list[Hit]:
+        """Documents ranked by BM25 for ``query``, best first; ties keep document order."""
+        if limit <= 0:
+            return []
+        terms = set(query_terms(query))
+        # A dense score array: adding into a list by index is much cheaper than a dict when
+        # a common term's postings cover most of the book.
+        scores = [0.0] * len(self._docs)
+        touched = False
+        for term in terms:
+            posting = self._postings.get(term)
+            if posting is None:
+                continue
+            touched = True
+            for position, weight in zip(posting[0], posting[1], strict=True):
+                scores[position] += weight
+        if not touched:
+            return []
+        candidates = ((score, position) for position, score in enumerate(scores) if score > 0)
+        best = heapq.nsmallest(limit, candidates, key=lambda item: (-item[0], item[1]))
+        hits = []
+        for score, position in best:
+            doc = self._docs[position]
+            source = doc.text if doc.text.strip() else doc.title
+            hits.append(Hit(doc.key, round(score, 6), excerpt(source, terms)))
+        return hits
+
+
+def excerpt(text: str, terms: set[str], limit: int = EXCERPT_CHARS) -> str:
+    """At most ``limit`` characters of ``text`` centred on its densest run of query terms.
+
+    The window is the one covering the most distinct query terms (ties: the earliest); it is
+    then centred on the span of those matches, so the operator sees the match in context.
+    """
+    if len(text) <= limit:
+        return text
+    matches = find_terms(fold(text), terms)
+    if not matches:
+        return text[:limit]
+    best_left, best_right, best_distinct = 0, 0, 0
+    window: Counter[str] = Counter()
+    left = 0
+    for right, term in enumerate(matches):
+        window[term.value] += 1
+        while term.end - matches[left].start > limit:
+            gone = matches[left].value
+            window[gone] -= 1
+            if not window[gone]:
+                del window[gone]
+            left += 1
+        if len(window) > best_distinct:
+            best_left, best_right, best_distinct = left, right, len(window)
+    span_start = matches[best_left].start
+    span_end = matches[best_right].end
+    centre = (span_start + span_end) // 2
+    start = max(0, min(centre - limit // 2, len(text) - limit))
+    return text[start : start + limit]
+
+
+def find_terms(folded: str, terms: set[str], per_term: int = 2_000) -> list[Term]:
+    """Occurrences of ``terms`` in already-folded text, sorted by position.
+
+    Searches for the few query terms directly instead of tokenising the whole text, so an
+    excerpt of a 200,000-character entry stays cheap; ``per_term`` bounds the work.
+    """
+    found: list[Term] = []
+    for term in terms:
+        if term.startswith(_UNI) or _CJK_CHAR_RE.match(term):
+            needle = term[len(_UNI) :] if term.startswith(_UNI) else term
+            start = folded.find(needle)
+            count = 0
+            while start != -1 and count < per_term:
+                found.append(Term(term, start, start + len(needle)))
+                start = folded.find(needle, start + 1)
+                count += 1
+            continue
+        pattern = _whole_word(term)
+        for count, match in enumerate(pattern.finditer(folded)):
+            if count >= per_term:
+                break
+            found.append(Term(term, match.start(), match.end()))
+    found.sort(key=lambda item: (item.start, item.end))
+    return found
+
+
+@lru_cache(maxsize=1024)
+def _whole_word(word: str) -> re.Pattern[str]:
+    edge = rf"[^\W_{CJK_CLASS}]"
+    return re.compile(rf"(?<!{edge}){re.escape(word)}(?!{edge})")
+
+
+def docs_content_hash(docs: Iterable[Doc]) -> str:
+    """A SHA-256 over every document's key, title and text, framed so fields cannot blur."""
+    digest = hashlib.sha256()
+    for doc in docs:
+        for part in (doc.key, doc.title, doc.text):
+            encoded = part.encode("utf-8", "surrogatepass")
+            digest.update(len(encoded).to_bytes(8, "big"))
+            digest.update(encoded)
+    return digest.hexdigest()
+
+
+class IndexCache:
+    """A small thread-safe LRU of built indexes keyed by content hash."""
+
+    def __init__(self, maxsize: int = CACHE_SIZE):
+        self.maxsize = maxsize
+        self._items: OrderedDict[str, LexicalIndex] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get_or_build(self, content_hash: str, docs: Sequence[Doc]) -> LexicalIndex:
+        with self._lock:
+            cached = self._items.get(content_hash)
+            if cached is not None:
+                self._items.move_to_end(content_hash)
+                return cached
+        built = LexicalIndex.build(docs)
+        with self._lock:
+            self._items[content_hash] = built
+            self._items.move_to_end(content_hash)
+            while len(self._items) > self.maxsize:
+                self._items.popitem(last=False)
+        return built
+
+    def __contains__(self, content_hash: object) -> bool:
+        with self._lock:
+            return content_hash in self._items
+
+    def clear(self) -> None:
+        with self._lock:
+            self._items.clear()
+
+
+DEFAULT_CACHE = IndexCache()
+
+
+def index_for(
+    docs: Sequence[Doc], *, content_hash: str | None = None, cache: IndexCache | None = None
+) -> LexicalIndex:
+    """The cached index of ``docs``, building it on first use.
+
+    Callers that already know the revision's content hash pass it to skip hashing the text.
+    """
+    key = content_hash or docs_content_hash(docs)
+    return (cache or DEFAULT_CACHE).get_or_build(key, docs)

@@ -1,0 +1,209 @@
+"""Compiled keyword matching: one pass over a text finds every entry's primary and secondary hits.
+
+A book revision is immutable, so we compile it once and cache the result by content hash. A
+compiled book holds
+
+* one Aho-Corasick automaton over the lower-cased plain keys of case-insensitive entries and
+  one over the verbatim keys of case-sensitive entries: scanning costs one walk over the text
+  however many entries there are, and work per hit is proportional to the entries that share
+  that key, never to the size of the book;
+* one RE2 set over every regex key, which reports in one pass which patterns occur.
+
+A hit is recorded as an integer *posting code* (entry index, key index, primary/secondary
+packed together) so the hot loop only does C-level ``set.update`` calls; decoding into
+per-entry sets happens once, for the few entries that were hit.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+
+import ahocorasick
+import re2
+
+from worldbook.engine.keys import (
+    RegexKeyError,
+    compile_regex_key,
+    is_whole_word,
+    parse_regex_key,
+)
+from worldbook.engine.schema import EntryIn
+
+CACHE_SIZE = 64
+_KEY_BITS = 8  # up to 256 keys per list; the schema allows 200
+_KEY_MASK = (1 << _KEY_BITS) - 1
+
+
+def encode(entry_index: int, key_index: int, secondary: bool) -> int:
+    """Pack one (entry, key, list) posting into an int: cheap to hash and to collect in sets."""
+    return (entry_index << (_KEY_BITS + 1)) | (key_index << 1) | int(secondary)
+
+
+def decode(code: int) -> tuple[int, int, bool]:
+    return code >> (_KEY_BITS + 1), (code >> 1) & _KEY_MASK, bool(code & 1)
+
+
+def entry_of(code: int) -> int:
+    return code >> (_KEY_BITS + 1)
+
+
+@dataclass(slots=True)
+class ScanHits:
+    """Per-entry key hits: entry index -> indexes of the keys found (primary / secondary)."""
+
+    primary: dict[int, set[int]] = field(default_factory=dict)
+    secondary: dict[int, set[int]] = field(default_factory=dict)
+
+    @classmethod
+    def from_codes(cls, codes: Iterable[int]) -> ScanHits:
+        hits = cls()
+        for code in codes:
+            entry, key, secondary = decode(code)
+            target = hits.secondary if secondary else hits.primary
+            found = target.get(entry)
+            if found is None:
+                target[entry] = {key}
+            else:
+                found.add(key)
+        return hits
+
+
+class _Postings:
+    """Codes gathered for one automaton word before it is frozen into the automaton value."""
+
+    __slots__ = ("plain", "whole")
+
+    def __init__(self) -> None:
+        self.plain: list[int] = []
+        self.whole: list[int] = []
+
+
+def _build_automaton(words: dict[str, _Postings]) -> ahocorasick.Automaton | None:
+    if not words:
+        return None
+    automaton = ahocorasick.Automaton()
+    for word, postings in words.items():
+        automaton.add_word(word, (len(word), tuple(postings.plain), tuple(postings.whole)))
+    automaton.make_automaton()
+    return automaton
+
+
+class CompiledBook:
+    """Everything keyword matching needs for one book revision, built once and shared."""
+
+    def __init__(self, book_id: str, content_hash: str, entries: Sequence[EntryIn]) -> None:
+        self.book_id = book_id
+        self.content_hash = content_hash
+        self.entries: tuple[EntryIn, ...] = tuple(entries)
+        self.ids: tuple[str, ...] = tuple(
+            entry.id or f"entry-{i}" for i, entry in enumerate(self.entries)
+        )
+        self.index: dict[str, int] = {}
+        for i, entry_id in enumerate(self.ids):
+            self.index.setdefault(entry_id, i)
+        # Regex keys that failed to compile (only possible for unpublished books): never match.
+        self.invalid_regex: list[tuple[int, str]] = []
+        self.max_scan_depth_override = max(
+            (e.scan_depth for e in self.entries if e.scan_depth is not None), default=-1
+        )
+        folded: dict[str, _Postings] = {}
+        verbatim: dict[str, _Postings] = {}
+        regex_codes: dict[str, list[int]] = {}
+        for i, entry in enumerate(self.entries):
+            for secondary, keys in ((False, entry.keys), (True, entry.secondary_keys)):
+                for k, key in enumerate(keys):
+                    if not key:
+                        continue
+                    code = encode(i, k, secondary)
+                    parsed = parse_regex_key(key)
+                    if parsed is not None:
+                        try:
+                            compile_regex_key(parsed)
+                        except RegexKeyError:
+                            self.invalid_regex.append((i, key))
+                            continue
+                        regex_codes.setdefault(parsed.source, []).append(code)
+                        continue
+                    table, word = (verbatim, key) if entry.case_sensitive else (folded, key.lower())
+                    postings = table.get(word)
+                    if postings is None:
+                        postings = table[word] = _Postings()
+                    (postings.whole if entry.match_whole_words else postings.plain).append(code)
+        self._folded = _build_automaton(folded)
+        self._verbatim = _build_automaton(verbatim)
+        self._regex_codes: list[tuple[int, ...]] = []
+        self._regex_set: re2.Set | None = None
+        if regex_codes:
+            options = re2.Options()
+            options.log_errors = False
+            regex_set = re2.Set.SearchSet(options)
+            for source, codes in regex_codes.items():
+                regex_set.Add(source)
+                self._regex_codes.append(tuple(codes))
+            regex_set.Compile()
+            self._regex_set = regex_set
+
+    def __len__(self) -> int:
+        return len(self.entries)
+
+    def scan_codes(self, text: str, lowered: str | None = None) -> set[int]:
+        """Posting codes of every key occurring in ``text`` (pass ``lowered`` if you have it)."""
+        codes: set[int] = set()
+        if not text:
+            return codes
+        if self._folded is not None:
+            low = text.lower() if lowered is None else lowered
+            _collect(self._folded, low, codes)
+        if self._verbatim is not None:
+            _collect(self._verbatim, text, codes)
+        if self._regex_set is not None:
+            for pattern_index in self._regex_set.Match(text) or ():
+                codes.update(self._regex_codes[pattern_index])
+        return codes
+
+    def scan(self, text: str) -> ScanHits:
+        """Per-entry primary and secondary hits of ``text``, found in one pass."""
+        return ScanHits.from_codes(self.scan_codes(text))
+
+
+def _collect(automaton: ahocorasick.Automaton, text: str, codes: set[int]) -> None:
+    for end, (length, plain, whole) in automaton.iter(text):
+        if plain:
+            codes.update(plain)
+        if whole and is_whole_word(text, end - length + 1, end + 1):
+            codes.update(whole)
+
+
+_cache: OrderedDict[tuple[str, str], CompiledBook] = OrderedDict()
+_cache_lock = threading.Lock()
+
+
+def compile_book(book_id: str, content_hash: str, entries: Sequence[EntryIn]) -> CompiledBook:
+    """The compiled form of a revision, from an LRU cache keyed by (book id, content hash).
+
+    The caller vouches that ``content_hash`` identifies ``entries``; revisions are immutable, so
+    a hit is always current. Compilation happens outside the lock: two threads racing on the
+    same revision both compile and the second result wins, which is harmless.
+    """
+    cache_key = (book_id, content_hash)
+    with _cache_lock:
+        hit = _cache.get(cache_key)
+        if hit is not None and len(hit) == len(entries):
+            _cache.move_to_end(cache_key)
+            return hit
+    compiled = CompiledBook(book_id, content_hash, entries)
+    with _cache_lock:
+        _cache[cache_key] = compiled
+        _cache.move_to_end(cache_key)
+        while len(_cache) > CACHE_SIZE:
+            _cache.popitem(last=False)
+    return compiled
+
+
+def clear_cache() -> None:
+    """Forget every compiled book (tests and memory pressure)."""
+    with _cache_lock:
+        _cache.clear()

@@ -1,0 +1,72 @@
+"""Where selected text can go, in what order, and how the aggregate ``context`` is wrapped.
+
+The host declares which prompt regions it really has (``placement_capabilities``); an entry
+aimed at a region the host lacks must not be silently moved somewhere else, because position
+changes meaning (an author's note and the character card are read differently by the model).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from worldbook.engine.schema import POSITIONS, EntryIn
+
+POSITION_RANK: dict[str, int] = {name: rank for rank, name in enumerate(POSITIONS)}
+CONTEXT_OPEN = "<worldbook>"
+CONTEXT_CLOSE = "</worldbook>"
+
+
+def capability_for(entry: EntryIn) -> str | None:
+    """The capability an entry needs: its position, or ``outlet:NAME`` (``None`` if unnamed)."""
+    if entry.position == "outlet":
+        return f"outlet:{entry.outlet_name}" if entry.outlet_name else None
+    return entry.position
+
+
+def placeable(entry: EntryIn, capabilities: frozenset[str]) -> bool:
+    needed = capability_for(entry)
+    return needed is not None and needed in capabilities
+
+
+def block_sort_key(block: dict[str, Any]) -> tuple[int, int, int, str, str]:
+    """Assembly order: position (enum order), depth, ``order`` ascending, then stable id.
+
+    Ascending ``order`` follows SillyTavern: a higher order is inserted later, closer to the
+    text the model reads last.
+    """
+    return (
+        POSITION_RANK[block["position"]],
+        block["depth"],
+        block["order"],
+        block["book_id"],
+        block["entry_id"],
+    )
+
+
+def escape_text(text: str) -> str:
+    """Escape what would let content close or forge our wrapper tags."""
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def escape_attr(text: str) -> str:
+    return escape_text(text).replace('"', "&quot;")
+
+
+def wrap_block(block_id: str, title: str, content: str) -> str:
+    """One entry as it appears in ``context``; its token count is the entry's budget cost."""
+    return (
+        f'<worldbook_entry id="{escape_attr(block_id)}" title="{escape_attr(title)}">'
+        f"{escape_text(content)}</worldbook_entry>"
+    )
+
+
+def build_context(wrapped_blocks: Iterable[str]) -> str:
+    """The aggregate text: blocks joined by newlines inside one ``<worldbook>`` element.
+
+    No blocks gives the empty string, so an empty selection costs zero tokens.
+    """
+    parts = list(wrapped_blocks)
+    if not parts:
+        return ""
+    return CONTEXT_OPEN + "\n" + "\n".join(parts) + "\n" + CONTEXT_CLOSE

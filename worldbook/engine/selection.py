@@ -1,0 +1,376 @@
+"""Per-turn worldbook selection: the seed's five steps, executed in order.
+
+1. eligibility (:mod:`.eligibility`), 2. activation and recursion (:mod:`.activation`), then
+inclusion groups (:mod:`.groups`), 3. dependency groups and conflicts and 4. budgets
+(:mod:`.budget`), 5. blocks in assembly order (:mod:`.placement`).
+
+The function is pure: books arrive already loaded and resolved to exact revisions, hybrid
+scores and timed-effect state are injected, and the same inputs always give the same result
+(``duration_ms`` aside). Every entry of every book gets a decision (:mod:`.decisions`), so an
+operator can always answer "why was this entry not read?".
+"""
+
+from __future__ import annotations
+
+import hashlib
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import Any
+
+from console.tokens import TOKENIZER_NAME, count_tokens
+from worldbook.engine.activation import ActivationInput, Slot, activate
+from worldbook.engine.budget import (
+    BudgetInput,
+    Drop,
+    Group,
+    build_groups,
+    fit_budget,
+    resolve_conflicts,
+    trim_to_actual,
+)
+from worldbook.engine.decisions import DEPENDENCY, DecisionFacts, renderer
+from worldbook.engine.eligibility import BookVerdicts, EligibilityContext, evaluate_book
+from worldbook.engine.errors import BOOK_MISMATCH, REQUIRED_UNPLACEABLE, SelectionError
+from worldbook.engine.groups import Member, resolve_groups
+from worldbook.engine.matcher import CompiledBook, compile_book
+from worldbook.engine.placement import block_sort_key, build_context, capability_for, wrap_block
+from worldbook.engine.schema import EntryIn, SelectRequest, canonical_json
+from worldbook.engine.timed import TimedEffects, state_key
+
+__all__ = ["LoadedBook", "SelectionError", "SelectionResult", "select"]
+
+POLICY_VERSION = "wb-select/1"
+
+
+@dataclass(slots=True)
+class LoadedBook:
+    """A book revision resolved by the caller: exact revision, its content hash and entries."""
+
+    book_id: str
+    revision: int
+    content_hash: str
+    entries: list[EntryIn]
+
+
+@dataclass
+class SelectionResult:
+    """The selection response. ``decisions`` is rendered on first access (see decisions.py)."""
+
+    blocks: list[dict[str, Any]]
+    context: str
+    snapshot: dict[str, Any]
+    token_count: int
+    token_budget: int
+    tokenizer: str
+    token_scope: str
+    degraded: list[dict[str, Any]]
+    policy_version: str
+    prompt_hash: str
+    selection_fingerprint: str
+    duration_ms: float
+    timed_state: dict[str, Any]
+    # Entries activated before groups, dependencies and budgets (diagnostics and tests).
+    activated: frozenset[tuple[str, str]] = field(default_factory=frozenset, repr=False)
+    _render: Callable[[], list[dict[str, Any]]] = field(default=list, repr=False)
+    _decisions: list[dict[str, Any]] | None = field(default=None, repr=False)
+
+    @property
+    def decisions(self) -> list[dict[str, Any]]:
+        if self._decisions is None:
+            self._decisions = self._render()
+        return self._decisions
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "blocks": self.blocks,
+            "context": self.context,
+            "decisions": self.decisions,
+            "snapshot": self.snapshot,
+            "token_count": self.token_count,
+            "token_budget": self.token_budget,
+            "tokenizer": self.tokenizer,
+            "token_scope": self.token_scope,
+            "degraded": self.degraded,
+            "policy_version": self.policy_version,
+            "prompt_hash": self.prompt_hash,
+            "selection_fingerprint": self.selection_fingerprint,
+            "duration_ms": self.duration_ms,
+            "timed_state": self.timed_state,
+        }
+
+
+@lru_cache(maxsize=4096)
+def _cached_tokens(text: str) -> int:
+    return count_tokens(text)
+
+
+def _tokens(text: str) -> int:
+    # Cache small texts only: the cache keeps its keys alive, and contents can be 200k chars.
+    return _cached_tokens(text) if len(text) <= 20_000 else count_tokens(text)
+
+
+def _order_books(request: SelectRequest, books: list[LoadedBook]) -> list[LoadedBook]:
+    """The loaded books in request order; any mismatch with the request is an error."""
+    by_id = {book.book_id: book for book in books}
+    extra = sorted(set(by_id) - {ref.book_id for ref in request.books})
+    if extra:
+        raise SelectionError(
+            BOOK_MISMATCH, "loaded books that the request did not list", {"book_ids": extra}
+        )
+    ordered: list[LoadedBook] = []
+    for ref in request.books:
+        book = by_id.get(ref.book_id)
+        if book is None or (ref.revision is not None and ref.revision != book.revision):
+            raise SelectionError(
+                BOOK_MISMATCH,
+                f"book {ref.book_id} revision {ref.revision} was not loaded",
+                {"book_id": ref.book_id, "revision": ref.revision},
+            )
+        ordered.append(book)
+    return ordered
+
+
+class _Run:
+    """The state of one selection, so each step reads as a short method."""
+
+    def __init__(
+        self,
+        request: SelectRequest,
+        books: list[LoadedBook],
+        timed_state: dict[str, Any] | None,
+    ) -> None:
+        self.request = request
+        self.books = books
+        self.compiled: list[CompiledBook] = [
+            compile_book(b.book_id, b.content_hash, b.entries) for b in books
+        ]
+        self.timed = TimedEffects(
+            timed_state,
+            [b.book_id for b in books],
+            request.conversation_id,
+            request.message_index,
+        )
+        self.ctx = EligibilityContext(
+            audience=request.audience,
+            state=request.state,
+            seed=request.seed,
+            capabilities=request.capabilities,
+            template_vars={k.lower(): v for k, v in request.template_vars.items()},
+            timed=self.timed,
+        )
+        self.verdicts: list[BookVerdicts] = []
+
+    def label(self, slot: Slot) -> str:
+        return f"{self.compiled[slot[0]].book_id}:{self.compiled[slot[0]].ids[slot[1]]}"
+
+    def stable_id(self, slot: Slot) -> tuple[str, str]:
+        return (self.compiled[slot[0]].book_id, self.compiled[slot[0]].ids[slot[1]])
+
+    def block_id(self, slot: Slot) -> str:
+        book = self.books[slot[0]]
+        return f"{book.book_id}:{book.revision}:{self.compiled[slot[0]].ids[slot[1]]}"
+
+    def entry(self, slot: Slot) -> EntryIn:
+        return self.compiled[slot[0]].entries[slot[1]]
+
+    def content_of(self, slot: Slot) -> str:
+        prepared = self.verdicts[slot[0]].contents.get(slot[1])
+        return self.entry(slot).content if prepared is None else prepared
+
+    def check_eligibility(self) -> None:
+        for book in self.compiled:
+            verdicts = evaluate_book(self.ctx, book)
+            for i in verdicts.required_unplaceable:
+                entry = book.entries[i]
+                raise SelectionError(
+                    REQUIRED_UNPLACEABLE,
+                    f"required entry {book.book_id}:{book.ids[i]} needs placement "
+                    f"{capability_for(entry)!r}, which the host did not declare",
+                    {
+                        "book_id": book.book_id,
+                        "entry_id": book.ids[i],
+                        "position": entry.position,
+                        "needs": capability_for(entry),
+                        "capabilities": sorted(self.ctx.capabilities),
+                    },
+                )
+            self.verdicts.append(verdicts)
+
+    def cost(self, slot: Slot) -> int:
+        """Tokens of the wrapped block plus the newline that joins it to the next."""
+        wrapped = wrap_block(self.block_id(slot), self.entry(slot).title, self.content_of(slot))
+        return _tokens(wrapped) + 1
+
+    def blocks_for(self, slots: list[Slot], reasons: dict[Slot, str]) -> list[dict[str, Any]]:
+        blocks = []
+        for slot in slots:
+            book, entry = self.books[slot[0]], self.entry(slot)
+            block: dict[str, Any] = {
+                "id": self.block_id(slot),
+                "book_id": book.book_id,
+                "revision": book.revision,
+                "entry_id": self.compiled[slot[0]].ids[slot[1]],
+                "title": entry.title,
+                "content": self.content_of(slot),
+                "position": entry.position,
+                "depth": entry.depth,
+                "role": entry.role,
+                "order": entry.order,
+                "reason": reasons.get(slot, DEPENDENCY),
+            }
+            if entry.outlet_name is not None:
+                block["outlet_name"] = entry.outlet_name
+            blocks.append(block)
+        blocks.sort(key=block_sort_key)
+        return blocks
+
+
+def _context_of(blocks: list[dict[str, Any]]) -> str:
+    return build_context(wrap_block(b["id"], b["title"], b["content"]) for b in blocks)
+
+
+def select(
+    request: SelectRequest,
+    books: list[LoadedBook],
+    *,
+    hybrid_scores: dict[tuple[str, str], float] | None = None,
+    degraded: list[dict[str, Any]] | None = None,
+    timed_state: dict[str, Any] | None = None,
+) -> SelectionResult:
+    """Choose this turn's worldbook blocks; raises :class:`SelectionError` for required rules."""
+    started = time.perf_counter()
+    req = request
+    run = _Run(req, _order_books(req, books), timed_state)
+    notes = [dict(item) for item in (degraded or [])]
+    scores = hybrid_scores if req.strategy == "hybrid" else None
+    if req.strategy == "hybrid" and hybrid_scores is None:
+        notes.append(
+            {
+                "code": "hybrid_scores_unavailable",
+                "message": "no hybrid recall scores were supplied; used keyword rules only",
+            }
+        )
+
+    # 1. eligibility
+    run.check_eligibility()
+    reasons_by_book = [v.reasons for v in run.verdicts]
+
+    # 2. activation (+ recursion)
+    activation = activate(
+        ActivationInput(
+            books=run.compiled,
+            reasons=reasons_by_book,
+            content_of=run.content_of,
+            standing=[(b, i) for b, v in enumerate(run.verdicts) for i in v.standing],
+            sticky={(b, i) for b, v in enumerate(run.verdicts) for i in v.sticky},
+            messages=[m.content for m in req.history] + [req.query],
+            scan_depth=req.scan_depth,
+            max_rounds=req.max_recursion_rounds,
+            hybrid_scores=scores,
+            hybrid_threshold=req.hybrid_threshold,
+        )
+    )
+    active = activation.active
+
+    # Inclusion groups, between activation and dependency expansion.
+    lost = resolve_groups(
+        {
+            slot: Member(run.entry(slot), run.stable_id(slot), act.score, act.sticky)
+            for slot, act in active.items()
+            if run.entry(slot).group
+        },
+        req.seed,
+        req.use_group_scoring,
+        run.label,
+    )
+    survivors = {slot: act for slot, act in active.items() if slot not in lost}
+
+    # 3. dependency groups and conflicts, 4. budgets
+    budget = BudgetInput(
+        books=run.compiled,
+        active=survivors,
+        verdict_reasons=reasons_by_book,
+        label=run.label,
+        cost=run.cost,
+        base_cost=_tokens(build_context([""])),
+        token_budget=req.token_budget,
+        constant_ratio=req.constant_budget_ratio,
+        max_entries=req.max_entries,
+    )
+    drops: dict[Slot, Drop] = {}
+    groups = resolve_conflicts(budget, build_groups(budget, drops), drops)
+    taken = fit_budget(budget, groups, drops)
+    reasons = {slot: act.reason for slot, act in survivors.items()}
+
+    def measure(groups_taken: list[Group]) -> int:
+        slots = [s for g in groups_taken for s in g.new_members]
+        return count_tokens(_context_of(run.blocks_for(slots, reasons)))
+
+    taken = trim_to_actual(budget, taken, drops, measure)
+    selected = [slot for group in taken for slot in group.new_members]
+
+    # 5. output
+    blocks = run.blocks_for(selected, reasons)
+    context = _context_of(blocks)
+    for slot in selected:
+        book = run.compiled[slot[0]]
+        run.timed.record_activation(state_key(book.book_id, book.ids[slot[1]]), run.entry(slot))
+    snapshot = {
+        "books": [
+            {"book_id": b.book_id, "revision": b.revision, "content_hash": b.content_hash}
+            for b in run.books
+        ]
+    }
+    prompt_inputs = {
+        "request": req.model_dump(mode="json"),
+        "snapshot": snapshot,
+        "hybrid_scores": sorted([list(k), v] for k, v in (scores or {}).items()),
+        "timed_state": timed_state or {},
+    }
+    facts = DecisionFacts(
+        ctx=run.ctx,
+        books=run.compiled,
+        revisions=[b.revision for b in run.books],
+        verdicts=run.verdicts,
+        selected=set(selected),
+        active=survivors,
+        lost=lost,
+        drops=drops,
+        near=activation.near_misses,
+        required_by=_required_by(run, taken, survivors),
+    )
+    return SelectionResult(
+        blocks=blocks,
+        context=context,
+        snapshot=snapshot,
+        token_count=count_tokens(context),
+        token_budget=req.token_budget,
+        tokenizer=TOKENIZER_NAME,
+        token_scope="context",
+        degraded=notes,
+        policy_version=POLICY_VERSION,
+        prompt_hash=_sha256(canonical_json(prompt_inputs)),
+        selection_fingerprint=_sha256(canonical_json([[b["id"], b["content"]] for b in blocks])),
+        duration_ms=round((time.perf_counter() - started) * 1000, 3),
+        timed_state=run.timed.result(),
+        activated=frozenset(run.stable_id(slot) for slot in active),
+        _render=renderer(facts),
+    )
+
+
+def _required_by(
+    run: _Run, taken: list[Group], survivors: dict[Slot, Any]
+) -> dict[Slot, list[str]]:
+    """For entries selected only as dependencies: which selected roots pulled them in."""
+    result: dict[Slot, list[str]] = {}
+    for group in taken:
+        for slot in group.members[1:]:
+            if slot not in survivors:
+                result.setdefault(slot, []).append(run.label(group.root))
+    return result
+
+
+def _sha256(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
