@@ -67,7 +67,8 @@ class ApiTokenAuthentication(authentication.BaseAuthentication):
         if not header:
             return self._session(request)
         parts = header.split()
-        if len(parts) != 2 or parts[0] != self.keyword:
+        # The auth scheme is case-insensitive (RFC 9110 §11.1): "bearer" is "Bearer".
+        if len(parts) != 2 or parts[0].lower() != self.keyword.lower():
             raise exceptions.AuthenticationFailed("malformed Authorization header")
         token = authenticate_token(parts[1])
         if token is None:

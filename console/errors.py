@@ -6,6 +6,7 @@ import logging
 
 from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
 from django.core.exceptions import RequestDataTooBig, SuspiciousOperation, TooManyFilesSent
+from django.db import DataError
 from django.http import Http404, JsonResponse
 from rest_framework import exceptions, status
 from rest_framework.response import Response
@@ -86,11 +87,19 @@ def exception_handler(exc, context):
     for klass, code_status, code in _SIMPLE:
         if isinstance(exc, klass):
             headers = {}
+            # DRF puts the challenge on the exception; a 401 must carry it (RFC 9110 §11.6.1).
+            if getattr(exc, "auth_header", None):
+                headers["WWW-Authenticate"] = exc.auth_header
             if isinstance(exc, exceptions.Throttled) and exc.wait:
                 headers["Retry-After"] = str(int(exc.wait))
             return Response(error_body(code, str(exc.detail)), status=code_status, headers=headers)
     if isinstance(exc, exceptions.APIException):
         return Response(error_body("error", str(exc.detail)), status=exc.status_code)
+    if isinstance(exc, DataError):
+        # The database refused a value that validation let through (an out-of-range number,
+        # a character the column cannot store): the client's input, so a 400, not a 500.
+        logger.warning("database refused a value: %s", exc)
+        return Response(error_body("invalid_value", "a value cannot be stored"), status=400)
     if isinstance(exc, SuspiciousOperation):
         return Response(error_body("bad_request", "bad request"), status=400)
     logger.exception("unhandled API error")
@@ -98,7 +107,12 @@ def exception_handler(exc, context):
 
 
 def json_404(request, exception=None):
-    return JsonResponse(error_body("not_found", "not found"), status=404)
+    """JSON for API paths, Django's page for the console."""
+    if request.path.startswith(("/api/", "/v1/")):
+        return JsonResponse(error_body("not_found", "not found"), status=404)
+    from django.views.defaults import page_not_found
+
+    return page_not_found(request, exception)
 
 
 def json_500(request):

@@ -17,6 +17,7 @@ urlpatterns = [
     ),
     path("api/v1/", include("roleplay.api.urls")),
     path("v1/", include("worldbook.api.urls")),
+    path("console/worldbooks/", include("worldbook.urls")),
     path("", include("console.urls_console")),
     path("", include("roleplay.urls")),
 ]

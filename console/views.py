@@ -61,6 +61,12 @@ def console_view(*, read: str = Role.VIEWER, write: str = Role.OPERATOR):
     return decorate
 
 
+def posted(request):
+    """The form data of a POST, else None: an empty POST must still bind (and fail) the form,
+    which ``request.POST or None`` would not."""
+    return request.POST if request.method == "POST" else None
+
+
 @console_view()
 def dashboard(request):
     from roleplay.selectors import dashboard_stats
@@ -98,7 +104,7 @@ def token_list(request):
 def token_create(request):
     """On success the raw token is rendered once, in this response only (never redirected,
     never put in the session), and the response is marked uncacheable."""
-    form = ApiTokenForm(request.POST or None)
+    form = ApiTokenForm(posted(request))
     if request.method == "POST" and form.is_valid():
         token, raw = create_api_token(
             request.tenant, form.cleaned_data["name"], form.cleaned_data["scopes"]

@@ -2,21 +2,83 @@
 
 from __future__ import annotations
 
+import math
+
 from django.db import IntegrityError, transaction
-from rest_framework import viewsets
+from rest_framework import parsers, viewsets
+from rest_framework.exceptions import ParseError
 
 from console.errors import ApiError, not_found
 from console.scoping import scoped
+
+MAX_JSON_DEPTH = 64
+_INT64 = 2**63
+
+
+class BoundedJSONParser(parsers.JSONParser):
+    """JSON bodies with limits: nesting depth, 64-bit integers, finite numbers.
+
+    Without them a body of 100k nested brackets raised RecursionError inside the parser, a
+    ``1e400`` became ``inf`` (which PostgreSQL's jsonb refuses), and a 30-digit integer went
+    into a JSON field and then broke the (orjson) renderer: all 500s. Each is a 400 now.
+    """
+
+    def parse(self, stream, media_type=None, parser_context=None):
+        try:
+            data = super().parse(stream, media_type, parser_context)
+        except RecursionError as exc:
+            raise ParseError(f"JSON nested deeper than {MAX_JSON_DEPTH} levels") from exc
+        _check_bounds(data)
+        return data
+
+
+def _check_bounds(data) -> None:
+    stack = [(data, 1)]
+    while stack:
+        value, depth = stack.pop()
+        if isinstance(value, dict | list):
+            if depth > MAX_JSON_DEPTH:
+                raise ParseError(f"JSON nested deeper than {MAX_JSON_DEPTH} levels")
+            children = value.values() if isinstance(value, dict) else value
+            stack.extend((child, depth + 1) for child in children)
+        elif isinstance(value, bool):
+            continue
+        elif isinstance(value, int) and not -_INT64 <= value < _INT64:
+            raise ParseError("JSON integer outside the 64-bit range")
+        elif isinstance(value, float) and not math.isfinite(value):
+            raise ParseError("JSON number out of range")
 
 
 class TenantModelViewSet(viewsets.ModelViewSet):
     """CRUD over one tenant's rows; a foreign or malformed id is a 404."""
 
     model = None
+    parser_classes = [BoundedJSONParser]
+    # Bodies of these resources are small (the longest character text is ~170k characters);
+    # a bigger request is refused with 413 before it is parsed.
+    max_body_bytes = 2 * 1024 * 1024
     # No dots: ``/characters/<id>.json`` is the format suffix, not part of the id.
     lookup_value_regex = "[^/.]+"
 
+    def initial(self, request, *args, **kwargs):
+        super().initial(request, *args, **kwargs)
+        try:
+            length = int(request.META.get("CONTENT_LENGTH") or 0)
+        except ValueError:
+            length = 0
+        if length > self.max_body_bytes:
+            raise ApiError(
+                "payload_too_large",
+                f"request body is larger than {self.max_body_bytes} bytes",
+                status_code=413,
+                details={"max_bytes": self.max_body_bytes},
+            )
+
     def get_queryset(self):
+        if getattr(self, "swagger_fake_view", False):
+            # drf-spectacular builds the schema without a request tenant; an empty queryset
+            # lets it read the model's primary key type for the ``{id}`` path parameter.
+            return self.model.objects.none()
         return scoped(self.model, self.request.tenant).order_by(*self.ordering)
 
     ordering = ("-created_at",)
@@ -34,18 +96,23 @@ class TenantModelViewSet(viewsets.ModelViewSet):
                 raise not_found() from exc
             raise
 
+    # Each save runs in its own savepoint: a unique violation caught here must roll back only
+    # this statement, not poison an enclosing transaction (a view's own ``atomic`` block, or
+    # ATOMIC_REQUESTS), which would otherwise fail every later query of the request.
     def perform_create(self, serializer):
         try:
-            serializer.save(tenant=self.request.tenant)
+            with transaction.atomic():
+                serializer.save(tenant=self.request.tenant)
         except IntegrityError as exc:
-            raise ApiError(
-                "conflict", "an object with these unique fields exists", status_code=409
-            ) from exc
+            raise _unique_conflict() from exc
 
     def perform_update(self, serializer):
         try:
-            serializer.save()
+            with transaction.atomic():
+                serializer.save()
         except IntegrityError as exc:
-            raise ApiError(
-                "conflict", "an object with these unique fields exists", status_code=409
-            ) from exc
+            raise _unique_conflict() from exc
+
+
+def _unique_conflict() -> ApiError:
+    return ApiError("conflict", "an object with these unique fields exists", status_code=409)

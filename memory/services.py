@@ -16,9 +16,7 @@ UPDATE_RECENT_DEFAULT = 100
 def _next_ts(tenant, session_id: str) -> int:
     now_ms = int(time.time() * 1000)
     last = (
-        Message.objects.filter(tenant=tenant, session_id=session_id)
-        .aggregate(m=Max("ts"))
-        .get("m")
+        Message.objects.filter(tenant=tenant, session_id=session_id).aggregate(m=Max("ts")).get("m")
     )
     return max(now_ms, (last or 0) + 1)
 

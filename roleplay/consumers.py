@@ -132,9 +132,7 @@ class ConversationConsumer(AsyncWebsocketConsumer):
         )
 
     async def _broadcast(self, event: dict) -> None:
-        await self.channel_layer.group_send(
-            self.group, {"type": "stream.event", "event": event}
-        )
+        await self.channel_layer.group_send(self.group, {"type": "stream.event", "event": event})
 
     # Channel-layer handlers -------------------------------------------------------------
     async def stream_event(self, message):

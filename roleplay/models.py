@@ -34,7 +34,9 @@ class ModelConfig(TenantScopedModel):
     temperature = models.FloatField(
         default=0.8, validators=[MinValueValidator(0.0), MaxValueValidator(2.0)]
     )
-    top_p = models.FloatField(default=1.0, validators=[MinValueValidator(0.0), MaxValueValidator(1.0)])
+    top_p = models.FloatField(
+        default=1.0, validators=[MinValueValidator(0.0), MaxValueValidator(1.0)]
+    )
     timeout_ms = models.PositiveIntegerField(
         default=60000, validators=[MinValueValidator(100), MaxValueValidator(600_000)]
     )
@@ -140,6 +142,9 @@ class Turn(TenantScopedModel):
     trace = models.JSONField(default=dict, blank=True)
     started_at = models.DateTimeField(auto_now_add=True)
     finished_at = models.DateTimeField(null=True, blank=True)
+    # The generating process renews this while it works; a running turn whose lease has
+    # expired was abandoned (its process died) and no longer blocks the conversation.
+    lease_expires_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         constraints = [

@@ -15,6 +15,7 @@ import time
 import uuid
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
+from datetime import timedelta
 
 from asgiref.sync import sync_to_async
 from django.db import IntegrityError, transaction
@@ -35,6 +36,8 @@ logger = logging.getLogger(__name__)
 
 MAX_CONTENT_BYTES = 16 * 1024
 HISTORY_LIMIT = 50
+LEASE = timedelta(seconds=30)
+RENEW_EVERY = 10.0
 
 # turn id -> (conversation id, cancel event), for turns generating in this process.
 RUNNING: dict[str, tuple[str, asyncio.Event]] = {}
@@ -71,6 +74,13 @@ def group_name(conversation_id) -> str:
     return f"conv.{conversation_id}"
 
 
+def expire_abandoned(conversation: Conversation) -> int:
+    """Fail running turns of the conversation whose lease ran out (their process died)."""
+    return Turn.objects.filter(
+        conversation=conversation, status=TurnStatus.RUNNING, lease_expires_at__lt=timezone.now()
+    ).update(status=TurnStatus.FAILED, error_code="turn_abandoned", finished_at=timezone.now())
+
+
 def begin_turn(conversation: Conversation, client_message_id: str, content: str) -> TurnStart:
     """Store the user message and a running turn, or return the turn of this client id."""
     existing = Turn.objects.filter(
@@ -78,6 +88,15 @@ def begin_turn(conversation: Conversation, client_message_id: str, content: str)
     ).first()
     if existing is not None:
         return TurnStart(existing, duplicate=True)
+    try:
+        return _insert_turn(conversation, client_message_id, content)
+    except TurnInProgress:
+        if not expire_abandoned(conversation):
+            raise
+        return _insert_turn(conversation, client_message_id, content)
+
+
+def _insert_turn(conversation: Conversation, client_message_id: str, content: str) -> TurnStart:
     try:
         with transaction.atomic():
             assistant_id = uuid.uuid4()
@@ -95,6 +114,7 @@ def begin_turn(conversation: Conversation, client_message_id: str, content: str)
                 client_message_id=client_message_id,
                 user_message_id=user_message.id,
                 assistant_message_id=assistant_id,
+                lease_expires_at=timezone.now() + LEASE,
             )
             return TurnStart(turn, duplicate=False)
     except IntegrityError as exc:
@@ -204,7 +224,13 @@ async def run_turn(turn: Turn, emit: Emit, cancel: asyncio.Event) -> None:
         gateway = Gateway(turn.tenant, ctx.config, "actor", turn_id=turn.id)
         seq = 0
         result = None
+        renewed = time.monotonic()
         async for event in gateway.stream(prompt.messages, cancel=cancel):
+            if time.monotonic() - renewed > RENEW_EVERY:
+                renewed = time.monotonic()
+                await Turn.objects.filter(pk=turn.pk).aupdate(
+                    lease_expires_at=timezone.now() + LEASE
+                )
             if isinstance(event, TextDelta):
                 if not event.text:
                     continue

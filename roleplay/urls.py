@@ -1,7 +1,33 @@
 from django.urls import path
 
-from roleplay import views
+from roleplay import views, views_play
 
 urlpatterns = [
-    path("play/<uuid:conversation_id>/", views.play, name="play"),
+    path("play/<uuid:conversation_id>/", views_play.play, name="play"),
+    # Console pages of the runtime.
+    path("console/characters/", views.character_list, name="characters"),
+    path("console/characters/new/", views.character_create, name="character_create"),
+    path("console/characters/<uuid:pk>/", views.character_edit, name="character_edit"),
+    path("console/characters/<uuid:pk>/delete/", views.character_delete, name="character_delete"),
+    path("console/conversations/", views.conversation_list, name="conversations"),
+    path("console/conversations/new/", views.conversation_create, name="conversation_create"),
+    path(
+        "console/conversations/<uuid:pk>/",
+        views.conversation_detail,
+        name="conversation_detail",
+    ),
+    path("console/models/", views.model_config_list, name="model_configs"),
+    path("console/models/new/", views.model_config_create, name="model_config_create"),
+    path("console/models/<uuid:pk>/", views.model_config_edit, name="model_config_edit"),
+    path(
+        "console/models/<uuid:pk>/delete/",
+        views.model_config_delete,
+        name="model_config_delete",
+    ),
+    path(
+        "console/models/<uuid:pk>/default/",
+        views.model_config_make_default,
+        name="model_config_make_default",
+    ),
+    path("console/models/<uuid:pk>/test/", views.model_config_test, name="model_config_test"),
 ]

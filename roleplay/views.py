@@ -1,36 +1,250 @@
-"""Player chat page (console session auth); the socket protocol is in docs/websocket.md."""
+"""Console pages of the runtime: characters, conversations and model configs.
+
+Thin views: forms validate, ``roleplay.services`` writes, ``roleplay.selectors`` reads, and
+:func:`console.views.console_view` decides who may do what (viewers read, operators edit
+content, admins also manage model configs). Every object is fetched with
+``get_scoped_or_404``, so another tenant's id is a 404. The player chat page lives in
+``views_play`` and is re-exported here for existing imports.
+"""
 
 from __future__ import annotations
 
-from django.contrib.auth.decorators import login_required
-from django.shortcuts import render
+from django.contrib import messages as flash
+from django.core.paginator import Paginator
+from django.shortcuts import redirect, render
+from django.views.decorators.http import require_POST
 
-from console.scoping import get_scoped_or_404
-from memory import selectors as message_reads
-from roleplay.llm.gateway import provider_config, resolve_config
-from roleplay.models import Conversation
+from console.models import Role
+from console.scoping import get_scoped_or_404, scoped
+from console.services import console_player_external_id, ensure_console_player
+from console.views import console_view, has_role, posted
+from roleplay import selectors, services
+from roleplay.forms import CharacterForm, ModelConfigForm, NewConversationForm
+from roleplay.models import Character, Conversation, ConversationStatus, ModelConfig
+from roleplay.views_play import play  # noqa: F401  (URLconf and older imports)
+
+PAGE_SIZE = 50
 
 
-@login_required
-def play(request, conversation_id):
-    membership = getattr(request.user, "membership", None)
-    tenant = membership.tenant if membership else None
-    conversation = get_scoped_or_404(
-        Conversation.objects.select_related("character", "player", "model_config"),
-        tenant,
-        pk=conversation_id,
-    )
-    config = resolve_config(tenant, conversation=conversation, character=conversation.character)
-    messages = message_reads.get_history(tenant, conversation.session_id, 50)
+def _read_only(form) -> None:
+    """Show a form to someone who may not save it: every field disabled."""
+    for field in form.fields.values():
+        field.disabled = True
+
+
+def _confirm(request, *, title: str, message: str, cancel_url: str, warning: str = ""):
     return render(
         request,
-        "roleplay/play.html",
+        "console/confirm.html",
+        {"title": title, "message": message, "warning": warning, "cancel_url": cancel_url},
+    )
+
+
+# --- characters ------------------------------------------------------------------------
+
+
+@console_view()
+def character_list(request):
+    return render(
+        request,
+        "roleplay/characters/list.html",
+        {"characters": selectors.character_list(request.tenant)},
+    )
+
+
+@console_view(read=Role.OPERATOR)
+def character_create(request):
+    form = CharacterForm(posted(request), tenant=request.tenant)
+    if request.method == "POST" and form.is_valid():
+        character = services.create_character(request.tenant, **form.cleaned_data)
+        flash.success(request, f"Character “{character.name}” created.")
+        return redirect("character_edit", pk=character.pk)
+    return render(request, "roleplay/characters/form.html", {"form": form, "character": None})
+
+
+@console_view()
+def character_edit(request, pk):
+    character = get_scoped_or_404(Character, request.tenant, pk=pk)
+    form = CharacterForm(posted(request), instance=character, tenant=request.tenant)
+    if request.method == "POST" and form.is_valid():
+        services.update_character(character, **form.cleaned_data)
+        flash.success(request, f"Character “{character.name}” saved.")
+        return redirect("character_edit", pk=character.pk)
+    if not request.membership.can_edit():
+        _read_only(form)
+    return render(request, "roleplay/characters/form.html", {"form": form, "character": character})
+
+
+@console_view(read=Role.OPERATOR)
+def character_delete(request, pk):
+    character = get_scoped_or_404(Character, request.tenant, pk=pk)
+    if request.method == "POST":
+        gone = services.delete_character(character)
+        flash.success(request, f"Character “{character.name}” and {gone} conversation(s) deleted.")
+        return redirect("characters")
+    count = scoped(Conversation, request.tenant).filter(character=character).count()
+    return _confirm(
+        request,
+        title=f"Delete character “{character.name}”?",
+        message="The character is deleted for good.",
+        warning=f"Its {count} conversation(s) and their messages are deleted with it."
+        if count
+        else "",
+        cancel_url=f"/console/characters/{character.pk}/",
+    )
+
+
+# --- conversations ---------------------------------------------------------------------
+
+
+@console_view()
+def conversation_list(request):
+    status = request.GET.get("status") or None
+    if status not in (None, *ConversationStatus.values):
+        status = None
+    character = None
+    if request.GET.get("character"):
+        character = get_scoped_or_404(Character, request.tenant, pk=request.GET["character"])
+    rows = selectors.conversation_list(request.tenant, character=character, status=status)
+    page = Paginator(rows, PAGE_SIZE).get_page(request.GET.get("page"))
+    return render(
+        request,
+        "roleplay/conversations/list.html",
         {
-            "conversation": conversation,
-            "character": conversation.character,
-            "messages": messages,
-            "model_config": config,
-            "is_demo_model": (config.is_demo if config else provider_config(None).provider == "llama_cpp"),
-            "can_write": membership.can_edit() if membership else False,
+            "page": page,
+            "status": status,
+            "statuses": ConversationStatus.values,
+            "character": character,
         },
     )
+
+
+@console_view(read=Role.OPERATOR)
+def conversation_create(request):
+    me = f"Me ({console_player_external_id(request.user)})"
+    form = NewConversationForm(posted(request), tenant=request.tenant, me_label=me)
+    if "character" in request.GET and request.method == "GET":
+        form.initial["character"] = request.GET["character"]
+    if request.method == "POST" and form.is_valid():
+        data = form.cleaned_data
+        player = data["player"] or ensure_console_player(request.tenant, request.user)
+        conversation = services.start_conversation(
+            request.tenant,
+            character=data["character"],
+            player=player,
+            model_config=data["model_config"],
+            title=data["title"],
+        )
+        flash.success(request, "Conversation started.")
+        return redirect("conversation_detail", pk=conversation.pk)
+    return render(request, "roleplay/conversations/new.html", {"form": form})
+
+
+@console_view()
+def conversation_detail(request, pk):
+    conversation = get_scoped_or_404(
+        Conversation.objects.select_related("character", "player", "model_config"),
+        request.tenant,
+        pk=pk,
+    )
+    transcript = selectors.conversation_transcript(request.tenant, conversation)
+    return render(
+        request,
+        "roleplay/conversations/detail.html",
+        {
+            "conversation": conversation,
+            "transcript": transcript,
+            "rows": [(m, transcript.turn_of_message.get(str(m.id))) for m in transcript.messages],
+        },
+    )
+
+
+# --- model configs (admins write; everyone reads) ----------------------------------------
+
+
+@console_view()
+def model_config_list(request):
+    return render(
+        request,
+        "roleplay/model_configs/list.html",
+        {"rows": selectors.model_config_rows(request.tenant)},
+    )
+
+
+@console_view(read=Role.ADMIN, write=Role.ADMIN)
+def model_config_create(request):
+    form = ModelConfigForm(posted(request), tenant=request.tenant)
+    if request.method == "POST" and form.is_valid():
+        try:
+            config = services.create_model_config(request.tenant, **form.cleaned_data)
+        except services.DuplicateName as exc:
+            form.add_error("name", str(exc))
+        else:
+            flash.success(request, f"Model config “{config.name}” created.")
+            return redirect("model_configs")
+    return render(request, "roleplay/model_configs/form.html", {"form": form, "config": None})
+
+
+@console_view(write=Role.ADMIN)
+def model_config_edit(request, pk):
+    config = get_scoped_or_404(ModelConfig, request.tenant, pk=pk)
+    form = ModelConfigForm(posted(request), instance=config, tenant=request.tenant)
+    if request.method == "POST" and form.is_valid():
+        try:
+            services.update_model_config(config, **form.cleaned_data)
+        except services.DuplicateName as exc:
+            form.add_error("name", str(exc))
+        else:
+            flash.success(request, f"Model config “{config.name}” saved.")
+            return redirect("model_configs")
+    if not has_role(request.membership, Role.ADMIN):
+        _read_only(form)
+    return render(
+        request,
+        "roleplay/model_configs/form.html",
+        {"form": form, "config": config, "key_status": selectors.api_key_status(config)},
+    )
+
+
+@console_view(read=Role.ADMIN, write=Role.ADMIN)
+def model_config_delete(request, pk):
+    config = get_scoped_or_404(ModelConfig, request.tenant, pk=pk)
+    if request.method == "POST":
+        services.delete_model_config(config)
+        flash.success(request, f"Model config “{config.name}” deleted.")
+        return redirect("model_configs")
+    warning = (
+        "It is the tenant's default: replies will use the environment's LLM_* settings "
+        "until another config is made the default."
+        if config.is_default
+        else ""
+    )
+    return _confirm(
+        request,
+        title=f"Delete model config “{config.name}”?",
+        message="Characters and conversations that use it fall back to the tenant default.",
+        warning=warning,
+        cancel_url="/console/models/",
+    )
+
+
+@console_view(write=Role.ADMIN)
+@require_POST
+def model_config_make_default(request, pk):
+    config = get_scoped_or_404(ModelConfig, request.tenant, pk=pk)
+    services.make_default_model_config(config)
+    flash.success(request, f"“{config.name}” is now the default model config.")
+    return redirect("model_configs")
+
+
+@console_view(write=Role.OPERATOR)
+@require_POST
+def model_config_test(request, pk):
+    """One short completion; htmx swaps the result fragment into the list row, a plain
+    POST (no JavaScript) gets a full page with the same fragment."""
+    config = get_scoped_or_404(ModelConfig, request.tenant, pk=pk)
+    result = services.run_config_test(request.tenant, config)
+    context = {"config": config, "result": result}
+    if getattr(request, "htmx", False):
+        return render(request, "roleplay/model_configs/_test_result.html", context)
+    return render(request, "roleplay/model_configs/test.html", context)

@@ -7,6 +7,7 @@ from rest_framework import serializers
 from console.models import Player
 from console.scoping import scoped
 from memory.models import Message
+from roleplay.api import validators
 from roleplay.models import Character, Conversation, ModelConfig, Turn
 
 
@@ -22,6 +23,10 @@ class TenantRelatedField(serializers.PrimaryKeyRelatedField):
         super().__init__(**kwargs)
 
     def to_internal_value(self, data):
+        # An id is a JSON string or integer. Anything else is refused before the lookup:
+        # ``pk=1.5`` would otherwise be truncated by the database cast and match row 1.
+        if isinstance(data, bool) or not isinstance(data, int | str):
+            raise serializers.ValidationError("invalid id")
         try:
             return super().to_internal_value(data)
         except serializers.ValidationError:
@@ -30,8 +35,8 @@ class TenantRelatedField(serializers.PrimaryKeyRelatedField):
             raise serializers.ValidationError("invalid id") from exc
 
 
-class StrictSerializer(serializers.ModelSerializer):
-    """Rejects unknown fields instead of silently ignoring them."""
+class RejectUnknownFields:
+    """Rejects unknown fields instead of silently ignoring them (a typo is an error)."""
 
     def to_internal_value(self, data):
         if not isinstance(data, dict):
@@ -42,15 +47,36 @@ class StrictSerializer(serializers.ModelSerializer):
         return super().to_internal_value(data)
 
 
+class StrictSerializer(RejectUnknownFields, serializers.ModelSerializer):
+    pass
+
+
 class ModelConfigSerializer(StrictSerializer):
+    """How to reach a model. ``api_key_env`` names an environment variable; keys never
+    appear here (``api_key_configured`` says whether that variable is set)."""
+
     api_key_configured = serializers.SerializerMethodField()
 
     class Meta:
         model = ModelConfig
         fields = [
-            "id", "name", "provider", "model", "base_url", "api_key_env", "api_key_configured",
-            "context_limit", "max_output_tokens", "temperature", "top_p", "timeout_ms",
-            "extra", "is_default", "is_demo", "created_at", "updated_at",
+            "id",
+            "name",
+            "provider",
+            "model",
+            "base_url",
+            "api_key_env",
+            "api_key_configured",
+            "context_limit",
+            "max_output_tokens",
+            "temperature",
+            "top_p",
+            "timeout_ms",
+            "extra",
+            "is_default",
+            "is_demo",
+            "created_at",
+            "updated_at",
         ]
         read_only_fields = ["id", "is_demo", "created_at", "updated_at"]
 
@@ -60,9 +86,10 @@ class ModelConfigSerializer(StrictSerializer):
         return bool(obj.api_key_env and os.environ.get(obj.api_key_env))
 
     def validate_api_key_env(self, value: str) -> str:
-        if value and not value.replace("_", "").isalnum():
-            raise serializers.ValidationError("must be an environment variable NAME, not a key")
-        return value
+        return validators.validate_api_key_env(value)
+
+    def validate_extra(self, value) -> dict:
+        return validators.validate_extra(value)
 
     def validate(self, attrs):
         provider = attrs.get("provider", getattr(self.instance, "provider", None))
@@ -79,18 +106,28 @@ class ModelConfigSerializer(StrictSerializer):
 
 
 class CharacterSerializer(StrictSerializer):
+    """A character card; ``model_config`` is its default model (same tenant only)."""
+
     model_config = TenantRelatedField(ModelConfig, allow_null=True, required=False)
 
     class Meta:
         model = Character
         fields = [
-            "id", "name", "description", "first_message", "example_dialogues",
-            "model_config", "created_at", "updated_at",
+            "id",
+            "name",
+            "description",
+            "first_message",
+            "example_dialogues",
+            "model_config",
+            "created_at",
+            "updated_at",
         ]
         read_only_fields = ["id", "created_at", "updated_at"]
 
 
 class PlayerSerializer(StrictSerializer):
+    """An end user of chat, keyed by the integrator's own ``external_id``."""
+
     class Meta:
         model = Player
         fields = ["id", "external_id", "display_name", "persona", "created_at"]
@@ -98,6 +135,8 @@ class PlayerSerializer(StrictSerializer):
 
 
 class ConversationSerializer(StrictSerializer):
+    """A player's chat with a character; every related id must be of the caller's tenant."""
+
     player = TenantRelatedField(Player)
     character = TenantRelatedField(Character)
     model_config = TenantRelatedField(ModelConfig, allow_null=True, required=False)
@@ -105,8 +144,14 @@ class ConversationSerializer(StrictSerializer):
     class Meta:
         model = Conversation
         fields = [
-            "id", "player", "character", "model_config", "title", "status",
-            "created_at", "updated_at",
+            "id",
+            "player",
+            "character",
+            "model_config",
+            "title",
+            "status",
+            "created_at",
+            "updated_at",
         ]
         read_only_fields = ["id", "created_at", "updated_at"]
 
@@ -117,7 +162,14 @@ class MessageSerializer(serializers.ModelSerializer):
     class Meta:
         model = Message
         fields = [
-            "id", "role", "content", "kind", "status", "metadata", "timestamp", "archived",
+            "id",
+            "role",
+            "content",
+            "kind",
+            "status",
+            "metadata",
+            "timestamp",
+            "archived",
             "created_at",
         ]
 
@@ -126,16 +178,58 @@ class TurnSerializer(serializers.ModelSerializer):
     class Meta:
         model = Turn
         fields = [
-            "id", "client_message_id", "user_message_id", "assistant_message_id", "status",
-            "error_code", "usage", "trace", "started_at", "finished_at",
+            "id",
+            "client_message_id",
+            "user_message_id",
+            "assistant_message_id",
+            "status",
+            "error_code",
+            "usage",
+            "trace",
+            "started_at",
+            "finished_at",
         ]
 
 
-class TrimSerializer(serializers.Serializer):
+class TrimSerializer(RejectUnknownFields, serializers.Serializer):
+    """Archive all but the latest ``keep_recent`` messages."""
+
     keep_recent = serializers.IntegerField(min_value=0, max_value=100_000)
 
 
-class RollbackSerializer(serializers.Serializer):
+# Message timestamps are milliseconds in a BIGINT column: bound them so a huge number is a 400.
+MAX_TIMESTAMP = 2**63 - 1
+
+
+class RollbackSerializer(RejectUnknownFields, serializers.Serializer):
+    """Delete the messages stored at these timestamps (one whole turn, usually)."""
+
     timestamps = serializers.ListField(
-        child=serializers.IntegerField(min_value=0), min_length=1, max_length=10_000
+        child=serializers.IntegerField(min_value=0, max_value=MAX_TIMESTAMP),
+        min_length=1,
+        max_length=10_000,
     )
+
+
+# Response shapes of the conversation actions, so the OpenAPI schema matches what is sent
+# (these lists are not paginated, and the counts are plain objects).
+class MessageListSerializer(serializers.Serializer):
+    results = MessageSerializer(many=True)
+
+
+class TurnListSerializer(serializers.Serializer):
+    results = TurnSerializer(many=True)
+
+
+class ArchivedSerializer(serializers.Serializer):
+    archived = serializers.IntegerField()
+
+
+class DeletedSerializer(serializers.Serializer):
+    deleted = serializers.IntegerField()
+
+
+class WsTicketSerializer(serializers.Serializer):
+    ticket = serializers.CharField()
+    expires_in = serializers.IntegerField()
+    url = serializers.CharField()

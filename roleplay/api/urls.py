@@ -3,7 +3,22 @@ from rest_framework.routers import DefaultRouter
 
 from roleplay.api import views
 
-router = DefaultRouter(trailing_slash="/?")
+
+class OptionalSlashRouter(DefaultRouter):
+    """Routes that match with or without a trailing slash.
+
+    ``DefaultRouter(trailing_slash="/?")`` does not do this: DRF turns any truthy value into a
+    plain ``"/"``, so ``POST .../messages/archive`` (the documented form) fell through to
+    Django's APPEND_SLASH redirect and lost its body. Setting the attribute after init keeps
+    the regex as given.
+    """
+
+    def __init__(self):
+        super().__init__()
+        self.trailing_slash = "/?"
+
+
+router = OptionalSlashRouter()
 router.register("model-configs", views.ModelConfigViewSet, basename="modelconfig")
 router.register("characters", views.CharacterViewSet, basename="character")
 router.register("players", views.PlayerViewSet, basename="player")

@@ -61,7 +61,7 @@ class ConversationViewSet(TenantModelViewSet):
             OpenApiParameter("limit", int, description="latest N messages (default 50)"),
             OpenApiParameter("include_archived", bool),
         ],
-        responses=s.MessageSerializer(many=True),
+        responses=s.MessageListSerializer,
     )
     @action(detail=True, methods=["get"])
     def messages(self, request, pk=None):
@@ -78,7 +78,7 @@ class ConversationViewSet(TenantModelViewSet):
             rows = message_reads.get_history(request.tenant, conversation.session_id, limit)
         return Response({"results": s.MessageSerializer(rows, many=True).data})
 
-    @extend_schema(request=s.TrimSerializer, responses={200: dict})
+    @extend_schema(request=s.TrimSerializer, responses=s.ArchivedSerializer)
     @action(detail=True, methods=["post"], url_path="messages/archive")
     def archive(self, request, pk=None):
         conversation = self.get_object()
@@ -89,7 +89,7 @@ class ConversationViewSet(TenantModelViewSet):
         )
         return Response({"archived": count})
 
-    @extend_schema(request=s.RollbackSerializer, responses={200: dict})
+    @extend_schema(request=s.RollbackSerializer, responses=s.DeletedSerializer)
     @action(detail=True, methods=["post"], url_path="messages/rollback")
     def rollback(self, request, pk=None):
         conversation = self.get_object()
@@ -100,14 +100,14 @@ class ConversationViewSet(TenantModelViewSet):
         )
         return Response({"deleted": count})
 
-    @extend_schema(responses=s.TurnSerializer(many=True))
+    @extend_schema(responses=s.TurnListSerializer)
     @action(detail=True, methods=["get"])
     def turns(self, request, pk=None):
         conversation = self.get_object()
         rows = conversation.turns.order_by("-started_at")[:50]
         return Response({"results": s.TurnSerializer(rows, many=True).data})
 
-    @extend_schema(request=None, responses={201: dict})
+    @extend_schema(request=None, responses={201: s.WsTicketSerializer})
     @action(detail=True, methods=["post"], url_path="ws-ticket")
     def ws_ticket(self, request, pk=None):
         conversation = self.get_object()

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import AsyncIterator
+from contextlib import aclosing
 from dataclasses import dataclass
 
 from django.conf import settings
@@ -120,7 +121,10 @@ class Gateway:
 
     async def stream(self, messages, **kwargs) -> AsyncIterator[StreamEvent]:
         try:
-            async for event in self.client.stream(messages, **kwargs):
-                yield event
+            # aclosing: a consumer that stops early closes the stream now, so its record
+            # (e.g. "cancelled") exists before we flush.
+            async with aclosing(self.client.stream(messages, **kwargs)) as events:
+                async for event in events:
+                    yield event
         finally:
             await self._flush()

@@ -20,7 +20,9 @@ pytestmark = [pytest.mark.asyncio, pytest.mark.django_db(transaction=True)]
 
 async def connect(conversation):
     ticket, _ = await sync_to_async(issue_ticket)(conversation)
-    comm = WebsocketCommunicator(application, f"/ws/conversations/{conversation.id}/?ticket={ticket}")
+    comm = WebsocketCommunicator(
+        application, f"/ws/conversations/{conversation.id}/?ticket={ticket}"
+    )
     connected, _ = await comm.connect()
     assert connected
     return comm
@@ -161,8 +163,14 @@ async def test_model_failure_marks_partial_failed(conversation, llm):
         ("not json", "invalid_json"),
         ("[1,2]", "invalid_message"),
         (json.dumps({"type": "dance"}), "unknown_type"),
-        (json.dumps({"type": "user_message", "client_message_id": "e", "content": ""}), "empty_content"),
-        (json.dumps({"type": "user_message", "client_message_id": "e", "content": "   "}), "empty_content"),
+        (
+            json.dumps({"type": "user_message", "client_message_id": "e", "content": ""}),
+            "empty_content",
+        ),
+        (
+            json.dumps({"type": "user_message", "client_message_id": "e", "content": "   "}),
+            "empty_content",
+        ),
         (json.dumps({"type": "user_message", "content": "hi"}), "invalid_message"),
         (
             json.dumps({"type": "user_message", "client_message_id": "e", "content": "x" * 17000}),
@@ -189,13 +197,42 @@ async def test_socket_auth(conversation, other_tenant):
     connected, code = await comm.connect()
     assert not connected
     ticket, _ = await sync_to_async(issue_ticket)(conversation)
-    comm = WebsocketCommunicator(application, f"/ws/conversations/{conversation.id}/?ticket={ticket}")
+    comm = WebsocketCommunicator(
+        application, f"/ws/conversations/{conversation.id}/?ticket={ticket}"
+    )
     assert (await comm.connect())[0]
     await comm.disconnect()
     # one-time: the same ticket cannot be used twice
-    comm = WebsocketCommunicator(application, f"/ws/conversations/{conversation.id}/?ticket={ticket}")
+    comm = WebsocketCommunicator(
+        application, f"/ws/conversations/{conversation.id}/?ticket={ticket}"
+    )
     assert not (await comm.connect())[0]
     # a forged ticket fails
     comm = WebsocketCommunicator(application, f"/ws/conversations/{conversation.id}/?ticket=abc")
     assert not (await comm.connect())[0]
     await asyncio.sleep(0)
+
+
+async def test_abandoned_turn_does_not_block_the_conversation(conversation, llm):
+    """A running turn whose process died (lease expired) is failed, and chat goes on."""
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    stale = await Turn.objects.acreate(
+        tenant_id=conversation.tenant_id,
+        conversation=conversation,
+        client_message_id="ghost",
+        user_message_id="00000000-0000-0000-0000-000000000001",
+        assistant_message_id="00000000-0000-0000-0000-000000000002",
+        lease_expires_at=timezone.now() - timedelta(seconds=1),
+    )
+    comm = await connect(conversation)
+    await comm.send_to(
+        text_data=json.dumps({"type": "user_message", "client_message_id": "n1", "content": "hi"})
+    )
+    events = await receive_until(comm, "turn.completed")
+    assert events[-1]["type"] == "turn.completed"
+    await stale.arefresh_from_db()
+    assert stale.status == "failed" and stale.error_code == "turn_abandoned"
+    await comm.disconnect()

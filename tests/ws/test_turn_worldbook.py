@@ -36,7 +36,11 @@ async def test_turn_places_selected_entries(conversation, character, tenant, llm
     comm = await connect(conversation)
     await comm.send_to(
         text_data=json.dumps(
-            {"type": "user_message", "client_message_id": "w1", "content": "我把铜钥匙递给守卫 in the fog"}
+            {
+                "type": "user_message",
+                "client_message_id": "w1",
+                "content": "我把铜钥匙递给守卫 in the fog",
+            }
         )
     )
     events = await receive_until(comm, "turn.completed")

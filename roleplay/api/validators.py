@@ -1,0 +1,96 @@
+"""Boundary checks that keep credentials out of model configs sent through the API.
+
+A model config names the environment variable that holds its key (``api_key_env``); the key
+itself must never reach the database. People paste keys into the wrong field, so a value that
+looks like a key (a vendor prefix, or a long random-looking run of letters and digits) is
+rejected rather than stored, and ``extra`` may not carry credential-like keys either.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+
+from rest_framework import serializers
+
+ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,99}$")
+# Prefixes of common API key formats (OpenAI/Anthropic, Stripe, GitHub, Hugging Face, Slack,
+# AWS, Google, GitLab). Matched case-insensitively at the start of the value.
+KEY_PREFIXES = (
+    "sk-",
+    "sk_",
+    "pk_",
+    "rk_",
+    "ghp_",
+    "gho_",
+    "ghs_",
+    "github_pat_",
+    "hf_",
+    "xox",
+    "akia",
+    "asia",
+    "aiza",
+    "glpat",
+)
+# A single name segment this long that mixes letters and digits is a secret, not a word.
+_RANDOM_SEGMENT = re.compile(r"^(?=.*[A-Za-z])(?=.*[0-9])[A-Za-z0-9]{20,}$")
+SECRET_KEY_NAME = re.compile(
+    r"api[_-]?key|secret|password|authorization|bearer|access[_-]?token|auth[_-]?token", re.I
+)
+EXTRA_MAX_CHARS = 16_000
+
+
+def looks_like_key(value: str) -> bool:
+    lowered = value.lower()
+    if lowered.startswith(KEY_PREFIXES):
+        return True
+    return any(_RANDOM_SEGMENT.match(part) for part in value.split("_"))
+
+
+def validate_api_key_env(value: str) -> str:
+    value = (value or "").strip()
+    if not value:
+        return ""
+    if not ENV_NAME.match(value) or looks_like_key(value):
+        raise serializers.ValidationError(
+            "must be the NAME of an environment variable (e.g. OPENAI_API_KEY), not a key"
+        )
+    return value
+
+
+def _walk(value) -> tuple[list[str], list[str]]:
+    """Every dict key and every string value at any depth (so a nested
+    ``{"headers": {"Authorization": ...}}`` is seen)."""
+    keys: list[str] = []
+    strings: list[str] = []
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, dict):
+            keys.extend(str(k) for k in item)
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+        elif isinstance(item, str):
+            strings.append(item)
+    return keys, strings
+
+
+def validate_extra(value) -> dict:
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise serializers.ValidationError('must be a JSON object, like {"top_k": 40}')
+    if len(json.dumps(value)) > EXTRA_MAX_CHARS:
+        raise serializers.ValidationError(f"at most {EXTRA_MAX_CHARS} characters of JSON")
+    keys, strings = _walk(value)
+    # PostgreSQL's jsonb cannot store U+0000: refuse it here rather than fail on INSERT.
+    if any("\x00" in text for text in keys + strings):
+        raise serializers.ValidationError("must not contain NUL characters")
+    secret = sorted(k for k in keys if SECRET_KEY_NAME.search(k))
+    if secret:
+        raise serializers.ValidationError(
+            f"credentials do not belong here ({', '.join(secret)}): name an environment "
+            "variable in api_key_env instead"
+        )
+    return value

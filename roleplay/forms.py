@@ -1,0 +1,175 @@
+"""Console forms of the runtime: characters, model configs, new conversations.
+
+Each form takes the tenant, so every choice list (model configs, characters, players) is a
+tenant-scoped queryset: a foreign id posted by hand is "not a valid choice", never accepted.
+Model-level validators (ranges, lengths) come with the ModelForms; cross-field rules and
+tenant-unique names are checked here so they show next to the field.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+
+from django import forms
+
+from console.models import Player
+from console.scoping import scoped
+from roleplay.models import Character, ModelConfig, Provider
+
+ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+# Credentials belong in an environment variable named by api_key_env, never in ``extra``.
+SECRET_KEY_NAME = re.compile(r"api[_-]?key|secret|password|authorization|bearer", re.I)
+EXTRA_MAX_CHARS = 16_000
+
+
+def _tenant_configs(tenant):
+    return scoped(ModelConfig, tenant).order_by("name")
+
+
+class CharacterForm(forms.ModelForm):
+    model_config = forms.ModelChoiceField(
+        queryset=ModelConfig.objects.none(),
+        required=False,
+        empty_label="Tenant default",
+        label="Default model config",
+        help_text="Used by this character's conversations unless a conversation sets its own.",
+    )
+
+    class Meta:
+        model = Character
+        fields = ["name", "description", "first_message", "example_dialogues", "model_config"]
+        widgets = {
+            "description": forms.Textarea(attrs={"rows": 8}),
+            "first_message": forms.Textarea(attrs={"rows": 4}),
+            "example_dialogues": forms.Textarea(attrs={"rows": 6}),
+        }
+
+    def __init__(self, *args, tenant, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["model_config"].queryset = _tenant_configs(tenant)
+
+
+class ModelConfigForm(forms.ModelForm):
+    base_url = forms.URLField(
+        max_length=500,
+        required=False,
+        label="Base URL",
+        assume_scheme="https",
+        help_text="Required for OpenAI-compatible servers, e.g. http://127.0.0.1:8080/v1.",
+    )
+    extra = forms.JSONField(
+        required=False,
+        initial=dict,
+        widget=forms.Textarea(attrs={"rows": 4, "spellcheck": "false"}),
+        help_text="A JSON object of provider parameters sent as-is (extra_body for HTTP, "
+        "llama.cpp options locally). No credentials.",
+    )
+
+    class Meta:
+        model = ModelConfig
+        fields = [
+            "name",
+            "provider",
+            "model",
+            "base_url",
+            "api_key_env",
+            "context_limit",
+            "max_output_tokens",
+            "temperature",
+            "top_p",
+            "timeout_ms",
+            "extra",
+        ]
+        labels = {
+            "api_key_env": "API key environment variable",
+            "top_p": "top_p",
+            "timeout_ms": "Timeout (ms)",
+        }
+        help_texts = {
+            "api_key_env": "The NAME of the environment variable that holds the key "
+            "(e.g. OPENAI_API_KEY), never the key itself. Leave empty for local servers.",
+        }
+
+    def __init__(self, *args, tenant, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.tenant = tenant
+
+    def clean_name(self) -> str:
+        name = self.cleaned_data["name"]
+        taken = _tenant_configs(self.tenant).filter(name=name)
+        if self.instance.pk:
+            taken = taken.exclude(pk=self.instance.pk)
+        if taken.exists():
+            raise forms.ValidationError("A model config with this name already exists.")
+        return name
+
+    def clean_api_key_env(self) -> str:
+        value = (self.cleaned_data.get("api_key_env") or "").strip()
+        if value and not ENV_NAME.match(value):
+            raise forms.ValidationError(
+                "Must be an environment variable NAME (letters, digits, underscores), not a key."
+            )
+        return value
+
+    def clean_extra(self) -> dict:
+        value = self.cleaned_data.get("extra")
+        if value in (None, ""):
+            return {}
+        if not isinstance(value, dict):
+            raise forms.ValidationError('Must be a JSON object, like {"top_k": 40}.')
+        if len(json.dumps(value)) > EXTRA_MAX_CHARS:
+            raise forms.ValidationError(f"At most {EXTRA_MAX_CHARS} characters of JSON.")
+        secret = sorted(k for k in _all_keys(value) if SECRET_KEY_NAME.search(k))
+        if secret:
+            raise forms.ValidationError(
+                f"Credentials do not belong here ({', '.join(secret)}): name an environment "
+                "variable in the API key field instead."
+            )
+        return value
+
+    def clean(self):
+        data = super().clean()
+        if data.get("provider") == Provider.OPENAI_COMPATIBLE and not data.get("base_url"):
+            self.add_error("base_url", "Required for OpenAI-compatible servers.")
+        context_limit, max_output = data.get("context_limit"), data.get("max_output_tokens")
+        if context_limit and max_output and max_output >= context_limit:
+            self.add_error("max_output_tokens", "Must be smaller than the context limit.")
+        return data
+
+
+def _all_keys(value) -> list[str]:
+    """Every dict key at any depth, so a nested ``{"headers": {"Authorization"}}`` is seen."""
+    keys: list[str] = []
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, dict):
+            keys.extend(str(k) for k in item)
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+    return keys
+
+
+class NewConversationForm(forms.Form):
+    character = forms.ModelChoiceField(queryset=Character.objects.none())
+    player = forms.ModelChoiceField(
+        queryset=Player.objects.none(),
+        required=False,
+        help_text="Leave on “Me” to chat as yourself.",
+    )
+    model_config = forms.ModelChoiceField(
+        queryset=ModelConfig.objects.none(),
+        required=False,
+        empty_label="Character's default",
+        label="Model config",
+    )
+    title = forms.CharField(max_length=200, required=False)
+
+    def __init__(self, *args, tenant, me_label: str = "Me", **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["character"].queryset = scoped(Character, tenant).order_by("name")
+        self.fields["player"].queryset = scoped(Player, tenant).order_by("external_id")
+        self.fields["player"].empty_label = me_label
+        self.fields["model_config"].queryset = _tenant_configs(tenant)

@@ -1,0 +1,9 @@
+"""The model gateway: one small interface over every language model the platform talks to.
+
+A prompt (a list of chat messages) goes in; a ``CompletionResult`` or a stream of
+``TextDelta`` chunks ending in ``StreamDone`` comes out, with token usage recorded. Two
+providers implement it: any OpenAI-compatible HTTP server (``openai_compat``) and an
+in-process llama.cpp model (``llama_local``). ``provider.ModelClient`` adds the retry,
+cancellation and call-recording policy once, so providers stay small. Nothing here imports
+Django: the console wires a recorder that stores each ``CallRecord``.
+"""

@@ -1,0 +1,408 @@
+"""The provider interface and the one place where retry, cancellation and recording live.
+
+A ``Provider`` makes exactly one attempt at a call and translates its transport's failures
+into ``errors.ModelError``. ``ModelClient`` wraps any provider with the gateway's policy:
+up to two retries on transient failures with jittered exponential backoff (honouring
+``Retry-After`` up to a cap), a stream retried only before its first text delta, prompt
+cancellation through an ``asyncio.Event``, and exactly one ``CallRecord`` per call handed to
+an injected recorder, so the Django side can store a ``ModelCall`` row without the gateway
+knowing about Django.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import logging
+import random
+import time
+from abc import ABC, abstractmethod
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable
+from contextlib import aclosing
+from dataclasses import replace
+from typing import Any, TypeVar
+
+from console.tokens import count_messages, count_tokens
+
+from .errors import ModelBadResponse, ModelCancelled, ModelError
+from .types import (
+    CallRecord,
+    CompletionResult,
+    Outcome,
+    ProviderConfig,
+    StreamDone,
+    StreamEvent,
+    Usage,
+)
+
+logger = logging.getLogger("roleplay.llm")
+
+T = TypeVar("T")
+Recorder = Callable[[CallRecord], object]
+"""Receives each CallRecord; may be a plain function or return an awaitable."""
+Sleep = Callable[[float], Awaitable[object]]
+
+
+class Provider(ABC):
+    """One model behind one transport; makes a single attempt per call.
+
+    Implementations raise ``ModelError`` subclasses only, honour ``cancel`` promptly by
+    aborting the in-flight work and raising ``ModelCancelled``, and report one attempt.
+    """
+
+    def __init__(self, config: ProviderConfig) -> None:
+        self.config = config
+
+    @property
+    def model(self) -> str:
+        return self.config.model
+
+    @abstractmethod
+    async def complete(
+        self,
+        messages: list[dict[str, Any]],
+        *,
+        tools: list[dict[str, Any]] | None = None,
+        tool_choice: str | dict[str, Any] = "auto",
+        parallel_tool_calls: bool = True,
+        response_format: dict[str, Any] | None = None,
+        max_tokens: int | None = None,
+        temperature: float | None = None,
+        timeout: float | None = None,
+        cancel: asyncio.Event | None = None,
+    ) -> CompletionResult:
+        """Run the whole completion and return it."""
+
+    @abstractmethod
+    def stream(
+        self,
+        messages: list[dict[str, Any]],
+        *,
+        tools: list[dict[str, Any]] | None = None,
+        tool_choice: str | dict[str, Any] = "auto",
+        parallel_tool_calls: bool = True,
+        response_format: dict[str, Any] | None = None,
+        max_tokens: int | None = None,
+        temperature: float | None = None,
+        timeout: float | None = None,
+        cancel: asyncio.Event | None = None,
+    ) -> AsyncGenerator[StreamEvent, None]:
+        """Yield ``TextDelta`` pieces as they arrive, then one ``StreamDone``."""
+
+    async def aclose(self) -> None:  # noqa: B027 - optional hook, not abstract
+        """Release connections or models held by this provider (default: nothing)."""
+
+
+def build_provider(config: ProviderConfig) -> Provider:
+    """The provider for ``config``; imported lazily so unused SDKs are never loaded."""
+    if config.provider == "openai_compatible":
+        from .openai_compat import OpenAICompatProvider
+
+        return OpenAICompatProvider(config)
+    if config.provider == "llama_cpp":
+        from .llama_local import LlamaLocalProvider
+
+        return LlamaLocalProvider(config)
+    raise ValueError(f"unknown provider {config.provider!r}")
+
+
+def tool_functions(tools: list[dict[str, Any]] | None) -> list[dict[str, Any]]:
+    """The ``{"name", "description", "parameters"}`` part of each tool definition.
+
+    Accepts the OpenAI shape (``{"type": "function", "function": {...}}``) and the bare
+    function shape, so callers may write either.
+    """
+    functions: list[dict[str, Any]] = []
+    for tool in tools or []:
+        function = tool.get("function") if tool.get("type") == "function" else tool
+        if not isinstance(function, dict) or not function.get("name"):
+            raise ValueError(f"tool definition without a function name: {tool!r}")
+        functions.append(function)
+    return functions
+
+
+def openai_tools(tools: list[dict[str, Any]] | None) -> list[dict[str, Any]]:
+    """Tool definitions in the OpenAI wire shape."""
+    return [{"type": "function", "function": function} for function in tool_functions(tools)]
+
+
+# --- cancellation helpers -------------------------------------------------------------
+
+
+async def await_or_cancel(aw: Awaitable[T], cancel: asyncio.Event | None) -> T:
+    """Await ``aw`` unless ``cancel`` fires first; then abort it and raise ModelCancelled.
+
+    Aborting means cancelling the task running ``aw``: for an HTTP request this closes the
+    connection, which is how the server learns that nobody is listening any more.
+    """
+    if cancel is None:
+        return await aw
+    if cancel.is_set():
+        if inspect.iscoroutine(aw):
+            aw.close()
+        elif isinstance(aw, asyncio.Future):
+            aw.cancel()
+        raise ModelCancelled("cancelled by caller")
+    task = asyncio.ensure_future(aw)
+    waiter = asyncio.ensure_future(cancel.wait())
+    try:
+        await asyncio.wait((task, waiter), return_when=asyncio.FIRST_COMPLETED)
+    except BaseException:
+        task.cancel()
+        waiter.cancel()
+        raise
+    if task.done():
+        waiter.cancel()
+        return task.result()
+    await _abort(task)
+    raise ModelCancelled("cancelled by caller")
+
+
+async def _abort(task: asyncio.Future[Any]) -> None:
+    """Cancel ``task`` and wait until its cleanup (closing sockets) has run."""
+    task.cancel()
+    await asyncio.wait((task,))
+    if not task.cancelled():
+        task.exception()  # mark retrieved; the caller reports cancellation instead
+
+
+async def iterate_or_cancel(
+    source: AsyncIterator[T], cancel: asyncio.Event | None
+) -> AsyncIterator[T]:
+    """Iterate ``source``, racing each step against ``cancel`` (see ``await_or_cancel``)."""
+    if cancel is None:
+        async for item in source:
+            yield item
+        return
+    while True:
+        try:
+            item = await await_or_cancel(anext(source), cancel)
+        except StopAsyncIteration:
+            return
+        yield item
+
+
+# --- the gateway wrapper --------------------------------------------------------------
+
+
+class ModelClient:
+    """A provider plus the gateway's retry, cancellation and recording policy.
+
+    It has the same ``complete()``/``stream()`` signatures as a provider (plus ``purpose``),
+    so capabilities can take either. ``max_attempts`` counts the original call.
+    """
+
+    def __init__(
+        self,
+        provider: Provider,
+        *,
+        recorder: Recorder | None = None,
+        purpose: str = "",
+        max_attempts: int = 3,
+        retry_base_delay: float = 0.25,
+        retry_max_delay: float = 8.0,
+        retry_after_cap: float = 30.0,
+        sleep: Sleep = asyncio.sleep,
+        rng: random.Random | None = None,
+    ) -> None:
+        if max_attempts < 1:
+            raise ValueError("max_attempts must be at least 1")
+        self.provider = provider
+        self.recorder = recorder
+        self.purpose = purpose
+        self.max_attempts = max_attempts
+        self.retry_base_delay = retry_base_delay
+        self.retry_max_delay = retry_max_delay
+        self.retry_after_cap = retry_after_cap
+        self._sleep = sleep
+        self._rng = rng or random.Random()
+
+    @property
+    def model(self) -> str:
+        return self.provider.model
+
+    def backoff_delay(self, attempt: int, error: ModelError) -> float:
+        """Seconds to wait after failed attempt number ``attempt`` (1-based).
+
+        Exponential with "equal jitter" (half fixed, half random) so that many clients
+        failing together do not retry in lockstep; a server's ``Retry-After`` raises the
+        wait, but never beyond ``retry_after_cap``.
+        """
+        ceiling = min(self.retry_max_delay, self.retry_base_delay * (2 ** (attempt - 1)))
+        delay = ceiling / 2 + self._rng.uniform(0, ceiling / 2)
+        if error.retry_after is not None:
+            delay = max(delay, min(max(error.retry_after, 0.0), self.retry_after_cap))
+        return delay
+
+    async def complete(
+        self,
+        messages: list[dict[str, Any]],
+        *,
+        purpose: str | None = None,
+        tools: list[dict[str, Any]] | None = None,
+        tool_choice: str | dict[str, Any] = "auto",
+        parallel_tool_calls: bool = True,
+        response_format: dict[str, Any] | None = None,
+        max_tokens: int | None = None,
+        temperature: float | None = None,
+        timeout: float | None = None,
+        cancel: asyncio.Event | None = None,
+    ) -> CompletionResult:
+        """Complete with retries; records one CallRecord whatever happens."""
+        options: dict[str, Any] = dict(
+            tools=tools,
+            tool_choice=tool_choice,
+            parallel_tool_calls=parallel_tool_calls,
+            response_format=response_format,
+            max_tokens=max_tokens,
+            temperature=temperature,
+            timeout=timeout,
+            cancel=cancel,
+        )
+        call = _Call(self, purpose)
+        try:
+            while True:
+                call.attempts += 1
+                try:
+                    if cancel is not None and cancel.is_set():
+                        raise ModelCancelled("cancelled by caller")
+                    result = await self.provider.complete(messages, **options)
+                except ModelError as exc:
+                    if not self._retryable(exc, call.attempts):
+                        raise
+                    await self._pause(call.attempts, exc, cancel)
+                    continue
+                result = replace(result, attempts=call.attempts, latency_ms=call.elapsed_ms())
+                await call.record("ok", None, result.usage)
+                return result
+        except BaseException as exc:
+            await call.record_failure(exc, Usage())
+            raise
+
+    async def stream(
+        self,
+        messages: list[dict[str, Any]],
+        *,
+        purpose: str | None = None,
+        tools: list[dict[str, Any]] | None = None,
+        tool_choice: str | dict[str, Any] = "auto",
+        parallel_tool_calls: bool = True,
+        response_format: dict[str, Any] | None = None,
+        max_tokens: int | None = None,
+        temperature: float | None = None,
+        timeout: float | None = None,
+        cancel: asyncio.Event | None = None,
+    ) -> AsyncGenerator[StreamEvent, None]:
+        """Stream with retries before the first delta only; records one CallRecord.
+
+        Once text has been yielded the caller may have shown it to someone, so a later
+        failure propagates as is and the partial text is the caller's to keep or discard.
+        """
+        options: dict[str, Any] = dict(
+            tools=tools,
+            tool_choice=tool_choice,
+            parallel_tool_calls=parallel_tool_calls,
+            response_format=response_format,
+            max_tokens=max_tokens,
+            temperature=temperature,
+            timeout=timeout,
+            cancel=cancel,
+        )
+        call = _Call(self, purpose)
+        partial: list[str] = []
+        try:
+            while True:
+                call.attempts += 1
+                try:
+                    if cancel is not None and cancel.is_set():
+                        raise ModelCancelled("cancelled by caller")
+                    async with aclosing(self.provider.stream(messages, **options)) as events:
+                        async for event in events:
+                            if isinstance(event, StreamDone):
+                                result = replace(
+                                    event.result,
+                                    attempts=call.attempts,
+                                    latency_ms=call.elapsed_ms(),
+                                )
+                                await call.record("ok", None, result.usage)
+                                yield StreamDone(result)
+                                return
+                            if event.text:
+                                partial.append(event.text)
+                            yield event
+                    raise ModelBadResponse("stream ended without a final result")
+                except ModelError as exc:
+                    if partial or not self._retryable(exc, call.attempts):
+                        raise
+                    await self._pause(call.attempts, exc, cancel)
+        except BaseException as exc:
+            usage = Usage()
+            if partial:
+                usage = Usage.of(count_messages(messages), count_tokens("".join(partial)))
+            await call.record_failure(exc, usage)
+            raise
+
+    def _retryable(self, exc: ModelError, attempts: int) -> bool:
+        if not exc.retryable or attempts >= self.max_attempts:
+            return False
+        logger.warning(
+            "model call attempt %d failed with %s (%s); retrying",
+            attempts,
+            exc.code,
+            exc.message,
+            extra={"model": self.model, "error_code": exc.code},
+        )
+        return True
+
+    async def _pause(self, attempts: int, exc: ModelError, cancel: asyncio.Event | None) -> None:
+        await await_or_cancel(self._sleep(self.backoff_delay(attempts, exc)), cancel)
+
+
+class _Call:
+    """Book-keeping of one gateway call, guaranteeing a single recorder invocation."""
+
+    def __init__(self, client: ModelClient, purpose: str | None) -> None:
+        self.client = client
+        self.purpose = client.purpose if purpose is None else purpose
+        self.started = time.perf_counter()
+        self.attempts = 0
+        self.recorded = False
+
+    def elapsed_ms(self) -> float:
+        return (time.perf_counter() - self.started) * 1000.0
+
+    async def record(
+        self, outcome: Outcome, error: ModelError | None, usage: Usage, message: str | None = None
+    ) -> None:
+        if self.recorded:
+            return
+        self.recorded = True
+        recorder = self.client.recorder
+        if recorder is None:
+            return
+        record = CallRecord(
+            purpose=self.purpose,
+            model=self.client.model,
+            outcome=outcome,
+            error_code=error.code if error is not None else None,
+            usage=usage,
+            latency_ms=self.elapsed_ms(),
+            attempts=max(self.attempts, 1),
+            error_message=message or (error.message if error is not None else None),
+        )
+        try:
+            outcome_value = recorder(record)
+            if inspect.isawaitable(outcome_value):
+                await outcome_value
+        except Exception:  # a broken recorder must not turn a good reply into an error
+            logger.exception("model call recorder failed")
+
+    async def record_failure(self, exc: BaseException, usage: Usage) -> None:
+        if isinstance(exc, ModelCancelled):
+            await self.record("cancelled", exc, usage)
+        elif isinstance(exc, ModelError):
+            await self.record("error", exc, usage)
+        elif isinstance(exc, asyncio.CancelledError | GeneratorExit):
+            await self.record("cancelled", ModelCancelled("task cancelled"), usage)
+        else:
+            await self.record("error", ModelError("model_error", repr(exc)), usage)

@@ -1,0 +1,523 @@
+"""A real HTTP server that speaks OpenAI chat completions with scripted replies and faults.
+
+Tests and benchmarks point the real ``openai_compat`` provider at it, so the whole client
+path (SDK, HTTP, SSE parsing, retries, cancellation) runs without a network or a model.
+It is the stdlib ``ThreadingHTTPServer`` on 127.0.0.1 in a daemon thread: one thread per
+connection, enough for ~50 concurrent streaming clients on a small machine.
+
+Replies are taken FIFO from ``enqueue()``; when the queue is empty the ``default`` reply is
+used. A ``Reply`` can stream in N chunks with delays, fail with a status (and
+``Retry-After``), send malformed JSON/SSE, cut the stream, or hang until the client leaves.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import select
+import socket
+import sys
+import threading
+import time
+import uuid
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+from console.tokens import count_messages, count_tokens
+
+_POLL = 0.02  # seconds between checks for a departed client while waiting
+
+
+@dataclass
+class Reply:
+    """One scripted answer. ``tool_calls`` items are ``{"name", "arguments", "id"?}``
+    (arguments a dict or a JSON string) or already in the OpenAI wire shape.
+
+    ``cut_after`` counts content/tool chunks sent before the connection is dropped without
+    ``[DONE]``; ``chunks=None`` streams content word by word. ``usage=None`` computes usage
+    with cl100k counts; ``usage={}`` sends none, like servers that do not report it.
+    """
+
+    content: str = ""
+    tool_calls: list[dict[str, Any]] = field(default_factory=list)
+    chunks: int | None = None
+    chunk_delay: float = 0.0
+    delay: float = 0.0
+    status: int = 200
+    error_body: dict[str, Any] | None = None
+    retry_after: float | None = None
+    malformed: bool = False
+    cut_after: int | None = None
+    hang: bool = False
+    finish_reason: str = "stop"
+    usage: dict[str, int] | None = None
+    responder: Callable[[dict[str, Any]], Reply] | None = None
+
+    @classmethod
+    def from_callable(cls, fn: Callable[[dict[str, Any]], Reply]) -> Reply:
+        """A reply decided per request by ``fn(request_json)``."""
+        return cls(responder=fn)
+
+    def resolve(self, request: dict[str, Any]) -> Reply:
+        reply = self
+        while reply.responder is not None:
+            reply = reply.responder(request)
+        return reply
+
+
+@dataclass(frozen=True)
+class RequestTiming:
+    """Server-side timing of one finished request, for benchmarks that subtract the
+    server's own share: ``first_chunk_ms`` is from the request line to the first streamed
+    content/tool chunk written (``None`` when nothing was streamed)."""
+
+    request: dict[str, Any]
+    total_ms: float
+    first_chunk_ms: float | None
+    abandoned: bool
+
+
+def split_content(content: str, chunks: int | None) -> list[str]:
+    """Pieces that concatenate back to ``content``: words, or ``chunks`` near-equal parts."""
+    if not content:
+        return []
+    if chunks is None:
+        return re.findall(r"\s*\S+|\s+$", content)
+    count = max(1, min(chunks, len(content)))
+    size, extra = divmod(len(content), count)
+    pieces, start = [], 0
+    for index in range(count):
+        end = start + size + (1 if index < extra else 0)
+        pieces.append(content[start:end])
+        start = end
+    return pieces
+
+
+def _wire_tool_calls(tool_calls: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    wire = []
+    for index, call in enumerate(tool_calls):
+        function = call.get("function", call)
+        arguments = function.get("arguments", {})
+        if not isinstance(arguments, str):
+            arguments = json.dumps(arguments)
+        wire.append(
+            {
+                "id": call.get("id") or f"call_{index}_{uuid.uuid4().hex[:8]}",
+                "type": "function",
+                "function": {"name": function["name"], "arguments": arguments},
+            }
+        )
+    return wire
+
+
+class ScriptedOpenAIServer:
+    """The server; use as a context manager or call ``start()``/``stop()``."""
+
+    def __init__(self, default: Reply | None = None, model: str = "scripted-model") -> None:
+        self.default = default or Reply(content="OK")
+        self.model = model
+        self._queue: deque[Reply] = deque()
+        self._lock = threading.Lock()
+        self._requests: list[dict[str, Any]] = []
+        self._timings: list[float] = []
+        self._request_timings: list[RequestTiming] = []
+        self._disconnects = 0
+        self._changed = threading.Condition(self._lock)
+        self._stopping = threading.Event()
+        self._httpd: _Server | None = None
+        self._thread: threading.Thread | None = None
+
+    # --- lifecycle -------------------------------------------------------------------
+
+    def start(self) -> ScriptedOpenAIServer:
+        if self._httpd is not None:
+            return self
+        self._stopping.clear()
+        self._httpd = _Server(("127.0.0.1", 0), _Handler, self)
+        self._thread = threading.Thread(
+            target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
+        )
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        httpd, self._httpd = self._httpd, None
+        if httpd is None:
+            return
+        self._stopping.set()
+        httpd.shutdown()
+        httpd.close_connections()
+        httpd.server_close()
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+
+    def __enter__(self) -> ScriptedOpenAIServer:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    @property
+    def base_url(self) -> str:
+        if self._httpd is None:
+            raise RuntimeError("server not started")
+        host, port = self._httpd.server_address[:2]
+        return f"http://{host!s}:{port}/v1"
+
+    # --- scripting and inspection ------------------------------------------------------
+
+    def enqueue(self, *replies: Reply) -> None:
+        with self._lock:
+            self._queue.extend(replies)
+
+    def clear(self) -> None:
+        """Forget queued replies and recorded requests, timings and disconnects."""
+        with self._lock:
+            self._queue.clear()
+            self._requests.clear()
+            self._timings.clear()
+            self._request_timings.clear()
+            self._disconnects = 0
+
+    @property
+    def requests(self) -> list[dict[str, Any]]:
+        """Every chat-completions request body received, in arrival order (a copy)."""
+        with self._lock:
+            return list(self._requests)
+
+    @property
+    def timings(self) -> list[float]:
+        """Server-side milliseconds per finished request (scripted delays included)."""
+        with self._lock:
+            return list(self._timings)
+
+    @property
+    def request_timings(self) -> list[RequestTiming]:
+        """Per finished request: its body, total and first-chunk server milliseconds."""
+        with self._lock:
+            return list(self._request_timings)
+
+    @property
+    def disconnects(self) -> int:
+        """Responses the client abandoned before the server finished them."""
+        with self._lock:
+            return self._disconnects
+
+    def wait_for_disconnects(self, count: int = 1, timeout: float = 5.0) -> bool:
+        """Block until ``count`` abandoned responses were seen, or ``timeout`` passes."""
+        with self._changed:
+            return self._changed.wait_for(lambda: self._disconnects >= count, timeout)
+
+    def wait_for_requests(self, count: int, timeout: float = 5.0) -> bool:
+        with self._changed:
+            return self._changed.wait_for(lambda: len(self._requests) >= count, timeout)
+
+    # --- used by the handler ----------------------------------------------------------
+
+    def _next_reply(self, request: dict[str, Any]) -> Reply:
+        with self._changed:
+            self._requests.append(request)
+            reply = self._queue.popleft() if self._queue else self.default
+            self._changed.notify_all()
+        return reply.resolve(request)
+
+    def _finished(
+        self,
+        elapsed_ms: float,
+        abandoned: bool,
+        request: dict[str, Any] | None = None,
+        first_chunk_ms: float | None = None,
+    ) -> None:
+        with self._changed:
+            self._timings.append(elapsed_ms)
+            self._request_timings.append(
+                RequestTiming(request or {}, elapsed_ms, first_chunk_ms, abandoned)
+            )
+            if abandoned:
+                self._disconnects += 1
+            self._changed.notify_all()
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+    request_queue_size = 256  # ~50 clients may connect in the same instant
+
+    def __init__(self, address: tuple[str, int], handler: type, owner: ScriptedOpenAIServer):
+        self.owner = owner
+        self._sockets: set[socket.socket] = set()
+        self._sockets_lock = threading.Lock()
+        super().__init__(address, handler)
+
+    def process_request(self, request: Any, client_address: Any) -> None:
+        with self._sockets_lock:
+            self._sockets.add(request)
+        super().process_request(request, client_address)
+
+    def shutdown_request(self, request: Any) -> None:
+        with self._sockets_lock:
+            self._sockets.discard(request)
+        super().shutdown_request(request)
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """Clients hanging up mid-response is expected here, not worth a traceback."""
+        if not isinstance(sys.exc_info()[1], OSError):
+            super().handle_error(request, client_address)
+
+    def close_connections(self) -> None:
+        """Drop keep-alive connections so their handler threads end with the server."""
+        with self._sockets_lock:
+            sockets = list(self._sockets)
+        for sock in sockets:
+            try:
+                sock.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+
+
+class _ClientGone(Exception):
+    """The client closed the connection before the response was complete."""
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"  # keep-alive, and chunked SSE so a cut is detectable
+    # Each SSE chunk is its own small write: without TCP_NODELAY, Nagle holds a chunk until
+    # the client's delayed ACK (~40 ms) for the one before, as real servers never do.
+    disable_nagle_algorithm = True
+    server: _Server
+
+    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - stdlib name
+        pass
+
+    @property
+    def owner(self) -> ScriptedOpenAIServer:
+        return self.server.owner
+
+    def do_GET(self) -> None:
+        if self.path.rstrip("/") == "/v1/models":
+            body = {
+                "object": "list",
+                "data": [{"id": self.owner.model, "object": "model", "owned_by": "scripted"}],
+            }
+            self._send_json(200, body)
+        else:
+            self._send_json(404, _error_body(404, f"no route {self.path}"))
+
+    def do_POST(self) -> None:
+        self._started = time.perf_counter()
+        self._first_chunk_ms: float | None = None
+        length = int(self.headers.get("Content-Length") or 0)
+        raw = self.rfile.read(length) if length else b""
+        if self.path.rstrip("/") != "/v1/chat/completions":
+            self._send_json(404, _error_body(404, f"no route {self.path}"))
+            return
+        try:
+            request = json.loads(raw or b"{}")
+            if not isinstance(request, dict):
+                raise ValueError("body is not a JSON object")
+        except ValueError as exc:
+            self._send_json(400, _error_body(400, f"invalid JSON body: {exc}"))
+            return
+        reply = self.owner._next_reply(request)
+        self._pending: dict[str, Any] | None = request
+        abandoned = False
+        try:
+            self._answer(request, reply)
+        except (_ClientGone, ConnectionError, TimeoutError):
+            abandoned = True
+            self.close_connection = True
+        finally:
+            self._record_timing(abandoned)
+
+    def _record_timing(self, abandoned: bool = False) -> None:
+        """Record this request's timing once, *before* its last bytes are written.
+
+        A client that has read the whole response can then rely on seeing the timing,
+        which benchmarks and tests read right after their call returns.
+        """
+        request = getattr(self, "_pending", None)
+        if request is None:
+            return
+        self._pending = None
+        elapsed_ms = (time.perf_counter() - self._started) * 1000.0
+        self.owner._finished(elapsed_ms, abandoned, request, self._first_chunk_ms)
+
+    # --- answering ----------------------------------------------------------------------
+
+    def _answer(self, request: dict[str, Any], reply: Reply) -> None:
+        if reply.hang:
+            while True:
+                self._wait(1.0)
+        self._wait(reply.delay)
+        if reply.status != 200:
+            headers = {}
+            if reply.retry_after is not None:
+                headers["Retry-After"] = f"{reply.retry_after:g}"
+            body = reply.error_body or _error_body(reply.status, "scripted failure")
+            self._send_json(reply.status, body, headers)
+            return
+        if request.get("stream"):
+            self._stream(request, reply)
+            return
+        if reply.malformed:
+            self._send_raw(200, b'{"id": "chatcmpl-broken", "choices": [', "application/json")
+            return
+        message: dict[str, Any] = {"role": "assistant", "content": reply.content or None}
+        calls = _wire_tool_calls(reply.tool_calls)
+        if calls:
+            message["tool_calls"] = calls
+        body = _envelope(self.owner.model, "chat.completion")
+        body["choices"] = [{"index": 0, "message": message, "finish_reason": _finish(reply, calls)}]
+        if reply.usage != {}:
+            body["usage"] = _usage(request, reply, calls)
+        self._send_json(200, body)
+
+    def _stream(self, request: dict[str, Any], reply: Reply) -> None:
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream")
+        self.send_header("Cache-Control", "no-cache")
+        self.send_header("Transfer-Encoding", "chunked")
+        self.end_headers()
+        base = _envelope(self.owner.model, "chat.completion.chunk")
+
+        def event(delta: dict[str, Any], finish: str | None = None) -> None:
+            chunk = dict(base, choices=[{"index": 0, "delta": delta, "finish_reason": finish}])
+            self._chunk(b"data: " + json.dumps(chunk).encode() + b"\n\n")
+
+        if reply.malformed:
+            self._chunk(b'data: {"id": "chatcmpl-broken", "choices": [\n\n')
+            self._end_chunks()
+            return
+        event({"role": "assistant", "content": ""})
+        calls = _wire_tool_calls(reply.tool_calls)
+        pieces: list[dict[str, Any]] = [
+            {"content": piece} for piece in split_content(reply.content, reply.chunks)
+        ]
+        for index, call in enumerate(calls):
+            arguments = call["function"]["arguments"]
+            head = dict(call, index=index, function={"name": call["function"]["name"]})
+            head["function"]["arguments"] = ""
+            pieces.append({"tool_calls": [head]})
+            for fragment in split_content(arguments, max(1, min(3, len(arguments)))):
+                pieces.append(
+                    {"tool_calls": [{"index": index, "function": {"arguments": fragment}}]}
+                )
+        for sent, delta in enumerate(pieces):
+            if reply.cut_after is not None and sent >= reply.cut_after:
+                self._cut()
+                return
+            if sent and reply.chunk_delay:
+                self._wait(reply.chunk_delay)
+            event(delta)
+            if self._first_chunk_ms is None:
+                self._first_chunk_ms = (time.perf_counter() - self._started) * 1000.0
+        if reply.cut_after is not None:
+            self._cut()
+            return
+        event({}, _finish(reply, calls))
+        if (request.get("stream_options") or {}).get("include_usage") and reply.usage != {}:
+            usage_chunk = dict(base, choices=[], usage=_usage(request, reply, calls))
+            self._chunk(b"data: " + json.dumps(usage_chunk).encode() + b"\n\n")
+        self._chunk(b"data: [DONE]\n\n")
+        self._end_chunks()
+
+    # --- low-level I/O ------------------------------------------------------------------
+
+    def _wait(self, seconds: float) -> None:
+        """Sleep ``seconds`` but notice at once if the client hangs up or the server stops."""
+        deadline = time.monotonic() + seconds
+        while True:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                return
+            if self.owner._stopping.is_set():
+                raise _ClientGone("server stopping")
+            readable, _, _ = select.select([self.connection], [], [], min(remaining, _POLL))
+            if readable:
+                try:
+                    peeked = self.connection.recv(1, socket.MSG_PEEK)
+                except OSError as exc:
+                    raise _ClientGone(str(exc)) from exc
+                if not peeked:
+                    raise _ClientGone("client closed the connection")
+                time.sleep(min(remaining, _POLL))  # pipelined bytes; just wait it out
+
+    def _chunk(self, data: bytes) -> None:
+        self.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
+        self.wfile.flush()
+
+    def _end_chunks(self) -> None:
+        self._record_timing()
+        self.wfile.write(b"0\r\n\r\n")
+        self.wfile.flush()
+
+    def _cut(self) -> None:
+        """Drop the connection mid-body, as a crashed upstream would."""
+        self._record_timing()
+        self.wfile.flush()
+        self.close_connection = True
+        try:
+            self.connection.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
+
+    def _send_json(self, status: int, body: Any, headers: dict[str, str] | None = None) -> None:
+        self._send_raw(status, json.dumps(body).encode(), "application/json", headers)
+
+    def _send_raw(
+        self, status: int, data: bytes, content_type: str, headers: dict[str, str] | None = None
+    ) -> None:
+        self.send_response(status)
+        self.send_header("Content-Type", content_type)
+        self.send_header("Content-Length", str(len(data)))
+        for name, value in (headers or {}).items():
+            self.send_header(name, value)
+        self.end_headers()
+        self._record_timing()
+        self.wfile.write(data)
+        self.wfile.flush()
+
+
+def _envelope(model: str, kind: str) -> dict[str, Any]:
+    return {
+        "id": f"chatcmpl-{uuid.uuid4().hex[:12]}",
+        "object": kind,
+        "created": int(time.time()),
+        "model": model,
+    }
+
+
+def _finish(reply: Reply, calls: list[dict[str, Any]]) -> str:
+    if calls and reply.finish_reason == "stop":
+        return "tool_calls"
+    return reply.finish_reason
+
+
+def _usage(request: dict[str, Any], reply: Reply, calls: list[dict[str, Any]]) -> dict[str, int]:
+    if reply.usage is not None:
+        return dict(reply.usage)
+    prompt = count_messages(request.get("messages") or [])
+    completion = count_tokens(reply.content) + sum(
+        count_tokens(c["function"]["name"]) + count_tokens(c["function"]["arguments"])
+        for c in calls
+    )
+    return {
+        "prompt_tokens": prompt,
+        "completion_tokens": completion,
+        "total_tokens": prompt + completion,
+    }
+
+
+def _error_body(status: int, message: str) -> dict[str, Any]:
+    kind = {
+        400: "invalid_request_error",
+        401: "authentication_error",
+        404: "not_found_error",
+        429: "rate_limit_error",
+    }.get(status, "server_error")
+    return {"error": {"message": message, "type": kind, "code": None, "param": None}}
+
+
+__all__ = ["Reply", "RequestTiming", "ScriptedOpenAIServer", "split_content"]

@@ -1,0 +1,119 @@
+"""Plain data passed in and out of the model gateway.
+
+Dataclasses rather than dicts so that every caller (Django services, Celery tasks, the pure
+engines) sees the same typed shapes, and so that the recorder contract is explicit.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+ProviderKind = Literal["openai_compatible", "llama_cpp"]
+Outcome = Literal["ok", "error", "cancelled"]
+
+PROVIDER_KINDS: tuple[str, ...] = ("openai_compatible", "llama_cpp")
+
+
+@dataclass(frozen=True)
+class ProviderConfig:
+    """Everything a provider needs to talk to one model; resolved by the Django side.
+
+    ``api_key`` is the secret itself (the console reads it from an environment variable
+    named in the ModelConfig); ``extra`` carries provider-specific parameters that are sent
+    as-is (``extra_body`` for HTTP, llama.cpp options such as ``n_threads`` locally).
+    """
+
+    provider: ProviderKind
+    model: str
+    base_url: str = ""
+    api_key: str | None = None
+    context_limit: int = 8192
+    max_output_tokens: int = 1024
+    temperature: float = 0.8
+    top_p: float = 1.0
+    timeout_ms: int = 60000
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if self.provider not in PROVIDER_KINDS:
+            raise ValueError(f"unknown provider {self.provider!r}; expected {PROVIDER_KINDS}")
+        if self.context_limit <= 0 or self.max_output_tokens <= 0:
+            raise ValueError("context_limit and max_output_tokens must be positive")
+        if self.timeout_ms <= 0:
+            raise ValueError("timeout_ms must be positive")
+
+    @property
+    def timeout_s(self) -> float:
+        """The default per-request timeout in seconds, the unit the SDKs take."""
+        return self.timeout_ms / 1000.0
+
+
+@dataclass(frozen=True)
+class ToolCall:
+    """One function call the model asked for; ``arguments`` is already parsed JSON."""
+
+    id: str
+    name: str
+    arguments: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class Usage:
+    """Token counts of one call, as the provider reported them (or as we counted them)."""
+
+    input_tokens: int = 0
+    output_tokens: int = 0
+    total_tokens: int = 0
+
+    @classmethod
+    def of(cls, input_tokens: int, output_tokens: int) -> Usage:
+        return cls(input_tokens, output_tokens, input_tokens + output_tokens)
+
+
+@dataclass(frozen=True)
+class CompletionResult:
+    """A finished completion: text and/or tool calls, with usage and timing.
+
+    ``attempts`` and ``latency_ms`` describe the whole gateway call (retries and backoff
+    included) once ``ModelClient`` returns it; a bare provider reports one attempt.
+    """
+
+    content: str
+    tool_calls: list[ToolCall]
+    usage: Usage
+    model: str
+    finish_reason: str
+    latency_ms: float
+    attempts: int = 1
+
+
+@dataclass(frozen=True)
+class TextDelta:
+    """A piece of streamed reply text, in order; the pieces concatenate to the content."""
+
+    text: str
+
+
+@dataclass(frozen=True)
+class StreamDone:
+    """The last event of a successful stream, carrying the assembled result."""
+
+    result: CompletionResult
+
+
+StreamEvent = TextDelta | StreamDone
+
+
+@dataclass(frozen=True)
+class CallRecord:
+    """What the recorder receives exactly once per gateway call, whatever its outcome."""
+
+    purpose: str
+    model: str
+    outcome: Outcome
+    error_code: str | None
+    usage: Usage
+    latency_ms: float
+    attempts: int
+    error_message: str | None = None

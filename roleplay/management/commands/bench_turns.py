@@ -1,0 +1,146 @@
+"""``manage.py bench_turns``: N concurrent WebSocket players against a live daphne.
+
+The scripted model server (in this process) answers every turn instantly with the fixed
+200-token reply in 20 chunks; the app runs in a daphne child on this process's database and
+Redis, as in production. Per turn it measures the time from sending ``user_message`` to the
+first ``delta`` minus the model server's own time to its first chunk (the harness overhead),
+the whole turn, and checks every delta arrived once, in order, and reassembles the reply.
+The baseline runs the same players straight against the model server with the ``openai``
+SDK, so ``ratio`` says what the harness costs on this machine. A throwaway ``bench-*``
+tenant holds the run's data and is deleted at the end. All traffic stays on 127.0.0.1.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import uuid
+from collections.abc import Callable, Sequence
+from functools import partial
+from urllib.parse import quote
+
+from django.conf import settings
+from django.core.management.base import BaseCommand, CommandError
+from django.db import connection
+from django.db.migrations.executor import MigrationExecutor
+
+from console.tickets import issue_ticket
+from roleplay.bench import players as bench_players
+from roleplay.bench.live_server import database_url_for, start_daphne
+from roleplay.bench.stats import TurnSample, render_table, report, run_figures
+from roleplay.bench.tenant import create_bench_tenant, delete_bench_tenant
+from roleplay.bench.workload import REPLY_CHUNKS, REPLY_TOKENS, bench_reply, reply_text
+from roleplay.llm.scripted_server import ScriptedOpenAIServer
+
+MAX_PLAYERS = 500
+MAX_TURNS = 100
+QUIET_LOGGERS = ("httpx", "httpx2", "openai")
+
+# A player: (run_id, index, turns, samples, *, turn_timeout) -> coroutine.
+Player = Callable[..., object]
+
+
+class Command(BaseCommand):
+    help = "Benchmark streamed chat turns over WebSockets (see the module docstring)."
+
+    def add_arguments(self, parser):
+        parser.add_argument("--players", type=int, default=50)
+        parser.add_argument("--turns", type=int, default=5, help="sequential turns per player")
+        parser.add_argument("--json", action="store_true", help="print the figures as JSON")
+        parser.add_argument("--warmup", type=int, default=1, help="unmeasured warm-up players")
+        parser.add_argument("--turn-timeout", type=float, default=30.0, help="seconds")
+        parser.add_argument(
+            "--timeout", type=float, default=300.0, help="seconds for each phase's players"
+        )
+
+    def handle(self, *args, **opts):
+        players, turns, warmup = opts["players"], opts["turns"], opts["warmup"]
+        if not 1 <= players <= MAX_PLAYERS or not 1 <= turns <= MAX_TURNS or warmup < 0:
+            raise CommandError(f"--players 1..{MAX_PLAYERS}, --turns 1..{MAX_TURNS}")
+        limits = {"turn_timeout": opts["turn_timeout"], "total_timeout": opts["timeout"]}
+        for name in QUIET_LOGGERS:  # the baseline's SDK logs every request at INFO
+            logging.getLogger(name).setLevel(logging.WARNING)
+        _require_migrated()
+        database_url = database_url_for(connection.settings_dict)
+        with ScriptedOpenAIServer(default=bench_reply()) as model_server:
+            bench = create_bench_tenant(players, model_server.base_url, warmup=warmup)
+            try:
+                server = start_daphne(database_url, settings.REDIS_URL)
+                try:
+                    harness = _phase(
+                        model_server,
+                        turns,
+                        limits,
+                        measured=[_socket_player(server.ws_url, c) for c in bench.conversations],
+                        warmup=[_socket_player(server.ws_url, c) for c in bench.warmup],
+                    )
+                    if harness["errors"] or harness["warmup_errors"]:
+                        self.stderr.write(f"daphne log (tail):\n{server.log_tail()}")
+                finally:
+                    server.stop()
+                sdk = partial(bench_players.sdk_player, model_server.base_url)
+                baseline = _phase(
+                    model_server, turns, limits, measured=[sdk] * players, warmup=[sdk] * warmup
+                )
+            finally:
+                delete_bench_tenant(bench)
+        run_settings = {
+            "reply_tokens": REPLY_TOKENS,
+            "reply_chunks": REPLY_CHUNKS,
+            "warmup_players": warmup,
+            **limits,
+        }
+        data = report(players, turns, harness, baseline, run_settings)
+        self.stdout.write(json.dumps(data, indent=2) if opts["json"] else render_table(data))
+
+
+def _require_migrated() -> None:
+    """The daphne child serves this database as it is: refuse to run on a stale schema
+    rather than report every turn as an error."""
+    executor = MigrationExecutor(connection)
+    if executor.migration_plan(executor.loader.graph.leaf_nodes()):
+        raise CommandError("the database has unapplied migrations: run `manage.py migrate`")
+
+
+def _socket_player(ws_base: str, conversation) -> Player:
+    """A WebSocket player on its own conversation. The one-time ticket is signed here (no
+    database needed) and redeemed by the daphne child, which shares SECRET_KEY and Redis."""
+    ticket, _ttl = issue_ticket(conversation)
+    url = f"{ws_base}/ws/conversations/{conversation.id}/?ticket={quote(ticket)}"
+    return partial(bench_players.websocket_player, url)
+
+
+def _phase(
+    model_server, turns: int, limits: dict, *, measured: Sequence[Player], warmup: Sequence[Player]
+) -> dict:
+    """Run the warm-up players (one turn each, not measured), then every measured player at
+    once; the figures of the measured turns."""
+    run_id = uuid.uuid4().hex[:8]
+    turn_timeout, total_timeout = limits["turn_timeout"], limits["total_timeout"]
+
+    async def run() -> tuple[list[TurnSample], list[TurnSample], float]:
+        warm: list[TurnSample] = []
+        await bench_players.run_players(
+            [p(f"{run_id}0", i, 1, warm, turn_timeout=turn_timeout) for i, p in enumerate(warmup)],
+            total_timeout=total_timeout,
+        )
+        model_server.clear()
+        samples: list[TurnSample] = []
+        wall = await bench_players.run_players(
+            [
+                p(run_id, i, turns, samples, turn_timeout=turn_timeout)
+                for i, p in enumerate(measured)
+            ],
+            total_timeout=total_timeout,
+        )
+        return warm, samples, wall
+
+    warm, samples, wall = asyncio.run(run())
+    samples = bench_players.complete_samples(samples, run_id, len(measured), turns)
+    bench_players.attach_server_timings(samples, model_server.request_timings)
+    figures = run_figures(
+        samples, expected_deltas=REPLY_CHUNKS, expected_text=reply_text(), wall_s=wall
+    )
+    figures["warmup_errors"] = sum(1 for s in warm if s.error)
+    return figures

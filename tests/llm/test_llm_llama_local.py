@@ -1,0 +1,174 @@
+"""The in-process llama.cpp provider: planning without a model, and a smoke test with the
+bundled gemma-3-270m (skipped when llama-cpp-python or the model package is missing)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+
+import pytest
+
+from roleplay.llm.errors import ModelBadRequest, ModelCancelled
+from roleplay.llm.llama_local import (
+    LlamaLocalProvider,
+    local_model_available,
+    model_cache_dir,
+)
+from roleplay.llm.provider import ModelClient, build_provider
+from roleplay.llm.types import CallRecord, ProviderConfig, StreamDone, TextDelta
+
+needs_model = pytest.mark.skipif(
+    not local_model_available(), reason="llama-cpp-python or the bundled model is not installed"
+)
+
+CONFIG = ProviderConfig(
+    provider="llama_cpp",
+    model="gemma-3-270m",
+    context_limit=2048,
+    max_output_tokens=24,
+    temperature=0.7,
+    extra={"seed": 7},
+)
+MESSAGES = [
+    {"role": "system", "content": "A quiet evening at the Copper Kettle tavern."},
+    {"role": "user", "content": "Good evening! What is on the menu tonight?"},
+    {"role": "assistant", "name": "Alice", "content": ""},
+]
+MOOD_SCHEMA = {
+    "type": "object",
+    "properties": {
+        "mood": {"type": "string", "enum": ["happy", "sad", "angry"]},
+        "intensity": {"type": "integer", "minimum": 1, "maximum": 5},
+    },
+    "required": ["mood", "intensity"],
+    "additionalProperties": False,
+}
+TOOLS = [
+    {
+        "type": "function",
+        "function": {
+            "name": "set_mood",
+            "description": "Change the character's mood.",
+            "parameters": MOOD_SCHEMA,
+        },
+    },
+    {"name": "wait", "parameters": {"type": "object", "properties": {}}},
+]
+
+
+def test_build_provider_picks_the_local_provider() -> None:
+    assert isinstance(build_provider(CONFIG), LlamaLocalProvider)
+
+
+def test_model_cache_dir_honours_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("ROLEPLAY_MODEL_CACHE", "/srv/models")
+    assert model_cache_dir() == Path("/srv/models")
+    monkeypatch.delenv("ROLEPLAY_MODEL_CACHE")
+    assert model_cache_dir() == Path.home() / ".cache" / "roleplay" / "models"
+
+
+def test_plain_plan_is_a_transcript_that_stops_at_other_speakers() -> None:
+    plan = LlamaLocalProvider(CONFIG).plan(MESSAGES, None, "auto", None)
+    assert plan.mode == "text" and plan.schema is None
+    assert plan.prompt.endswith("User: Good evening! What is on the menu tonight?\nAlice:")
+    assert "\nUser:" in plan.stop
+
+
+def test_json_schema_plan_constrains_output() -> None:
+    response_format = {"type": "json_schema", "json_schema": {"name": "m", "schema": MOOD_SCHEMA}}
+    plan = LlamaLocalProvider(CONFIG).plan(MESSAGES, None, "auto", response_format)
+    assert plan.mode == "json" and plan.schema == MOOD_SCHEMA
+    assert plan.prompt.endswith("\nAlice:")
+
+
+def test_tool_plan_offers_each_tool_with_its_arguments() -> None:
+    provider = LlamaLocalProvider(CONFIG)
+    plan = provider.plan(MESSAGES, TOOLS, "auto", None)
+    assert plan.mode == "tools"
+    assert plan.schema is not None
+    names = [alt["properties"]["name"]["const"] for alt in plan.schema["anyOf"]]
+    assert names == ["set_mood", "wait"]
+    assert plan.schema["anyOf"][0]["properties"]["arguments"] == MOOD_SCHEMA
+
+    only_wait = {"type": "function", "function": {"name": "wait"}}
+    forced = provider.plan(MESSAGES, TOOLS, only_wait, None)
+    assert forced.schema is not None and len(forced.schema["anyOf"]) == 1
+    assert provider.plan(MESSAGES, TOOLS, "none", None).mode == "text"
+    with pytest.raises(ModelBadRequest):
+        provider.plan(MESSAGES, TOOLS, {"type": "function", "function": {"name": "nope"}}, None)
+
+
+@needs_model
+@pytest.mark.asyncio
+async def test_short_completion_from_the_bundled_model() -> None:
+    records: list[CallRecord] = []
+    client = ModelClient(build_provider(CONFIG), recorder=records.append, purpose="smoke")
+    deltas: list[str] = []
+    done: StreamDone | None = None
+    async for event in client.stream(MESSAGES):
+        if isinstance(event, TextDelta):
+            deltas.append(event.text)
+        else:
+            done = event
+    assert done is not None
+    result = done.result
+    assert result.content.strip()
+    assert "".join(deltas) == result.content
+    assert "\nUser:" not in result.content
+    assert result.usage.input_tokens > 10
+    assert 0 < result.usage.output_tokens <= CONFIG.max_output_tokens
+    assert result.usage.total_tokens == result.usage.input_tokens + result.usage.output_tokens
+    assert [(r.outcome, r.purpose) for r in records] == [("ok", "smoke")]
+
+
+@needs_model
+@pytest.mark.asyncio
+async def test_json_schema_output_parses_and_matches() -> None:
+    response_format = {"type": "json_schema", "json_schema": {"name": "m", "schema": MOOD_SCHEMA}}
+    config = ProviderConfig(
+        provider="llama_cpp", model="gemma-3-270m", context_limit=2048, max_output_tokens=64
+    )
+    result = await build_provider(config).complete(MESSAGES, response_format=response_format)
+    data = json.loads(result.content)
+    assert set(data) == {"mood", "intensity"}
+    assert data["mood"] in {"happy", "sad", "angry"}
+    assert isinstance(data["intensity"], int)
+
+
+@needs_model
+@pytest.mark.asyncio
+async def test_tool_call_output_names_a_declared_tool() -> None:
+    config = ProviderConfig(
+        provider="llama_cpp", model="gemma-3-270m", context_limit=2048, max_output_tokens=64
+    )
+    result = await build_provider(config).complete(
+        MESSAGES, tools=TOOLS, tool_choice={"type": "function", "function": {"name": "set_mood"}}
+    )
+    assert result.finish_reason == "tool_calls"
+    [call] = result.tool_calls
+    assert call.name == "set_mood"
+    assert call.arguments["mood"] in {"happy", "sad", "angry"}
+
+
+@needs_model
+@pytest.mark.asyncio
+async def test_cancel_stops_local_generation() -> None:
+    config = ProviderConfig(
+        provider="llama_cpp", model="gemma-3-270m", context_limit=2048, max_output_tokens=400
+    )
+    provider = build_provider(config)
+    cancel = asyncio.Event()
+    seen: list[str] = []
+    with pytest.raises(ModelCancelled):
+        async for event in provider.stream(
+            [{"role": "user", "content": "Tell me a very long story about a dragon."}],
+            cancel=cancel,
+        ):
+            assert isinstance(event, TextDelta)
+            seen.append(event.text)
+            cancel.set()
+    assert len(seen) == 1
+    # the model is free again: the worker stopped between tokens and released it
+    follow_up = await asyncio.wait_for(provider.complete(MESSAGES, max_tokens=4), 120)
+    assert follow_up.usage.output_tokens <= 4

@@ -1,0 +1,308 @@
+"""The OpenAI-compatible provider against the scripted server, through the real SDK path."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterator
+
+import pytest
+
+from console.tokens import count_messages, count_tokens
+from roleplay.llm.errors import (
+    ModelAuthError,
+    ModelBadRequest,
+    ModelBadResponse,
+    ModelContentFiltered,
+    ModelRateLimited,
+    ModelServerError,
+)
+from roleplay.llm.openai_compat import OpenAICompatProvider
+from roleplay.llm.provider import ModelClient, build_provider
+from roleplay.llm.scripted_server import Reply, ScriptedOpenAIServer
+from roleplay.llm.types import CallRecord, ProviderConfig, StreamDone, TextDelta
+
+MESSAGES = [
+    {"role": "system", "content": "You are Alice, a fox in a tavern."},
+    {"role": "user", "content": "Hello there, who are you?"},
+]
+TOOLS = [
+    {
+        "type": "function",
+        "function": {
+            "name": "set_mood",
+            "description": "Change the character's mood.",
+            "parameters": {
+                "type": "object",
+                "properties": {"mood": {"type": "string"}},
+                "required": ["mood"],
+            },
+        },
+    },
+    {  # the bare function shape is accepted too
+        "name": "roll_dice",
+        "parameters": {"type": "object", "properties": {"sides": {"type": "integer"}}},
+    },
+]
+TWO_CALLS = [
+    {"id": "call_a", "name": "set_mood", "arguments": {"mood": "cheerful"}},
+    {"id": "call_b", "name": "roll_dice", "arguments": {"sides": 20}},
+]
+
+
+@pytest.fixture
+def server() -> Iterator[ScriptedOpenAIServer]:
+    with ScriptedOpenAIServer() as srv:
+        yield srv
+
+
+def make_client(
+    server: ScriptedOpenAIServer, records: list[CallRecord] | None = None, **extra: object
+) -> ModelClient:
+    config = ProviderConfig(
+        provider="openai_compatible",
+        model="scripted-model",
+        base_url=server.base_url,
+        timeout_ms=5000,
+        extra=dict(extra),
+    )
+    recorder = records.append if records is not None else None
+    return ModelClient(build_provider(config), recorder=recorder, retry_base_delay=0.001)
+
+
+async def collect(client: ModelClient, **kwargs: object) -> tuple[list[str], StreamDone]:
+    deltas: list[str] = []
+    done: StreamDone | None = None
+    async for event in client.stream(MESSAGES, **kwargs):  # type: ignore[arg-type]
+        if isinstance(event, TextDelta):
+            deltas.append(event.text)
+        else:
+            done = event
+    assert done is not None
+    return deltas, done
+
+
+def test_build_provider_picks_the_http_provider(server: ScriptedOpenAIServer) -> None:
+    config = ProviderConfig(provider="openai_compatible", model="m", base_url=server.base_url)
+    assert isinstance(build_provider(config), OpenAICompatProvider)
+
+
+@pytest.mark.asyncio
+async def test_plain_completion_returns_content_and_server_usage(
+    server: ScriptedOpenAIServer,
+) -> None:
+    server.enqueue(Reply(content="I am Alice, keeper of the Copper Kettle."))
+    records: list[CallRecord] = []
+    result = await make_client(server, records).complete(MESSAGES, purpose="actor")
+
+    assert result.content == "I am Alice, keeper of the Copper Kettle."
+    assert result.tool_calls == []
+    assert result.finish_reason == "stop"
+    assert result.attempts == 1
+    assert result.model == "scripted-model"
+    assert result.usage.input_tokens == count_messages(MESSAGES)
+    assert result.usage.output_tokens == count_tokens(result.content)
+    assert result.usage.total_tokens == result.usage.input_tokens + result.usage.output_tokens
+
+    body = server.requests[0]
+    assert body["messages"] == MESSAGES
+    assert body["model"] == "scripted-model"
+    assert body["max_tokens"] == 1024
+    assert body["temperature"] == 0.8
+    assert "stream" not in body and "tools" not in body
+    assert [(r.purpose, r.outcome, r.error_code, r.attempts) for r in records] == [
+        ("actor", "ok", None, 1)
+    ]
+    assert records[0].usage == result.usage
+
+
+@pytest.mark.asyncio
+async def test_call_overrides_and_extra_params_reach_the_server(
+    server: ScriptedOpenAIServer,
+) -> None:
+    client = make_client(server, min_p=0.05, repetition_penalty=1.1)
+    await client.complete(MESSAGES, max_tokens=77, temperature=0.2)
+    body = server.requests[0]
+    assert body["max_tokens"] == 77
+    assert body["temperature"] == 0.2
+    assert body["min_p"] == 0.05 and body["repetition_penalty"] == 1.1
+
+
+@pytest.mark.asyncio
+async def test_stream_deltas_reassemble_the_content(server: ScriptedOpenAIServer) -> None:
+    text = "The tavern door creaks open, and a cold wind follows you in."
+    server.enqueue(Reply(content=text, chunks=7))
+    deltas, done = await collect(make_client(server))
+
+    assert len(deltas) == 7
+    assert "".join(deltas) == text == done.result.content
+    assert done.result.usage.output_tokens == count_tokens(text)
+    assert done.result.usage.input_tokens == count_messages(MESSAGES)
+    body = server.requests[0]
+    assert body["stream"] is True
+    assert body["stream_options"] == {"include_usage": True}
+
+
+@pytest.mark.asyncio
+async def test_usage_is_counted_locally_when_the_server_sends_none(
+    server: ScriptedOpenAIServer,
+) -> None:
+    server.enqueue(Reply(content="no usage here", usage={}), Reply(content="nor here", usage={}))
+    client = make_client(server)
+    result = await client.complete(MESSAGES)
+    assert result.usage.input_tokens == count_messages(MESSAGES)
+    assert result.usage.output_tokens == count_tokens("no usage here")
+    _, done = await collect(client)
+    assert done.result.usage.output_tokens == count_tokens("nor here")
+
+
+@pytest.mark.asyncio
+async def test_reported_usage_is_taken_verbatim(server: ScriptedOpenAIServer) -> None:
+    usage = {"prompt_tokens": 111, "completion_tokens": 22, "total_tokens": 133}
+    server.enqueue(Reply(content="x", usage=usage), Reply(content="y", usage=usage))
+    client = make_client(server)
+    result = await client.complete(MESSAGES)
+    assert (result.usage.input_tokens, result.usage.output_tokens) == (111, 22)
+    _, done = await collect(client)
+    assert done.result.usage.total_tokens == 133
+
+
+@pytest.mark.asyncio
+async def test_parallel_tool_calls_in_json_mode(server: ScriptedOpenAIServer) -> None:
+    server.enqueue(Reply(tool_calls=TWO_CALLS))
+    result = await make_client(server).complete(MESSAGES, tools=TOOLS)
+
+    assert [(c.id, c.name, c.arguments) for c in result.tool_calls] == [
+        ("call_a", "set_mood", {"mood": "cheerful"}),
+        ("call_b", "roll_dice", {"sides": 20}),
+    ]
+    assert result.finish_reason == "tool_calls"
+    assert result.content == ""
+    body = server.requests[0]
+    assert [t["function"]["name"] for t in body["tools"]] == ["set_mood", "roll_dice"]
+    assert all(t["type"] == "function" for t in body["tools"])
+    assert body["tool_choice"] == "auto"
+    assert body["parallel_tool_calls"] is True
+
+
+@pytest.mark.asyncio
+async def test_parallel_tool_calls_are_assembled_from_stream_fragments(
+    server: ScriptedOpenAIServer,
+) -> None:
+    server.enqueue(Reply(content="Let me check.", tool_calls=TWO_CALLS))
+    deltas, done = await collect(
+        make_client(server), tools=TOOLS, tool_choice="required", parallel_tool_calls=False
+    )
+
+    assert "".join(deltas) == "Let me check."
+    calls = done.result.tool_calls
+    assert [(c.id, c.name, c.arguments) for c in calls] == [
+        ("call_a", "set_mood", {"mood": "cheerful"}),
+        ("call_b", "roll_dice", {"sides": 20}),
+    ]
+    assert done.result.finish_reason == "tool_calls"
+    body = server.requests[0]
+    assert body["tool_choice"] == "required"
+    assert body["parallel_tool_calls"] is False
+
+
+@pytest.mark.asyncio
+async def test_json_schema_response_format_is_passed_through(
+    server: ScriptedOpenAIServer,
+) -> None:
+    response_format = {
+        "type": "json_schema",
+        "json_schema": {
+            "name": "verdict",
+            "strict": True,
+            "schema": {
+                "type": "object",
+                "properties": {"ok": {"type": "boolean"}},
+                "required": ["ok"],
+                "additionalProperties": False,
+            },
+        },
+    }
+    server.enqueue(Reply(content='{"ok": true}'))
+    result = await make_client(server).complete(MESSAGES, response_format=response_format)
+    assert result.content == '{"ok": true}'
+    assert server.requests[0]["response_format"] == response_format
+
+
+@pytest.mark.asyncio
+async def test_invalid_tool_arguments_are_a_bad_response_and_retried(
+    server: ScriptedOpenAIServer,
+) -> None:
+    broken = Reply(tool_calls=[{"id": "c1", "name": "set_mood", "arguments": "{mood: oops"}])
+    server.enqueue(broken, broken, broken)
+    records: list[CallRecord] = []
+    with pytest.raises(ModelBadResponse):
+        await make_client(server, records).complete(MESSAGES, tools=TOOLS)
+    assert len(server.requests) == 3
+    assert [(r.outcome, r.error_code, r.attempts) for r in records] == [
+        ("error", "model_bad_response", 3)
+    ]
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize(
+    ("reply", "error"),
+    [
+        (Reply(status=400), ModelBadRequest),
+        (Reply(status=404), ModelBadRequest),
+        (Reply(status=401), ModelAuthError),
+        (Reply(status=403), ModelAuthError),
+        (
+            Reply(status=400, error_body={"error": {"message": "no", "code": "content_filter"}}),
+            ModelContentFiltered,
+        ),
+        (Reply(content="[redacted]", finish_reason="content_filter"), ModelContentFiltered),
+    ],
+)
+async def test_permanent_failures_are_mapped_and_not_retried(
+    server: ScriptedOpenAIServer, reply: Reply, error: type[Exception]
+) -> None:
+    server.enqueue(reply)
+    records: list[CallRecord] = []
+    with pytest.raises(error) as caught:
+        await make_client(server, records).complete(MESSAGES)
+    assert len(server.requests) == 1
+    assert records[0].outcome == "error"
+    assert records[0].error_code == caught.value.code  # type: ignore[attr-defined]
+    assert records[0].attempts == 1
+
+
+@pytest.mark.asyncio
+async def test_transient_status_codes_map_to_retryable_errors(
+    server: ScriptedOpenAIServer,
+) -> None:
+    provider = make_client(server).provider
+    server.enqueue(Reply(status=429, retry_after=7), Reply(status=503))
+    with pytest.raises(ModelRateLimited) as limited:
+        await provider.complete(MESSAGES)
+    assert limited.value.retryable and limited.value.retry_after == 7.0
+    assert limited.value.status == 429
+    with pytest.raises(ModelServerError) as failed:
+        await provider.complete(MESSAGES)
+    assert failed.value.retryable and failed.value.status == 503
+
+
+@pytest.mark.asyncio
+async def test_dynamic_replies_see_the_request(server: ScriptedOpenAIServer) -> None:
+    server.default = Reply.from_callable(
+        lambda request: Reply(content=f"you said: {request['messages'][-1]['content']}")
+    )
+    result = await make_client(server).complete([{"role": "user", "content": "ping"}])
+    assert result.content == "you said: ping"
+
+
+@pytest.mark.asyncio
+async def test_one_provider_serves_several_event_loops(server: ScriptedOpenAIServer) -> None:
+    """Celery and async_to_sync run calls on fresh loops; the HTTP pool must follow."""
+    client = make_client(server)
+    first = await client.complete(MESSAGES)
+
+    def on_another_loop() -> str:
+        return asyncio.run(client.complete(MESSAGES)).content
+
+    second = await asyncio.to_thread(on_another_loop)
+    assert first.content == second == "OK"
