@@ -1,0 +1,41 @@
+from django.contrib import admin
+
+from roleplay.models import Character, Conversation, ModelCall, ModelConfig, Turn
+
+
+@admin.register(ModelConfig)
+class ModelConfigAdmin(admin.ModelAdmin):
+    list_display = ("name", "tenant", "provider", "model", "is_default", "is_demo")
+    list_filter = ("provider", "tenant")
+
+
+@admin.register(ModelCall)
+class ModelCallAdmin(admin.ModelAdmin):
+    list_display = (
+        "purpose",
+        "model",
+        "outcome",
+        "error_code",
+        "total_tokens",
+        "latency_ms",
+        "created_at",
+    )
+    list_filter = ("outcome", "purpose")
+
+
+@admin.register(Character)
+class CharacterAdmin(admin.ModelAdmin):
+    list_display = ("name", "tenant", "updated_at")
+    search_fields = ("name",)
+
+
+@admin.register(Conversation)
+class ConversationAdmin(admin.ModelAdmin):
+    list_display = ("id", "character", "player", "status", "updated_at")
+    list_filter = ("status",)
+
+
+@admin.register(Turn)
+class TurnAdmin(admin.ModelAdmin):
+    list_display = ("id", "conversation", "status", "error_code", "started_at", "finished_at")
+    list_filter = ("status",)
