@@ -11,13 +11,13 @@ from __future__ import annotations
 from django.db import transaction
 from pgvector.django import CosineDistance
 
-from console.errors import ApiError
+from console.errors import ApiError, unprocessable
 from worldbook import indexing
 from worldbook.engine.lexical import Doc, index_for
 from worldbook.engine.schema import SelectRequest
 from worldbook.engine.selection import LoadedBook, SelectionError, select
 from worldbook.models import IndexChunk, TimedEffectState
-from worldbook.selectors import load_books
+from worldbook.selectors import canonical_book_id, load_books
 
 LEXICAL_WEIGHT = 0.5
 VECTOR_WEIGHT = 0.5
@@ -85,8 +85,23 @@ def hybrid_scores(tenant, books: list[LoadedBook], query: str):
     return scores, degraded
 
 
+def _canonical_refs(request: SelectRequest) -> SelectRequest:
+    """The request with book ids spelled as stored, so the engine matches them to the loaded
+    books (an upper-case UUID names the same book); one book listed twice is a 422."""
+    refs = [
+        ref.model_copy(update={"book_id": canonical_book_id(ref.book_id)}) for ref in request.books
+    ]
+    seen: set[str] = set()
+    for ref in refs:
+        if ref.book_id in seen:
+            raise unprocessable(f"book {ref.book_id} is listed twice", book_id=ref.book_id)
+        seen.add(ref.book_id)
+    return request.model_copy(update={"books": refs})
+
+
 def select_context(tenant, request: SelectRequest) -> dict:
     """The selection response of the seed, plus timed-effect state kept per conversation."""
+    request = _canonical_refs(request)
     books = load_books(tenant, [(ref.book_id, ref.revision) for ref in request.books])
     scores, degraded = (None, [])
     if request.strategy == "hybrid":
@@ -115,6 +130,10 @@ def select_context(tenant, request: SelectRequest) -> dict:
 
 
 def search(tenant, *, query: str, refs, mode: str, limit: int) -> dict:
+    """Ranked entries of the given exact revisions (``mode``: lexical, vector or hybrid)."""
+    refs = [(canonical_book_id(book_id), revision) for book_id, revision in refs]
+    if len({book_id for book_id, _ in refs}) != len(refs):
+        raise unprocessable("a book is listed twice")
     books = load_books(tenant, refs)
     results = []
     degraded: list[dict] = []

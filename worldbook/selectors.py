@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import uuid
 from collections import OrderedDict
 from threading import Lock
 
@@ -49,7 +50,7 @@ def load_books(tenant, refs: list[tuple[str, int | None]]) -> list[LoadedBook]:
         books[str(book.id)] = book
     out: list[LoadedBook] = []
     for book_id, revision in refs:
-        book = books.get(str(book_id))
+        book = books.get(canonical_book_id(book_id))
         if book is None:
             raise not_found(f"book {book_id} not found")
         number = book.head_revision if revision is None else revision
@@ -78,9 +79,16 @@ def load_books(tenant, refs: list[tuple[str, int | None]]) -> list[LoadedBook]:
     return out
 
 
-def _valid_uuids(ids):
-    import uuid
+def canonical_book_id(book_id) -> str:
+    """``str(uuid)`` of a book id however it is spelled (upper case, no hyphens), or the
+    input unchanged when it is not a UUID (it then matches no book)."""
+    try:
+        return str(uuid.UUID(str(book_id)))
+    except ValueError:
+        return str(book_id)
 
+
+def _valid_uuids(ids):
     valid = []
     for value in ids:
         try:

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 from django.db import IntegrityError, transaction
 from django.db.models import F
+from django.utils import timezone
 from pydantic import ValidationError
 
 from console.errors import ApiError, conflict, unprocessable
@@ -28,10 +29,53 @@ MAX_BINDINGS = 20
 _IMPORT_STATUS = {"file_too_large": 413}
 
 
+def _unstorable(text: str) -> str | None:
+    """Why PostgreSQL cannot store ``text`` (text and jsonb refuse NUL and lone surrogates)."""
+    if "\x00" in text:
+        return "contains a NUL character"
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return "contains a lone surrogate (not valid Unicode)"
+    return None
+
+
+def check_storable(value, where: str = "body") -> None:
+    """422 ``invalid_text`` naming the first string (value or key) the database would reject.
+
+    Without it such a string reaches psycopg and surfaces as a 500 after validation passed.
+    The walk is iterative so a deeply nested ``metadata`` cannot exhaust the stack.
+    """
+    stack = [(where, value)]
+    while stack:
+        path, item = stack.pop()
+        if isinstance(item, str):
+            problem = _unstorable(item)
+            if problem:
+                raise ApiError(
+                    "invalid_text", f"{path} {problem}", status_code=422, details={"path": path}
+                )
+        elif isinstance(item, dict):
+            for key, child in item.items():
+                key_text = str(key)
+                problem = _unstorable(key_text)
+                if problem:
+                    raise ApiError(
+                        "invalid_text",
+                        f"a key in {path} {problem}",
+                        status_code=422,
+                        details={"path": path},
+                    )
+                stack.append((f"{path}.{key_text}", child))
+        elif isinstance(item, list | tuple):
+            stack.extend((f"{path}.{i}", child) for i, child in enumerate(item))
+
+
 def validate_book(payload) -> BookIn:
     """A native book body, validated and publish-checked, or a 422 naming the problem."""
     if not isinstance(payload, dict):
         raise unprocessable("a book must be a JSON object")
+    check_storable(payload, "book")
     try:
         book = BookIn.model_validate(payload)
     except ValidationError as exc:
@@ -78,7 +122,11 @@ def publish_revision(tenant, book: Book, model: BookIn, expected_revision: int) 
         moved = Book.objects.filter(
             tenant=tenant, pk=book.pk, head_revision=expected_revision
         ).update(
-            head_revision=F("head_revision") + 1, name=model.name, description=model.description
+            head_revision=F("head_revision") + 1,
+            name=model.name,
+            description=model.description,
+            # update() skips auto_now; the book list is ordered by updated_at.
+            updated_at=timezone.now(),
         )
         if moved != 1:
             current = (
@@ -184,6 +232,7 @@ def put_bindings(tenant, prompt_id: str, bindings) -> list[PromptBinding]:
     """Replace every binding of ``prompt_id`` atomically (``[]`` clears them)."""
     if not prompt_id or len(prompt_id) > 200:
         raise unprocessable("prompt_id must be 1-200 characters")
+    check_storable(prompt_id, "prompt_id")
     if not isinstance(bindings, list):
         raise unprocessable("bindings must be a list")
     if len(bindings) > MAX_BINDINGS:

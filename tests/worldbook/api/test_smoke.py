@@ -21,7 +21,7 @@ GREYPORT = {
         {
             "id": "copper-key",
             "title": "铜钥匙与城门守卫",
-            "content": "铜钥匙只能开启灰港城门的侧门。守卫在放行前必须核对来访者的手令，不能仅凭钥匙放人。",
+            "content": "铜钥匙只能开启灰港城门的侧门。守卫在放行前必须核对来访者的手令，不能仅凭钥匙放人。",  # noqa: E501
             "keys": ["铜钥匙", "城门"],
             "position": "before_character",
             "audience": ["actor"],

@@ -282,7 +282,10 @@ def finish_entry(entry: dict[str, Any], reader: FieldReader, title: str) -> dict
             {"entry_id": reader.entry_id, "length": len(content), "limit": MAX_CONTENT_CHARS},
         )
     if entry.get("position") == "outlet" and not entry.get("outlet_name"):
+        # SillyTavern renders such an entry nowhere; keep it, disabled, under a placeholder
+        # outlet so the book still publishes.
         entry["enabled"] = False
+        entry["outlet_name"] = "unnamed"
         reader.lossy("outletName", "", "outlet position without an outlet name; disabled")
     needs = runtime_requirements(
         [content, *entry.get("keys", []), *entry.get("secondary_keys", [])]
