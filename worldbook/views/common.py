@@ -1,0 +1,41 @@
+"""Helpers every worldbook console page shares: scoped lookups and error rendering."""
+
+from __future__ import annotations
+
+from django.http import Http404
+
+from console.errors import ApiError
+from console.scoping import get_scoped_or_404
+from worldbook.models import Book, BookRevision
+
+
+def book_or_404(request, book_id) -> Book:
+    """The user's tenant's book; another tenant's id is a 404 like a missing one."""
+    return get_scoped_or_404(Book, request.tenant, pk=book_id)
+
+
+def revision_or_404(request, book: Book, number: int | None) -> BookRevision:
+    number = book.head_revision if number is None else number
+    row = BookRevision.objects.filter(tenant=request.tenant, book=book, revision=number).first()
+    if row is None:
+        raise Http404("no such revision")
+    return row
+
+
+def int_param(value, default: int | None = None) -> int | None:
+    """A positive integer from a query string or form, else ``default``."""
+    try:
+        number = int(str(value).strip())
+    except (TypeError, ValueError):
+        return default
+    return number if number >= 1 else default
+
+
+def error_context(exc: ApiError) -> dict:
+    """The template shape of an API error: ``{"code", "message", "details"}``."""
+    return {"code": exc.code, "message": exc.message, "details": exc.details}
+
+
+def status_for(exc: ApiError) -> int:
+    """Console pages answer with the API's 4xx status (the page itself still renders)."""
+    return exc.status_code if 400 <= exc.status_code < 500 else 400

@@ -1,0 +1,91 @@
+"""Vector index status of a revision, with a progress bar htmx polls while a build runs.
+
+"Build index" calls ``request_build`` (the index row is the lock: a running build of the same
+revision answers 409 ``index_busy``) and queues ``build_index`` only once the transaction
+that marked the row ``building`` has committed, so the worker never reads a stale row.
+"""
+
+from __future__ import annotations
+
+from django.contrib import messages as flash
+from django.db import transaction
+from django.shortcuts import redirect, render
+from django.views.decorators.http import require_POST
+
+from console.errors import ApiError
+from console.views import console_view
+from worldbook import indexing, selectors
+from worldbook.models import IndexStatus
+from worldbook.tasks import build_index
+from worldbook.views.common import book_or_404, int_param, revision_or_404
+
+ACTIVE = (IndexStatus.PENDING, IndexStatus.BUILDING)
+
+
+def _status_context(request, book, revision: int, **extra) -> dict:
+    index = selectors.latest_index(request.tenant, book, revision)
+    status = indexing.index_status(index)
+    total = status.get("chunks_total") or 0
+    done = status.get("chunks_done") or 0
+    percent = int(done * 100 / total) if total else (100 if status["status"] == "ready" else 0)
+    return {
+        "book": book,
+        "revision": revision,
+        "index": index,
+        "status": status,
+        "percent": percent,
+        "polling": status["status"] in ACTIVE,
+        "can_edit": request.membership.can_edit(),
+        **extra,
+    }
+
+
+@console_view()
+def index_page(request, book_id):
+    book = book_or_404(request, book_id)
+    revision = revision_or_404(request, book, int_param(request.GET.get("revision")))
+    context = _status_context(request, book, revision.revision)
+    return render(request, "worldbook/index.html", context)
+
+
+@console_view()
+def index_status(request, book_id):
+    """The status fragment alone (htmx polls it every second while building)."""
+    book = book_or_404(request, book_id)
+    revision = revision_or_404(request, book, int_param(request.GET.get("revision")))
+    return render(
+        request, "worldbook/_index_status.html", _status_context(request, book, revision.revision)
+    )
+
+
+@console_view()
+@require_POST
+def index_build(request, book_id):
+    book = book_or_404(request, book_id)
+    revision = revision_or_404(request, book, int_param(request.POST.get("revision")))
+    force = request.POST.get("force") in ("1", "on", "true")
+    error = None
+    notice = None
+    try:
+        index, started = indexing.request_build(
+            request.tenant, book, revision.revision, force=force
+        )
+    except ApiError as exc:
+        error = {"code": exc.code, "message": exc.message}
+    else:
+        if started:
+            index_id = index.id
+            transaction.on_commit(lambda: build_index.delay(index_id))
+            notice = f"Index build of revision {revision.revision} queued."
+        else:
+            notice = "The index of this revision is already ready (tick “rebuild” to force)."
+    if request.htmx:
+        context = _status_context(
+            request, book, revision.revision, build_error=error, notice=notice
+        )
+        return render(request, "worldbook/_index_status.html", context)
+    if error:
+        flash.error(request, f"{error['code']}: {error['message']}")
+    elif notice:
+        flash.success(request, notice)
+    return redirect(f"/console/worldbooks/{book.pk}/index/?revision={revision.revision}")
