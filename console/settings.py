@@ -142,7 +142,7 @@ REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": ["console.auth.ApiTokenAuthentication"],
     "DEFAULT_PERMISSION_CLASSES": ["console.permissions.HasTenant"],
     "DEFAULT_RENDERER_CLASSES": ["console.renderers.FastJSONRenderer"],
-    "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser"],
+    "DEFAULT_PARSER_CLASSES": ["console.parsers.BoundedJSONParser"],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "EXCEPTION_HANDLER": "console.errors.exception_handler",
     "DEFAULT_PAGINATION_CLASS": "console.pagination.Pagination",

@@ -2,14 +2,15 @@
 
 from django.contrib import admin
 from django.urls import include, path
-from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
+from drf_spectacular.views import SpectacularSwaggerView
 
 from console import health
+from console.schema import SchemaView
 
 urlpatterns = [
     path("healthz", health.healthz, name="healthz"),
     path("admin/", admin.site.urls),
-    path("api/schema/", SpectacularAPIView.as_view(permission_classes=[]), name="schema"),
+    path("api/schema/", SchemaView.as_view(permission_classes=[]), name="schema"),
     path(
         "api/docs/",
         SpectacularSwaggerView.as_view(url_name="schema", permission_classes=[]),

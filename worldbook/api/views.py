@@ -5,8 +5,7 @@ from __future__ import annotations
 from django.db import transaction
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from pydantic import ValidationError
-from rest_framework.exceptions import ParseError
-from rest_framework.parsers import JSONParser, MultiPartParser
+from rest_framework.parsers import MultiPartParser
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
@@ -22,24 +21,9 @@ from worldbook.tasks import build_index
 MAX_BODY = services.MAX_BATCH_BYTES
 
 
-class BoundedJSONParser(JSONParser):
-    """DRF's JSON parser, but JSON nested deeper than the stack is a 400, not a 500.
-
-    ``json.loads`` raises ``RecursionError`` (not ``ValueError``) on ``[[[[...`` bodies, which
-    DRF does not catch.
-    """
-
-    def parse(self, stream, media_type=None, parser_context=None):
-        try:
-            return super().parse(stream, media_type, parser_context)
-        except RecursionError as exc:
-            raise ParseError("JSON parse error - the body is nested too deeply") from exc
-
-
 class WorldbookView(APIView):
     required_scope = Scope.CONTENT
     read_scopes = (Scope.CONTENT, Scope.PLAY)
-    parser_classes = [BoundedJSONParser]
 
     def initial(self, request, *args, **kwargs):
         length = request.META.get("CONTENT_LENGTH") or "0"

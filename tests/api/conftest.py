@@ -1,0 +1,87 @@
+"""API fixtures: clients per scope, and a complete set of another tenant's objects."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pytest
+
+from memory import services as message_store
+
+
+@pytest.fixture
+def play_api(api_client_for, tenant):
+    return api_client_for(tenant, scopes=["play"])
+
+
+@pytest.fixture
+def content_api(api_client_for, tenant):
+    return api_client_for(tenant, scopes=["content"])
+
+
+@pytest.fixture
+def other_api(api_client_for, other_tenant):
+    return api_client_for(other_tenant)
+
+
+@dataclass
+class World:
+    """One tenant's full object graph, keyed the way the route table names models."""
+
+    tenant: object
+    model_config: object
+    character: object
+    player: object
+    conversation: object
+    messages: list
+
+    def object_for(self, model):
+        for obj in (self.model_config, self.character, self.player, self.conversation):
+            if isinstance(obj, model):
+                return obj
+        raise LookupError(
+            f"no {model.__name__} in the test world: add one to tests/api/conftest.py so the "
+            "isolation tests cover its routes"
+        )
+
+
+def build_world(tenant, base_url: str, label: str) -> World:
+    from console.models import Player
+    from roleplay.models import Character, Conversation, ModelConfig
+
+    config = ModelConfig.objects.create(
+        tenant=tenant,
+        name=f"{label}-config",
+        provider="openai_compatible",
+        model="scripted-model",
+        base_url=base_url,
+        api_key_env="SOME_KEY_ENV",
+        context_limit=4096,
+        max_output_tokens=256,
+    )
+    character = Character.objects.create(
+        tenant=tenant, name=f"{label}-char", first_message="Hi.", model_config=config
+    )
+    player = Player.objects.create(tenant=tenant, external_id=f"{label}-player")
+    conversation = Conversation.objects.create(
+        tenant=tenant, player=player, character=character, model_config=config
+    )
+    messages = [
+        message_store.save_message(
+            tenant, conversation.session_id, role=role, content=f"{label} {i}"
+        )
+        for i, role in enumerate(["user", "assistant", "user", "assistant"])
+    ]
+    return World(tenant, config, character, player, conversation, messages)
+
+
+@pytest.fixture
+def foreign(other_tenant, llm) -> World:
+    """Another tenant's model config, character, player, conversation and messages."""
+    return build_world(other_tenant, llm.base_url, "foreign")
+
+
+@pytest.fixture
+def own(tenant, llm) -> World:
+    """The calling tenant's own object graph (same shape as ``foreign``)."""
+    return build_world(tenant, llm.base_url, "own")
