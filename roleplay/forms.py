@@ -8,19 +8,11 @@ tenant-unique names are checked here so they show next to the field.
 
 from __future__ import annotations
 
-import json
-import re
-
 from django import forms
 
 from console.models import Player
 from console.scoping import scoped
 from roleplay.models import Character, ModelConfig, Provider
-
-ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
-# Credentials belong in an environment variable named by api_key_env, never in ``extra``.
-SECRET_KEY_NAME = re.compile(r"api[_-]?key|secret|password|authorization|bearer", re.I)
-EXTRA_MAX_CHARS = 16_000
 
 
 def _tenant_configs(tenant):
@@ -105,28 +97,11 @@ class ModelConfigForm(forms.ModelForm):
         return name
 
     def clean_api_key_env(self) -> str:
-        value = (self.cleaned_data.get("api_key_env") or "").strip()
-        if value and not ENV_NAME.match(value):
-            raise forms.ValidationError(
-                "Must be an environment variable NAME (letters, digits, underscores), not a key."
-            )
-        return value
+        return (self.cleaned_data.get("api_key_env") or "").strip()
 
     def clean_extra(self) -> dict:
-        value = self.cleaned_data.get("extra")
-        if value in (None, ""):
-            return {}
-        if not isinstance(value, dict):
-            raise forms.ValidationError('Must be a JSON object, like {"top_k": 40}.')
-        if len(json.dumps(value)) > EXTRA_MAX_CHARS:
-            raise forms.ValidationError(f"At most {EXTRA_MAX_CHARS} characters of JSON.")
-        secret = sorted(k for k in _all_keys(value) if SECRET_KEY_NAME.search(k))
-        if secret:
-            raise forms.ValidationError(
-                f"Credentials do not belong here ({', '.join(secret)}): name an environment "
-                "variable in the API key field instead."
-            )
-        return value
+        # The model field's validator (roleplay.validation) checks the content.
+        return self.cleaned_data.get("extra") or {}
 
     def clean(self):
         data = super().clean()
@@ -136,20 +111,6 @@ class ModelConfigForm(forms.ModelForm):
         if context_limit and max_output and max_output >= context_limit:
             self.add_error("max_output_tokens", "Must be smaller than the context limit.")
         return data
-
-
-def _all_keys(value) -> list[str]:
-    """Every dict key at any depth, so a nested ``{"headers": {"Authorization"}}`` is seen."""
-    keys: list[str] = []
-    stack = [value]
-    while stack:
-        item = stack.pop()
-        if isinstance(item, dict):
-            keys.extend(str(k) for k in item)
-            stack.extend(item.values())
-        elif isinstance(item, list):
-            stack.extend(item)
-    return keys
 
 
 class NewConversationForm(forms.Form):

@@ -9,6 +9,7 @@ from django.db import models
 from django.db.models import Q
 
 from console.scoping import TenantScopedModel
+from roleplay.validation import validate_api_key_env, validate_extra
 
 
 class Provider(models.TextChoices):
@@ -24,7 +25,9 @@ class ModelConfig(TenantScopedModel):
     provider = models.CharField(max_length=32, choices=Provider.choices)
     model = models.CharField(max_length=200)
     base_url = models.URLField(max_length=500, blank=True, default="")
-    api_key_env = models.CharField(max_length=100, blank=True, default="")
+    api_key_env = models.CharField(
+        max_length=100, blank=True, default="", validators=[validate_api_key_env]
+    )
     context_limit = models.PositiveIntegerField(
         default=8192, validators=[MinValueValidator(256), MaxValueValidator(2_000_000)]
     )
@@ -40,7 +43,7 @@ class ModelConfig(TenantScopedModel):
     timeout_ms = models.PositiveIntegerField(
         default=60000, validators=[MinValueValidator(100), MaxValueValidator(600_000)]
     )
-    extra = models.JSONField(default=dict, blank=True)
+    extra = models.JSONField(default=dict, blank=True, validators=[validate_extra])
     is_default = models.BooleanField(default=False)
     is_demo = models.BooleanField(default=False)
     created_at = models.DateTimeField(auto_now_add=True)

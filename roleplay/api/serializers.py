@@ -7,7 +7,6 @@ from rest_framework import serializers
 from console.models import Player
 from console.scoping import scoped
 from memory.models import Message
-from roleplay.api import validators
 from roleplay.models import Character, Conversation, ModelConfig, Turn
 
 
@@ -86,10 +85,7 @@ class ModelConfigSerializer(StrictSerializer):
         return bool(obj.api_key_env and os.environ.get(obj.api_key_env))
 
     def validate_api_key_env(self, value: str) -> str:
-        return validators.validate_api_key_env(value)
-
-    def validate_extra(self, value) -> dict:
-        return validators.validate_extra(value)
+        return (value or "").strip()
 
     def validate(self, attrs):
         provider = attrs.get("provider", getattr(self.instance, "provider", None))

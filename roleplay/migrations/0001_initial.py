@@ -8,128 +8,330 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     initial = True
 
     dependencies = [
-        ('console', '0001_initial'),
+        ("console", "0001_initial"),
     ]
 
     operations = [
         migrations.CreateModel(
-            name='Character',
+            name="Character",
             fields=[
-                ('id', models.UUIDField(default=uuid.uuid4, editable=False, primary_key=True, serialize=False)),
-                ('name', models.CharField(max_length=200)),
-                ('description', models.TextField(blank=True, default='', max_length=100000)),
-                ('first_message', models.TextField(blank=True, default='', max_length=20000)),
-                ('example_dialogues', models.TextField(blank=True, default='', max_length=50000)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('updated_at', models.DateTimeField(auto_now=True)),
-                ('tenant', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='+', to='console.tenant')),
+                (
+                    "id",
+                    models.UUIDField(
+                        default=uuid.uuid4, editable=False, primary_key=True, serialize=False
+                    ),
+                ),
+                ("name", models.CharField(max_length=200)),
+                ("description", models.TextField(blank=True, default="", max_length=100000)),
+                ("first_message", models.TextField(blank=True, default="", max_length=20000)),
+                ("example_dialogues", models.TextField(blank=True, default="", max_length=50000)),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                ("updated_at", models.DateTimeField(auto_now=True)),
+                (
+                    "tenant",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="+",
+                        to="console.tenant",
+                    ),
+                ),
             ],
             options={
-                'abstract': False,
+                "abstract": False,
             },
         ),
         migrations.CreateModel(
-            name='ModelConfig',
+            name="ModelConfig",
             fields=[
-                ('id', models.UUIDField(default=uuid.uuid4, editable=False, primary_key=True, serialize=False)),
-                ('name', models.CharField(max_length=100)),
-                ('provider', models.CharField(choices=[('openai_compatible', 'OpenAI-compatible HTTP'), ('llama_cpp', 'Local llama.cpp')], max_length=32)),
-                ('model', models.CharField(max_length=200)),
-                ('base_url', models.URLField(blank=True, default='', max_length=500)),
-                ('api_key_env', models.CharField(blank=True, default='', max_length=100)),
-                ('context_limit', models.PositiveIntegerField(default=8192, validators=[django.core.validators.MinValueValidator(256), django.core.validators.MaxValueValidator(2000000)])),
-                ('max_output_tokens', models.PositiveIntegerField(default=512, validators=[django.core.validators.MinValueValidator(1), django.core.validators.MaxValueValidator(200000)])),
-                ('temperature', models.FloatField(default=0.8, validators=[django.core.validators.MinValueValidator(0.0), django.core.validators.MaxValueValidator(2.0)])),
-                ('top_p', models.FloatField(default=1.0, validators=[django.core.validators.MinValueValidator(0.0), django.core.validators.MaxValueValidator(1.0)])),
-                ('timeout_ms', models.PositiveIntegerField(default=60000, validators=[django.core.validators.MinValueValidator(100), django.core.validators.MaxValueValidator(600000)])),
-                ('extra', models.JSONField(blank=True, default=dict)),
-                ('is_default', models.BooleanField(default=False)),
-                ('is_demo', models.BooleanField(default=False)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('updated_at', models.DateTimeField(auto_now=True)),
-                ('tenant', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='+', to='console.tenant')),
+                (
+                    "id",
+                    models.UUIDField(
+                        default=uuid.uuid4, editable=False, primary_key=True, serialize=False
+                    ),
+                ),
+                ("name", models.CharField(max_length=100)),
+                (
+                    "provider",
+                    models.CharField(
+                        choices=[
+                            ("openai_compatible", "OpenAI-compatible HTTP"),
+                            ("llama_cpp", "Local llama.cpp"),
+                        ],
+                        max_length=32,
+                    ),
+                ),
+                ("model", models.CharField(max_length=200)),
+                ("base_url", models.URLField(blank=True, default="", max_length=500)),
+                ("api_key_env", models.CharField(blank=True, default="", max_length=100)),
+                (
+                    "context_limit",
+                    models.PositiveIntegerField(
+                        default=8192,
+                        validators=[
+                            django.core.validators.MinValueValidator(256),
+                            django.core.validators.MaxValueValidator(2000000),
+                        ],
+                    ),
+                ),
+                (
+                    "max_output_tokens",
+                    models.PositiveIntegerField(
+                        default=512,
+                        validators=[
+                            django.core.validators.MinValueValidator(1),
+                            django.core.validators.MaxValueValidator(200000),
+                        ],
+                    ),
+                ),
+                (
+                    "temperature",
+                    models.FloatField(
+                        default=0.8,
+                        validators=[
+                            django.core.validators.MinValueValidator(0.0),
+                            django.core.validators.MaxValueValidator(2.0),
+                        ],
+                    ),
+                ),
+                (
+                    "top_p",
+                    models.FloatField(
+                        default=1.0,
+                        validators=[
+                            django.core.validators.MinValueValidator(0.0),
+                            django.core.validators.MaxValueValidator(1.0),
+                        ],
+                    ),
+                ),
+                (
+                    "timeout_ms",
+                    models.PositiveIntegerField(
+                        default=60000,
+                        validators=[
+                            django.core.validators.MinValueValidator(100),
+                            django.core.validators.MaxValueValidator(600000),
+                        ],
+                    ),
+                ),
+                ("extra", models.JSONField(blank=True, default=dict)),
+                ("is_default", models.BooleanField(default=False)),
+                ("is_demo", models.BooleanField(default=False)),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                ("updated_at", models.DateTimeField(auto_now=True)),
+                (
+                    "tenant",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="+",
+                        to="console.tenant",
+                    ),
+                ),
             ],
         ),
         migrations.CreateModel(
-            name='Conversation',
+            name="Conversation",
             fields=[
-                ('id', models.UUIDField(default=uuid.uuid4, editable=False, primary_key=True, serialize=False)),
-                ('title', models.CharField(blank=True, default='', max_length=200)),
-                ('status', models.CharField(choices=[('active', 'active'), ('archived', 'archived')], default='active', max_length=16)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('updated_at', models.DateTimeField(auto_now=True)),
-                ('character', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='+', to='roleplay.character')),
-                ('player', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='+', to='console.player')),
-                ('tenant', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='+', to='console.tenant')),
-                ('model_config', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to='roleplay.modelconfig')),
+                (
+                    "id",
+                    models.UUIDField(
+                        default=uuid.uuid4, editable=False, primary_key=True, serialize=False
+                    ),
+                ),
+                ("title", models.CharField(blank=True, default="", max_length=200)),
+                (
+                    "status",
+                    models.CharField(
+                        choices=[("active", "active"), ("archived", "archived")],
+                        default="active",
+                        max_length=16,
+                    ),
+                ),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                ("updated_at", models.DateTimeField(auto_now=True)),
+                (
+                    "character",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="+",
+                        to="roleplay.character",
+                    ),
+                ),
+                (
+                    "player",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="+",
+                        to="console.player",
+                    ),
+                ),
+                (
+                    "tenant",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="+",
+                        to="console.tenant",
+                    ),
+                ),
+                (
+                    "model_config",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="+",
+                        to="roleplay.modelconfig",
+                    ),
+                ),
             ],
             options={
-                'abstract': False,
+                "abstract": False,
             },
         ),
         migrations.AddField(
-            model_name='character',
-            name='model_config',
-            field=models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to='roleplay.modelconfig'),
+            model_name="character",
+            name="model_config",
+            field=models.ForeignKey(
+                blank=True,
+                null=True,
+                on_delete=django.db.models.deletion.SET_NULL,
+                related_name="+",
+                to="roleplay.modelconfig",
+            ),
         ),
         migrations.CreateModel(
-            name='Turn',
+            name="Turn",
             fields=[
-                ('id', models.UUIDField(default=uuid.uuid4, editable=False, primary_key=True, serialize=False)),
-                ('client_message_id', models.CharField(max_length=100)),
-                ('user_message_id', models.UUIDField()),
-                ('assistant_message_id', models.UUIDField()),
-                ('status', models.CharField(choices=[('running', 'running'), ('complete', 'complete'), ('failed', 'failed'), ('cancelled', 'cancelled')], default='running', max_length=16)),
-                ('error_code', models.CharField(blank=True, max_length=64, null=True)),
-                ('usage', models.JSONField(blank=True, default=dict)),
-                ('trace', models.JSONField(blank=True, default=dict)),
-                ('started_at', models.DateTimeField(auto_now_add=True)),
-                ('finished_at', models.DateTimeField(blank=True, null=True)),
-                ('conversation', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='turns', to='roleplay.conversation')),
-                ('model_config', models.ForeignKey(null=True, on_delete=django.db.models.deletion.SET_NULL, to='roleplay.modelconfig')),
-                ('tenant', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='+', to='console.tenant')),
+                (
+                    "id",
+                    models.UUIDField(
+                        default=uuid.uuid4, editable=False, primary_key=True, serialize=False
+                    ),
+                ),
+                ("client_message_id", models.CharField(max_length=100)),
+                ("user_message_id", models.UUIDField()),
+                ("assistant_message_id", models.UUIDField()),
+                (
+                    "status",
+                    models.CharField(
+                        choices=[
+                            ("running", "running"),
+                            ("complete", "complete"),
+                            ("failed", "failed"),
+                            ("cancelled", "cancelled"),
+                        ],
+                        default="running",
+                        max_length=16,
+                    ),
+                ),
+                ("error_code", models.CharField(blank=True, max_length=64, null=True)),
+                ("usage", models.JSONField(blank=True, default=dict)),
+                ("trace", models.JSONField(blank=True, default=dict)),
+                ("started_at", models.DateTimeField(auto_now_add=True)),
+                ("finished_at", models.DateTimeField(blank=True, null=True)),
+                (
+                    "conversation",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="turns",
+                        to="roleplay.conversation",
+                    ),
+                ),
+                (
+                    "model_config",
+                    models.ForeignKey(
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        to="roleplay.modelconfig",
+                    ),
+                ),
+                (
+                    "tenant",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="+",
+                        to="console.tenant",
+                    ),
+                ),
             ],
         ),
         migrations.CreateModel(
-            name='ModelCall',
+            name="ModelCall",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('purpose', models.CharField(max_length=50)),
-                ('model', models.CharField(max_length=200)),
-                ('input_tokens', models.PositiveIntegerField(default=0)),
-                ('output_tokens', models.PositiveIntegerField(default=0)),
-                ('total_tokens', models.PositiveIntegerField(default=0)),
-                ('latency_ms', models.FloatField(default=0)),
-                ('attempts', models.PositiveSmallIntegerField(default=1)),
-                ('outcome', models.CharField(max_length=16)),
-                ('error_code', models.CharField(blank=True, max_length=64, null=True)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('tenant', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='+', to='console.tenant')),
-                ('config', models.ForeignKey(null=True, on_delete=django.db.models.deletion.SET_NULL, to='roleplay.modelconfig')),
-                ('turn', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, to='roleplay.turn')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("purpose", models.CharField(max_length=50)),
+                ("model", models.CharField(max_length=200)),
+                ("input_tokens", models.PositiveIntegerField(default=0)),
+                ("output_tokens", models.PositiveIntegerField(default=0)),
+                ("total_tokens", models.PositiveIntegerField(default=0)),
+                ("latency_ms", models.FloatField(default=0)),
+                ("attempts", models.PositiveSmallIntegerField(default=1)),
+                ("outcome", models.CharField(max_length=16)),
+                ("error_code", models.CharField(blank=True, max_length=64, null=True)),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                (
+                    "tenant",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="+",
+                        to="console.tenant",
+                    ),
+                ),
+                (
+                    "config",
+                    models.ForeignKey(
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        to="roleplay.modelconfig",
+                    ),
+                ),
+                (
+                    "turn",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        to="roleplay.turn",
+                    ),
+                ),
             ],
             options={
-                'abstract': False,
+                "abstract": False,
             },
         ),
         migrations.AddConstraint(
-            model_name='modelconfig',
-            constraint=models.UniqueConstraint(fields=('tenant', 'name'), name='modelconfig_unique_name'),
+            model_name="modelconfig",
+            constraint=models.UniqueConstraint(
+                fields=("tenant", "name"), name="modelconfig_unique_name"
+            ),
         ),
         migrations.AddConstraint(
-            model_name='modelconfig',
-            constraint=models.UniqueConstraint(condition=models.Q(('is_default', True)), fields=('tenant',), name='modelconfig_one_default'),
+            model_name="modelconfig",
+            constraint=models.UniqueConstraint(
+                condition=models.Q(("is_default", True)),
+                fields=("tenant",),
+                name="modelconfig_one_default",
+            ),
         ),
         migrations.AddConstraint(
-            model_name='turn',
-            constraint=models.UniqueConstraint(fields=('conversation', 'client_message_id'), name='turn_client_id_unique'),
+            model_name="turn",
+            constraint=models.UniqueConstraint(
+                fields=("conversation", "client_message_id"), name="turn_client_id_unique"
+            ),
         ),
         migrations.AddConstraint(
-            model_name='turn',
-            constraint=models.UniqueConstraint(condition=models.Q(('status', 'running')), fields=('conversation',), name='turn_one_running'),
+            model_name="turn",
+            constraint=models.UniqueConstraint(
+                condition=models.Q(("status", "running")),
+                fields=("conversation",),
+                name="turn_one_running",
+            ),
         ),
     ]

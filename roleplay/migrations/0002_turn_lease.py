@@ -4,15 +4,14 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('roleplay', '0001_initial'),
+        ("roleplay", "0001_initial"),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='turn',
-            name='lease_expires_at',
+            model_name="turn",
+            name="lease_expires_at",
             field=models.DateTimeField(blank=True, null=True),
         ),
     ]

@@ -3,18 +3,18 @@
 Checks run in the seed's order and the first failure is the entry's decision, so "why was
 this not read?" always has one precise answer. Everything here is deterministic: probability
 is a hash of the request seed and the entry's identity, never a random number generator.
+
+:func:`check_entry` is the reference semantics for one entry; whole books are judged by
+:mod:`.verdicts`, which does the request-independent part once per revision.
 """
 
 from __future__ import annotations
 
 import hashlib
 import re
-import threading
 from dataclasses import dataclass
 from typing import Any
-from weakref import WeakKeyDictionary
 
-from worldbook.engine.matcher import CompiledBook
 from worldbook.engine.placement import capability_for, placeable
 from worldbook.engine.schema import SELECTABLE_KINDS, Condition, EntryIn
 from worldbook.engine.timed import TimedEffects, TimedStatus, state_key
@@ -111,7 +111,9 @@ def check_entry(ctx: EligibilityContext, book_id: str, entry_id: str, entry: Ent
     if not entry.enabled:
         return Verdict(DISABLED, {})
     if ctx.audience not in entry.audience:
-        return Verdict(AUDIENCE_MISMATCH, {"audience": ctx.audience, "allowed": entry.audience})
+        return Verdict(
+            AUDIENCE_MISMATCH, {"audience": ctx.audience, "allowed": list(entry.audience)}
+        )
     if entry.kind not in SELECTABLE_KINDS:
         return Verdict(KIND_EXCLUDED, {"kind": entry.kind})
     for index, condition in enumerate(entry.conditions):
@@ -156,117 +158,3 @@ _NO_TIMED = TimedStatus()
 
 def _timed(entry: EntryIn) -> bool:
     return bool(entry.sticky or entry.cooldown or entry.delay)
-
-
-# --- per-book evaluation -------------------------------------------------------------------
-#
-# Most entries of a large book are "simple": enabled, selectable kind, no conditions, runtime
-# requirements, timed effects, probability or template variables, and neither required nor
-# constant. Their verdict depends only on the request's audience and placement capabilities,
-# so they are grouped once per revision by (audience, needed capability) and judged a group at
-# a time. Everything else goes through :func:`check_entry`, which is the reference semantics.
-
-
-@dataclass(slots=True)
-class StaticProfile:
-    disabled: list[int]
-    simple: dict[tuple[frozenset[str], str | None], list[int]]
-    other: list[int]
-
-
-_profiles: WeakKeyDictionary[CompiledBook, StaticProfile] = WeakKeyDictionary()
-_profiles_lock = threading.Lock()
-
-
-def _is_simple(entry: EntryIn) -> bool:
-    return (
-        entry.kind in SELECTABLE_KINDS
-        and not entry.conditions
-        and not entry.runtime_requirements
-        and not _timed(entry)
-        and entry.probability >= 100
-        and not entry.required
-        and not entry.constant
-        and "{{" not in entry.content
-        and bool(entry.content.strip())
-    )
-
-
-def profile_for(book: CompiledBook) -> StaticProfile:
-    """The request-independent part of eligibility, computed once per compiled revision."""
-    with _profiles_lock:
-        found = _profiles.get(book)
-    if found is not None:
-        return found
-    disabled: list[int] = []
-    simple: dict[tuple[frozenset[str], str | None], list[int]] = {}
-    other: list[int] = []
-    for i, entry in enumerate(book.entries):
-        if not entry.enabled:
-            disabled.append(i)
-        elif _is_simple(entry):
-            simple.setdefault((frozenset(entry.audience), capability_for(entry)), []).append(i)
-        else:
-            other.append(i)
-    profile = StaticProfile(disabled, simple, other)
-    with _profiles_lock:
-        _profiles[book] = profile
-    return profile
-
-
-@dataclass(slots=True)
-class BookVerdicts:
-    """Eligibility of every entry of one book: ``reasons[i] is None`` means eligible.
-
-    ``details`` and ``contents`` are sparse: details of group-judged failures are recomputed
-    by :meth:`details_for` when decisions are rendered, and an eligible entry without a
-    prepared content uses its own ``content``.
-    """
-
-    reasons: list[str | None]
-    details: dict[int, dict[str, Any]]
-    contents: dict[int, str]
-    sticky: set[int]
-    standing: list[int]  # eligible entries that are required, constant or sticky
-    required_unplaceable: list[int]
-
-    def details_for(self, ctx: EligibilityContext, book: CompiledBook, i: int) -> dict[str, Any]:
-        found = self.details.get(i)
-        if found is not None:
-            return found
-        if self.reasons[i] is None:
-            return {}
-        return check_entry(ctx, book.book_id, book.ids[i], book.entries[i]).details
-
-
-def evaluate_book(ctx: EligibilityContext, book: CompiledBook) -> BookVerdicts:
-    profile = profile_for(book)
-    reasons: list[str | None] = [None] * len(book.entries)
-    for i in profile.disabled:
-        reasons[i] = DISABLED
-    for (audience, needed), indexes in profile.simple.items():
-        if ctx.audience not in audience:
-            reason: str | None = AUDIENCE_MISMATCH
-        elif needed is None or needed not in ctx.capabilities:
-            reason = PLACEMENT_UNSUPPORTED
-        else:
-            continue
-        for i in indexes:
-            reasons[i] = reason
-    verdicts = BookVerdicts(reasons, {}, {}, set(), [], [])
-    for i in profile.other:
-        entry = book.entries[i]
-        verdict = check_entry(ctx, book.book_id, book.ids[i], entry)
-        reasons[i] = verdict.reason
-        verdicts.details[i] = verdict.details
-        if verdict.reason is not None:
-            if entry.required and verdict.reason == PLACEMENT_UNSUPPORTED:
-                verdicts.required_unplaceable.append(i)
-            continue
-        if verdict.content is not entry.content:
-            verdicts.contents[i] = verdict.content
-        if verdict.sticky:
-            verdicts.sticky.add(i)
-        if entry.required or entry.constant or verdict.sticky:
-            verdicts.standing.append(i)
-    return verdicts

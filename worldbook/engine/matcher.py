@@ -60,9 +60,11 @@ class ScanHits:
     @classmethod
     def from_codes(cls, codes: Iterable[int]) -> ScanHits:
         hits = cls()
-        for code in codes:
-            entry, key, secondary = decode(code)
-            target = hits.secondary if secondary else hits.primary
+        primary, secondary = hits.primary, hits.secondary
+        shift = _KEY_BITS + 1
+        for code in codes:  # decode() inlined: this loop runs for every hit of every scan
+            target = secondary if code & 1 else primary
+            entry, key = code >> shift, (code >> 1) & _KEY_MASK
             found = target.get(entry)
             if found is None:
                 target[entry] = {key}
@@ -101,6 +103,7 @@ class CompiledBook:
         self.ids: tuple[str, ...] = tuple(
             entry.id or f"entry-{i}" for i, entry in enumerate(self.entries)
         )
+        self.titles: tuple[str, ...] = tuple(entry.title for entry in self.entries)
         self.index: dict[str, int] = {}
         for i, entry_id in enumerate(self.ids):
             self.index.setdefault(entry_id, i)

@@ -8,8 +8,10 @@ changes meaning (an author's note and the character card are read differently by
 from __future__ import annotations
 
 from collections.abc import Iterable
+from functools import lru_cache
 from typing import Any
 
+from console.tokens import count_tokens
 from worldbook.engine.schema import POSITIONS, EntryIn
 
 POSITION_RANK: dict[str, int] = {name: rank for rank, name in enumerate(POSITIONS)}
@@ -70,3 +72,27 @@ def build_context(wrapped_blocks: Iterable[str]) -> str:
     if not parts:
         return ""
     return CONTEXT_OPEN + "\n" + "\n".join(parts) + "\n" + CONTEXT_CLOSE
+
+
+@lru_cache(maxsize=1)
+def _join_costs() -> tuple[int, int]:
+    """(tokens of an empty wrapper, extra tokens a joining newline adds to a block)."""
+    empty = count_tokens(CONTEXT_OPEN + "\n" + CONTEXT_CLOSE)
+    return empty, count_tokens(">\n") - count_tokens(">")
+
+
+def context_tokens(block_tokens: Iterable[int]) -> int:
+    """``count_tokens(build_context(blocks))`` from each wrapped block's own count, exactly.
+
+    cl100k_base splits text into pieces with a regex and encodes each piece on its own, so a
+    text's count is the sum over its pieces. Every wrapped block starts with
+    ``<worldbook_entry`` and ends with ``>``; in the context the newline after a block joins
+    that final ``>`` piece (``">\n"``) and nothing else changes, so the context costs the
+    empty wrapper plus each block plus that join difference (0 for cl100k_base). A property
+    test checks this against the tokenizer on arbitrary text.
+    """
+    counts = list(block_tokens)
+    if not counts:
+        return 0
+    empty, join = _join_costs()
+    return empty + sum(counts) + join * len(counts)

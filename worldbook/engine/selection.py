@@ -1,8 +1,9 @@
 """Per-turn worldbook selection: the seed's five steps, executed in order.
 
-1. eligibility (:mod:`.eligibility`), 2. activation and recursion (:mod:`.activation`), then
-inclusion groups (:mod:`.groups`), 3. dependency groups and conflicts and 4. budgets
-(:mod:`.budget`), 5. blocks in assembly order (:mod:`.placement`).
+1. eligibility (:mod:`.eligibility`, per book :mod:`.verdicts`), 2. activation and recursion
+(:mod:`.activation`), then inclusion groups (:mod:`.groups`), 3. dependency groups and
+conflicts and 4. budgets (:mod:`.budget`), 5. blocks in assembly order (:mod:`.placement`).
+Per-revision constants (block ids, block token counts) come from :mod:`.revision`.
 
 The function is pure: books arrive already loaded and resolved to exact revisions, hybrid
 scores and timed-effect state are injected, and the same inputs always give the same result
@@ -31,13 +32,21 @@ from worldbook.engine.budget import (
     trim_to_actual,
 )
 from worldbook.engine.decisions import DEPENDENCY, DecisionFacts, renderer
-from worldbook.engine.eligibility import BookVerdicts, EligibilityContext, evaluate_book
+from worldbook.engine.eligibility import EligibilityContext
 from worldbook.engine.errors import BOOK_MISMATCH, REQUIRED_UNPLACEABLE, SelectionError
 from worldbook.engine.groups import Member, resolve_groups
 from worldbook.engine.matcher import CompiledBook, compile_book
-from worldbook.engine.placement import block_sort_key, build_context, capability_for, wrap_block
+from worldbook.engine.placement import (
+    block_sort_key,
+    build_context,
+    capability_for,
+    context_tokens,
+    wrap_block,
+)
+from worldbook.engine.revision import RevisionView, revision_view
 from worldbook.engine.schema import EntryIn, SelectRequest, canonical_json
 from worldbook.engine.timed import TimedEffects, state_key
+from worldbook.engine.verdicts import BookVerdicts, evaluate_book
 
 __all__ = ["LoadedBook", "SelectionError", "SelectionResult", "select"]
 
@@ -146,6 +155,9 @@ class _Run:
         self.compiled: list[CompiledBook] = [
             compile_book(b.book_id, b.content_hash, b.entries) for b in books
         ]
+        self.views: list[RevisionView] = [
+            revision_view(c, b.revision) for c, b in zip(self.compiled, books, strict=True)
+        ]
         self.timed = TimedEffects(
             timed_state,
             [b.book_id for b in books],
@@ -169,8 +181,7 @@ class _Run:
         return (self.compiled[slot[0]].book_id, self.compiled[slot[0]].ids[slot[1]])
 
     def block_id(self, slot: Slot) -> str:
-        book = self.books[slot[0]]
-        return f"{book.book_id}:{book.revision}:{self.compiled[slot[0]].ids[slot[1]]}"
+        return self.views[slot[0]].block_id(slot[1])
 
     def entry(self, slot: Slot) -> EntryIn:
         return self.compiled[slot[0]].entries[slot[1]]
@@ -198,10 +209,24 @@ class _Run:
                 )
             self.verdicts.append(verdicts)
 
+    def block_tokens(self, slot: Slot) -> int:
+        """Tokens of the wrapped block (cached per revision unless its content was prepared)."""
+        prepared = self.verdicts[slot[0]].contents.get(slot[1])
+        if prepared is None:
+            return self.views[slot[0]].block_tokens(slot[1])
+        return _tokens(wrap_block(self.block_id(slot), self.entry(slot).title, prepared))
+
     def cost(self, slot: Slot) -> int:
-        """Tokens of the wrapped block plus the newline that joins it to the next."""
-        wrapped = wrap_block(self.block_id(slot), self.entry(slot).title, self.content_of(slot))
-        return _tokens(wrapped) + 1
+        """The budget estimate: the wrapped block plus the newline that joins it to the next.
+
+        An upper bound of the block's share of the context (see ``context_tokens``); the real
+        total is checked by ``trim_to_actual``.
+        """
+        return self.block_tokens(slot) + 1
+
+    def context_tokens(self, slots: list[Slot]) -> int:
+        """``count_tokens`` of the context these blocks make, without re-tokenizing it."""
+        return context_tokens(self.block_tokens(slot) for slot in slots)
 
     def blocks_for(self, slots: list[Slot], reasons: dict[Slot, str]) -> list[dict[str, Any]]:
         blocks = []
@@ -305,8 +330,7 @@ def select(
     reasons = {slot: act.reason for slot, act in survivors.items()}
 
     def measure(groups_taken: list[Group]) -> int:
-        slots = [s for g in groups_taken for s in g.new_members]
-        return count_tokens(_context_of(run.blocks_for(slots, reasons)))
+        return run.context_tokens([s for g in groups_taken for s in g.new_members])
 
     taken = trim_to_actual(budget, taken, drops, measure)
     selected = [slot for group in taken for slot in group.new_members]
@@ -345,7 +369,7 @@ def select(
         blocks=blocks,
         context=context,
         snapshot=snapshot,
-        token_count=count_tokens(context),
+        token_count=run.context_tokens(selected),
         token_budget=req.token_budget,
         tokenizer=TOKENIZER_NAME,
         token_scope="context",

@@ -1,4 +1,6 @@
-"""Boundary checks that keep credentials out of model configs sent through the API.
+"""Model-config field validators that keep credentials out of the database.
+
+They sit on the model fields, so the API serializer and the console form both run them.
 
 A model config names the environment variable that holds its key (``api_key_env``); the key
 itself must never reach the database. People paste keys into the wrong field, so a value that
@@ -11,7 +13,7 @@ from __future__ import annotations
 import json
 import re
 
-from rest_framework import serializers
+from django.core.exceptions import ValidationError
 
 ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,99}$")
 # Prefixes of common API key formats (OpenAI/Anthropic, Stripe, GitHub, Hugging Face, Slack,
@@ -47,15 +49,14 @@ def looks_like_key(value: str) -> bool:
     return any(_RANDOM_SEGMENT.match(part) for part in value.split("_"))
 
 
-def validate_api_key_env(value: str) -> str:
+def validate_api_key_env(value: str) -> None:
     value = (value or "").strip()
     if not value:
-        return ""
+        return
     if not ENV_NAME.match(value) or looks_like_key(value):
-        raise serializers.ValidationError(
-            "must be the NAME of an environment variable (e.g. OPENAI_API_KEY), not a key"
+        raise ValidationError(
+            "Must be an environment variable NAME (e.g. OPENAI_API_KEY), not the key itself."
         )
-    return value
 
 
 def _walk(value) -> tuple[list[str], list[str]]:
@@ -76,21 +77,20 @@ def _walk(value) -> tuple[list[str], list[str]]:
     return keys, strings
 
 
-def validate_extra(value) -> dict:
+def validate_extra(value) -> None:
     if value is None:
-        return {}
+        return
     if not isinstance(value, dict):
-        raise serializers.ValidationError('must be a JSON object, like {"top_k": 40}')
+        raise ValidationError('Must be a JSON object, like {"top_k": 40}.')
     if len(json.dumps(value)) > EXTRA_MAX_CHARS:
-        raise serializers.ValidationError(f"at most {EXTRA_MAX_CHARS} characters of JSON")
+        raise ValidationError(f"At most {EXTRA_MAX_CHARS} characters of JSON.")
     keys, strings = _walk(value)
     # PostgreSQL's jsonb cannot store U+0000: refuse it here rather than fail on INSERT.
     if any("\x00" in text for text in keys + strings):
-        raise serializers.ValidationError("must not contain NUL characters")
+        raise ValidationError("Must not contain NUL characters.")
     secret = sorted(k for k in keys if SECRET_KEY_NAME.search(k))
     if secret:
-        raise serializers.ValidationError(
-            f"credentials do not belong here ({', '.join(secret)}): name an environment "
-            "variable in api_key_env instead"
+        raise ValidationError(
+            f"Credentials do not belong here ({', '.join(secret)}): name an environment "
+            "variable in api_key_env instead."
         )
-    return value

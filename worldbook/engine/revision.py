@@ -1,0 +1,88 @@
+"""Per-revision values that never change between requests: block ids, block token counts and
+the common-case decision records.
+
+A block's id is ``book:revision:entry`` and its budget cost is the token count of the wrapped
+block, so for an entry whose content needs no template substitution both are fixed for the
+revision. Tokenizing the same wrapped text on every turn was a large share of selection time;
+here each is computed on first use and kept for as long as the compiled revision lives.
+Entries with substituted content are costed per request by the caller.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+from weakref import WeakKeyDictionary
+
+from console.tokens import count_tokens
+from worldbook.engine.matcher import CompiledBook
+from worldbook.engine.placement import wrap_block
+
+NOT_TRIGGERED = "not_triggered"
+
+
+class RevisionView:
+    """Lazily filled caches for one (compiled revision, revision number)."""
+
+    __slots__ = ("book", "revision", "_ids", "_tokens", "_bases")
+
+    def __init__(self, book: CompiledBook, revision: int) -> None:
+        self.book = book
+        self.revision = revision
+        self._ids: dict[int, str] = {}
+        self._tokens: dict[int, int] = {}
+        self._bases: list[dict[str, Any]] | None = None
+
+    def decision_bases(self) -> list[dict[str, Any]]:
+        """Per entry, the decision record of the common case (not triggered, no details).
+
+        Never handed out: callers copy them (``dict.copy`` of a prepared record is several
+        times faster than building one), then fill in ``details`` and what differs.
+        """
+        bases = self._bases
+        if bases is None:
+            book_id, revision = self.book.book_id, self.revision
+            bases = self._bases = [
+                {
+                    "book_id": book_id,
+                    "revision": revision,
+                    "entry_id": entry_id,
+                    "title": title,
+                    "selected": False,
+                    "reason": NOT_TRIGGERED,
+                    "details": None,
+                }
+                for entry_id, title in zip(self.book.ids, self.book.titles, strict=True)
+            ]
+        return bases
+
+    def block_id(self, i: int) -> str:
+        found = self._ids.get(i)
+        if found is None:
+            found = self._ids[i] = f"{self.book.book_id}:{self.revision}:{self.book.ids[i]}"
+        return found
+
+    def block_tokens(self, i: int) -> int:
+        """Tokens of the entry's wrapped block with its own (unsubstituted) content."""
+        found = self._tokens.get(i)
+        if found is None:
+            entry = self.book.entries[i]
+            wrapped = wrap_block(self.block_id(i), entry.title, entry.content)
+            found = self._tokens[i] = count_tokens(wrapped)
+        return found
+
+
+_views: WeakKeyDictionary[CompiledBook, dict[int, RevisionView]] = WeakKeyDictionary()
+_lock = threading.Lock()
+
+
+def revision_view(book: CompiledBook, revision: int) -> RevisionView:
+    """The shared view of ``book`` at ``revision`` (one per pair while the book is cached)."""
+    with _lock:
+        per_book = _views.get(book)
+        if per_book is None:
+            per_book = _views[book] = {}
+        view = per_book.get(revision)
+        if view is None:
+            view = per_book[revision] = RevisionView(book, revision)
+        return view
