@@ -6,9 +6,20 @@ import os
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "console.settings")
 
-from django.core.asgi import get_asgi_application  # noqa: E402
+import django  # noqa: E402
+from django.core.handlers.asgi import ASGIHandler  # noqa: E402
 
-django_asgi_app = get_asgi_application()
+django.setup(set_prefix=False)
+
+
+class LargeChunkASGIHandler(ASGIHandler):
+    """Django hands a response body to the server in 64 KiB pieces, one await each; worldbook
+    selection answers run near a megabyte, so send them in fewer, larger pieces."""
+
+    chunk_size = 1024 * 1024
+
+
+django_asgi_app = LargeChunkASGIHandler()
 
 from channels.auth import AuthMiddlewareStack  # noqa: E402
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
