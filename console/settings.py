@@ -56,6 +56,7 @@ INSTALLED_APPS = [
 MIDDLEWARE = [
     "console.middleware.RequestIdMiddleware",
     "django.middleware.security.SecurityMiddleware",
+    "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
@@ -85,7 +86,14 @@ TEMPLATES = [
     },
 ]
 
-DATABASES = {"default": dj_database_url.parse(DATABASE_URL, conn_max_age=0)}
+# Persistent connections (checked before reuse): daphne and Celery are long-running.
+DATABASES = {
+    "default": dj_database_url.parse(
+        DATABASE_URL,
+        conn_max_age=int(os.environ.get("DB_CONN_MAX_AGE", "60")),
+        conn_health_checks=True,
+    )
+}
 _socket_host = DATABASES["default"].setdefault("OPTIONS", {}).pop("host", None)
 if _socket_host and not DATABASES["default"].get("HOST"):
     DATABASES["default"]["HOST"] = _socket_host
@@ -106,17 +114,24 @@ USE_TZ = True
 
 STATIC_URL = "/static/"
 STATICFILES_DIRS = [BASE_DIR / "static"]
-STATIC_ROOT = BASE_DIR / "var" / "static"
+STATIC_ROOT = embedded.VAR_DIR / "static"
+STATIC_ROOT.mkdir(parents=True, exist_ok=True)  # collectstatic target; WhiteNoise expects it
+# WhiteNoise serves static files from the app/finder directories, so daphne alone serves
+# the console without a collectstatic step.
+WHITENOISE_USE_FINDERS = True
+WHITENOISE_AUTOREFRESH = DEBUG
 
 # Request bodies: the worldbook seed allows 48 MiB batches; views enforce tighter limits.
 DATA_UPLOAD_MAX_MEMORY_SIZE = 48 * 1024 * 1024
 FILE_UPLOAD_MAX_MEMORY_SIZE = 16 * 1024 * 1024
 DATA_UPLOAD_MAX_NUMBER_FILES = 10
 
+# Pub/sub layer: one PUBLISH per group message. Delivery is at-most-once, which suits live
+# stream events (``turn.completed`` carries the whole reply, and history is in PostgreSQL).
 CHANNEL_LAYERS = {
     "default": {
-        "BACKEND": "channels_redis.core.RedisChannelLayer",
-        "CONFIG": {"hosts": [REDIS_URL], "capacity": 5000, "expiry": 30},
+        "BACKEND": "channels_redis.pubsub.RedisPubSubChannelLayer",
+        "CONFIG": {"hosts": [REDIS_URL]},
     }
 }
 

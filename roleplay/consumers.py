@@ -105,7 +105,9 @@ class ConversationConsumer(AsyncWebsocketConsumer):
             await self._error("content_too_long", "content is larger than 16 KiB")
             return
         try:
-            start = await sync_to_async(turns.begin_turn)(self.conversation, client_id, content)
+            start, preloaded = await sync_to_async(turns.begin_and_load)(
+                self.conversation, client_id, content
+            )
         except turns.TurnInProgress as exc:
             await self._error(exc.code, str(exc), client_message_id=client_id)
             return
@@ -121,7 +123,7 @@ class ConversationConsumer(AsyncWebsocketConsumer):
             await self.send(json.dumps({**event, "duplicate": True, "status": turn.status}))
             return
         await self._broadcast(event)
-        turns.launch(turn, self._broadcast)
+        turns.launch(turn, self._broadcast, preloaded)
 
     async def _cancel(self, data: dict) -> None:
         if not self.can_write:
@@ -133,6 +135,14 @@ class ConversationConsumer(AsyncWebsocketConsumer):
 
     async def _broadcast(self, event: dict) -> None:
         await self.channel_layer.group_send(self.group, {"type": "stream.event", "event": event})
+
+    async def dispatch(self, message):
+        # Stream events touch no database: skip Channels' per-message connection cleanup,
+        # which would otherwise queue every delta behind the database thread.
+        if message["type"] == "stream.event":
+            await self.stream_event(message)
+            return
+        await super().dispatch(message)
 
     # Channel-layer handlers -------------------------------------------------------------
     async def stream_event(self, message):

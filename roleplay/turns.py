@@ -139,8 +139,6 @@ def load_context(turn: Turn) -> TurnContext:
     ]
     user_row = next((m for m in rows if m.id == turn.user_message_id), None)
     config = resolve_config(conversation.tenant, conversation=conversation, character=character)
-    if config is not None and turn.model_config_id != config.id:
-        Turn.objects.filter(pk=turn.pk).update(model_config=config)
     ctx = TurnContext(
         turn=turn,
         sheet=CharacterSheet(
@@ -167,7 +165,23 @@ def load_context(turn: Turn) -> TurnContext:
 CONTEXT_HOOKS: list[Callable[[TurnContext, Conversation], None]] = []
 
 
-def finish_turn(turn: Turn, *, content: str, status: str, usage=None, error_code=None, trace=None):
+def begin_and_load(
+    conversation: Conversation, client_message_id: str, content: str
+) -> tuple[TurnStart, TurnContext | Exception | None]:
+    """``begin_turn`` then ``load_context`` in one trip to the database thread, which is the
+    turn's critical path; a failure to load is returned for ``run_turn`` to report."""
+    start = begin_turn(conversation, client_message_id, content)
+    if start.duplicate:
+        return start, None
+    try:
+        return start, load_context(start.turn)
+    except Exception as exc:  # reported as the turn's error by run_turn
+        return start, exc
+
+
+def finish_turn(
+    turn: Turn, *, content: str, status: str, usage=None, error_code=None, trace=None, config=None
+):
     """Store the assistant message (partial text kept on failure) and close the turn."""
     message_status = {
         TurnStatus.COMPLETE: MessageStatus.COMPLETE,
@@ -188,6 +202,7 @@ def finish_turn(turn: Turn, *, content: str, status: str, usage=None, error_code
             )
         Turn.objects.filter(pk=turn.pk).update(
             status=status,
+            model_config=config,
             usage=usage or {},
             error_code=error_code,
             trace=trace or {},
@@ -195,7 +210,9 @@ def finish_turn(turn: Turn, *, content: str, status: str, usage=None, error_code
         )
 
 
-async def run_turn(turn: Turn, emit: Emit, cancel: asyncio.Event) -> None:
+async def run_turn(
+    turn: Turn, emit: Emit, cancel: asyncio.Event, preloaded: TurnContext | Exception | None = None
+) -> None:
     """Generate and stream the reply of ``turn``; always ends the turn in the database."""
     token = turn_id_var.set(str(turn.id))
     started = time.perf_counter()
@@ -203,7 +220,9 @@ async def run_turn(turn: Turn, emit: Emit, cancel: asyncio.Event) -> None:
     base = {"turn_id": str(turn.id)}
     trace: dict = {}
     try:
-        ctx = await sync_to_async(load_context)(turn)
+        ctx = preloaded if preloaded is not None else await sync_to_async(load_context)(turn)
+        if isinstance(ctx, Exception):
+            raise ctx
         trace = ctx.trace
         pconfig = provider_config(ctx.config)
         prompt = build_actor_prompt(
@@ -244,7 +263,12 @@ async def run_turn(turn: Turn, emit: Emit, cancel: asyncio.Event) -> None:
         trace["duration_ms"] = round((time.perf_counter() - started) * 1000, 1)
         content = "".join(parts)
         await sync_to_async(finish_turn)(
-            turn, content=content, status=TurnStatus.COMPLETE, usage=usage, trace=trace
+            turn,
+            content=content,
+            status=TurnStatus.COMPLETE,
+            usage=usage,
+            trace=trace,
+            config=ctx.config,
         )
         await emit(
             {
@@ -301,14 +325,14 @@ def _attempts(result) -> int:
     return getattr(result, "attempts", 1) if result else 0
 
 
-def launch(turn: Turn, emit: Emit) -> None:
+def launch(turn: Turn, emit: Emit, preloaded: TurnContext | Exception | None = None) -> None:
     """Start generation as a task that outlives the socket that asked for it."""
     cancel = asyncio.Event()
     RUNNING[str(turn.id)] = (str(turn.conversation_id), cancel)
 
     async def _run():
         try:
-            await run_turn(turn, emit, cancel)
+            await run_turn(turn, emit, cancel, preloaded)
         finally:
             RUNNING.pop(str(turn.id), None)
 

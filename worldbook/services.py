@@ -71,21 +71,26 @@ def check_storable(value, where: str = "body") -> None:
             stack.extend((f"{path}.{i}", child) for i, child in enumerate(item))
 
 
+def parse_model(model_cls, payload):
+    """``model_cls.model_validate(payload)``, or a 422 naming every invalid field."""
+    try:
+        return model_cls.model_validate(payload)
+    except ValidationError as exc:
+        details = validation_error_details(exc)
+        raise ApiError(
+            details.get("code", "validation_error"),
+            details.get("message", "invalid request"),
+            status_code=422,
+            details=details.get("details", {}),
+        ) from exc
+
+
 def validate_book(payload) -> BookIn:
     """A native book body, validated and publish-checked, or a 422 naming the problem."""
     if not isinstance(payload, dict):
         raise unprocessable("a book must be a JSON object")
     check_storable(payload, "book")
-    try:
-        book = BookIn.model_validate(payload)
-    except ValidationError as exc:
-        details = validation_error_details(exc)
-        raise ApiError(
-            details.get("code", "validation_error"),
-            details.get("message", "invalid book"),
-            status_code=422,
-            details=details.get("details", {}),
-        ) from exc
+    book = parse_model(BookIn, payload)
     try:
         validate_book_for_publish(book)
     except PublishError as exc:

@@ -93,6 +93,10 @@ async def _socket_turn(socket, sample: TurnSample) -> None:
             sample.error = event.get("code") or "error"
             sample.turn_ms = _elapsed_ms(started)
             return
+        else:
+            # A delta of the previous turn after its turn.completed, or any event before
+            # this turn's turn.started: the stream's order was broken.
+            sample.stray_events += 1
 
 
 async def sdk_player(

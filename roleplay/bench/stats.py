@@ -23,6 +23,7 @@ class TurnSample:
     final_content: str | None = None
     error: str | None = None
     server_first_chunk_ms: float | None = None
+    stray_events: int = 0  # events of another turn seen during this one (late or early)
 
     @property
     def overhead_ms(self) -> float | None:
@@ -93,6 +94,7 @@ def run_figures(
         "lost_deltas": sum(lost_deltas(s.seqs, expected_deltas) for s in samples),
         "reordered_deltas": sum(reordered_deltas(s.seqs) for s in samples),
         "text_mismatches": sum(1 for s in samples if text_mismatch(s, expected_text)),
+        "stray_events": sum(s.stray_events for s in samples),
         "unmatched_server_timings": sum(
             1 for s in samples if s.ttfd_ms is not None and s.server_first_chunk_ms is None
         ),
@@ -164,7 +166,8 @@ def render_table(data: dict) -> str:
         f"(baseline {base['delta_throughput_per_s']}/s)",
         f"errors {data['errors']} {data['error_codes'] or ''}  lost deltas "
         f"{data['lost_deltas']}  reordered {data['reordered_deltas']}  text mismatches "
-        f"{data['text_mismatches']}",
+        f"{data['text_mismatches']}  stray events {data['stray_events']}",
+        f"server CPU per turn {data.get('server_cpu_ms_per_turn')} ms (daphne child)",
         f"ratio (turn p50 harness/baseline) {data['ratio']}   ttfd ratio {data['ttfd_ratio']}",
         f"targets p50 <= {TARGETS['ttfd_overhead_p50_ms']:g} ms, "
         f"p99 <= {TARGETS['ttfd_overhead_p99_ms']:g} ms, no errors/loss: "

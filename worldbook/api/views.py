@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from django.db import transaction
 from drf_spectacular.utils import OpenApiParameter, extend_schema
-from pydantic import ValidationError
 from rest_framework.parsers import MultiPartParser
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -15,7 +14,7 @@ from console.models import Scope
 from worldbook import indexing, retrieval, selectors, services
 from worldbook.api import schemas
 from worldbook.engine.exporter import export_book
-from worldbook.engine.schema import SelectRequest, validation_error_details
+from worldbook.engine.schema import SelectRequest
 from worldbook.tasks import build_index
 
 MAX_BODY = services.MAX_BATCH_BYTES
@@ -237,25 +236,12 @@ class IndexView(WorldbookView):
         return Response(body, status=202 if started else 200)
 
 
-def _pydantic(model_cls, payload):
-    try:
-        return model_cls.model_validate(payload)
-    except ValidationError as exc:
-        details = validation_error_details(exc)
-        raise ApiError(
-            details.get("code", "validation_error"),
-            details.get("message", "invalid request"),
-            status_code=422,
-            details=details.get("details", {}),
-        ) from exc
-
-
 class SelectView(WorldbookView):
     read_only_post = True
 
     @extend_schema(request=schemas.SelectBody, responses=schemas.SelectResponse)
     def post(self, request):
-        select_request = _pydantic(SelectRequest, self.body())
+        select_request = services.parse_model(SelectRequest, self.body())
         return Response(retrieval.select_context(request.tenant, select_request))
 
 
@@ -264,7 +250,7 @@ class SearchView(WorldbookView):
 
     @extend_schema(request=schemas.SearchBody, responses=schemas.SearchResponse)
     def post(self, request):
-        body = _pydantic(schemas.SearchRequest, self.body())
+        body = services.parse_model(schemas.SearchRequest, self.body())
         refs = [(ref.book_id, ref.revision) for ref in body.books]
         return Response(
             retrieval.search(

@@ -26,6 +26,7 @@ from pydantic import (
     model_validator,
 )
 
+from worldbook.engine.errors import EngineError
 from worldbook.engine.keys import RegexKeyError, compile_regex_key, parse_regex_key
 
 POSITIONS: tuple[str, ...] = (
@@ -284,17 +285,8 @@ def validation_error_details(exc: ValidationError) -> dict[str, Any]:
     return {"code": "validation_error", "message": message, "details": {"errors": errors}}
 
 
-class PublishError(Exception):
+class PublishError(EngineError):
     """A book revision that is valid field by field but cannot be published as a whole."""
-
-    def __init__(self, code: str, message: str, details: dict[str, Any] | None = None) -> None:
-        super().__init__(message)
-        self.code = code
-        self.message = message
-        self.details = details or {}
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"code": self.code, "message": self.message, "details": self.details}
 
 
 def validate_book_for_publish(book: BookIn) -> None:

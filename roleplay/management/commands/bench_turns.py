@@ -25,9 +25,9 @@ from django.core.management.base import BaseCommand, CommandError
 from django.db import connection
 from django.db.migrations.executor import MigrationExecutor
 
+from console.live_server import database_url_for, start_daphne
 from console.tickets import issue_ticket
 from roleplay.bench import players as bench_players
-from roleplay.bench.live_server import database_url_for, start_daphne
 from roleplay.bench.stats import TurnSample, render_table, report, run_figures
 from roleplay.bench.tenant import create_bench_tenant, delete_bench_tenant
 from roleplay.bench.workload import REPLY_CHUNKS, REPLY_TOKENS, bench_reply, reply_text
@@ -74,6 +74,7 @@ class Command(BaseCommand):
                         limits,
                         measured=[_socket_player(server.ws_url, c) for c in bench.conversations],
                         warmup=[_socket_player(server.ws_url, c) for c in bench.warmup],
+                        cpu=server.cpu_seconds,
                     )
                     if harness["errors"] or harness["warmup_errors"]:
                         self.stderr.write(f"daphne log (tail):\n{server.log_tail()}")
@@ -112,14 +113,23 @@ def _socket_player(ws_base: str, conversation) -> Player:
 
 
 def _phase(
-    model_server, turns: int, limits: dict, *, measured: Sequence[Player], warmup: Sequence[Player]
+    model_server,
+    turns: int,
+    limits: dict,
+    *,
+    measured: Sequence[Player],
+    warmup: Sequence[Player],
+    cpu: Callable[[], float] | None = None,
 ) -> dict:
     """Run the warm-up players (one turn each, not measured), then every measured player at
-    once; the figures of the measured turns."""
+    once; the figures of the measured turns. ``cpu`` reads the server's CPU seconds, giving
+    its CPU cost per turn: a figure that does not depend on what else the machine runs."""
     run_id = uuid.uuid4().hex[:8]
     turn_timeout, total_timeout = limits["turn_timeout"], limits["total_timeout"]
+    cpu_used = 0.0
 
     async def run() -> tuple[list[TurnSample], list[TurnSample], float]:
+        nonlocal cpu_used
         warm: list[TurnSample] = []
         await bench_players.run_players(
             [p(f"{run_id}0", i, 1, warm, turn_timeout=turn_timeout) for i, p in enumerate(warmup)],
@@ -127,6 +137,7 @@ def _phase(
         )
         model_server.clear()
         samples: list[TurnSample] = []
+        cpu_before = cpu() if cpu else 0.0
         wall = await bench_players.run_players(
             [
                 p(run_id, i, turns, samples, turn_timeout=turn_timeout)
@@ -134,6 +145,7 @@ def _phase(
             ],
             total_timeout=total_timeout,
         )
+        cpu_used = cpu() - cpu_before if cpu else 0.0
         return warm, samples, wall
 
     warm, samples, wall = asyncio.run(run())
@@ -143,4 +155,6 @@ def _phase(
         samples, expected_deltas=REPLY_CHUNKS, expected_text=reply_text(), wall_s=wall
     )
     figures["warmup_errors"] = sum(1 for s in warm if s.error)
+    if cpu is not None:
+        figures["server_cpu_ms_per_turn"] = round(cpu_used * 1000 / max(len(samples), 1), 2)
     return figures

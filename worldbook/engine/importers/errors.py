@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from worldbook.engine.errors import EngineError
 
 # Stable error codes. ``file_too_large`` is a 413 at the API; the others are 400/422.
 FILE_TOO_LARGE = "file_too_large"
@@ -17,20 +17,8 @@ NO_WORLDBOOK = "no_worldbook"
 ENTRY_TOO_LARGE = "entry_too_large"
 
 
-class ImportFailure(Exception):
+class ImportFailure(EngineError):
     """A file that cannot become a book; nothing of it is kept.
 
     ``details`` is JSON-safe and small, so the API can return it as is in its error body.
     """
-
-    def __init__(self, code: str, message: str, details: dict[str, Any] | None = None) -> None:
-        super().__init__(message)
-        self.code = code
-        self.message = message
-        self.details = details or {}
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"code": self.code, "message": self.message, "details": self.details}
-
-    def __repr__(self) -> str:
-        return f"ImportFailure({self.code!r}, {self.message!r})"

@@ -1,0 +1,72 @@
+"""``bench_turns`` end to end on a small load: the JSON shape and a clean run.
+
+The command starts its own scripted model server and a daphne child on the test database,
+so the test needs committed rows (``transaction=True``). No timing is asserted.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+
+import pytest
+from django.core.management import call_command
+
+from console.models import Tenant
+from roleplay.bench.stats import lost_deltas, percentile, reordered_deltas
+
+SUMMARY_KEYS = {"p50", "p95", "p99", "max"}
+
+
+@pytest.mark.django_db(transaction=True)
+def test_bench_turns_small_run_is_clean():
+    out = io.StringIO()
+    call_command("bench_turns", "--players", "3", "--turns", "2", "--json", stdout=out)
+    data = json.loads(out.getvalue())
+
+    assert {
+        "players",
+        "turns_per_player",
+        "turns",
+        "ttfd_overhead_ms",
+        "turn_ms",
+        "delta_throughput_per_s",
+        "errors",
+        "lost_deltas",
+        "reordered_deltas",
+        "baseline",
+        "ratio",
+    } <= data.keys()
+    assert (data["players"], data["turns_per_player"], data["turns"]) == (3, 2, 6)
+    for figures in (data, data["baseline"]):
+        assert set(figures["ttfd_overhead_ms"]) == SUMMARY_KEYS
+        assert set(figures["turn_ms"]) == SUMMARY_KEYS
+        assert all(v is not None for v in figures["ttfd_overhead_ms"].values())
+        assert figures["errors"] == 0, figures["error_codes"]
+        assert figures["lost_deltas"] == 0
+        assert figures["reordered_deltas"] == 0
+        assert figures["text_mismatches"] == 0
+        assert figures["unmatched_server_timings"] == 0
+        assert figures["deltas"] == 6 * 20  # 20 chunks per turn, every one delivered
+        assert figures["delta_throughput_per_s"] > 0
+    assert data["baseline"]["turns"] == 6
+    assert data["ratio"] > 0
+    # The throwaway tenant and everything under it is gone.
+    assert not Tenant.objects.filter(name__startswith="bench-").exists()
+
+
+def test_lost_and_reordered_counting():
+    assert lost_deltas([0, 1, 2, 3], 4) == 0
+    assert lost_deltas([0, 2, 3], 4) == 1
+    assert lost_deltas([0, 0, 1], 3) == 1
+    assert reordered_deltas([0, 1, 2]) == 0
+    assert reordered_deltas([0, 2, 1, 3]) == 1
+    assert reordered_deltas([0, 1, 1, 2]) == 1
+
+
+def test_percentile_interpolates_between_ranks():
+    assert percentile([], 50) is None
+    assert percentile([5.0], 99) == 5.0
+    assert percentile([1.0, 2.0, 3.0, 4.0], 50) == 2.5
+    assert percentile([4.0, 1.0, 3.0, 2.0], 100) == 4.0
+    assert percentile(list(range(101)), 95) == 95.0
