@@ -236,3 +236,20 @@ async def test_abandoned_turn_does_not_block_the_conversation(conversation, llm)
     await stale.arefresh_from_db()
     assert stale.status == "failed" and stale.error_code == "turn_abandoned"
     await comm.disconnect()
+
+
+async def test_context_overflow_is_an_error_event(conversation, model_config, llm):
+    """An input that cannot fit the model's window fails the turn with context_overflow."""
+    model_config.context_limit = 300
+    model_config.max_output_tokens = 100
+    await model_config.asave()
+    comm = await connect(conversation)
+    await comm.send_to(
+        text_data=json.dumps(
+            {"type": "user_message", "client_message_id": "big", "content": "word " * 1500}
+        )
+    )
+    events = await receive_until(comm, "turn.completed")
+    assert events[-1]["type"] == "error" and events[-1]["code"] == "context_overflow"
+    assert len(llm.requests) == 0
+    await comm.disconnect()
