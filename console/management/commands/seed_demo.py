@@ -23,6 +23,35 @@ DEMO_DESCRIPTION = (
 DEMO_FIRST = "*Mira looks up from her logbook.* A visitor, at this hour? Come in out of the fog."
 
 
+DEMO_BOOK = {
+    "name": "Greyport",
+    "description": "Demo lore: a constant rule and a keyword-triggered one.",
+    "entries": [
+        {
+            "id": "greyport",
+            "title": "Greyport",
+            "content": "Greyport is a steam city without electricity; gas lamps light it at night.",
+            "constant": True,
+        },
+        {
+            "id": "copper-key",
+            "title": "The copper key",
+            "content": "The copper key opens only the side door of the city gate. Guards must "
+            "check a visitor's warrant before letting anyone through.",
+            "keys": ["copper key", "gate", "guard"],
+            "priority": 20,
+        },
+        {
+            "id": "lighthouse",
+            "title": "The lighthouse",
+            "content": "Mira's lighthouse stands on the north breakwater; its lamp burns whale "
+            "oil and must be trimmed every four hours.",
+            "keys": ["lighthouse", "lamp", "fog"],
+        },
+    ],
+}
+
+
 def demo_password() -> str:
     if CREDENTIALS.exists():
         return CREDENTIALS.read_text().strip()
@@ -65,6 +94,7 @@ class Command(BaseCommand):
             external_id=f"console:{user.username}",
             defaults=dict(display_name="Traveller", user=user),
         )
+        self._demo_worldbook(tenant, character)
         conversation = (
             Conversation.objects.filter(tenant=tenant, player=player, character=character)
             .order_by("created_at")
@@ -73,3 +103,14 @@ class Command(BaseCommand):
             tenant=tenant, player=player, character=character, title="Demo conversation"
         )
         self.stdout.write(f"login={DEMO_USER} password={password} conversation={conversation.id}")
+
+    def _demo_worldbook(self, tenant, character) -> None:
+        """A small lorebook bound to the demo character, so turns show worldbook selection."""
+        from worldbook import services as books
+        from worldbook.engine.schema import BookIn
+        from worldbook.models import Book
+
+        if Book.objects.filter(tenant=tenant, name=DEMO_BOOK["name"]).exists():
+            return
+        book, _ = books.create_book(tenant, BookIn.model_validate(DEMO_BOOK))
+        books.put_bindings(tenant, str(character.id), [{"book_id": str(book.id)}])
