@@ -35,7 +35,7 @@ format: bootstrap
 
 test: bootstrap chromium lint
 	$(PY) manage.py check --fail-level WARNING
-	DB_CONN_MAX_AGE=0 $(PY) -m pytest -q
+	$(PY) -m pytest -q
 
 clean:
 	rm -rf var/

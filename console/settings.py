@@ -56,7 +56,6 @@ INSTALLED_APPS = [
 MIDDLEWARE = [
     "console.middleware.RequestIdMiddleware",
     "django.middleware.security.SecurityMiddleware",
-    "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
@@ -86,17 +85,22 @@ TEMPLATES = [
     },
 ]
 
-# Persistent connections (checked before reuse): daphne and Celery are long-running.
+# Under ASGI every request runs its sync code in a fresh thread, so per-thread persistent
+# connections would reconnect on every request: use psycopg's connection pool instead.
+# DB_POOL_MAX_SIZE=0 turns pooling off (then DB_CONN_MAX_AGE applies).
+_pool_max = int(os.environ.get("DB_POOL_MAX_SIZE", "10"))
 DATABASES = {
     "default": dj_database_url.parse(
         DATABASE_URL,
-        conn_max_age=int(os.environ.get("DB_CONN_MAX_AGE", "60")),
-        conn_health_checks=True,
+        conn_max_age=0 if _pool_max else int(os.environ.get("DB_CONN_MAX_AGE", "60")),
+        conn_health_checks=not _pool_max,
     )
 }
 _socket_host = DATABASES["default"].setdefault("OPTIONS", {}).pop("host", None)
 if _socket_host and not DATABASES["default"].get("HOST"):
     DATABASES["default"]["HOST"] = _socket_host
+if _pool_max:
+    DATABASES["default"]["OPTIONS"]["pool"] = {"min_size": 1, "max_size": _pool_max, "timeout": 10}
 DATABASES["default"]["TEST"] = {"NAME": os.environ.get("TEST_DATABASE_NAME", "test_roleplay")}
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
@@ -114,12 +118,7 @@ USE_TZ = True
 
 STATIC_URL = "/static/"
 STATICFILES_DIRS = [BASE_DIR / "static"]
-STATIC_ROOT = embedded.VAR_DIR / "static"
-STATIC_ROOT.mkdir(parents=True, exist_ok=True)  # collectstatic target; WhiteNoise expects it
-# WhiteNoise serves static files from the app/finder directories, so daphne alone serves
-# the console without a collectstatic step.
-WHITENOISE_USE_FINDERS = True
-WHITENOISE_AUTOREFRESH = DEBUG
+STATIC_ROOT = embedded.VAR_DIR / "static"  # collectstatic target, for a CDN or proxy in front
 
 # Request bodies: the worldbook seed allows 48 MiB batches; views enforce tighter limits.
 DATA_UPLOAD_MAX_MEMORY_SIZE = 48 * 1024 * 1024

@@ -43,7 +43,7 @@ def live_server_url(django_db_setup) -> str:
     from django.conf import settings
     from django.db import connection
 
-    # The product app as deployed: WhiteNoise serves /static/ inside it.
+    # The product app as deployed (it serves /static/ itself).
     server = start_daphne(database_url_for(connection.settings_dict), settings.REDIS_URL)
     yield server.url
     server.stop()
