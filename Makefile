@@ -25,9 +25,14 @@ chromium:
 	  export DEBIAN_FRONTEND=noninteractive; \
 	  apt-get update -qq && apt-get install -y -qq chromium >/dev/null; }
 
+# mypy covers the pure engine modules (no Django): selection, importers, the model gateway.
+MYPY_PATHS := worldbook/engine roleplay/llm/types.py roleplay/llm/errors.py \
+	roleplay/llm/provider.py roleplay/llm/transcript.py roleplay/actor.py console/tokens.py
+
 lint: bootstrap
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
+	$(VENV)/bin/mypy $(MYPY_PATHS)
 
 format: bootstrap
 	$(VENV)/bin/ruff check --fix .
