@@ -7,6 +7,7 @@ object is simply not found: a 404, never a 403 that would confirm it exists.
 
 from __future__ import annotations
 
+from django.core.exceptions import ObjectDoesNotExist, ValidationError
 from django.db import models
 from django.http import Http404
 
@@ -32,14 +33,13 @@ def scoped(model_or_qs, tenant) -> TenantQuerySet:
     return qs.for_tenant(tenant)
 
 
+# What a lookup by a missing, foreign or malformed id raises (a bad UUID is a
+# ValidationError): every one of them means "not found" to the caller.
+LOOKUP_MISSES = (ObjectDoesNotExist, ValidationError, ValueError, TypeError)
+
+
 def get_scoped_or_404(model_or_qs, tenant, **lookup):
     try:
         return scoped(model_or_qs, tenant).get(**lookup)
-    except (models.ObjectDoesNotExist, ValueError, TypeError) as exc:
+    except LOOKUP_MISSES as exc:
         raise Http404("not found") from exc
-    except Exception as exc:  # invalid UUIDs raise ValidationError
-        from django.core.exceptions import ValidationError
-
-        if isinstance(exc, ValidationError):
-            raise Http404("not found") from exc
-        raise

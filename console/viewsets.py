@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 from django.db import IntegrityError, transaction
+from django.http import Http404
 from rest_framework import viewsets
 
 from console.errors import ApiError, not_found
-from console.scoping import scoped
+from console.scoping import LOOKUP_MISSES, scoped
 
 
 class TenantModelViewSet(viewsets.ModelViewSet):
@@ -45,15 +46,8 @@ class TenantModelViewSet(viewsets.ModelViewSet):
     def get_object(self):
         try:
             return super().get_object()
-        except Exception as exc:
-            if isinstance(exc, ApiError):
-                raise
-            from django.core.exceptions import ValidationError
-            from django.http import Http404
-
-            if isinstance(exc, Http404 | ValidationError | ValueError):
-                raise not_found() from exc
-            raise
+        except (Http404, *LOOKUP_MISSES) as exc:
+            raise not_found() from exc
 
     # Each save runs in its own savepoint: a unique violation caught here must roll back only
     # this statement, not poison an enclosing transaction (a view's own ``atomic`` block, or

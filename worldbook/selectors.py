@@ -7,6 +7,7 @@ from collections import OrderedDict
 from threading import Lock
 
 from console.errors import ApiError, not_found
+from console.scoping import LOOKUP_MISSES, scoped
 from worldbook.engine.schema import BookIn, EntryIn
 from worldbook.engine.selection import LoadedBook
 from worldbook.models import Book, BookIndex, BookRevision, PromptBinding
@@ -19,15 +20,9 @@ _cache_lock = Lock()
 
 def get_book(tenant, book_id) -> Book:
     try:
-        return Book.objects.get(tenant=tenant, pk=book_id)
-    except (Book.DoesNotExist, ValueError, TypeError) as exc:
+        return scoped(Book, tenant).get(pk=book_id)
+    except LOOKUP_MISSES as exc:
         raise not_found(f"book {book_id} not found") from exc
-    except Exception as exc:
-        from django.core.exceptions import ValidationError
-
-        if isinstance(exc, ValidationError):
-            raise not_found(f"book {book_id} not found") from exc
-        raise
 
 
 def get_revision(tenant, book: Book, revision: int | None) -> BookRevision:
@@ -46,7 +41,8 @@ def load_books(tenant, refs: list[tuple[str, int | None]]) -> list[LoadedBook]:
     """Exact revisions for selection/search; content is fetched only on a cache miss."""
     ids = [book_id for book_id, _ in refs]
     books = {}
-    for book in Book.objects.filter(tenant=tenant, pk__in=_valid_uuids(ids)):
+    valid = [u for u in map(_as_uuid, ids) if u is not None]
+    for book in Book.objects.filter(tenant=tenant, pk__in=valid):
         books[str(book.id)] = book
     out: list[LoadedBook] = []
     for book_id, revision in refs:
@@ -82,20 +78,15 @@ def load_books(tenant, refs: list[tuple[str, int | None]]) -> list[LoadedBook]:
 def canonical_book_id(book_id) -> str:
     """``str(uuid)`` of a book id however it is spelled (upper case, no hyphens), or the
     input unchanged when it is not a UUID (it then matches no book)."""
+    parsed = _as_uuid(book_id)
+    return str(parsed) if parsed is not None else str(book_id)
+
+
+def _as_uuid(value) -> uuid.UUID | None:
     try:
-        return str(uuid.UUID(str(book_id)))
+        return uuid.UUID(str(value))
     except ValueError:
-        return str(book_id)
-
-
-def _valid_uuids(ids):
-    valid = []
-    for value in ids:
-        try:
-            valid.append(uuid.UUID(str(value)))
-        except ValueError:
-            continue
-    return valid
+        return None
 
 
 def scoped_books(tenant):
