@@ -54,6 +54,20 @@ def vector_scores(
     return best
 
 
+def blend(lexical: float, vector: float) -> float:
+    """The hybrid score of an entry from its normalised lexical score and vector similarity."""
+    return LEXICAL_WEIGHT * lexical + VECTOR_WEIGHT * vector
+
+
+def _index_not_ready(book: LoadedBook, message: str) -> dict:
+    return {
+        "code": "vector_index_not_ready",
+        "book_id": book.book_id,
+        "revision": book.revision,
+        "message": message,
+    }
+
+
 def hybrid_scores(tenant, books: list[LoadedBook], query: str):
     """(scores keyed by (book_id, entry_id), degraded notes)."""
     scores: dict[tuple[str, str], float] = {}
@@ -64,14 +78,8 @@ def hybrid_scores(tenant, books: list[LoadedBook], query: str):
         lexical = lexical_scores(book, query)
         index = indexing.ready_index(tenant, book.book_id, book.revision, embedder)
         if index is None:
-            degraded.append(
-                {
-                    "code": "vector_index_not_ready",
-                    "book_id": book.book_id,
-                    "revision": book.revision,
-                    "message": "no ready vector index for this exact revision; lexical only",
-                }
-            )
+            note = "no ready vector index for this exact revision; lexical only"
+            degraded.append(_index_not_ready(book, note))
             for entry_id, value in lexical.items():
                 scores[(book.book_id, entry_id)] = value
             continue
@@ -79,9 +87,9 @@ def hybrid_scores(tenant, books: list[LoadedBook], query: str):
             query_vector = embedder.embed([query])[0]
         vector = vector_scores(index.id, query_vector)
         for entry_id in set(lexical) | set(vector):
-            value = LEXICAL_WEIGHT * lexical.get(entry_id, 0.0)
-            value += VECTOR_WEIGHT * vector.get(entry_id, (0.0, ""))[0]
-            scores[(book.book_id, entry_id)] = value
+            scores[(book.book_id, entry_id)] = blend(
+                lexical.get(entry_id, 0.0), vector.get(entry_id, (0.0, ""))[0]
+            )
     return scores, degraded
 
 
@@ -141,7 +149,6 @@ def search(tenant, *, query: str, refs, mode: str, limit: int) -> dict:
     query_vector = None
     for book in books:
         titles = {e.id: e.title for e in book.entries}
-        contents = {e.id: e.content for e in book.entries}
         lexical_hits = (
             {h.key: h for h in _lexical(book).search(query, limit)} if mode != "vector" else {}
         )
@@ -156,17 +163,7 @@ def search(tenant, *, query: str, refs, mode: str, limit: int) -> dict:
                         status_code=409,
                         details={"book_id": book.book_id, "revision": book.revision},
                     )
-                degraded.append(
-                    {
-                        "code": "vector_index_not_ready",
-                        "book_id": book.book_id,
-                        "revision": book.revision,
-                        "message": "hybrid search fell back to lexical",
-                    }
-                )
-                lexical_hits = lexical_hits or {
-                    h.key: h for h in _lexical(book).search(query, limit)
-                }
+                degraded.append(_index_not_ready(book, "hybrid search fell back to lexical"))
             else:
                 if query_vector is None:
                     query_vector = embedder.embed([query])[0]
@@ -180,10 +177,9 @@ def search(tenant, *, query: str, refs, mode: str, limit: int) -> dict:
             elif mode == "vector":
                 score = vec[0]
             else:
-                score = LEXICAL_WEIGHT * (lex.score / top if lex else 0.0) + VECTOR_WEIGHT * (
-                    vec[0] if vec else 0.0
-                )
-            excerpt = lex.excerpt if lex else (vec[1] if vec else contents.get(entry_id, ""))
+                score = blend(lex.score / top if lex else 0.0, vec[0] if vec else 0.0)
+            # Every id here came from one of the two hit sets.
+            excerpt = lex.excerpt if lex else vec[1]
             results.append(
                 {
                     "book_id": book.book_id,
