@@ -4,6 +4,13 @@ Ollama, LM Studio, our scripted test server), through the official ``openai`` SD
 The SDK's own retries are switched off (``max_retries=0``): ``ModelClient`` is the only
 retry layer, so attempts are counted and recorded in one place. Everything the SDK can
 raise is translated into ``errors.ModelError`` here.
+
+Requests go through the SDK client's generic ``post`` with the body we built and come back
+as plain JSON (``cast_to=object``): the typed ``chat.completions.create`` walks every request
+through its TypedDict transformer and builds a pydantic model per streamed chunk, which cost
+more CPU per chat turn than everything else on the turn's path. Auth, base URL, timeouts,
+SSE decoding, error statuses and in-stream error events stay the SDK's; the JSON is read
+defensively below, since nothing validated it.
 """
 
 from __future__ import annotations
@@ -32,7 +39,7 @@ from .errors import (
     ModelServerError,
     ModelTimeout,
 )
-from .provider import Provider, await_or_cancel, iterate_or_cancel, openai_tools
+from .provider import Interruptible, Provider, await_or_cancel, openai_tools
 from .types import (
     CompletionResult,
     ProviderConfig,
@@ -84,26 +91,41 @@ class OpenAICompatProvider(Provider):
         response_format: dict[str, Any] | None,
         max_tokens: int | None,
         temperature: float | None,
-        timeout: float | None,
     ) -> dict[str, Any]:
+        """The request body. Extra params fill in only what the call leaves unset, so a
+        config's ``extra`` cannot replace the messages or switch streaming off."""
         config = self.config
         params: dict[str, Any] = {
             "model": config.model,
             "messages": messages,
             "max_tokens": max_tokens or config.max_output_tokens,
             "temperature": config.temperature if temperature is None else temperature,
-            "top_p": config.top_p,
-            "timeout": config.timeout_s if timeout is None else timeout,
         }
+        if config.top_p is not None:
+            params["top_p"] = config.top_p
         if tools:
             params["tools"] = openai_tools(tools)
             params["tool_choice"] = tool_choice
             params["parallel_tool_calls"] = parallel_tool_calls
         if response_format is not None:
             params["response_format"] = response_format
-        if config.extra:
-            params["extra_body"] = dict(config.extra)
+        for key, value in (config.extra or {}).items():
+            params.setdefault(key, value)
         return params
+
+    def _deadline(self, timeout: float | None) -> float:
+        return self.config.timeout_s if timeout is None else timeout
+
+    async def _post(self, params: dict[str, Any], timeout: float, *, stream: bool) -> Any:
+        """One chat-completions request; JSON (or an SSE stream of JSON) comes back as is."""
+        return await self._client().post(
+            "/chat/completions",
+            body=params,
+            cast_to=object,
+            options={"timeout": timeout},
+            stream=stream,
+            stream_cls=openai.AsyncStream[object],
+        )
 
     async def complete(
         self,
@@ -127,28 +149,19 @@ class OpenAICompatProvider(Provider):
             response_format=response_format,
             max_tokens=max_tokens,
             temperature=temperature,
-            timeout=timeout,
         )
-        deadline = params["timeout"]
+        deadline = self._deadline(timeout)
         try:
             # The SDK timeout bounds each network phase; this bounds the whole request,
             # so a server trickling bytes cannot hold a non-streamed call forever.
             async with asyncio.timeout(deadline):
-                response = await await_or_cancel(
-                    self._client().chat.completions.create(**params), cancel
-                )
-            choices = getattr(response, "choices", None)
-            if not choices:
-                raise ModelBadResponse("response has no choices")
-            choice = choices[0]
-            message = choice.message
-            content = message.content or ""
-            raw_calls = [
-                (call.id, call.function.name, call.function.arguments)
-                for call in (message.tool_calls or [])
-            ]
-            finish_reason = choice.finish_reason or "stop"
-            usage = _usage(getattr(response, "usage", None))
+                response = await await_or_cancel(self._post(params, deadline, stream=False), cancel)
+            choice = _first_choice(response, "message")
+            message = _object(choice.get("message"), "message")
+            content = _text(message.get("content"), "message content")
+            raw_calls = [_call_parts(call) for call in _list(message.get("tool_calls"))]
+            finish_reason = _text(choice.get("finish_reason"), "finish_reason") or "stop"
+            usage = _usage(response.get("usage"))
         except TimeoutError as exc:
             raise ModelTimeout(f"no complete response within {deadline:g}s") from exc
         except (ModelError, asyncio.CancelledError):
@@ -181,7 +194,6 @@ class OpenAICompatProvider(Provider):
             response_format=response_format,
             max_tokens=max_tokens,
             temperature=temperature,
-            timeout=timeout,
         )
         params["stream"] = True
         params["stream_options"] = {"include_usage": True}
@@ -191,22 +203,32 @@ class OpenAICompatProvider(Provider):
         usage: Usage | None = None
         stream: Any = None
         try:
-            stream = await await_or_cancel(self._client().chat.completions.create(**params), cancel)
-            async for chunk in iterate_or_cancel(stream, cancel):
-                if getattr(chunk, "usage", None) is not None:
-                    usage = _usage(chunk.usage)
-                for choice in getattr(chunk, "choices", None) or []:
-                    if getattr(choice, "index", 0) != 0:
-                        continue
-                    delta = choice.delta
-                    if delta is not None:
-                        for fragment in delta.tool_calls or []:
-                            _merge_tool_fragment(calls, fragment)
-                        if delta.content:
-                            parts.append(delta.content)
-                            yield TextDelta(delta.content)
-                    if choice.finish_reason:
-                        finish_reason = choice.finish_reason
+            async with Interruptible(cancel) as guard:
+                stream = await guard.wait(self._post(params, self._deadline(timeout), stream=True))
+                chunks = aiter(stream)
+                while True:
+                    try:
+                        chunk = await guard.wait(anext(chunks))
+                    except StopAsyncIteration:
+                        break
+                    chunk = _object(chunk, "stream chunk")
+                    if chunk.get("usage") is not None:
+                        usage = _usage(chunk["usage"])
+                    for choice in _list(chunk.get("choices")):
+                        choice = _object(choice, "choice")
+                        if choice.get("index", 0) != 0:
+                            continue
+                        delta = choice.get("delta")
+                        if delta is not None:
+                            delta = _object(delta, "delta")
+                            for fragment in _list(delta.get("tool_calls")):
+                                _merge_tool_fragment(calls, _object(fragment, "tool call"))
+                            text = _text(delta.get("content"), "delta content")
+                            if text:
+                                parts.append(text)
+                                yield TextDelta(text)
+                        if choice.get("finish_reason"):
+                            finish_reason = _text(choice["finish_reason"], "finish_reason")
         except (ModelError, asyncio.CancelledError, GeneratorExit):
             raise
         except Exception as exc:
@@ -223,30 +245,71 @@ class OpenAICompatProvider(Provider):
         )
 
 
-def _merge_tool_fragment(calls: dict[int, list[str]], fragment: Any) -> None:
+def _object(value: Any, what: str) -> dict[str, Any]:
+    if not isinstance(value, dict):
+        raise ModelBadResponse(f"{what} is not a JSON object")
+    return value
+
+
+def _list(value: Any) -> list[Any]:
+    """A JSON array, with null and absent read as empty."""
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        raise ModelBadResponse("expected a JSON array")
+    return value
+
+
+def _text(value: Any, what: str) -> str:
+    """A JSON string, with null and absent read as empty."""
+    if value is None:
+        return ""
+    if not isinstance(value, str):
+        raise ModelBadResponse(f"{what} is not a string")
+    return value
+
+
+def _first_choice(response: Any, what: str) -> dict[str, Any]:
+    choices = _list(_object(response, "response").get("choices"))
+    if not choices:
+        raise ModelBadResponse("response has no choices")
+    return _object(choices[0], "choice")
+
+
+def _call_parts(call: Any) -> tuple[str, str, str]:
+    """(id, name, arguments) of one complete tool call."""
+    call = _object(call, "tool call")
+    function = _object(call.get("function") or {}, "tool call function")
+    return (
+        _text(call.get("id"), "tool call id"),
+        _text(function.get("name"), "tool call name"),
+        _text(function.get("arguments"), "tool call arguments"),
+    )
+
+
+def _merge_tool_fragment(calls: dict[int, list[str]], fragment: dict[str, Any]) -> None:
     """Assemble streamed tool calls: the id and name come once, arguments in pieces."""
-    index = fragment.index if fragment.index is not None else len(calls)
+    index = fragment.get("index")
+    if not isinstance(index, int):
+        index = len(calls)
     entry = calls.setdefault(index, ["", "", ""])
-    if fragment.id:
-        entry[0] = fragment.id
-    function = fragment.function
-    if function is not None:
-        if function.name:
-            entry[1] += function.name
-        if function.arguments:
-            entry[2] += function.arguments
+    call_id, name, arguments = _call_parts(fragment)
+    if call_id:
+        entry[0] = call_id
+    entry[1] += name
+    entry[2] += arguments
 
 
 def _usage(raw: Any) -> Usage | None:
-    if raw is None:
+    if not isinstance(raw, dict):
         return None
-    prompt = getattr(raw, "prompt_tokens", None)
-    completion = getattr(raw, "completion_tokens", None)
-    if prompt is None or completion is None:
+    prompt = raw.get("prompt_tokens")
+    completion = raw.get("completion_tokens")
+    if not isinstance(prompt, int) or not isinstance(completion, int):
         return None
-    total = getattr(raw, "total_tokens", None)
-    prompt, completion = int(prompt), int(completion)
-    return Usage(prompt, completion, int(total or 0) or prompt + completion)
+    total = raw.get("total_tokens")
+    total = total if isinstance(total, int) and total > 0 else prompt + completion
+    return Usage(prompt, completion, total)
 
 
 def _result(

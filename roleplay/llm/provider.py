@@ -17,7 +17,7 @@ import logging
 import random
 import time
 from abc import ABC, abstractmethod
-from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncGenerator, Awaitable, Callable
 from contextlib import aclosing
 from dataclasses import replace
 from typing import Any, TypeVar
@@ -129,57 +129,63 @@ def openai_tools(tools: list[dict[str, Any]] | None) -> list[dict[str, Any]]:
 # --- cancellation helpers -------------------------------------------------------------
 
 
-async def await_or_cancel(aw: Awaitable[T], cancel: asyncio.Event | None) -> T:
-    """Await ``aw`` unless ``cancel`` fires first; then abort it and raise ModelCancelled.
+class Interruptible:
+    """Lets ``cancel`` interrupt the network waits of one task, at one task per call.
 
-    Aborting means cancelling the task running ``aw``: for an HTTP request this closes the
-    connection, which is how the server learns that nobody is listening any more.
+    ``async with Interruptible(cancel) as guard:`` then ``await guard.wait(aw)`` for every
+    wait that may block (a request, the next chunk of a stream). When ``cancel`` fires during
+    such a wait the task is cancelled right there, which closes the HTTP connection so the
+    server learns nobody is listening, and ``ModelCancelled`` is raised instead. Between
+    waits (say while a stream's consumer handles a delta) nothing is interrupted; the next
+    ``wait`` raises ``ModelCancelled`` before it starts.
     """
-    if cancel is None:
-        return await aw
-    if cancel.is_set():
-        if inspect.iscoroutine(aw):
-            aw.close()
-        elif isinstance(aw, asyncio.Future):
-            aw.cancel()
-        raise ModelCancelled("cancelled by caller")
-    task = asyncio.ensure_future(aw)
-    waiter = asyncio.ensure_future(cancel.wait())
-    try:
-        await asyncio.wait((task, waiter), return_when=asyncio.FIRST_COMPLETED)
-    except BaseException:
-        task.cancel()
-        waiter.cancel()
-        raise
-    if task.done():
-        waiter.cancel()
-        return task.result()
-    await _abort(task)
-    raise ModelCancelled("cancelled by caller")
 
+    def __init__(self, cancel: asyncio.Event | None) -> None:
+        self.cancel = cancel
+        self._task: asyncio.Task[Any] | None = None
+        self._waiting = False
+        self._fired = False
+        self._watcher: asyncio.Future[Any] | None = None
 
-async def _abort(task: asyncio.Future[Any]) -> None:
-    """Cancel ``task`` and wait until its cleanup (closing sockets) has run."""
-    task.cancel()
-    await asyncio.wait((task,))
-    if not task.cancelled():
-        task.exception()  # mark retrieved; the caller reports cancellation instead
+    async def __aenter__(self) -> Interruptible:
+        if self.cancel is not None:
+            self._task = asyncio.current_task()
+            self._watcher = asyncio.ensure_future(self.cancel.wait())
+            self._watcher.add_done_callback(self._on_cancel)
+        return self
 
+    async def __aexit__(self, *exc_info: object) -> None:
+        if self._watcher is not None:
+            self._watcher.remove_done_callback(self._on_cancel)
+            self._watcher.cancel()
 
-async def iterate_or_cancel(
-    source: AsyncIterator[T], cancel: asyncio.Event | None
-) -> AsyncIterator[T]:
-    """Iterate ``source``, racing each step against ``cancel`` (see ``await_or_cancel``)."""
-    if cancel is None:
-        async for item in source:
-            yield item
-        return
-    while True:
+    def _on_cancel(self, watcher: asyncio.Future[Any]) -> None:
+        if self._waiting and not watcher.cancelled() and self._task is not None:
+            self._fired = True
+            self._task.cancel()
+
+    async def wait(self, aw: Awaitable[T]) -> T:
+        if self.cancel is not None and self.cancel.is_set():
+            if inspect.iscoroutine(aw):
+                aw.close()
+            raise ModelCancelled("cancelled by caller")
+        self._waiting = True
         try:
-            item = await await_or_cancel(anext(source), cancel)
-        except StopAsyncIteration:
-            return
-        yield item
+            return await aw
+        except asyncio.CancelledError:
+            if not self._fired or self._task is None:
+                raise
+            self._fired = False
+            self._task.uncancel()
+            raise ModelCancelled("cancelled by caller") from None
+        finally:
+            self._waiting = False
+
+
+async def await_or_cancel(aw: Awaitable[T], cancel: asyncio.Event | None) -> T:
+    """Await ``aw`` unless ``cancel`` fires first; then abort it and raise ModelCancelled."""
+    async with Interruptible(cancel) as guard:
+        return await guard.wait(aw)
 
 
 # --- the gateway wrapper --------------------------------------------------------------

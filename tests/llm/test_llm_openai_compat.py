@@ -244,6 +244,51 @@ async def test_invalid_tool_arguments_are_a_bad_response_and_retried(
 
 
 @pytest.mark.asyncio
+@pytest.mark.parametrize("streamed", [False, True])
+async def test_json_of_the_wrong_shape_is_a_bad_response(
+    server: ScriptedOpenAIServer, streamed: bool
+) -> None:
+    # Valid JSON the SDK no longer validates for us: a tool name that is not a string.
+    broken = Reply(
+        tool_calls=[{"id": "c1", "name": 7, "arguments": "{}"}],
+        usage={"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
+    )
+    server.enqueue(broken, broken, broken)
+    records: list[CallRecord] = []
+    client = make_client(server, records)
+    with pytest.raises(ModelBadResponse):
+        if streamed:
+            await collect(client, tools=TOOLS)
+        else:
+            await client.complete(MESSAGES, tools=TOOLS)
+    assert [(r.outcome, r.error_code, r.attempts) for r in records] == [
+        ("error", "model_bad_response", 3)
+    ]
+
+
+def test_extra_params_cannot_replace_the_request_itself(server: ScriptedOpenAIServer) -> None:
+    provider = build_provider(
+        ProviderConfig(
+            provider="openai_compatible",
+            model="m",
+            base_url=server.base_url,
+            extra={"messages": [], "model": "other", "stream": False, "top_k": 40},
+        )
+    )
+    assert isinstance(provider, OpenAICompatProvider)
+    params = provider._params(
+        MESSAGES,
+        tools=None,
+        tool_choice="auto",
+        parallel_tool_calls=True,
+        response_format=None,
+        max_tokens=None,
+        temperature=None,
+    )
+    assert params["messages"] == MESSAGES and params["model"] == "m" and params["top_k"] == 40
+
+
+@pytest.mark.asyncio
 @pytest.mark.parametrize(
     ("reply", "error"),
     [

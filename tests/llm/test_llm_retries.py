@@ -212,6 +212,48 @@ async def test_cancel_event_mid_stream_aborts_the_request(server: ScriptedOpenAI
 
 
 @pytest.mark.asyncio
+async def test_cancel_from_elsewhere_interrupts_a_stream_waiting_for_its_next_chunk(
+    server: ScriptedOpenAIServer,
+) -> None:
+    h = Harness(server)
+    server.enqueue(Reply(content="alpha beta gamma delta", chunk_delay=60))
+    cancel = asyncio.Event()
+    deltas: list[str] = []
+    first = asyncio.Event()
+
+    async def consume() -> None:
+        async for event in h.client.stream(MESSAGES, cancel=cancel):
+            deltas.append(event.text)  # type: ignore[union-attr]
+            first.set()
+
+    task = asyncio.create_task(consume())
+    await asyncio.wait_for(first.wait(), HANG_GUARD)
+    await asyncio.sleep(0.05)  # the stream is now parked on the socket, a minute from "beta"
+    cancel.set()
+    with pytest.raises(ModelCancelled):
+        await asyncio.wait_for(task, HANG_GUARD)
+    assert deltas == ["alpha"]
+    assert not task.cancelled()  # the interruption became ModelCancelled, not a cancelled task
+    assert h.outcomes() == [("cancelled", "model_cancelled", 1)]
+    assert await asyncio.to_thread(server.wait_for_disconnects, 1, HANG_GUARD)
+
+
+@pytest.mark.asyncio
+async def test_cancelling_the_task_itself_is_not_mistaken_for_a_cancel_event(
+    server: ScriptedOpenAIServer,
+) -> None:
+    h = Harness(server)
+    server.enqueue(Reply(content="late", delay=60))
+    cancel = asyncio.Event()
+    call = asyncio.create_task(h.client.complete(MESSAGES, cancel=cancel))
+    assert await asyncio.to_thread(server.wait_for_requests, 1, HANG_GUARD)
+    call.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await call
+    assert h.outcomes() == [("cancelled", "model_cancelled", 1)]
+
+
+@pytest.mark.asyncio
 async def test_cancel_event_aborts_a_pending_completion(server: ScriptedOpenAIServer) -> None:
     h = Harness(server)
     server.enqueue(Reply(content="late", delay=60))
