@@ -11,9 +11,11 @@ from channels.generic.websocket import AsyncWebsocketConsumer
 from django.conf import settings
 
 from console.auth import principal_for_user
+from console.db import run_db
 from console.tickets import redeem_ticket
-from roleplay import turns
+from roleplay import hub, turns
 from roleplay.models import Conversation
+from roleplay.priority import STARTS
 
 logger = logging.getLogger(__name__)
 
@@ -54,13 +56,17 @@ class ConversationConsumer(AsyncWebsocketConsumer):
             await self.close(code=4404)
             return
         self.conversation, self.can_write = access
-        self.group = turns.group_name(self.conversation.id)
+        self.group = hub.group_name(self.conversation.id)
+        # The group brings events of turns running in other processes (and cancels); turns
+        # running here reach the socket through the hub.
         await self.channel_layer.group_add(self.group, self.channel_name)
         await self.accept()
+        hub.join(self.conversation.id, self)
 
     async def disconnect(self, code):
         group = getattr(self, "group", None)
         if group:
+            hub.leave(self.conversation.id, self)
             await self.channel_layer.group_discard(group, self.channel_name)
 
     async def _error(self, code: str, message: str, **extra) -> None:
@@ -104,13 +110,17 @@ class ConversationConsumer(AsyncWebsocketConsumer):
         if len(content.encode()) > turns.MAX_CONTENT_BYTES:
             await self._error("content_too_long", "content is larger than 16 KiB")
             return
+        STARTS.begin()  # from here until the turn's first delta, it goes before streams
         try:
-            start, preloaded = await sync_to_async(turns.begin_and_load)(
-                self.conversation, client_id, content
+            start, preloaded = await run_db(
+                turns.begin_and_load, self.conversation, client_id, content
             )
-        except turns.TurnInProgress as exc:
-            await self._error(exc.code, str(exc), client_message_id=client_id)
-            return
+        except BaseException as exc:
+            STARTS.end()
+            if isinstance(exc, turns.TurnInProgress):
+                await self._error(exc.code, str(exc), client_message_id=client_id)
+                return
+            raise
         turn = start.turn
         event = {
             "type": "turn.started",
@@ -120,10 +130,10 @@ class ConversationConsumer(AsyncWebsocketConsumer):
             "assistant_message_id": str(turn.assistant_message_id),
         }
         if start.duplicate:
+            STARTS.end()
             await self.send(json.dumps({**event, "duplicate": True, "status": turn.status}))
             return
-        await self._broadcast(event)
-        turns.launch(turn, self._broadcast, preloaded)
+        turns.launch(turn, event, preloaded)
 
     async def _cancel(self, data: dict) -> None:
         if not self.can_write:
@@ -133,20 +143,16 @@ class ConversationConsumer(AsyncWebsocketConsumer):
             self.group, {"type": "turn.cancel", "turn_id": str(data.get("turn_id") or "")}
         )
 
-    async def _broadcast(self, event: dict) -> None:
-        await self.channel_layer.group_send(self.group, {"type": "stream.event", "event": event})
-
     async def dispatch(self, message):
         # Stream events touch no database: skip Channels' per-message connection cleanup,
         # which would otherwise queue every delta behind the database thread.
-        if message["type"] == "stream.event":
-            await self.stream_event(message)
+        if message["type"] == hub.STREAM_EVENT:
+            if not hub.is_own(message):  # our own were delivered by the hub already
+                await self.send(hub.encode(message["event"]))
             return
         await super().dispatch(message)
 
     # Channel-layer handlers -------------------------------------------------------------
-    async def stream_event(self, message):
-        await self.send(json.dumps(message["event"], ensure_ascii=False))
 
     async def turn_cancel(self, message):
         turns.request_cancel(str(self.conversation.id), message.get("turn_id") or None)

@@ -2,9 +2,9 @@
 
 The database enforces the two turn rules: one running turn per conversation and one turn per
 ``client_message_id`` (see ``Turn``). Generation runs as an asyncio task in the process that
-accepted the message; deltas go to the conversation's channel-layer group so every socket on
-the conversation sees the same stream, and a cancel sent from any socket reaches the task
-through the same group.
+accepted the message; its events go out through ``hub.TurnFanout`` so every socket on the
+conversation, in this process or another, sees the same stream, and a cancel sent from any
+socket reaches the task through the conversation's channel-layer group.
 """
 
 from __future__ import annotations
@@ -16,20 +16,24 @@ import uuid
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from datetime import timedelta
+from functools import partial
 
-from asgiref.sync import sync_to_async
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
+from console.db import run_db
 from console.logging import turn_id_var
 from memory import selectors as message_reads
 from memory import services as message_store
 from memory.models import MessageStatus
+from roleplay import turn_start
 from roleplay.actor import CharacterSheet, ContextOverflow, build_actor_prompt
+from roleplay.hub import TurnFanout
 from roleplay.llm.errors import ModelCancelled, ModelError
 from roleplay.llm.gateway import Gateway, provider_config, resolve_config
 from roleplay.llm.types import StreamDone, TextDelta
 from roleplay.models import Conversation, Turn, TurnStatus
+from roleplay.priority import STARTS
 from roleplay.worldbook_context import WorldbookTurnError
 
 logger = logging.getLogger(__name__)
@@ -68,10 +72,6 @@ class TurnContext:
     config: object
     trace: dict = field(default_factory=dict)
     blocks: list = field(default_factory=list)
-
-
-def group_name(conversation_id) -> str:
-    return f"conv.{conversation_id}"
 
 
 def expire_abandoned(conversation: Conversation) -> int:
@@ -128,17 +128,29 @@ def _insert_turn(conversation: Conversation, client_message_id: str, content: st
 
 def load_context(turn: Turn) -> TurnContext:
     conversation = Conversation.objects.select_related(
-        "character", "player", "model_config", "character__model_config"
+        "tenant", "character", "player", "model_config", "character__model_config"
     ).get(pk=turn.conversation_id)
     character = conversation.character
     rows = message_reads.get_history(conversation.tenant, conversation.session_id, HISTORY_LIMIT)
-    history = [
-        {"role": m.role, "content": m.content}
-        for m in rows
-        if m.id != turn.user_message_id and m.role in ("user", "assistant") and m.content
-    ]
+    history = [{"role": m.role, "content": m.content} for m in rows if m.id != turn.user_message_id]
     user_row = next((m for m in rows if m.id == turn.user_message_id), None)
     config = resolve_config(conversation.tenant, conversation=conversation, character=character)
+    return build_context(
+        turn,
+        conversation,
+        config,
+        history,
+        user_input=user_row.content if user_row else "",
+        user_name=conversation.player.display_name,
+    )
+
+
+def build_context(
+    turn: Turn, conversation: Conversation, config, history: list[dict], *, user_input, user_name
+) -> TurnContext:
+    """The context of ``turn`` from what was read, then every capability's hook."""
+    character = conversation.character
+    history = [m for m in history if m["role"] in ("user", "assistant") and m["content"]]
     ctx = TurnContext(
         turn=turn,
         sheet=CharacterSheet(
@@ -148,8 +160,8 @@ def load_context(turn: Turn) -> TurnContext:
             example_dialogues=character.example_dialogues,
         ),
         history=history,
-        user_input=user_row.content if user_row else "",
-        user_name=conversation.player.display_name or "User",
+        user_input=user_input,
+        user_name=user_name or "User",
         config=config,
     )
     ctx.trace["read"] = {
@@ -168,13 +180,31 @@ CONTEXT_HOOKS: list[Callable[[TurnContext, Conversation], None]] = []
 def begin_and_load(
     conversation: Conversation, client_message_id: str, content: str
 ) -> tuple[TurnStart, TurnContext | Exception | None]:
-    """``begin_turn`` then ``load_context`` in one trip to the database thread, which is the
-    turn's critical path; a failure to load is returned for ``run_turn`` to report."""
-    start = begin_turn(conversation, client_message_id, content)
-    if start.duplicate:
-        return start, None
+    """Store the message and the turn and read its context, in one statement when nothing
+    is unusual (``turn_start``), else through ``begin_turn`` and ``load_context``; this is
+    the turn's critical path. A failure to load is returned for ``run_turn`` to report."""
+    fast = turn_start.start_turn(
+        conversation, client_message_id, content, history=HISTORY_LIMIT - 1, lease=LEASE
+    )
+    if fast is not None:
+        turn, conversation, config, history, user_name = fast
+        start = TurnStart(turn, duplicate=False)
+        load = partial(
+            build_context,
+            turn,
+            conversation,
+            config,
+            history,
+            user_input=content,
+            user_name=user_name,
+        )
+    else:
+        start = begin_turn(conversation, client_message_id, content)
+        if start.duplicate:
+            return start, None
+        load = partial(load_context, start.turn)
     try:
-        return start, load_context(start.turn)
+        return start, load()
     except Exception as exc:  # reported as the turn's error by run_turn
         return start, exc
 
@@ -220,7 +250,7 @@ async def run_turn(
     base = {"turn_id": str(turn.id)}
     trace: dict = {}
     try:
-        ctx = preloaded if preloaded is not None else await sync_to_async(load_context)(turn)
+        ctx = preloaded if preloaded is not None else await run_db(load_context, turn)
         if isinstance(ctx, Exception):
             raise ctx
         trace = ctx.trace
@@ -262,7 +292,8 @@ async def run_turn(
         trace["model"] = {"model": result.model if result else None, "attempts": _attempts(result)}
         trace["duration_ms"] = round((time.perf_counter() - started) * 1000, 1)
         content = "".join(parts)
-        await sync_to_async(finish_turn)(
+        await run_db(
+            finish_turn,
             turn,
             content=content,
             status=TurnStatus.COMPLETE,
@@ -296,8 +327,8 @@ async def run_turn(
 
 async def _fail(turn, parts, trace, status, code, message, emit) -> None:
     trace = {**trace, "error": code}
-    await sync_to_async(finish_turn)(
-        turn, content="".join(parts), status=status, error_code=code, trace=trace
+    await run_db(
+        finish_turn, turn, content="".join(parts), status=status, error_code=code, trace=trace
     )
     await emit(
         {
@@ -325,16 +356,35 @@ def _attempts(result) -> int:
     return getattr(result, "attempts", 1) if result else 0
 
 
-def launch(turn: Turn, emit: Emit, preloaded: TurnContext | Exception | None = None) -> None:
-    """Start generation as a task that outlives the socket that asked for it."""
+def launch(turn: Turn, started: dict, preloaded: TurnContext | Exception | None = None) -> None:
+    """Start generation as a task that outlives the socket that asked for it; ``started``
+    (the ``turn.started`` event) goes out first. The caller has called ``STARTS.begin()``
+    for the turn; the task calls ``end()`` once the turn is visibly under way."""
     cancel = asyncio.Event()
     RUNNING[str(turn.id)] = (str(turn.conversation_id), cancel)
+    fanout = TurnFanout(turn.conversation_id)
+    starting = True  # the caller counted this turn in STARTS; its first delta ends that
+
+    async def emit(event: dict) -> None:
+        nonlocal starting
+        await fanout.send(event)
+        if starting and event["type"] != "turn.started":
+            starting = False
+            STARTS.end()
+        elif event["type"] == "delta":
+            await STARTS.yield_to_starts()  # before reading the next chunk
 
     async def _run():
+        nonlocal starting
         try:
+            await fanout.send(started)
             await run_turn(turn, emit, cancel, preloaded)
         finally:
+            if starting:
+                starting = False
+                STARTS.end()
             RUNNING.pop(str(turn.id), None)
+            await fanout.close()
 
     task = asyncio.get_running_loop().create_task(_run())
     _TASKS.add(task)

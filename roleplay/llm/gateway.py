@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 from django.conf import settings
 
+from console.db import run_db
 from roleplay.llm.provider import ModelClient, build_provider
 from roleplay.llm.types import CallRecord, ProviderConfig, StreamEvent
 from roleplay.models import ModelCall, ModelConfig
@@ -98,7 +99,8 @@ class Gateway:
     async def _flush(self) -> None:
         while self.records:
             rec = self.records.pop(0)
-            await ModelCall.objects.acreate(
+            await run_db(
+                ModelCall.objects.create,
                 tenant=self.tenant,
                 config=self.config,
                 purpose=rec.purpose,

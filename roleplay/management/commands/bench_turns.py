@@ -1,6 +1,6 @@
 """``manage.py bench_turns``: N concurrent WebSocket players against a live daphne.
 
-The scripted model server (in this process) answers every turn instantly with the fixed
+The scripted model server (in a process of its own) answers every turn instantly with the fixed
 200-token reply in 20 chunks; the app runs in a daphne child on this process's database and
 Redis, as in production. Per turn it measures the time from sending ``user_message`` to the
 first ``delta`` minus the model server's own time to its first chunk (the harness overhead),
@@ -28,10 +28,10 @@ from django.db.migrations.executor import MigrationExecutor
 from console.live_server import database_url_for, start_daphne
 from console.tickets import issue_ticket
 from roleplay.bench import players as bench_players
+from roleplay.bench.model_process import ModelServerProcess
 from roleplay.bench.stats import TurnSample, render_table, report, run_figures
 from roleplay.bench.tenant import create_bench_tenant, delete_bench_tenant
-from roleplay.bench.workload import REPLY_CHUNKS, REPLY_TOKENS, bench_reply, reply_text
-from roleplay.llm.scripted_server import ScriptedOpenAIServer
+from roleplay.bench.workload import REPLY_CHUNKS, REPLY_TOKENS, reply_text
 
 MAX_PLAYERS = 500
 MAX_TURNS = 100
@@ -63,7 +63,7 @@ class Command(BaseCommand):
             logging.getLogger(name).setLevel(logging.WARNING)
         _require_migrated()
         database_url = database_url_for(connection.settings_dict)
-        with ScriptedOpenAIServer(default=bench_reply()) as model_server:
+        with ModelServerProcess() as model_server:
             bench = create_bench_tenant(players, model_server.base_url, warmup=warmup)
             try:
                 server = start_daphne(database_url, settings.REDIS_URL)

@@ -1,0 +1,47 @@
+"""Database work for async code, on a pool of threads instead of one.
+
+``sync_to_async`` runs ORM code on a single thread per process (``thread_sensitive``), so
+under load every socket's database work waits behind every other's, one round trip at a
+time. The chat turn's reads and writes need no thread affinity: ``run_db`` runs them on a
+small pool of threads, each taking a connection from Django's connection pool for the call
+and giving it back after, so several turns' queries are in PostgreSQL at once.
+
+Use it only for self-contained units of work (a function that opens and commits its own
+transaction); anything that must share a transaction with the caller stays on
+``sync_to_async``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextvars
+import functools
+import os
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from typing import ParamSpec, TypeVar
+
+from django.db import close_old_connections
+
+P = ParamSpec("P")
+T = TypeVar("T")
+
+# Two connections stay for the rest of the process (the thread-sensitive executor's, and
+# a spare for management work), the remainder of the pool serves these threads.
+_THREADS = max(int(os.environ.get("DB_POOL_MAX_SIZE", "10")) - 2, 2)
+_EXECUTOR = ThreadPoolExecutor(max_workers=_THREADS, thread_name_prefix="db")
+
+
+def _in_thread(fn: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> T:
+    close_old_connections()
+    try:
+        return fn(*args, **kwargs)
+    finally:
+        close_old_connections()
+
+
+async def run_db(fn: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> T:
+    """``await run_db(fn, *args)``: ``fn(*args)`` on a database thread, context preserved."""
+    context = contextvars.copy_context()
+    call = functools.partial(context.run, _in_thread, fn, *args, **kwargs)
+    return await asyncio.get_running_loop().run_in_executor(_EXECUTOR, call)

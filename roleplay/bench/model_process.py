@@ -1,0 +1,105 @@
+"""The benchmark's scripted model server, in a process of its own.
+
+In the benchmark's own process the model server's threads would share one interpreter lock
+with the 50 players' event loop, and the time a request waits for that lock before the
+server even reads it would be billed to the product as harness overhead. Here it runs alone:
+``python -m roleplay.bench.model_process`` prints its base URL, then answers one command per
+line on stdin (``timings``, ``clear``) with one JSON line on stdout, and exits at EOF.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from dataclasses import asdict
+
+from roleplay.llm.scripted_server import RequestTiming
+
+
+def _last_user_message(request: dict) -> list[dict]:
+    users = [m for m in request.get("messages") or [] if m.get("role") == "user"]
+    return users[-1:]
+
+
+def serve() -> None:
+    import django
+
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "console.settings")
+    django.setup()
+    from roleplay.bench.workload import bench_reply
+    from roleplay.llm.scripted_server import ScriptedOpenAIServer
+
+    sys.setswitchinterval(0.001)  # many handler threads, each holding the lock briefly
+    with ScriptedOpenAIServer(default=bench_reply()) as server:
+        print(server.base_url, flush=True)
+        for line in sys.stdin:
+            command = line.strip()
+            if command == "clear":
+                server.clear()
+                answer: object = "ok"
+            elif command == "timings":
+                answer = [
+                    {**asdict(t), "request": {"messages": _last_user_message(t.request)}}
+                    for t in server.request_timings
+                ]
+            else:
+                answer = {"error": f"unknown command {command!r}"}
+            print(json.dumps(answer), flush=True)
+
+
+class ModelServerProcess:
+    """The parent's handle: ``base_url``, ``clear()``, ``request_timings``; a context manager."""
+
+    def __init__(self) -> None:
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "roleplay.bench.model_process"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+            env={**os.environ, "LOG_LEVEL": "WARNING"},
+        )
+        self.base_url = self._read_line()
+
+    def _read_line(self) -> str:
+        assert self.process.stdout is not None
+        line = self.process.stdout.readline()
+        if not line:
+            raise RuntimeError("the model server process exited")
+        return line.strip()
+
+    def _ask(self, command: str) -> object:
+        assert self.process.stdin is not None
+        self.process.stdin.write(command + "\n")
+        self.process.stdin.flush()
+        return json.loads(self._read_line())
+
+    def clear(self) -> None:
+        self._ask("clear")
+
+    @property
+    def request_timings(self) -> list[RequestTiming]:
+        answer = self._ask("timings")
+        assert isinstance(answer, list)
+        return [RequestTiming(**item) for item in answer]
+
+    def stop(self) -> None:
+        if self.process.poll() is None:
+            assert self.process.stdin is not None
+            self.process.stdin.close()
+            try:
+                self.process.wait(10)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait(5)
+
+    def __enter__(self) -> ModelServerProcess:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+
+if __name__ == "__main__":
+    serve()

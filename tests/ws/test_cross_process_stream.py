@@ -1,0 +1,124 @@
+"""Two sockets on one conversation in two processes: each sees every turn, whichever process
+runs it. One socket is on a daphne child, the other on the app in this process; the stream
+between them crosses Redis. With all sockets in one process, deltas stay off Redis."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from urllib.parse import quote
+
+import pytest
+import redis.asyncio as aioredis
+import websockets
+from asgiref.sync import sync_to_async
+from channels.testing import WebsocketCommunicator
+from django.conf import settings
+
+from console.asgi import application
+from console.live_server import database_url_for, start_daphne
+from console.tickets import issue_ticket
+from roleplay.llm.scripted_server import Reply
+
+pytestmark = [pytest.mark.asyncio, pytest.mark.django_db(transaction=True)]
+
+TEXT = "one two three four five six seven eight nine ten"
+CHUNKS = 10
+
+
+@pytest.fixture(scope="module")
+def daphne_child(django_db_setup, django_db_blocker):
+    from django.db import connection
+
+    with django_db_blocker.unblock():
+        server = start_daphne(database_url_for(connection.settings_dict), settings.REDIS_URL)
+    yield server
+    server.stop()
+
+
+async def ticket_path(conversation) -> str:
+    ticket, _ = await sync_to_async(issue_ticket)(conversation)
+    return f"/ws/conversations/{conversation.id}/?ticket={quote(ticket)}"
+
+
+async def in_process_socket(conversation) -> WebsocketCommunicator:
+    comm = WebsocketCommunicator(application, await ticket_path(conversation))
+    connected, _ = await comm.connect()
+    assert connected
+    return comm
+
+
+async def events_until_done(receive, where: str, timeout: float = 15) -> list[dict]:
+    events: list[dict] = []
+    while True:
+        try:
+            event = json.loads(await asyncio.wait_for(receive(), timeout))
+        except TimeoutError:
+            raise AssertionError(
+                f"{where}: no turn end after {[e['type'] for e in events]}"
+            ) from None
+        events.append(event)
+        if event["type"] in ("turn.completed", "error"):
+            return events
+
+
+def assert_whole_turn(events: list[dict]) -> None:
+    kinds = [e["type"] for e in events]
+    assert kinds[0] == "turn.started" and kinds[-1] == "turn.completed", kinds
+    deltas = [e for e in events if e["type"] == "delta"]
+    assert [d["seq"] for d in deltas] == list(range(CHUNKS))
+    assert "".join(d["text"] for d in deltas) == TEXT == events[-1]["content"]
+
+
+def user_message(client_id: str) -> str:
+    return json.dumps({"type": "user_message", "client_message_id": client_id, "content": "Hi"})
+
+
+@pytest.mark.parametrize("runs_in", ["child", "this_process"])
+async def test_both_processes_see_every_event(daphne_child, conversation, llm, runs_in):
+    llm.enqueue(Reply(content=TEXT, chunks=CHUNKS, chunk_delay=0.01))
+    here = await in_process_socket(conversation)
+    path = await ticket_path(conversation)
+    async with websockets.connect(daphne_child.ws_url + path) as there:
+        await asyncio.sleep(0.2)  # both subscriptions are in Redis before the turn starts
+        if runs_in == "child":
+            await there.send(user_message("cross-1"))
+        else:
+            await here.send_to(text_data=user_message("cross-1"))
+        seen_there, seen_here = await asyncio.gather(
+            events_until_done(there.recv, "child"),
+            events_until_done(here.receive_from, "this process"),
+        )
+    assert_whole_turn(seen_there)
+    assert_whole_turn(seen_here)
+    assert seen_there[0]["turn_id"] == seen_here[0]["turn_id"]
+    await here.disconnect()
+
+
+async def publishes() -> int:
+    client = aioredis.Redis.from_url(settings.REDIS_URL)
+    try:
+        stats = await client.info("commandstats")
+    finally:
+        await client.aclose()
+    return int(stats.get("cmdstat_publish", {}).get("calls", 0))
+
+
+async def test_deltas_stay_off_redis_when_every_socket_is_local(conversation, llm):
+    llm.enqueue(Reply(content=TEXT, chunks=CHUNKS))
+    first = await in_process_socket(conversation)
+    second = await in_process_socket(conversation)
+    before = await publishes()
+    await first.send_to(text_data=user_message("local-1"))
+    seen_first, seen_second = await asyncio.gather(
+        events_until_done(first.receive_from, "first"),
+        events_until_done(second.receive_from, "second"),
+    )
+    assert_whole_turn(seen_first)
+    assert_whole_turn(seen_second)
+    await asyncio.sleep(0.2)  # the publisher drains behind the turn
+    # turn.started and turn.completed go to Redis for other processes; the 10 deltas do not
+    # (at most those sent before the first subscriber count came back).
+    assert await publishes() - before < 2 + CHUNKS
+    await first.disconnect()
+    await second.disconnect()
