@@ -26,7 +26,7 @@ from console.logging import turn_id_var
 from memory import selectors as message_reads
 from memory import services as message_store
 from memory.models import MessageStatus
-from roleplay import turn_start
+from roleplay import turn_store
 from roleplay.actor import CharacterSheet, ContextOverflow, build_actor_prompt
 from roleplay.hub import TurnFanout
 from roleplay.llm.errors import ModelCancelled, ModelError
@@ -72,6 +72,8 @@ class TurnContext:
     config: object
     trace: dict = field(default_factory=dict)
     blocks: list = field(default_factory=list)
+    # What the turn's start already read, so hooks can skip queries (turn_store).
+    facts: dict = field(default_factory=dict)
 
 
 def expire_abandoned(conversation: Conversation) -> int:
@@ -146,7 +148,14 @@ def load_context(turn: Turn) -> TurnContext:
 
 
 def build_context(
-    turn: Turn, conversation: Conversation, config, history: list[dict], *, user_input, user_name
+    turn: Turn,
+    conversation: Conversation,
+    config,
+    history: list[dict],
+    *,
+    user_input,
+    user_name,
+    facts: dict | None = None,
 ) -> TurnContext:
     """The context of ``turn`` from what was read, then every capability's hook."""
     character = conversation.character
@@ -163,6 +172,7 @@ def build_context(
         user_input=user_input,
         user_name=user_name or "User",
         config=config,
+        facts=facts or {},
     )
     ctx.trace["read"] = {
         "history_messages": len(history),
@@ -183,11 +193,11 @@ def begin_and_load(
     """Store the message and the turn and read its context, in one statement when nothing
     is unusual (``turn_start``), else through ``begin_turn`` and ``load_context``; this is
     the turn's critical path. A failure to load is returned for ``run_turn`` to report."""
-    fast = turn_start.start_turn(
+    fast = turn_store.start_turn(
         conversation, client_message_id, content, history=HISTORY_LIMIT - 1, lease=LEASE
     )
     if fast is not None:
-        turn, conversation, config, history, user_name = fast
+        turn, conversation, config, history, user_name, facts = fast
         start = TurnStart(turn, duplicate=False)
         load = partial(
             build_context,
@@ -197,6 +207,7 @@ def begin_and_load(
             history,
             user_input=content,
             user_name=user_name,
+            facts=facts,
         )
     else:
         start = begin_turn(conversation, client_message_id, content)
@@ -218,8 +229,21 @@ def finish_turn(
         TurnStatus.FAILED: MessageStatus.FAILED,
         TurnStatus.CANCELLED: MessageStatus.CANCELLED,
     }[status]
+    store = bool(content) or status == TurnStatus.COMPLETE
+    if turn_store.finish_turn(
+        turn,
+        store=store,
+        message_status=message_status,
+        content=content,
+        status=status,
+        usage=usage,
+        error_code=error_code,
+        trace=trace,
+        config=config,
+    ):
+        return
     with transaction.atomic():
-        if content or status == TurnStatus.COMPLETE:
+        if store:
             message_store.save_message(
                 turn.tenant,
                 str(turn.conversation_id),

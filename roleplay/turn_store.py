@@ -1,5 +1,5 @@
-"""A turn's start in one statement: the critical path between a player's message and the
-request to the model.
+"""A turn's two writes in one statement each: its start, on the critical path between a
+player's message and the request to the model, and its finish.
 
 Through the ORM, starting a turn takes a dozen queries (duplicate check, savepoints, the
 next message timestamp, two inserts, the conversation, its tenant, the history, the default
@@ -13,7 +13,10 @@ Every unusual case makes the statement fail or return nothing, and the caller th
 the ORM path (``turns.begin_turn`` and ``load_context``), which stays the reference for the
 rules: a repeated ``client_message_id`` (unique violation), a turn already running or
 abandoned (unique violation), a timestamp taken concurrently (unique violation), a
-conversation gone (no row).
+conversation gone (no row). Finishing works the same way against ``turns.finish_turn``.
+
+The start also reports whether the character has enabled worldbook bindings, so a turn
+without any skips the worldbook hook's queries.
 """
 
 from __future__ import annotations
@@ -29,6 +32,7 @@ from django.utils import timezone
 from console.models import Player
 from memory.models import Message
 from roleplay.models import Character, Conversation, ModelConfig, Turn, TurnStatus
+from worldbook.models import PromptBinding
 
 _SQL = """
 WITH conv AS (
@@ -75,6 +79,8 @@ turn AS (
     RETURNING id
 )
 SELECT conv.*, (SELECT id FROM cfg), (SELECT updated_at FROM cfg),
+       EXISTS (SELECT 1 FROM {binding} b WHERE b.tenant_id = %(tenant)s
+               AND b.prompt_id = conv.character_id::text AND b.enabled),
        (SELECT COALESCE(json_agg(json_build_array(h.role, h.content) ORDER BY h.ts), '[]')
         FROM hist h)::text,
        (SELECT count(*) FROM turn)
@@ -90,6 +96,7 @@ def _statement() -> str:
         config=ModelConfig._meta.db_table,
         message=Message._meta.db_table,
         turn=Turn._meta.db_table,
+        binding=PromptBinding._meta.db_table,
     )
 
 
@@ -116,8 +123,8 @@ def _saved(instance):
 def start_turn(
     conversation: Conversation, client_message_id: str, content: str, *, history: int, lease
 ):
-    """``(turn, conversation, config, history, user_name)`` after storing the message and
-    the running turn, or ``None`` when the ORM path must decide (see the module doc)."""
+    """``(turn, conversation, config, history, user_name, facts)`` after storing the message
+    and the running turn, or ``None`` when the ORM path must decide (see the module doc)."""
     tenant = conversation.tenant
     now = timezone.now()
     params = {
@@ -155,6 +162,7 @@ def start_turn(
         display_name,
         config_id,
         config_updated_at,
+        has_bindings,
         history_json,
         _inserted,
     ) = row
@@ -189,4 +197,67 @@ def start_turn(
     )
     config = _config(config_id, config_updated_at)
     rows = [{"role": role, "content": text} for role, text in json.loads(history_json)]
-    return turn, conversation, config, rows, display_name
+    facts = {"worldbook_bindings": has_bindings}
+    return turn, conversation, config, rows, display_name, facts
+
+
+_FINISH_SQL = """
+WITH msg AS (
+    INSERT INTO {message}
+        (tenant_id, id, session_id, role, content, kind, status, metadata, ts, archived,
+         created_at)
+    SELECT %(tenant)s, %(message)s, %(session)s, 'assistant', %(content)s, 'chat', %(status)s,
+           %(metadata)s::jsonb,
+           GREATEST(%(now_ms)s, COALESCE((SELECT MAX(x.ts) FROM {message} x
+               WHERE x.tenant_id = %(tenant)s AND x.session_id = %(session)s), 0) + 1),
+           false, %(now)s
+    WHERE %(store)s
+    RETURNING id
+)
+UPDATE {turn} SET status = %(turn_status)s, model_config_id = %(config)s,
+    usage = %(usage)s::jsonb, error_code = %(error)s, trace = %(trace)s::jsonb,
+    finished_at = %(now)s
+WHERE id = %(turn)s
+"""
+
+
+def finish_turn(
+    turn: Turn,
+    *,
+    store: bool,
+    message_status: str,
+    content: str,
+    status: str,
+    usage,
+    error_code,
+    trace,
+    config,
+) -> bool:
+    """Store the assistant message (when ``store``) and close the turn in one statement;
+    ``False`` when the ORM path must do it (a timestamp taken concurrently)."""
+    now = timezone.now()
+    metadata = {"turn_id": str(turn.id), **({"error": error_code} if error_code else {})}
+    params = {
+        "tenant": turn.tenant_id,
+        "message": turn.assistant_message_id,
+        "session": str(turn.conversation_id),
+        "content": content,
+        "status": message_status,
+        "metadata": json.dumps(metadata),
+        "now_ms": int(time.time() * 1000),
+        "now": now,
+        "store": store,
+        "turn_status": status,
+        "config": config.pk if config is not None else None,
+        "usage": json.dumps(usage or {}),
+        "error": error_code,
+        "trace": json.dumps(trace or {}),
+        "turn": turn.pk,
+    }
+    statement = _FINISH_SQL.format(message=Message._meta.db_table, turn=Turn._meta.db_table)
+    try:
+        with connection.cursor() as cursor:
+            cursor.execute(statement, params)
+    except IntegrityError:
+        return False
+    return True
