@@ -26,6 +26,21 @@ gc.set_threshold(50_000, 20, 100)
 sys.setswitchinterval(0.001)
 
 
+def _quiet_autobahn() -> None:
+    """autobahn builds the arguments of a debug log line for every WebSocket frame it
+    writes, even with debug logging off, and with click installed (Celery brings it) each
+    frame costs four ``click.style`` calls for colours nobody sees. Plain text instead."""
+    import autobahn.twisted.websocket as twisted_ws
+    import autobahn.websocket.protocol as protocol
+
+    for module in (protocol, twisted_ws):
+        module.hltype = lambda obj: getattr(obj, "__qualname__", "?")
+        module.hlval = str
+
+
+_quiet_autobahn()
+
+
 class LargeChunkASGIHandler(ASGIHandler):
     """Django hands a response body to the server in 64 KiB pieces, one await each; worldbook
     selection answers run near a megabyte, so send them in fewer, larger pieces."""

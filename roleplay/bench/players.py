@@ -1,7 +1,11 @@
 """Concurrent clients for the turn benchmark: WebSocket players and the SDK-only baseline.
 
 Each player runs its turns one after another over its own conversation; all players run at
-once. Every user message carries a unique marker (``bench-<run>-p<i>-t<j>``) so a turn can be
+once. A player may think between turns (``Pacing``): it waits a random time around
+``think_s`` before each message, its first one included, so players do not all press
+enter in the same millisecond. With ``think_s=0`` every player sends its next message the
+moment the last reply ends, which measures throughput, not the latency a player sees.
+Every user message carries a unique marker (``bench-<run>-p<i>-t<j>``) so a turn can be
 matched with the scripted server's record of the model request it caused, whose
 ``first_chunk_ms`` (the server's own time to first chunk) is subtracted from the client's
 time to first delta.
@@ -11,14 +15,34 @@ from __future__ import annotations
 
 import asyncio
 import json
+import random
 import re
 import time
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 from roleplay.bench.stats import TurnSample
 from roleplay.llm.scripted_server import RequestTiming
 
 MARKER = re.compile(r"bench-[0-9a-f]+-p\d+-t\d+")
+
+
+@dataclass(frozen=True)
+class Pacing:
+    """Think time before each message: uniform in [0.5, 1.5] x ``think_s`` (before the
+    first message: uniform in [0, 1] x ``think_s``, spreading the players' starts)."""
+
+    think_s: float = 0.0
+    seed: int = 0
+
+    def rng(self, player: int) -> random.Random:
+        return random.Random(self.seed * 1_000_003 + player)
+
+    async def think(self, rng: random.Random, turn: int) -> None:
+        if self.think_s <= 0:
+            return
+        low, high = (0.0, 1.0) if turn == 0 else (0.5, 1.5)
+        await asyncio.sleep(self.think_s * rng.uniform(low, high))
 
 
 def marker(run_id: str, player: int, turn: int) -> str:
@@ -37,9 +61,11 @@ async def websocket_player(
     samples: list[TurnSample],
     *,
     turn_timeout: float,
+    pacing: Pacing = Pacing(),
 ) -> None:
     """One player on ``url`` (a ticketed socket URL): ``turns`` sequential turns, each
     appended to ``samples`` as it starts (so a cancelled run keeps what it measured)."""
+    rng = pacing.rng(player)
     import websockets
 
     try:
@@ -55,6 +81,7 @@ async def websocket_player(
         return
     async with socket:
         for turn in range(turns):
+            await pacing.think(rng, turn)
             sample = TurnSample(player, turn, marker(run_id, player, turn))
             samples.append(sample)
             try:
@@ -107,14 +134,17 @@ async def sdk_player(
     samples: list[TurnSample],
     *,
     turn_timeout: float,
+    pacing: Pacing = Pacing(),
 ) -> None:
     """The baseline: the same turns streamed straight from the model server with the
     ``openai`` SDK, no socket, channel layer, database or prompt building in between."""
+    rng = pacing.rng(player)
     from openai import AsyncOpenAI
 
     client = AsyncOpenAI(base_url=base_url, api_key="bench", max_retries=0, timeout=turn_timeout)
     try:
         for turn in range(turns):
+            await pacing.think(rng, turn)
             sample = TurnSample(player, turn, marker(run_id, player, turn))
             samples.append(sample)
             try:
@@ -152,6 +182,8 @@ async def run_players(player_coroutines: Sequence, *, total_timeout: float) -> f
     returns the wall time in seconds. Results are in the lists the players append to."""
     started = time.perf_counter()
     tasks = [asyncio.ensure_future(coro) for coro in player_coroutines]
+    if not tasks:
+        return 0.0
     _done, pending = await asyncio.wait(tasks, timeout=total_timeout)
     for task in pending:
         task.cancel()

@@ -105,8 +105,32 @@ def _ratio(a: float | None, b: float | None) -> float | None:
     return round(a / b, 2) if a is not None and b else None
 
 
-def report(players: int, turns: int, harness: dict, baseline: dict, settings: dict) -> dict:
-    """The JSON the command prints: harness figures on top, the SDK-only run as baseline.
+SATURATION_KEYS = (
+    "turns",
+    "ttfd_overhead_ms",
+    "turn_ms",
+    "deltas",
+    "delta_throughput_per_s",
+    "wall_s",
+    "errors",
+    "error_codes",
+    "lost_deltas",
+    "reordered_deltas",
+    "text_mismatches",
+    "server_cpu_ms_per_turn",
+)
+
+
+def report(
+    players: int,
+    turns: int,
+    harness: dict,
+    baseline: dict,
+    settings: dict,
+    saturation: dict | None = None,
+) -> dict:
+    """The JSON the command prints: harness figures on top, the SDK-only run as baseline,
+    the same players with no think time as ``saturation`` (when they had think time).
 
     ``ratio`` is harness p50 turn time over baseline p50 turn time (what the harness costs a
     whole turn); ``ttfd_ratio`` the same for time to first delta.
@@ -131,6 +155,9 @@ def report(players: int, turns: int, harness: dict, baseline: dict, settings: di
                 and harness["turns"] == players * turns
             ),
         },
+        "saturation": (
+            {key: saturation.get(key) for key in SATURATION_KEYS} if saturation else None
+        ),
         "settings": settings,
     }
 
@@ -169,6 +196,18 @@ def render_table(data: dict) -> str:
         f"{data['text_mismatches']}  stray events {data['stray_events']}",
         f"server CPU per turn {data.get('server_cpu_ms_per_turn')} ms (daphne child)",
         f"ratio (turn p50 harness/baseline) {data['ratio']}   ttfd ratio {data['ttfd_ratio']}",
+        f"think time {data['settings'].get('think_ms')} ms before each message",
+    ]
+    saturation = data.get("saturation")
+    if saturation:
+        lines += [
+            "saturation (the same players, no think time):",
+            f"{'  time to first delta, overhead':32} {cell(saturation['ttfd_overhead_ms'])}",
+            f"  {saturation['delta_throughput_per_s']} deltas/s, errors {saturation['errors']}, "
+            f"lost {saturation['lost_deltas']}, reordered {saturation['reordered_deltas']}, "
+            f"server CPU per turn {saturation['server_cpu_ms_per_turn']} ms",
+        ]
+    lines += [
         f"targets p50 <= {TARGETS['ttfd_overhead_p50_ms']:g} ms, "
         f"p99 <= {TARGETS['ttfd_overhead_p99_ms']:g} ms, no errors/loss: "
         + ("met" if data["targets"]["met"] else "MISSED"),

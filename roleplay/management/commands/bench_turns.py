@@ -6,7 +6,10 @@ Redis, as in production. Per turn it measures the time from sending ``user_messa
 first ``delta`` minus the model server's own time to its first chunk (the harness overhead),
 the whole turn, and checks every delta arrived once, in order, and reassembles the reply.
 The baseline runs the same players straight against the model server with the ``openai``
-SDK, so ``ratio`` says what the harness costs on this machine. A throwaway ``bench-*``
+SDK, so ``ratio`` says what the harness costs on this machine. Players think between turns
+(``--think-ms``, see ``roleplay.bench.players.Pacing``); a second run of the same players
+with no think time at all reports the saturation figures (throughput, and the latency of a
+queue) under ``saturation``. A throwaway ``bench-*``
 tenant holds the run's data and is deleted at the end. All traffic stays on 127.0.0.1.
 """
 
@@ -35,6 +38,11 @@ from roleplay.bench.workload import REPLY_CHUNKS, REPLY_TOKENS, reply_text
 
 MAX_PLAYERS = 500
 MAX_TURNS = 100
+MAX_THINK_MS = 600_000
+# Players read for about two seconds (1 to 3) before each message: far quicker than people
+# type, and a load this machine sustains, so latency is measured below saturation. The run
+# with no think time (``saturation`` in the output) measures throughput instead.
+DEFAULT_THINK_MS = 2000.0
 QUIET_LOGGERS = ("httpx", "httpx2", "openai")
 
 # A player: (run_id, index, turns, samples, *, turn_timeout) -> coroutine.
@@ -49,6 +57,13 @@ class Command(BaseCommand):
         parser.add_argument("--turns", type=int, default=5, help="sequential turns per player")
         parser.add_argument("--json", action="store_true", help="print the figures as JSON")
         parser.add_argument("--warmup", type=int, default=1, help="unmeasured warm-up players")
+        parser.add_argument(
+            "--think-ms",
+            type=float,
+            default=DEFAULT_THINK_MS,
+            help="a player's think time before each message (0: send the next at once)",
+        )
+        parser.add_argument("--seed", type=int, default=0, help="seed of the think times")
         parser.add_argument("--turn-timeout", type=float, default=30.0, help="seconds")
         parser.add_argument(
             "--timeout", type=float, default=300.0, help="seconds for each phase's players"
@@ -58,7 +73,10 @@ class Command(BaseCommand):
         players, turns, warmup = opts["players"], opts["turns"], opts["warmup"]
         if not 1 <= players <= MAX_PLAYERS or not 1 <= turns <= MAX_TURNS or warmup < 0:
             raise CommandError(f"--players 1..{MAX_PLAYERS}, --turns 1..{MAX_TURNS}")
+        if not 0 <= opts["think_ms"] <= MAX_THINK_MS:
+            raise CommandError(f"--think-ms 0..{MAX_THINK_MS}")
         limits = {"turn_timeout": opts["turn_timeout"], "total_timeout": opts["timeout"]}
+        pacing = bench_players.Pacing(think_s=opts["think_ms"] / 1000.0, seed=opts["seed"])
         for name in QUIET_LOGGERS:  # the baseline's SDK logs every request at INFO
             logging.getLogger(name).setLevel(logging.WARNING)
         _require_migrated()
@@ -72,17 +90,36 @@ class Command(BaseCommand):
                         model_server,
                         turns,
                         limits,
+                        pacing,
                         measured=[_socket_player(server.ws_url, c) for c in bench.conversations],
                         warmup=[_socket_player(server.ws_url, c) for c in bench.warmup],
                         cpu=server.cpu_seconds,
                     )
+                    saturation = None
+                    if pacing.think_s > 0:  # the same players again, with no think time
+                        saturation = _phase(
+                            model_server,
+                            turns,
+                            limits,
+                            bench_players.Pacing(),
+                            measured=[
+                                _socket_player(server.ws_url, c) for c in bench.conversations
+                            ],
+                            warmup=[],
+                            cpu=server.cpu_seconds,
+                        )
                     if harness["errors"] or harness["warmup_errors"]:
                         self.stderr.write(f"daphne log (tail):\n{server.log_tail()}")
                 finally:
                     server.stop()
                 sdk = partial(bench_players.sdk_player, model_server.base_url)
                 baseline = _phase(
-                    model_server, turns, limits, measured=[sdk] * players, warmup=[sdk] * warmup
+                    model_server,
+                    turns,
+                    limits,
+                    pacing,
+                    measured=[sdk] * players,
+                    warmup=[sdk] * warmup,
                 )
             finally:
                 delete_bench_tenant(bench)
@@ -90,9 +127,11 @@ class Command(BaseCommand):
             "reply_tokens": REPLY_TOKENS,
             "reply_chunks": REPLY_CHUNKS,
             "warmup_players": warmup,
+            "think_ms": opts["think_ms"],
+            "seed": opts["seed"],
             **limits,
         }
-        data = report(players, turns, harness, baseline, run_settings)
+        data = report(players, turns, harness, baseline, run_settings, saturation)
         self.stdout.write(json.dumps(data, indent=2) if opts["json"] else render_table(data))
 
 
@@ -116,6 +155,7 @@ def _phase(
     model_server,
     turns: int,
     limits: dict,
+    pacing: bench_players.Pacing,
     *,
     measured: Sequence[Player],
     warmup: Sequence[Player],
@@ -140,7 +180,7 @@ def _phase(
         cpu_before = cpu() if cpu else 0.0
         wall = await bench_players.run_players(
             [
-                p(run_id, i, turns, samples, turn_timeout=turn_timeout)
+                p(run_id, i, turns, samples, turn_timeout=turn_timeout, pacing=pacing)
                 for i, p in enumerate(measured)
             ],
             total_timeout=total_timeout,
