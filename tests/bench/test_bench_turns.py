@@ -10,7 +10,7 @@ import io
 import json
 
 import pytest
-from django.core.management import call_command
+from django.core.management import CommandError, call_command
 
 from console.models import Tenant
 from roleplay.bench.stats import lost_deltas, percentile, reordered_deltas
@@ -21,7 +21,9 @@ SUMMARY_KEYS = {"p50", "p95", "p99", "max"}
 @pytest.mark.django_db(transaction=True)
 def test_bench_turns_small_run_is_clean():
     out = io.StringIO()
-    call_command("bench_turns", "--players", "3", "--turns", "2", "--json", stdout=out)
+    call_command(
+        "bench_turns", "--players", "3", "--turns", "2", "--think-ms", "50", "--json", stdout=out
+    )
     data = json.loads(out.getvalue())
 
     assert {
@@ -51,8 +53,20 @@ def test_bench_turns_small_run_is_clean():
         assert figures["delta_throughput_per_s"] > 0
     assert data["baseline"]["turns"] == 6
     assert data["ratio"] > 0
+    assert data["settings"]["think_ms"] == 50
+    # The same players again with no think time: the saturation figures.
+    saturation = data["saturation"]
+    assert saturation["turns"] == 6 and saturation["deltas"] == 6 * 20
+    assert saturation["errors"] == saturation["lost_deltas"] == saturation["reordered_deltas"] == 0
+    assert set(saturation["ttfd_overhead_ms"]) == SUMMARY_KEYS
     # The throwaway tenant and everything under it is gone.
     assert not Tenant.objects.filter(name__startswith="bench-").exists()
+
+
+@pytest.mark.parametrize("args", [["--think-ms", "-1"], ["--players", "0"], ["--turns", "101"]])
+def test_bench_turns_refuses_bad_arguments(args):
+    with pytest.raises(CommandError):
+        call_command("bench_turns", *args)
 
 
 def test_lost_and_reordered_counting():
