@@ -294,7 +294,7 @@ async def run_turn(
             "budget": prompt.budget,
             "dropped_history": prompt.dropped_history,
         }
-        gateway = Gateway(turn.tenant, ctx.config, "actor", turn_id=turn.id)
+        gateway = Gateway(turn.tenant, ctx.config, "actor", turn_id=turn.id, run_db=run_db)
         seq = 0
         result = None
         renewed = time.monotonic()

@@ -8,13 +8,14 @@ each call's ``CallRecord`` becomes a ``ModelCall`` row.
 from __future__ import annotations
 
 import os
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import aclosing
 from dataclasses import dataclass
+from typing import Any
 
+from asgiref.sync import sync_to_async
 from django.conf import settings
 
-from console.db import run_db
 from roleplay.llm.provider import ModelClient, build_provider
 from roleplay.llm.types import CallRecord, ProviderConfig, StreamEvent
 from roleplay.models import ModelCall, ModelConfig
@@ -76,6 +77,10 @@ def _provider_for(pconfig: ProviderConfig):
     return provider
 
 
+async def _on_caller_thread(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+    return await sync_to_async(fn)(*args, **kwargs)
+
+
 @dataclass
 class Gateway:
     """A model client bound to one config, purpose and (optionally) turn; records calls."""
@@ -85,6 +90,10 @@ class Gateway:
     purpose: str
     turn_id: object = None
     retry_base_delay: float = 0.25
+    # How ModelCall rows are written from async code. The default runs on the caller's own
+    # sync thread, so a caller inside a transaction (a console view through async_to_sync)
+    # writes in it; a chat turn, which holds none, passes ``console.db.run_db``.
+    run_db: Callable[..., Awaitable[Any]] | None = None
 
     def __post_init__(self) -> None:
         self.pconfig = provider_config(self.config)
@@ -99,7 +108,7 @@ class Gateway:
     async def _flush(self) -> None:
         while self.records:
             rec = self.records.pop(0)
-            await run_db(
+            await (self.run_db or _on_caller_thread)(
                 ModelCall.objects.create,
                 tenant=self.tenant,
                 config=self.config,

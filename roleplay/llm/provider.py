@@ -176,7 +176,8 @@ class Interruptible:
             if not self._fired or self._task is None:
                 raise
             self._fired = False
-            self._task.uncancel()
+            if self._task.uncancel():  # someone else cancelled the task too: theirs wins
+                raise
             raise ModelCancelled("cancelled by caller") from None
         finally:
             self._waiting = False
