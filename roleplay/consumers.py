@@ -13,7 +13,7 @@ from django.conf import settings
 from console.auth import principal_for_user
 from console.db import run_db
 from console.tickets import redeem_ticket
-from roleplay import hub, turns
+from roleplay import cancels, hub, turns
 from roleplay.models import Conversation
 from roleplay.priority import STARTS
 
@@ -139,9 +139,9 @@ class ConversationConsumer(AsyncWebsocketConsumer):
         if not self.can_write:
             await self._error("forbidden", "this session can only watch the conversation")
             return
-        await self.channel_layer.group_send(
-            self.group, {"type": "turn.cancel", "turn_id": str(data.get("turn_id") or "")}
-        )
+        turn_id = str(data.get("turn_id") or "") or None
+        turns.request_cancel(str(self.conversation.id), turn_id)  # a turn running here
+        await cancels.send(self.conversation.id, turn_id)  # one running elsewhere
 
     async def dispatch(self, message):
         # Stream events touch no database: skip Channels' per-message connection cleanup,
@@ -155,4 +155,4 @@ class ConversationConsumer(AsyncWebsocketConsumer):
     # Channel-layer handlers -------------------------------------------------------------
 
     async def turn_cancel(self, message):
-        turns.request_cancel(str(self.conversation.id), message.get("turn_id") or None)
+        pass  # the process running the turn has its own listener (roleplay.cancels)

@@ -59,10 +59,6 @@ def leave(conversation_id, socket: Socket) -> None:
             del _LOCAL[str(conversation_id)]
 
 
-def local_sockets(conversation_id) -> int:
-    return len(_LOCAL.get(str(conversation_id), ()))
-
-
 def is_own(message: dict) -> bool:
     """A channel-layer stream event this process published (and so already delivered)."""
     return message.get("origin") == PROCESS
@@ -94,13 +90,14 @@ def _redis():
 
 
 async def remote_listeners(conversation_id) -> int:
-    """How many other processes have a socket on the conversation."""
+    """How many other processes have a socket on the conversation, asked while this one
+    runs a turn of it."""
     layer = get_channel_layer()
     channel = layer._get_group_channel_name(group_name(conversation_id))
     counts = await _redis().pubsub_numsub(channel)
     subscribed = int(counts[0][1]) if counts else 0
-    # This process is one of the subscribers while it holds a socket on the conversation.
-    return max(subscribed - (1 if local_sockets(conversation_id) else 0), 0)
+    # This process is one of them: it listens for cancels while it runs a turn (cancels).
+    return max(subscribed - 1, 0)
 
 
 class TurnFanout:

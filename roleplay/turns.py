@@ -4,7 +4,7 @@ The database enforces the two turn rules: one running turn per conversation and 
 ``client_message_id`` (see ``Turn``). Generation runs as an asyncio task in the process that
 accepted the message; its events go out through ``hub.TurnFanout`` so every socket on the
 conversation, in this process or another, sees the same stream, and a cancel sent from any
-socket reaches the task through the conversation's channel-layer group.
+socket on any process reaches the task (``cancels``).
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ from console.logging import turn_id_var
 from memory import selectors as message_reads
 from memory import services as message_store
 from memory.models import MessageStatus
-from roleplay import turn_store
+from roleplay import cancels, turn_store
 from roleplay.actor import CharacterSheet, ContextOverflow, build_actor_prompt
 from roleplay.hub import TurnFanout
 from roleplay.llm.errors import ModelCancelled, ModelError
@@ -400,7 +400,10 @@ def launch(turn: Turn, started: dict, preloaded: TurnContext | Exception | None 
 
     async def _run():
         nonlocal starting
+        watching = False
         try:
+            await cancels.watch(turn.conversation_id, request_cancel)
+            watching = True
             await fanout.send(started)
             await run_turn(turn, emit, cancel, preloaded)
         finally:
@@ -409,6 +412,8 @@ def launch(turn: Turn, started: dict, preloaded: TurnContext | Exception | None 
                 STARTS.end()
             RUNNING.pop(str(turn.id), None)
             await fanout.close()
+            if watching:
+                await cancels.unwatch(turn.conversation_id)
 
     task = asyncio.get_running_loop().create_task(_run())
     _TASKS.add(task)

@@ -1,6 +1,7 @@
 """Two sockets on one conversation in two processes: each sees every turn, whichever process
-runs it. One socket is on a daphne child, the other on the app in this process; the stream
-between them crosses Redis. With all sockets in one process, deltas stay off Redis."""
+runs it, and a cancel sent in one reaches a turn running in the other. One socket is on a
+daphne child, the other on the app in this process; the stream between them crosses Redis.
+With all sockets in one process, deltas stay off Redis."""
 
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ from django.conf import settings
 from console.asgi import application
 from console.live_server import database_url_for, start_daphne
 from console.tickets import issue_ticket
+from memory.models import Message
 from roleplay.llm.scripted_server import Reply
 
 pytestmark = [pytest.mark.asyncio, pytest.mark.django_db(transaction=True)]
@@ -92,6 +94,28 @@ async def test_both_processes_see_every_event(daphne_child, conversation, llm, r
     assert_whole_turn(seen_there)
     assert_whole_turn(seen_here)
     assert seen_there[0]["turn_id"] == seen_here[0]["turn_id"]
+    await here.disconnect()
+
+
+async def test_a_cancel_reaches_a_turn_whose_sockets_left_its_process(
+    daphne_child, conversation, llm
+):
+    llm.enqueue(Reply(content=TEXT, chunks=CHUNKS, chunk_delay=1.0))
+    here = await in_process_socket(conversation)
+    path = await ticket_path(conversation)
+    async with websockets.connect(daphne_child.ws_url + path) as there:
+        await asyncio.sleep(0.2)
+        await there.send(user_message("leaving-1"))
+        started = json.loads(await asyncio.wait_for(there.recv(), 15))
+        assert started["type"] == "turn.started"
+    # The only socket in the child is gone; the turn runs on there. Cancel it from here.
+    await asyncio.sleep(0.2)
+    await here.send_to(text_data=json.dumps({"type": "cancel"}))
+    events = await events_until_done(here.receive_from, "this process")
+    assert events[-1]["type"] == "error" and events[-1]["code"] == "turn_cancelled"
+    assert events[-1]["turn_id"] == started["turn_id"]
+    reply = await Message.objects.aget(pk=started["assistant_message_id"])
+    assert reply.status == "cancelled" and len(reply.content) < len(TEXT)
     await here.disconnect()
 
 
