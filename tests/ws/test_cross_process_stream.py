@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from contextlib import asynccontextmanager
 from urllib.parse import quote
 
 import pytest
@@ -50,6 +51,17 @@ async def in_process_socket(conversation) -> WebsocketCommunicator:
     return comm
 
 
+@asynccontextmanager
+async def sockets_in_both(daphne_child, conversation):
+    """(socket on this process's app, socket on the daphne child), both subscribed; the
+    child's is closed on leaving, this process's is left to the test."""
+    here = await in_process_socket(conversation)
+    path = await ticket_path(conversation)
+    async with websockets.connect(daphne_child.ws_url + path) as there:
+        await asyncio.sleep(0.2)  # both subscriptions are in Redis before the turn starts
+        yield here, there
+
+
 async def events_until_done(receive, where: str, timeout: float = 15) -> list[dict]:
     events: list[dict] = []
     while True:
@@ -79,10 +91,7 @@ def user_message(client_id: str) -> str:
 @pytest.mark.parametrize("runs_in", ["child", "this_process"])
 async def test_both_processes_see_every_event(daphne_child, conversation, llm, runs_in):
     llm.enqueue(Reply(content=TEXT, chunks=CHUNKS, chunk_delay=0.01))
-    here = await in_process_socket(conversation)
-    path = await ticket_path(conversation)
-    async with websockets.connect(daphne_child.ws_url + path) as there:
-        await asyncio.sleep(0.2)  # both subscriptions are in Redis before the turn starts
+    async with sockets_in_both(daphne_child, conversation) as (here, there):
         if runs_in == "child":
             await there.send(user_message("cross-1"))
         else:
@@ -101,10 +110,7 @@ async def test_a_cancel_reaches_a_turn_whose_sockets_left_its_process(
     daphne_child, conversation, llm
 ):
     llm.enqueue(Reply(content=TEXT, chunks=CHUNKS, chunk_delay=1.0))
-    here = await in_process_socket(conversation)
-    path = await ticket_path(conversation)
-    async with websockets.connect(daphne_child.ws_url + path) as there:
-        await asyncio.sleep(0.2)
+    async with sockets_in_both(daphne_child, conversation) as (here, there):
         await there.send(user_message("leaving-1"))
         started = json.loads(await asyncio.wait_for(there.recv(), 15))
         assert started["type"] == "turn.started"
