@@ -85,7 +85,8 @@ def _redis():
     client = _REDIS.get(loop)
     if client is None:
         host = settings.CHANNEL_LAYERS["default"]["CONFIG"]["hosts"][0]
-        client = _REDIS[loop] = aioredis.Redis.from_url(host)
+        address = host["address"] if isinstance(host, dict) else host
+        client = _REDIS[loop] = aioredis.Redis.from_url(address)
     return client
 
 
@@ -93,8 +94,10 @@ async def remote_listeners(conversation_id) -> int:
     """How many other processes have a socket on the conversation, asked while this one
     runs a turn of it."""
     layer = get_channel_layer()
-    channel = layer._get_group_channel_name(group_name(conversation_id))
-    counts = await _redis().pubsub_numsub(channel)
+    naming = getattr(layer, "_get_group_channel_name", None)
+    if naming is None:  # not the pub/sub layer: no way to count, so assume listeners
+        return 1
+    counts = await _redis().pubsub_numsub(naming(group_name(conversation_id)))
     subscribed = int(counts[0][1]) if counts else 0
     # This process is one of them: it listens for cancels while it runs a turn (cancels).
     return max(subscribed - 1, 0)

@@ -402,8 +402,11 @@ def launch(turn: Turn, started: dict, preloaded: TurnContext | Exception | None 
         nonlocal starting
         watching = False
         try:
-            await cancels.watch(turn.conversation_id, request_cancel)
-            watching = True
+            try:
+                await cancels.watch(turn.conversation_id, request_cancel)
+                watching = True
+            except Exception:  # the turn still runs; only other processes' cancels miss it
+                logger.warning("cancels from other processes cannot reach this turn", exc_info=True)
             await fanout.send(started)
             await run_turn(turn, emit, cancel, preloaded)
         finally:
