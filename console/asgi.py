@@ -41,6 +41,18 @@ def _quiet_autobahn() -> None:
 _quiet_autobahn()
 
 
+def _warm_up() -> None:
+    """Load now what the first chat turn would otherwise load while a player waits: the
+    token encoder (about 1.5 s) and the ``openai`` SDK's modules (about 1 s)."""
+    import roleplay.llm.openai_compat  # noqa: F401
+    from console.tokens import count_tokens
+
+    count_tokens("warm up")
+
+
+_warm_up()
+
+
 class LargeChunkASGIHandler(ASGIHandler):
     """Django hands a response body to the server in 64 KiB pieces, one await each; worldbook
     selection answers run near a megabyte, so send them in fewer, larger pieces."""
