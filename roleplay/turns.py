@@ -399,7 +399,6 @@ def launch(turn: Turn, started: dict, preloaded: TurnContext | Exception | None 
             await STARTS.yield_to_starts()  # before reading the next chunk
 
     async def _run():
-        nonlocal starting
         watching = False
         try:
             try:
@@ -410,17 +409,22 @@ def launch(turn: Turn, started: dict, preloaded: TurnContext | Exception | None 
             await fanout.send(started)
             await run_turn(turn, emit, cancel, preloaded)
         finally:
-            if starting:
-                starting = False
-                STARTS.end()
             RUNNING.pop(str(turn.id), None)
             await fanout.close()
             if watching:
                 await cancels.unwatch(turn.conversation_id)
 
+    def _done(task: asyncio.Task) -> None:
+        # A done callback runs even for a task cancelled before its first step.
+        nonlocal starting
+        _TASKS.discard(task)
+        if starting:
+            starting = False
+            STARTS.end()
+
     task = asyncio.get_running_loop().create_task(_run())
     _TASKS.add(task)
-    task.add_done_callback(_TASKS.discard)
+    task.add_done_callback(_done)
 
 
 def request_cancel(conversation_id: str, turn_id: str | None = None) -> int:

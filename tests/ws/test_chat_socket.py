@@ -14,6 +14,7 @@ from console.tickets import issue_ticket
 from memory.models import Message
 from roleplay.llm.scripted_server import Reply
 from roleplay.models import ModelCall, Turn
+from roleplay.priority import STARTS
 
 pytestmark = [pytest.mark.asyncio, pytest.mark.django_db(transaction=True)]
 
@@ -106,6 +107,34 @@ async def test_second_message_while_generating_is_rejected(conversation, llm):
         Message.objects.filter(session_id=str(conversation.id)).values_list("content", flat=True)
     )
     assert "Two" not in contents and "One" in contents
+    await comm.disconnect()
+
+
+async def test_every_turn_start_is_counted_out_of_the_priority_gate(conversation, llm):
+    """Completed, failed, duplicate and rejected starts all leave the gate open."""
+    llm.enqueue(
+        Reply(content="slow reply " * 5, chunks=5, chunk_delay=0.05),
+        Reply(status=400),
+    )
+    comm = await connect(conversation)
+    for client_id in ("a", "b"):  # b arrives while a generates: turn_in_progress
+        await comm.send_to(
+            text_data=json.dumps(
+                {"type": "user_message", "client_message_id": client_id, "content": "Hi"}
+            )
+        )
+    await receive_until(comm, "turn.completed")
+    await receive_until(comm, "turn.completed")
+    await comm.send_to(  # a duplicate of a
+        text_data=json.dumps({"type": "user_message", "client_message_id": "a", "content": "Hi"})
+    )
+    assert json.loads(await comm.receive_from(timeout=5))["duplicate"] is True
+    await comm.send_to(  # fails at the model: an error event, no delta
+        text_data=json.dumps({"type": "user_message", "client_message_id": "c", "content": "Hi"})
+    )
+    assert (await receive_until(comm, "turn.completed"))[-1]["type"] == "error"
+    await asyncio.sleep(0.05)
+    assert STARTS.starting == 0
     await comm.disconnect()
 
 
