@@ -22,7 +22,9 @@ SUMMARY_KEYS = {"p50", "p95", "p99", "max"}
 def test_bench_turns_small_run_is_clean():
     out = io.StringIO()
     call_command(
-        "bench_turns", "--players", "3", "--turns", "2", "--think-ms", "50", "--json", stdout=out
+        "bench_turns",
+        *("--players", "3", "--turns", "2", "--think-ms", "50", "--servers", "2", "--json"),
+        stdout=out,
     )
     data = json.loads(out.getvalue())
 
@@ -53,7 +55,7 @@ def test_bench_turns_small_run_is_clean():
         assert figures["delta_throughput_per_s"] > 0
     assert data["baseline"]["turns"] == 6
     assert data["ratio"] > 0
-    assert data["settings"]["think_ms"] == 50
+    assert data["settings"]["think_ms"] == 50 and data["settings"]["servers"] == 2
     # The same players again with no think time: the saturation figures.
     saturation = data["saturation"]
     assert saturation["turns"] == 6 and saturation["deltas"] == 6 * 20
@@ -63,7 +65,9 @@ def test_bench_turns_small_run_is_clean():
     assert not Tenant.objects.filter(name__startswith="bench-").exists()
 
 
-@pytest.mark.parametrize("args", [["--think-ms", "-1"], ["--players", "0"], ["--turns", "101"]])
+@pytest.mark.parametrize(
+    "args", [["--think-ms", "-1"], ["--players", "0"], ["--turns", "101"], ["--servers", "9"]]
+)
 def test_bench_turns_refuses_bad_arguments(args):
     with pytest.raises(CommandError):
         call_command("bench_turns", *args)

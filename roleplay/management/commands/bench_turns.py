@@ -39,6 +39,7 @@ from roleplay.bench.workload import REPLY_CHUNKS, REPLY_TOKENS, reply_text
 MAX_PLAYERS = 500
 MAX_TURNS = 100
 MAX_THINK_MS = 600_000
+MAX_SERVERS = 8
 # Players read for about two seconds (1 to 3) before each message: far quicker than people
 # type, and a load this machine sustains, so latency is measured below saturation. The run
 # with no think time (``saturation`` in the output) measures throughput instead.
@@ -64,6 +65,9 @@ class Command(BaseCommand):
             help="a player's think time before each message (0: send the next at once)",
         )
         parser.add_argument("--seed", type=int, default=0, help="seed of the think times")
+        parser.add_argument(
+            "--servers", type=int, default=1, help="daphne processes sharing the players"
+        )
         parser.add_argument("--turn-timeout", type=float, default=30.0, help="seconds")
         parser.add_argument(
             "--timeout", type=float, default=300.0, help="seconds for each phase's players"
@@ -75,6 +79,8 @@ class Command(BaseCommand):
             raise CommandError(f"--players 1..{MAX_PLAYERS}, --turns 1..{MAX_TURNS}")
         if not 0 <= opts["think_ms"] <= MAX_THINK_MS:
             raise CommandError(f"--think-ms 0..{MAX_THINK_MS}")
+        if not 1 <= opts["servers"] <= MAX_SERVERS:
+            raise CommandError(f"--servers 1..{MAX_SERVERS}")
         limits = {"turn_timeout": opts["turn_timeout"], "total_timeout": opts["timeout"]}
         pacing = bench_players.Pacing(think_s=opts["think_ms"] / 1000.0, seed=opts["seed"])
         for name in QUIET_LOGGERS:  # the baseline's SDK logs every request at INFO
@@ -82,18 +88,33 @@ class Command(BaseCommand):
         _require_migrated()
         database_url = database_url_for(connection.settings_dict)
         with ModelServerProcess() as model_server:
-            bench = create_bench_tenant(players, model_server.base_url, warmup=warmup)
+            # At least one warm-up player per server, so that every server is warm.
+            warm = max(warmup, opts["servers"]) if warmup else 0
+            bench = create_bench_tenant(players, model_server.base_url, warmup=warm)
             try:
-                server = start_daphne(database_url, settings.REDIS_URL)
+                servers = [
+                    start_daphne(database_url, settings.REDIS_URL) for _ in range(opts["servers"])
+                ]
                 try:
+
+                    def sockets(conversations) -> list[Player]:
+                        # The players spread over the servers, as a load balancer would.
+                        return [
+                            _socket_player(servers[i % len(servers)].ws_url, c)
+                            for i, c in enumerate(conversations)
+                        ]
+
+                    def cpu() -> float:
+                        return sum(server.cpu_seconds() for server in servers)
+
                     harness = _phase(
                         model_server,
                         turns,
                         limits,
                         pacing,
-                        measured=[_socket_player(server.ws_url, c) for c in bench.conversations],
-                        warmup=[_socket_player(server.ws_url, c) for c in bench.warmup],
-                        cpu=server.cpu_seconds,
+                        measured=sockets(bench.conversations),
+                        warmup=sockets(bench.warmup),
+                        cpu=cpu,
                     )
                     saturation = None
                     if pacing.think_s > 0:  # the same players again, with no think time
@@ -102,16 +123,16 @@ class Command(BaseCommand):
                             turns,
                             limits,
                             bench_players.Pacing(),
-                            measured=[
-                                _socket_player(server.ws_url, c) for c in bench.conversations
-                            ],
+                            measured=sockets(bench.conversations),
                             warmup=[],
-                            cpu=server.cpu_seconds,
+                            cpu=cpu,
                         )
                     if harness["errors"] or harness["warmup_errors"]:
-                        self.stderr.write(f"daphne log (tail):\n{server.log_tail()}")
+                        for server in servers:
+                            self.stderr.write(f"daphne log (tail):\n{server.log_tail()}")
                 finally:
-                    server.stop()
+                    for server in servers:
+                        server.stop()
                 sdk = partial(bench_players.sdk_player, model_server.base_url)
                 baseline = _phase(
                     model_server,
@@ -128,6 +149,7 @@ class Command(BaseCommand):
             "reply_chunks": REPLY_CHUNKS,
             "warmup_players": warmup,
             "think_ms": opts["think_ms"],
+            "servers": opts["servers"],
             "seed": opts["seed"],
             **limits,
         }
