@@ -7,6 +7,27 @@ import pytest
 from roleplay.llm.scripted_server import Reply, ScriptedOpenAIServer
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _test_database_can_be_dropped(django_db_setup, django_db_blocker):
+    """At the end of the session, before the test database is dropped: end the sessions
+    still open on it. Worker threads of this process (``sync_to_async``, the database thread
+    pool) keep the connections they borrowed, and a daphne child stopped a moment ago may
+    not have left yet; either would make the drop fail ("being accessed by other users")."""
+    yield
+    from django.db import connections
+
+    with django_db_blocker.unblock():
+        connection = connections["default"]
+        with connection.cursor() as cursor:
+            cursor.execute(
+                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity"
+                " WHERE datname = current_database() AND pid <> pg_backend_pid()"
+            )
+        connections.close_all()
+        if hasattr(connection, "close_pool"):
+            connection.close_pool()
+
+
 @pytest.fixture(scope="session")
 def scripted_server():
     server = ScriptedOpenAIServer(default=Reply(content="Hello from the scripted model.", chunks=4))
