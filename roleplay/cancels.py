@@ -1,11 +1,12 @@
 """Cancels reach the process running a turn, wherever they were sent.
 
 A ``cancel`` frame can arrive on any daphne process; the turn runs in one. The frame's
-process sets the cancel of its own running turns at once and sends ``turn.cancel`` to the
-conversation's channel-layer group. Every process running a turn has one channel of its own
-in the groups of those conversations (``watch`` / ``unwatch`` around the turn), and a
-listener on that channel sets the turn's cancel event. So a cancel arrives even when no
-socket on the conversation is left in the generating process.
+process sets the cancel of its own running turns at once and sends ``turn.cancel`` to one
+channel-layer group that every process running turns listens to (one channel per process,
+joined at its first turn). Each listener sets the cancel event of the turn if it runs there.
+So a cancel arrives even when no socket on the conversation is left in the generating
+process, and starting a turn costs no Redis round trip for it. Cancels are rare; every
+process hearing every one of them costs nothing worth counting.
 """
 
 from __future__ import annotations
@@ -17,30 +18,32 @@ from collections.abc import Callable
 
 from channels.layers import get_channel_layer
 
-from roleplay.hub import group_name
-
 logger = logging.getLogger(__name__)
 
 CANCEL = "turn.cancel"
+GROUP = "turn-cancels"
 
-# event loop -> (this process's channel, its listener task)
-_LISTENERS: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, tuple[str, asyncio.Task]]
+OnCancel = Callable[[str, str | None], object]
+
+# event loop -> this process's listener task
+_LISTENERS: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Task]
 _LISTENERS = weakref.WeakKeyDictionary()
 
 
-async def _channel(on_cancel: Callable[[str, str | None], object]) -> str:
+async def listen(on_cancel: OnCancel) -> None:
+    """Make sure this process (event loop) hears cancels: ``on_cancel(conversation_id,
+    turn_id or None)`` for each. Only the first call per loop talks to Redis."""
     loop = asyncio.get_running_loop()
-    known = _LISTENERS.get(loop)
-    if known is not None and not known[1].done():
-        return known[0]
+    task = _LISTENERS.get(loop)
+    if task is not None and not task.done():
+        return
     layer = get_channel_layer()
     channel = await layer.new_channel("turns.")
-    task = loop.create_task(_listen(layer, channel, on_cancel))
-    _LISTENERS[loop] = (channel, task)
-    return channel
+    await layer.group_add(GROUP, channel)
+    _LISTENERS[loop] = loop.create_task(_receive(layer, channel, on_cancel))
 
 
-async def _listen(layer, channel: str, on_cancel: Callable[[str, str | None], object]) -> None:
+async def _receive(layer, channel: str, on_cancel: OnCancel) -> None:
     while True:
         try:
             message = await layer.receive(channel)
@@ -54,21 +57,9 @@ async def _listen(layer, channel: str, on_cancel: Callable[[str, str | None], ob
             on_cancel(message["conversation_id"], message.get("turn_id") or None)
 
 
-async def watch(conversation_id, on_cancel: Callable[[str, str | None], object]) -> None:
-    """Listen for cancels of the conversation while a turn of it runs here."""
-    channel = await _channel(on_cancel)
-    await get_channel_layer().group_add(group_name(conversation_id), channel)
-
-
-async def unwatch(conversation_id) -> None:
-    known = _LISTENERS.get(asyncio.get_running_loop())
-    if known is not None:
-        await get_channel_layer().group_discard(group_name(conversation_id), known[0])
-
-
 async def send(conversation_id, turn_id: str | None) -> None:
     """Ask every process to cancel the conversation's running turn (or just ``turn_id``)."""
     await get_channel_layer().group_send(
-        group_name(conversation_id),
+        GROUP,
         {"type": CANCEL, "conversation_id": str(conversation_id), "turn_id": turn_id or ""},
     )

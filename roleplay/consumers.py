@@ -151,8 +151,3 @@ class ConversationConsumer(AsyncWebsocketConsumer):
                 await self.send(hub.encode(message["event"]))
             return
         await super().dispatch(message)
-
-    # Channel-layer handlers -------------------------------------------------------------
-
-    async def turn_cancel(self, message):
-        pass  # the process running the turn has its own listener (roleplay.cancels)

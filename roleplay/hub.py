@@ -91,16 +91,15 @@ def _redis():
 
 
 async def remote_listeners(conversation_id) -> int:
-    """How many other processes have a socket on the conversation, asked while this one
-    runs a turn of it."""
+    """How many other processes have a socket on the conversation."""
     layer = get_channel_layer()
     naming = getattr(layer, "_get_group_channel_name", None)
     if naming is None:  # not the pub/sub layer: no way to count, so assume listeners
         return 1
     counts = await _redis().pubsub_numsub(naming(group_name(conversation_id)))
     subscribed = int(counts[0][1]) if counts else 0
-    # This process is one of them: it listens for cancels while it runs a turn (cancels).
-    return max(subscribed - 1, 0)
+    # This process is one of the subscribers while it holds a socket on the conversation.
+    return max(subscribed - (1 if _LOCAL.get(str(conversation_id)) else 0), 0)
 
 
 class TurnFanout:

@@ -399,11 +399,9 @@ def launch(turn: Turn, started: dict, preloaded: TurnContext | Exception | None 
             await STARTS.yield_to_starts()  # before reading the next chunk
 
     async def _run():
-        watching = False
         try:
             try:
-                await cancels.watch(turn.conversation_id, request_cancel)
-                watching = True
+                await cancels.listen(request_cancel)
             except Exception:  # the turn still runs; only other processes' cancels miss it
                 logger.warning("cancels from other processes cannot reach this turn", exc_info=True)
             await fanout.send(started)
@@ -411,8 +409,6 @@ def launch(turn: Turn, started: dict, preloaded: TurnContext | Exception | None 
         finally:
             RUNNING.pop(str(turn.id), None)
             await fanout.close()
-            if watching:
-                await cancels.unwatch(turn.conversation_id)
 
     def _done(task: asyncio.Task) -> None:
         # A done callback runs even for a task cancelled before its first step.
