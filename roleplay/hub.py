@@ -133,6 +133,7 @@ class TurnFanout:
 
     async def _run(self) -> None:
         layer = get_channel_layer()
+        failed = False
         while (event := await self._queue.get()) is not None:
             try:
                 if self._stale():
@@ -144,4 +145,9 @@ class TurnFanout:
                     self.group, {"type": STREAM_EVENT, "event": event, "origin": PROCESS}
                 )
             except Exception:  # Redis trouble costs other processes' sockets, not the turn
-                logger.warning("could not publish a stream event to other processes", exc_info=True)
+                self._remote = False  # no deltas until a re-check succeeds
+                if not failed:  # once per turn, not once per event
+                    failed = True
+                    logger.warning(
+                        "could not publish a turn's events to other processes", exc_info=True
+                    )
