@@ -46,7 +46,10 @@ def database_url() -> str:
             "SELECT 1 FROM pg_database WHERE datname = %s", (DATABASE_NAME,)
         ).fetchone()
         if not exists:
-            conn.execute(f'CREATE DATABASE "{DATABASE_NAME}"')
+            try:
+                conn.execute(f'CREATE DATABASE "{DATABASE_NAME}"')
+            except (psycopg.errors.DuplicateDatabase, psycopg.errors.UniqueViolation):
+                pass  # another process starting at the same instant created it first
     return f"postgres://postgres@/{DATABASE_NAME}?host={socket_dir}"
 
 

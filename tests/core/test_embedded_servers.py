@@ -1,0 +1,69 @@
+"""The embedded servers are shared: processes starting at the same instant use one server
+each, and the last one to leave stops it (fresh data directories, so nothing else is using
+them)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import psutil
+
+BASE_DIR = Path(__file__).resolve().parents[2]
+USER = """
+import sys, time
+from console import embedded
+print(getattr(embedded, sys.argv[1])(), flush=True)
+time.sleep(1.5)  # all of them hold the server at once
+"""
+
+
+def servers_on(socket_path: str) -> list[psutil.Process]:
+    found = []
+    for process in psutil.process_iter(["cmdline", "status"]):
+        cmdline = " ".join(process.info["cmdline"] or [])
+        if socket_path in cmdline and process.info["status"] != psutil.STATUS_ZOMBIE:
+            found.append(process)
+    return found
+
+
+def start_users(tmp_path: Path, url_function: str, count: int = 4) -> set[str]:
+    """``count`` processes asking for the server at once; the URLs they were given."""
+    env = {**os.environ, "ROLEPLAY_VAR_DIR": str(tmp_path)}
+    env.pop("DATABASE_URL", None)
+    env.pop("REDIS_URL", None)
+    users = [
+        subprocess.Popen(
+            [sys.executable, "-c", USER, url_function],
+            cwd=BASE_DIR,
+            env=env,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        for _ in range(count)
+    ]
+    urls = {user.communicate(timeout=120)[0].strip() for user in users}
+    assert all(user.returncode == 0 for user in users)
+    return urls
+
+
+def wait_until_gone(marker: str) -> bool:
+    deadline = time.monotonic() + 15
+    while servers_on(marker) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    return not servers_on(marker)
+
+
+def test_simultaneous_redis_users_share_one_server_and_the_last_stops_it(tmp_path):
+    urls = start_users(tmp_path, "redis_url")
+    assert len(urls) == 1, urls  # one server for all four
+    assert wait_until_gone(urls.pop().removeprefix("unix://"))
+
+
+def test_simultaneous_postgres_users_share_one_server_and_the_last_stops_it(tmp_path):
+    urls = start_users(tmp_path, "database_url")  # a fresh data directory: initdb included
+    assert len(urls) == 1, urls
+    assert wait_until_gone(str(tmp_path / "pgdata"))
