@@ -43,11 +43,13 @@ _quiet_autobahn()
 
 def _warm_up() -> None:
     """Load now what the first chat turn would otherwise load while a player waits: the
-    token encoder (about 1.5 s) and the ``openai`` SDK's modules (about 1 s)."""
-    import roleplay.llm.openai_compat  # noqa: F401
+    token encoder (about 1.5 s), the ``openai`` SDK's modules (about 1 s) and the TLS
+    context its clients share."""
     from console.tokens import count_tokens
+    from roleplay.llm.openai_compat import ssl_context
 
     count_tokens("warm up")
+    ssl_context()
 
 
 _warm_up()

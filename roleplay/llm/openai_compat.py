@@ -18,9 +18,11 @@ from __future__ import annotations
 import asyncio
 import email.utils
 import json
+import ssl
 import time
 import weakref
 from collections.abc import AsyncGenerator, Sequence
+from functools import lru_cache
 from typing import Any
 
 import httpx2
@@ -50,7 +52,15 @@ from .types import (
     Usage,
 )
 
+POOL_SHARDS = 8
 _CONTENT_FILTER_CODES = {"content_filter", "content_policy_violation", "content_filtered"}
+
+
+@lru_cache(maxsize=1)
+def ssl_context() -> ssl.SSLContext:
+    """httpx's default TLS context, built once: building it (loading the CA store) is what
+    makes a new client cost tens of milliseconds, on the event loop."""
+    return httpx2.create_ssl_context()
 
 
 class OpenAICompatProvider(Provider):
@@ -59,27 +69,34 @@ class OpenAICompatProvider(Provider):
     def __init__(self, config: ProviderConfig) -> None:
         super().__init__(config)
         # httpx connection pools belong to the event loop that opened them; Celery and
-        # async_to_sync may run us on several loops, so keep one client per loop.
-        self._clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, openai.AsyncOpenAI]
+        # async_to_sync may run us on several loops, so keep clients per loop. Per loop,
+        # ``POOL_SHARDS`` clients take the requests in turn: httpcore's pool checks every
+        # idle connection it holds on each request, which with 50 streams in flight cost
+        # more CPU than a turn's database work; smaller pools scan less.
+        self._clients: weakref.WeakKeyDictionary[
+            asyncio.AbstractEventLoop, list[openai.AsyncOpenAI | None]
+        ]
         self._clients = weakref.WeakKeyDictionary()
+        self._turn = 0
 
     def _client(self) -> openai.AsyncOpenAI:
-        loop = asyncio.get_running_loop()
-        client = self._clients.get(loop)
-        if client is None:
-            client = openai.AsyncOpenAI(
+        shards = self._clients.setdefault(asyncio.get_running_loop(), [None] * POOL_SHARDS)
+        self._turn = (self._turn + 1) % POOL_SHARDS
+        client = shards[self._turn]
+        if client is None:  # made on first use, in well under a millisecond
+            client = shards[self._turn] = openai.AsyncOpenAI(
                 base_url=self.config.base_url or None,
                 api_key=self.config.api_key or "not-needed",
                 max_retries=0,
                 timeout=self.config.timeout_s,
+                http_client=openai.DefaultAsyncHttpxClient(verify=ssl_context()),
             )
-            self._clients[loop] = client
         return client
 
     async def aclose(self) -> None:
-        client = self._clients.pop(asyncio.get_running_loop(), None)
-        if client is not None:
-            await client.close()
+        for client in self._clients.pop(asyncio.get_running_loop(), None) or []:
+            if client is not None:
+                await client.close()
 
     def _params(
         self,
