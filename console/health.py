@@ -32,7 +32,9 @@ def _celery() -> dict:
     try:
         from console.celery import app
 
-        replies = app.control.ping(timeout=0.5) or []
+        # A worker busy for a moment (starting up, say) misses a short ping: ask once more,
+        # longer, before calling Celery down.
+        replies = app.control.ping(timeout=0.5) or app.control.ping(timeout=1.0) or []
         workers = sorted(name for reply in replies for name in reply)
         return {"ok": bool(workers), "workers": workers}
     except Exception as exc:
