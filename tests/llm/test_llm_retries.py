@@ -191,45 +191,32 @@ async def test_stream_cut_after_deltas_raises_without_retry(server: ScriptedOpen
 
 
 @pytest.mark.asyncio
-async def test_cancel_event_mid_stream_aborts_the_request(server: ScriptedOpenAIServer) -> None:
+@pytest.mark.parametrize("from_elsewhere", [False, True])
+async def test_cancel_event_mid_stream_aborts_the_request(
+    server: ScriptedOpenAIServer, from_elsewhere: bool
+) -> None:
+    """Set by the consumer between two events, or by another task while the stream waits
+    on its socket: either way the request is aborted and ``ModelCancelled`` is raised."""
     h = Harness(server)
     # a minute between chunks: the test only finishes if cancellation does not wait for one
     server.enqueue(Reply(content="alpha beta gamma delta", chunk_delay=60))
     cancel = asyncio.Event()
+    first = asyncio.Event()
     deltas: list[str] = []
 
     async def consume() -> None:
         async for event in h.client.stream(MESSAGES, cancel=cancel):
             assert isinstance(event, TextDelta)
             deltas.append(event.text)
-            cancel.set()
-
-    with pytest.raises(ModelCancelled):
-        await asyncio.wait_for(consume(), HANG_GUARD)
-    assert deltas == ["alpha"]
-    assert h.outcomes() == [("cancelled", "model_cancelled", 1)]
-    assert await asyncio.to_thread(server.wait_for_disconnects, 1, HANG_GUARD)
-
-
-@pytest.mark.asyncio
-async def test_cancel_from_elsewhere_interrupts_a_stream_waiting_for_its_next_chunk(
-    server: ScriptedOpenAIServer,
-) -> None:
-    h = Harness(server)
-    server.enqueue(Reply(content="alpha beta gamma delta", chunk_delay=60))
-    cancel = asyncio.Event()
-    deltas: list[str] = []
-    first = asyncio.Event()
-
-    async def consume() -> None:
-        async for event in h.client.stream(MESSAGES, cancel=cancel):
-            deltas.append(event.text)  # type: ignore[union-attr]
             first.set()
+            if not from_elsewhere:
+                cancel.set()
 
     task = asyncio.create_task(consume())
-    await asyncio.wait_for(first.wait(), HANG_GUARD)
-    await asyncio.sleep(0.05)  # the stream is now parked on the socket, a minute from "beta"
-    cancel.set()
+    if from_elsewhere:
+        await asyncio.wait_for(first.wait(), HANG_GUARD)
+        await asyncio.sleep(0.05)  # the stream is now parked on the socket
+        cancel.set()
     with pytest.raises(ModelCancelled):
         await asyncio.wait_for(task, HANG_GUARD)
     assert deltas == ["alpha"]
@@ -239,29 +226,25 @@ async def test_cancel_from_elsewhere_interrupts_a_stream_waiting_for_its_next_ch
 
 
 @pytest.mark.asyncio
-async def test_cancelling_the_task_itself_is_not_mistaken_for_a_cancel_event(
-    server: ScriptedOpenAIServer,
+@pytest.mark.parametrize(
+    ("cancel_by", "raised"),
+    [("event", ModelCancelled), ("cancelling the task", asyncio.CancelledError)],
+)
+async def test_a_pending_completion_is_aborted(
+    server: ScriptedOpenAIServer, cancel_by: str, raised: type[BaseException]
 ) -> None:
+    """The cancel event ends the call with ModelCancelled; cancelling the task itself stays
+    a task cancellation (not mistaken for the event). Both abort the request."""
     h = Harness(server)
     server.enqueue(Reply(content="late", delay=60))
     cancel = asyncio.Event()
     call = asyncio.create_task(h.client.complete(MESSAGES, cancel=cancel))
     assert await asyncio.to_thread(server.wait_for_requests, 1, HANG_GUARD)
-    call.cancel()
-    with pytest.raises(asyncio.CancelledError):
-        await call
-    assert h.outcomes() == [("cancelled", "model_cancelled", 1)]
-
-
-@pytest.mark.asyncio
-async def test_cancel_event_aborts_a_pending_completion(server: ScriptedOpenAIServer) -> None:
-    h = Harness(server)
-    server.enqueue(Reply(content="late", delay=60))
-    cancel = asyncio.Event()
-    call = asyncio.create_task(h.client.complete(MESSAGES, cancel=cancel))
-    assert await asyncio.to_thread(server.wait_for_requests, 1, HANG_GUARD)
-    cancel.set()
-    with pytest.raises(ModelCancelled):
+    if cancel_by == "event":
+        cancel.set()
+    else:
+        call.cancel()
+    with pytest.raises(raised):
         await asyncio.wait_for(call, HANG_GUARD)
     assert h.outcomes() == [("cancelled", "model_cancelled", 1)]
     assert await asyncio.to_thread(server.wait_for_disconnects, 1, HANG_GUARD)

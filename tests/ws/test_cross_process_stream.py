@@ -84,6 +84,14 @@ def assert_whole_turn(events: list[dict]) -> None:
     assert "".join(d["text"] for d in deltas) == TEXT == events[-1]["content"]
 
 
+async def both_see_the_whole_turn(*sockets) -> list[list[dict]]:
+    """Each ``(receive, name)`` socket's events up to the turn's end, each a whole turn."""
+    seen = await asyncio.gather(*(events_until_done(receive, name) for receive, name in sockets))
+    for events in seen:
+        assert_whole_turn(events)
+    return list(seen)
+
+
 def user_message(client_id: str) -> str:
     return json.dumps({"type": "user_message", "client_message_id": client_id, "content": "Hi"})
 
@@ -96,12 +104,9 @@ async def test_both_processes_see_every_event(daphne_child, conversation, llm, r
             await there.send(user_message("cross-1"))
         else:
             await here.send_to(text_data=user_message("cross-1"))
-        seen_there, seen_here = await asyncio.gather(
-            events_until_done(there.recv, "child"),
-            events_until_done(here.receive_from, "this process"),
+        seen_there, seen_here = await both_see_the_whole_turn(
+            (there.recv, "child"), (here.receive_from, "this process")
         )
-    assert_whole_turn(seen_there)
-    assert_whole_turn(seen_here)
     assert seen_there[0]["turn_id"] == seen_here[0]["turn_id"]
     await here.disconnect()
 
@@ -140,12 +145,7 @@ async def test_deltas_stay_off_redis_when_every_socket_is_local(conversation, ll
     second = await in_process_socket(conversation)
     before = await publishes()
     await first.send_to(text_data=user_message("local-1"))
-    seen_first, seen_second = await asyncio.gather(
-        events_until_done(first.receive_from, "first"),
-        events_until_done(second.receive_from, "second"),
-    )
-    assert_whole_turn(seen_first)
-    assert_whole_turn(seen_second)
+    await both_see_the_whole_turn((first.receive_from, "first"), (second.receive_from, "second"))
     await asyncio.sleep(0.2)  # the publisher drains behind the turn
     # turn.started and turn.completed go to Redis for other processes; the 10 deltas do not
     # (at most those sent before the first subscriber count came back).
