@@ -22,10 +22,12 @@ without any skips the worldbook hook's queries.
 from __future__ import annotations
 
 import json
+import logging
 import time
 import uuid
 from datetime import datetime
 
+import psycopg
 from django.db import IntegrityError, connection
 from django.utils import timezone
 
@@ -33,6 +35,8 @@ from console.models import Player
 from memory.models import Message
 from roleplay.models import Character, Conversation, ModelConfig, Turn, TurnStatus
 from worldbook.models import PromptBinding
+
+logger = logging.getLogger(__name__)
 
 _SQL = """
 WITH conv AS (
@@ -146,7 +150,8 @@ def start_turn(
         with connection.cursor() as cursor:
             cursor.execute(_statement(), params)
             row = cursor.fetchone()
-    except IntegrityError:
+    except IntegrityError as exc:
+        _unless_expected(exc)
         return None
     if row is None or not row[-1]:
         return None
@@ -258,6 +263,15 @@ def finish_turn(
     try:
         with connection.cursor() as cursor:
             cursor.execute(statement, params)
-    except IntegrityError:
+    except IntegrityError as exc:
+        _unless_expected(exc)
         return False
     return True
+
+
+def _unless_expected(exc: IntegrityError) -> None:
+    """A unique violation is one of the cases the ORM path decides. Anything else (a NOT
+    NULL column these statements do not know, say) is a bug here: the ORM path still does
+    the work, but say so rather than get slower without a word."""
+    if not isinstance(exc.__cause__, psycopg.errors.UniqueViolation):
+        logger.warning("turn statement failed, the ORM path takes over: %s", exc)

@@ -150,3 +150,17 @@ def test_the_orm_path_does_the_same_when_the_statements_step_aside(conversation,
     assert turn.status == "complete"
     reply = Message.objects.get(pk=turn.assistant_message_id)
     assert (reply.role, reply.content) == ("assistant", "ok")
+
+
+def test_only_unexpected_statement_failures_are_logged(conversation, caplog):
+    conv = socket_conversation(conversation)
+    turns.begin_and_load(conv, "c0", "Hello")
+    with caplog.at_level("WARNING", logger="roleplay.turn_store"):
+        # A repeated client id: the ORM path's case, nothing to say.
+        assert turn_store.start_turn(conv, "c0", "Hello", history=10, lease=turns.LEASE) is None
+        assert not caplog.records
+        # A NULL where the schema wants text: a bug in the statement, said out loud.
+        assert turn_store.start_turn(conv, "c9", None, history=10, lease=turns.LEASE) is None
+    assert [r.getMessage().split(":")[0] for r in caplog.records] == [
+        "turn statement failed, the ORM path takes over"
+    ]
