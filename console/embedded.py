@@ -65,13 +65,11 @@ class _RedisUsers:
         self.path = path
 
     def _update(self, change) -> list[int]:
-        import fcntl
         import json
 
         import psutil
 
-        with open(self.path.with_suffix(".lock"), "w") as lock:
-            fcntl.flock(lock, fcntl.LOCK_EX)
+        with _exclusive(self.path.with_suffix(".lock")):
             try:
                 pids = json.loads(self.path.read_text())
             except (OSError, ValueError):

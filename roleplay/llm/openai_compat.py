@@ -173,7 +173,7 @@ class OpenAICompatProvider(Provider):
             # so a server trickling bytes cannot hold a non-streamed call forever.
             async with asyncio.timeout(deadline):
                 response = await await_or_cancel(self._post(params, deadline, stream=False), cancel)
-            choice = _first_choice(response, "message")
+            choice = _first_choice(response)
             message = _object(choice.get("message"), "message")
             content = _text(message.get("content"), "message content")
             raw_calls = [_call_parts(call) for call in _list(message.get("tool_calls"))]
@@ -286,7 +286,7 @@ def _text(value: Any, what: str) -> str:
     return value
 
 
-def _first_choice(response: Any, what: str) -> dict[str, Any]:
+def _first_choice(response: Any) -> dict[str, Any]:
     choices = _list(_object(response, "response").get("choices"))
     if not choices:
         raise ModelBadResponse("response has no choices")
