@@ -16,20 +16,23 @@ from __future__ import annotations
 import asyncio
 import contextvars
 import functools
-import os
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import ParamSpec, TypeVar
 
+from django.conf import settings
 from django.db import close_old_connections
 
 P = ParamSpec("P")
 T = TypeVar("T")
 
-# Two connections stay for the rest of the process (the thread-sensitive executor's, and
-# a spare for management work), the remainder of the pool serves these threads.
-_THREADS = max(int(os.environ.get("DB_POOL_MAX_SIZE", "10")) - 2, 2)
-_EXECUTOR = ThreadPoolExecutor(max_workers=_THREADS, thread_name_prefix="db")
+
+@functools.lru_cache(maxsize=1)
+def _executor() -> ThreadPoolExecutor:
+    # Two connections stay for the rest of the process (the thread-sensitive executor's,
+    # and a spare for management work), the remainder of the pool serves these threads.
+    threads = max(settings.DB_POOL_MAX_SIZE - 2, 2)
+    return ThreadPoolExecutor(max_workers=threads, thread_name_prefix="db")
 
 
 def _in_thread(fn: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> T:
@@ -44,4 +47,4 @@ async def run_db(fn: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> T:
     """``await run_db(fn, *args)``: ``fn(*args)`` on a database thread, context preserved."""
     context = contextvars.copy_context()
     call = functools.partial(context.run, _in_thread, fn, *args, **kwargs)
-    return await asyncio.get_running_loop().run_in_executor(_EXECUTOR, call)
+    return await asyncio.get_running_loop().run_in_executor(_executor(), call)

@@ -88,7 +88,7 @@ TEMPLATES = [
 # Under ASGI every request runs its sync code in a fresh thread, so per-thread persistent
 # connections would reconnect on every request: use psycopg's connection pool instead.
 # DB_POOL_MAX_SIZE=0 turns pooling off (then DB_CONN_MAX_AGE applies).
-_pool_max = int(os.environ.get("DB_POOL_MAX_SIZE", "10"))
+DB_POOL_MAX_SIZE = _pool_max = int(os.environ.get("DB_POOL_MAX_SIZE", "10"))
 DATABASES = {
     "default": dj_database_url.parse(
         DATABASE_URL,

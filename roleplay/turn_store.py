@@ -26,6 +26,7 @@ import logging
 import time
 import uuid
 from datetime import datetime
+from functools import lru_cache
 
 import psycopg
 from django.db import IntegrityError, connection
@@ -92,7 +93,8 @@ FROM conv
 """
 
 
-def _statement() -> str:
+@lru_cache(maxsize=1)
+def _start_statement() -> str:
     return _SQL.format(
         conversation=Conversation._meta.db_table,
         character=Character._meta.db_table,
@@ -148,7 +150,7 @@ def start_turn(
     }
     try:
         with connection.cursor() as cursor:
-            cursor.execute(_statement(), params)
+            cursor.execute(_start_statement(), params)
             row = cursor.fetchone()
     except IntegrityError as exc:
         _unless_expected(exc)
@@ -226,6 +228,11 @@ WHERE id = %(turn)s
 """
 
 
+@lru_cache(maxsize=1)
+def _finish_statement() -> str:
+    return _FINISH_SQL.format(message=Message._meta.db_table, turn=Turn._meta.db_table)
+
+
 def finish_turn(
     turn: Turn,
     *,
@@ -259,10 +266,9 @@ def finish_turn(
         "trace": json.dumps(trace or {}),
         "turn": turn.pk,
     }
-    statement = _FINISH_SQL.format(message=Message._meta.db_table, turn=Turn._meta.db_table)
     try:
         with connection.cursor() as cursor:
-            cursor.execute(statement, params)
+            cursor.execute(_finish_statement(), params)
     except IntegrityError as exc:
         _unless_expected(exc)
         return False
