@@ -28,8 +28,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .errors import ModelBadRequest, ModelBadResponse, ModelCancelled, ModelError, ModelTimeout
-from .provider import Provider, await_or_cancel, tool_functions
+from .errors import ModelBadRequest, ModelBadResponse, ModelError, ModelTimeout
+from .provider import Interruptible, Provider, tool_functions
 from .transcript import render_transcript
 from .types import CompletionResult, StreamDone, StreamEvent, TextDelta, ToolCall, Usage
 
@@ -216,39 +216,36 @@ class LlamaLocalProvider(Provider):
         loop.run_in_executor(_executor, self._generate, plan, settings, stop_flag, post)
         parts: list[str] = []
         try:
-            while True:
-                remaining = deadline - time.monotonic()
-                if remaining <= 0:
-                    raise ModelTimeout(f"local generation exceeded {limit:g}s")
-                if cancel is not None and cancel.is_set():
-                    raise ModelCancelled("cancelled by caller")
-                try:
-                    kind, payload = await await_or_cancel(
-                        asyncio.wait_for(queue.get(), remaining), cancel
-                    )
-                except TimeoutError as exc:
-                    raise ModelTimeout(f"local generation exceeded {limit:g}s") from exc
-                if kind == "error":
-                    raise payload
-                if kind == "delta":
-                    if plan.mode != "text":
-                        parts.append(payload)
-                        continue
-                    if not parts:  # the model continues after "Name:", so drop the space
-                        payload = payload.lstrip()
-                        if not payload:
+            async with Interruptible(cancel) as guard:
+                while True:
+                    remaining = deadline - time.monotonic()
+                    if remaining <= 0:
+                        raise ModelTimeout(f"local generation exceeded {limit:g}s")
+                    try:
+                        kind, payload = await guard.wait(asyncio.wait_for(queue.get(), remaining))
+                    except TimeoutError as exc:
+                        raise ModelTimeout(f"local generation exceeded {limit:g}s") from exc
+                    if kind == "error":
+                        raise payload
+                    if kind == "delta":
+                        if plan.mode != "text":
+                            parts.append(payload)
                             continue
-                    parts.append(payload)
-                    yield TextDelta(payload)
-                    continue
-                finish_reason, prompt_tokens, output_tokens = payload
-                result = self._result(
-                    plan, "".join(parts), finish_reason, prompt_tokens, output_tokens, started
-                )
-                if plan.mode == "json" and result.content:
-                    yield TextDelta(result.content)
-                yield StreamDone(result)
-                return
+                        if not parts:  # the model continues after "Name:", so drop the space
+                            payload = payload.lstrip()
+                            if not payload:
+                                continue
+                        parts.append(payload)
+                        yield TextDelta(payload)
+                        continue
+                    finish_reason, prompt_tokens, output_tokens = payload
+                    result = self._result(
+                        plan, "".join(parts), finish_reason, prompt_tokens, output_tokens, started
+                    )
+                    if plan.mode == "json" and result.content:
+                        yield TextDelta(result.content)
+                    yield StreamDone(result)
+                    return
         finally:
             stop_flag.set()  # ends the worker between two tokens
 
