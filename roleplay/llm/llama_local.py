@@ -221,6 +221,7 @@ class LlamaLocalProvider(Provider):
                     remaining = deadline - time.monotonic()
                     if remaining <= 0:
                         raise ModelTimeout(f"local generation exceeded {limit:g}s")
+                    guard.check()  # before making a queue read that would go unawaited
                     try:
                         kind, payload = await guard.wait(asyncio.wait_for(queue.get(), remaining))
                     except TimeoutError as exc:

@@ -164,11 +164,18 @@ class Interruptible:
             self._fired = True
             self._task.cancel()
 
-    async def wait(self, aw: Awaitable[T]) -> T:
+    def check(self) -> None:
+        """Raise ModelCancelled now if ``cancel`` is set (before building what to wait on)."""
         if self.cancel is not None and self.cancel.is_set():
+            raise ModelCancelled("cancelled by caller")
+
+    async def wait(self, aw: Awaitable[T]) -> T:
+        try:
+            self.check()
+        except ModelCancelled:
             if inspect.iscoroutine(aw):
                 aw.close()
-            raise ModelCancelled("cancelled by caller")
+            raise
         self._waiting = True
         try:
             return await aw
