@@ -15,12 +15,14 @@ import subprocess
 import sys
 from dataclasses import asdict
 
+from roleplay.bench.players import last_user_message
 from roleplay.llm.scripted_server import RequestTiming
 
 
-def _last_user_message(request: dict) -> list[dict]:
-    users = [m for m in request.get("messages") or [] if m.get("role") == "user"]
-    return users[-1:]
+def _last_user(request: dict) -> list[dict]:
+    """Only what the benchmark matches a request by, not its whole history."""
+    last = last_user_message(request)
+    return [last] if last else []
 
 
 def serve() -> None:
@@ -41,7 +43,7 @@ def serve() -> None:
                 answer: object = "ok"
             elif command == "timings":
                 answer = [
-                    {**asdict(t), "request": {"messages": _last_user_message(t.request)}}
+                    {**asdict(t), "request": {"messages": _last_user(t.request)}}
                     for t in server.request_timings
                 ]
             else:

@@ -18,8 +18,9 @@ import json
 import random
 import re
 import time
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
+from functools import partial
 
 from roleplay.bench.stats import TurnSample
 from roleplay.llm.scripted_server import RequestTiming
@@ -65,7 +66,6 @@ async def websocket_player(
 ) -> None:
     """One player on ``url`` (a ticketed socket URL): ``turns`` sequential turns, each
     appended to ``samples`` as it starts (so a cancelled run keeps what it measured)."""
-    rng = pacing.rng(player)
     import websockets
 
     try:
@@ -80,18 +80,45 @@ async def websocket_player(
         )
         return
     async with socket:
-        for turn in range(turns):
-            await pacing.think(rng, turn)
-            sample = TurnSample(player, turn, marker(run_id, player, turn))
-            samples.append(sample)
-            try:
-                await asyncio.wait_for(_socket_turn(socket, sample), turn_timeout)
-            except TimeoutError:
-                sample.error = "timeout"
-            except Exception as exc:
-                sample.error = f"client:{type(exc).__name__}"
-            if sample.error:
-                break  # the conversation's state is unknown; stop this player
+        # After an error the conversation's state is unknown: stop this player.
+        await _play(
+            partial(_socket_turn, socket),
+            run_id,
+            player,
+            turns,
+            samples,
+            turn_timeout=turn_timeout,
+            pacing=pacing,
+            stop_on_error=True,
+        )
+
+
+async def _play(
+    one_turn: Callable[[TurnSample], Awaitable[None]],
+    run_id: str,
+    player: int,
+    turns: int,
+    samples: list[TurnSample],
+    *,
+    turn_timeout: float,
+    pacing: Pacing,
+    stop_on_error: bool,
+) -> None:
+    """A player's turns, one after another: think, then ``one_turn(sample)`` within
+    ``turn_timeout``, its failure recorded on the sample."""
+    rng = pacing.rng(player)
+    for turn in range(turns):
+        await pacing.think(rng, turn)
+        sample = TurnSample(player, turn, marker(run_id, player, turn))
+        samples.append(sample)
+        try:
+            await asyncio.wait_for(one_turn(sample), turn_timeout)
+        except TimeoutError:
+            sample.error = "timeout"
+        except Exception as exc:
+            sample.error = f"client:{type(exc).__name__}"
+        if sample.error and stop_on_error:
+            break
 
 
 async def _socket_turn(socket, sample: TurnSample) -> None:
@@ -138,21 +165,20 @@ async def sdk_player(
 ) -> None:
     """The baseline: the same turns streamed straight from the model server with the
     ``openai`` SDK, no socket, channel layer, database or prompt building in between."""
-    rng = pacing.rng(player)
     from openai import AsyncOpenAI
 
     client = AsyncOpenAI(base_url=base_url, api_key="bench", max_retries=0, timeout=turn_timeout)
     try:
-        for turn in range(turns):
-            await pacing.think(rng, turn)
-            sample = TurnSample(player, turn, marker(run_id, player, turn))
-            samples.append(sample)
-            try:
-                await asyncio.wait_for(_sdk_turn(client, sample), turn_timeout)
-            except TimeoutError:
-                sample.error = "timeout"
-            except Exception as exc:
-                sample.error = f"client:{type(exc).__name__}"
+        await _play(
+            partial(_sdk_turn, client),
+            run_id,
+            player,
+            turns,
+            samples,
+            turn_timeout=turn_timeout,
+            pacing=pacing,
+            stop_on_error=False,
+        )
     finally:
         await client.close()
 
@@ -209,13 +235,20 @@ def complete_samples(
     return sorted(samples, key=lambda s: (s.player, s.turn))
 
 
+def last_user_message(request: dict) -> dict | None:
+    """The last user message of a chat-completions request body (the one with the turn's
+    marker; earlier turns' markers sit in the history)."""
+    users = [m for m in request.get("messages") or [] if m.get("role") == "user"]
+    return users[-1] if users else None
+
+
 def attach_server_timings(samples: Sequence[TurnSample], timings: Sequence[RequestTiming]):
     """Give each sample its request's ``first_chunk_ms``, matched by the marker in the last
     user message of the model request (earlier turns' markers sit in the history)."""
     by_marker: dict[str, RequestTiming] = {}
     for timing in timings:
-        users = [m for m in timing.request.get("messages") or [] if m.get("role") == "user"]
-        content = users[-1].get("content") if users else None
+        last = last_user_message(timing.request)
+        content = last.get("content") if last else None
         found = MARKER.search(content) if isinstance(content, str) else None
         if found:
             by_marker[found.group(0)] = timing
