@@ -13,6 +13,7 @@ from django import forms
 from console.models import Player
 from console.scoping import scoped
 from roleplay.models import Character, ModelConfig, Provider
+from roleplay.services import CHARACTER_FIELDS, MODEL_CONFIG_FIELDS
 
 
 def _tenant_configs(tenant):
@@ -30,7 +31,7 @@ class CharacterForm(forms.ModelForm):
 
     class Meta:
         model = Character
-        fields = ["name", "description", "first_message", "example_dialogues", "model_config"]
+        fields = list(CHARACTER_FIELDS)
         widgets = {
             "description": forms.Textarea(attrs={"rows": 8}),
             "first_message": forms.Textarea(attrs={"rows": 4}),
@@ -60,19 +61,7 @@ class ModelConfigForm(forms.ModelForm):
 
     class Meta:
         model = ModelConfig
-        fields = [
-            "name",
-            "provider",
-            "model",
-            "base_url",
-            "api_key_env",
-            "context_limit",
-            "max_output_tokens",
-            "temperature",
-            "top_p",
-            "timeout_ms",
-            "extra",
-        ]
+        fields = list(MODEL_CONFIG_FIELDS)
         labels = {
             "api_key_env": "API key environment variable",
             "top_p": "top_p",
