@@ -14,7 +14,6 @@ from tests.worldbook.api.wb_api_helpers import (
     bomb_png,
     book,
     card,
-    card_entry,
     card_png,
     counts,
     error,
@@ -22,6 +21,7 @@ from tests.worldbook.api.wb_api_helpers import (
     st_entry,
     st_world,
 )
+from tests.worldbook.importers.wb_import_builders import card_entry
 from worldbook.models import Book, FileImport
 
 pytestmark = pytest.mark.django_db

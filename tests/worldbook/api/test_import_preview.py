@@ -14,13 +14,13 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from tests.worldbook.api.wb_api_helpers import (
     b64_json,
     card,
-    card_entry,
     card_png,
     counts,
     error,
     st_entry,
     st_world,
 )
+from tests.worldbook.importers.wb_import_builders import card_entry
 
 pytestmark = pytest.mark.django_db
 

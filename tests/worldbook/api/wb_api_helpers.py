@@ -9,7 +9,6 @@ from __future__ import annotations
 import base64
 import io
 import json
-import struct
 import zlib
 from typing import Any
 
@@ -17,6 +16,7 @@ from PIL import Image
 from PIL.PngImagePlugin import PngInfo
 
 from console.models import IdempotencyRecord
+from tests.worldbook.importers.wb_import_builders import chunk as png_chunk
 from worldbook.models import (
     Book,
     BookIndex,
@@ -122,27 +122,6 @@ def st_world(*entries: dict[str, Any], as_array: bool = False, **top: Any) -> by
     return json.dumps({"entries": body, **top}, ensure_ascii=False).encode("utf-8")
 
 
-def card_entry(entry_id: int, **overrides: Any) -> dict[str, Any]:
-    data: dict[str, Any] = {
-        "keys": ["gate"],
-        "content": "The gate is shut at night.",
-        "extensions": {},
-        "enabled": True,
-        "insertion_order": 10,
-        "case_sensitive": False,
-        "name": "",
-        "priority": 0,
-        "id": entry_id,
-        "comment": "Gate",
-        "selective": False,
-        "secondary_keys": [],
-        "constant": False,
-        "position": "before_char",
-    }
-    data.update(overrides)
-    return data
-
-
 def card(version: int, entries: list[dict[str, Any]], name: str = "Guard") -> dict[str, Any]:
     spec = "chara_card_v2" if version == 2 else "chara_card_v3"
     return {
@@ -170,10 +149,6 @@ def card_png(text_chunks: dict[str, str], *, compressed: bool = False) -> bytes:
     out = io.BytesIO()
     Image.new("RGB", (4, 4), (180, 110, 50)).save(out, format="PNG", pnginfo=info)
     return out.getvalue()
-
-
-def png_chunk(kind: bytes, body: bytes) -> bytes:
-    return struct.pack(">I", len(body)) + kind + body + struct.pack(">I", zlib.crc32(kind + body))
 
 
 def bomb_png(inflated_bytes: int) -> bytes:
