@@ -4,13 +4,52 @@
 PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
-STAMP := $(VENV)/.installed-$(shell cat pyproject.toml | sha1sum | cut -c1-12)
+STAMP := $(VENV)/.installed-$(shell cat pyproject.toml Makefile | sha1sum | cut -c1-12)
+
+# llama-cpp-python is compiled here, so its flags are ours: portable x86-64 (AVX2, FMA, F16C,
+# BMI2), never -march=native and never AVX-512 or AMX, so the wheel runs on any x86-64 machine
+# with AVX2 whatever CPU built it. The wheel lives in a folder named after the version and the
+# flags: pip's own cache keys wheels by version only and would silently hand back a wheel
+# built with other flags.
+LLAMA_VERSION := 0.3.36
+ifeq ($(shell uname -m),x86_64)
+LLAMA_CMAKE_ARGS := -DGGML_NATIVE=OFF -DGGML_BACKEND_DL=OFF -DGGML_CPU_ALL_VARIANTS=OFF \
+	-DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_BMI2=ON \
+	-DGGML_AVX_VNNI=OFF -DGGML_AVX512=OFF -DGGML_AVX512_VBMI=OFF -DGGML_AVX512_VNNI=OFF \
+	-DGGML_AVX512_BF16=OFF -DGGML_AMX_TILE=OFF -DGGML_AMX_INT8=OFF -DGGML_AMX_BF16=OFF \
+	-DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF
+else
+LLAMA_CMAKE_ARGS := -DGGML_NATIVE=OFF -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF
+endif
+LLAMA_KEY := $(shell echo '$(LLAMA_VERSION) $(LLAMA_CMAKE_ARGS)' | sha1sum | cut -c1-12)
+WHEEL_CACHE ?= $(HOME)/.cache/roleplay/wheels
+LLAMA_WHEELS := $(WHEEL_CACHE)/llama-cpp-python-$(LLAMA_VERSION)-$(LLAMA_KEY)
+LLAMA_STAMP := $(VENV)/.llama-$(LLAMA_KEY)
 
 .PHONY: run test bootstrap lint format chromium bench clean
 
-$(STAMP): pyproject.toml
-	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
+$(VENV)/bin/python:
+	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
+
+$(LLAMA_WHEELS)/.done: | $(VENV)/bin/python
+	@echo "building llama-cpp-python $(LLAMA_VERSION) with portable flags (about 7 minutes)"
+	rm -rf $(LLAMA_WHEELS).tmp && mkdir -p $(LLAMA_WHEELS).tmp
+	CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" FORCE_CMAKE=1 CMAKE_BUILD_PARALLEL_LEVEL=$$(nproc) \
+	  $(PY) -m pip wheel --quiet --no-deps --no-cache-dir --no-binary llama-cpp-python \
+	  -w $(LLAMA_WHEELS).tmp 'llama-cpp-python==$(LLAMA_VERSION)'
+	rm -rf $(LLAMA_WHEELS) && mv $(LLAMA_WHEELS).tmp $(LLAMA_WHEELS)
+	touch $@
+
+# A venv whose llama-cpp-python came from anywhere else (another flag set, pip's cache) gets
+# ours, reinstalled.
+$(LLAMA_STAMP): $(LLAMA_WHEELS)/.done
+	$(PY) -m pip install --quiet --force-reinstall --no-deps --no-index \
+	  --find-links $(LLAMA_WHEELS) 'llama-cpp-python==$(LLAMA_VERSION)'
+	@rm -f $(VENV)/.llama-*
+	@touch $@
+
+$(STAMP): pyproject.toml Makefile $(LLAMA_STAMP)
 	$(PY) -m pip install --quiet -e '.[local,dev]'
 	@rm -f $(VENV)/.installed-*
 	@touch $(STAMP)

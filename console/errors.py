@@ -11,6 +11,8 @@ from django.http import Http404, JsonResponse
 from rest_framework import exceptions, status
 from rest_framework.response import Response
 
+from console.failures import HTTP_STATUS, DomainError
+
 logger = logging.getLogger(__name__)
 
 
@@ -71,6 +73,11 @@ _SIMPLE = [
 
 
 def exception_handler(exc, context):
+    if isinstance(exc, DomainError):
+        body = error_body(exc.code, exc.message, exc.details)
+        if exc.details.get("current_revision") is not None:
+            body["current_revision"] = exc.details["current_revision"]
+        return Response(body, status=HTTP_STATUS[exc.kind])
     if isinstance(exc, ApiError):
         body = error_body(exc.code, exc.message, exc.details)
         if exc.details.get("current_revision") is not None:
@@ -113,7 +120,3 @@ def json_404(request, exception=None):
     from django.views.defaults import page_not_found
 
     return page_not_found(request, exception)
-
-
-def json_500(request):
-    return JsonResponse(error_body("internal_error", "internal error"), status=500)

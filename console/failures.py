@@ -1,0 +1,87 @@
+"""The errors services, selectors and engines raise: a stable code, a message, JSON details.
+
+Pure Python (no Django, no DRF), so engine modules can raise them too. Each capability
+subclasses these in its own ``errors.py``; the *kind* of a class says what went wrong in
+words the caller understands, and ``console.errors.exception_handler`` is the one place that
+turns a kind into an HTTP status. Nothing below an ``api/`` package knows HTTP.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar, Literal
+
+Kind = Literal["bad_request", "invalid", "not_found", "conflict", "too_large", "unavailable"]
+
+
+class DomainError(Exception):
+    """``DomainError(code, message, details)``; subclasses fix the kind (and may fix a code)."""
+
+    kind: ClassVar[Kind] = "invalid"
+    default_code: ClassVar[str] = "invalid"
+
+    def __init__(
+        self, code: str | None = None, message: str = "", details: dict[str, Any] | None = None
+    ) -> None:
+        self.code = code or self.default_code
+        self.message = message or self.code
+        self.details = details or {}
+        super().__init__(self.message)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"code": self.code, "message": self.message, "details": self.details}
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.code!r}, {self.message!r})"
+
+
+class BadRequest(DomainError):
+    """The request is malformed (a wrong type, a missing part): 400."""
+
+    kind = "bad_request"
+    default_code = "bad_request"
+
+
+class Invalid(DomainError):
+    """Well formed but breaks a rule of the domain: 422."""
+
+    kind = "invalid"
+    default_code = "validation_error"
+
+
+class NotFound(DomainError):
+    """Missing, or another tenant's (the two are never told apart): 404."""
+
+    kind = "not_found"
+    default_code = "not_found"
+
+
+class Conflict(DomainError):
+    """A stale revision, a duplicate, a busy resource: 409. ``details`` carries the current
+    state (``current_revision``) so the caller can retry against it."""
+
+    kind = "conflict"
+    default_code = "conflict"
+
+
+class TooLarge(DomainError):
+    """Over a documented size or count limit: 413."""
+
+    kind = "too_large"
+    default_code = "payload_too_large"
+
+
+class Unavailable(DomainError):
+    """A dependency (model, index, broker) cannot serve right now; retry later: 503."""
+
+    kind = "unavailable"
+    default_code = "unavailable"
+
+
+HTTP_STATUS: dict[str, int] = {
+    "bad_request": 400,
+    "invalid": 422,
+    "not_found": 404,
+    "conflict": 409,
+    "too_large": 413,
+    "unavailable": 503,
+}
