@@ -8,10 +8,10 @@ book revisions; the next turn resolves again.
 
 from __future__ import annotations
 
-from console.errors import ApiError
 from memory.models import Message
 from roleplay.actor import PlacedBlock
 from worldbook.engine.schema import SelectRequest
+from worldbook.errors import WorldbookError
 from worldbook.retrieval import select_context
 from worldbook.selectors import resolve_bindings
 
@@ -37,7 +37,7 @@ def apply(ctx, conversation) -> None:
         books = ctx.trace.get("worldbook", {}).get("books") or resolve_bindings(
             tenant, str(character.id)
         )
-    except ApiError as exc:
+    except WorldbookError as exc:
         raise WorldbookTurnError(exc.code, exc.message) from exc
     if not books:
         return
@@ -62,7 +62,7 @@ def apply(ctx, conversation) -> None:
     )
     try:
         result = select_context(tenant, request)
-    except ApiError as exc:
+    except WorldbookError as exc:
         raise WorldbookTurnError(exc.code, exc.message) from exc
     ctx.blocks = [
         PlacedBlock(content=b["content"], position=b["position"], depth=b["depth"], role=b["role"])

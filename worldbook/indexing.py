@@ -13,7 +13,7 @@ from datetime import timedelta
 from django.db import transaction
 from django.utils import timezone
 
-from console.errors import conflict
+from worldbook import errors
 from worldbook.engine.chunking import chunk_text
 from worldbook.engine.embedder import Embedder, HashingEmbedder
 from worldbook.models import BookIndex, BookRevision, IndexChunk, IndexStatus
@@ -65,11 +65,9 @@ def request_build(tenant, book, revision: int, *, force: bool = False, embedder=
         if index.status in (IndexStatus.BUILDING, IndexStatus.PENDING) and index.attempts:
             fresh = index.started_at and now - index.started_at < STALE_AFTER
             if fresh:
-                raise conflict(
-                    "index_busy",
-                    f"revision {revision} is already being indexed",
-                    book_id=str(book.id),
-                    revision=revision,
+                raise errors.IndexBusy(
+                    message=f"revision {revision} is already being indexed",
+                    details={"book_id": str(book.id), "revision": revision},
                 )
         if index.status == IndexStatus.READY and not force:
             return index, False

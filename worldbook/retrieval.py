@@ -11,11 +11,10 @@ from __future__ import annotations
 from django.db import transaction
 from pgvector.django import CosineDistance
 
-from console.errors import ApiError, unprocessable
-from worldbook import indexing
+from worldbook import errors, indexing
 from worldbook.engine.lexical import Doc, index_for
 from worldbook.engine.schema import SelectRequest
-from worldbook.engine.selection import LoadedBook, SelectionError, select
+from worldbook.engine.selection import LoadedBook, select
 from worldbook.models import IndexChunk, TimedEffectState
 from worldbook.selectors import canonical_book_id, load_books
 
@@ -102,7 +101,7 @@ def _canonical_refs(request: SelectRequest) -> SelectRequest:
     seen: set[str] = set()
     for ref in refs:
         if ref.book_id in seen:
-            raise unprocessable(f"book {ref.book_id} is listed twice", book_id=ref.book_id)
+            raise errors.invalid(f"book {ref.book_id} is listed twice", book_id=ref.book_id)
         seen.add(ref.book_id)
     return request.model_copy(update={"books": refs})
 
@@ -115,33 +114,31 @@ def select_context(tenant, request: SelectRequest) -> dict:
     if request.strategy == "hybrid":
         scores, degraded = hybrid_scores(tenant, books, request.query)
     timed = request.conversation_id is not None and request.message_index is not None
-    try:
-        if not timed:
-            result = select(request, books, hybrid_scores=scores, degraded=degraded)
-            body = result.to_dict()
-            body.pop("timed_state", None)
-            return body
-        with transaction.atomic():
-            row, _ = TimedEffectState.objects.select_for_update().get_or_create(
-                tenant=tenant, conversation_id=request.conversation_id
-            )
-            result = select(
-                request, books, hybrid_scores=scores, degraded=degraded, timed_state=row.state
-            )
-            if result.timed_state != row.state:
-                row.state = result.timed_state
-                row.version += 1
-                row.save(update_fields=["state", "version", "updated_at"])
-            return result.to_dict()
-    except SelectionError as exc:
-        raise ApiError(exc.code, exc.message, status_code=422, details=exc.details) from exc
+    # A SelectionError (a required entry that cannot be honoured) is a 422 of its own.
+    if not timed:
+        result = select(request, books, hybrid_scores=scores, degraded=degraded)
+        body = result.to_dict()
+        body.pop("timed_state", None)
+        return body
+    with transaction.atomic():
+        row, _ = TimedEffectState.objects.select_for_update().get_or_create(
+            tenant=tenant, conversation_id=request.conversation_id
+        )
+        result = select(
+            request, books, hybrid_scores=scores, degraded=degraded, timed_state=row.state
+        )
+        if result.timed_state != row.state:
+            row.state = result.timed_state
+            row.version += 1
+            row.save(update_fields=["state", "version", "updated_at"])
+        return result.to_dict()
 
 
 def search(tenant, *, query: str, refs, mode: str, limit: int) -> dict:
     """Ranked entries of the given exact revisions (``mode``: lexical, vector or hybrid)."""
     refs = [(canonical_book_id(book_id), revision) for book_id, revision in refs]
     if len({book_id for book_id, _ in refs}) != len(refs):
-        raise unprocessable("a book is listed twice")
+        raise errors.invalid("a book is listed twice")
     books = load_books(tenant, refs)
     results = []
     degraded: list[dict] = []
@@ -157,11 +154,10 @@ def search(tenant, *, query: str, refs, mode: str, limit: int) -> dict:
             index = indexing.ready_index(tenant, book.book_id, book.revision, embedder)
             if index is None:
                 if mode == "vector":
-                    raise ApiError(
+                    raise errors.Conflict(
                         "index_not_ready",
                         f"book {book.book_id} revision {book.revision} has no ready vector index",
-                        status_code=409,
-                        details={"book_id": book.book_id, "revision": book.revision},
+                        {"book_id": book.book_id, "revision": book.revision},
                     )
                 degraded.append(_index_not_ready(book, "hybrid search fell back to lexical"))
             else:

@@ -6,8 +6,8 @@ import uuid
 from collections import OrderedDict
 from threading import Lock
 
-from console.errors import ApiError, not_found
 from console.scoping import LOOKUP_MISSES, scoped
+from worldbook import errors
 from worldbook.engine.schema import BookIn, EntryIn
 from worldbook.engine.selection import LoadedBook
 from worldbook.models import Book, BookIndex, BookRevision, PromptBinding
@@ -22,14 +22,14 @@ def get_book(tenant, book_id) -> Book:
     try:
         return scoped(Book, tenant).get(pk=book_id)
     except LOOKUP_MISSES as exc:
-        raise not_found(f"book {book_id} not found") from exc
+        raise errors.not_found(f"book {book_id} not found") from exc
 
 
 def get_revision(tenant, book: Book, revision: int | None) -> BookRevision:
     number = book.head_revision if revision is None else revision
     row = BookRevision.objects.filter(tenant=tenant, book=book, revision=number).first()
     if row is None:
-        raise not_found(f"revision {number} of book {book.id} not found")
+        raise errors.not_found(f"revision {number} of book {book.id} not found")
     return row
 
 
@@ -48,7 +48,7 @@ def load_books(tenant, refs: list[tuple[str, int | None]]) -> list[LoadedBook]:
     for book_id, revision in refs:
         book = books.get(canonical_book_id(book_id))
         if book is None:
-            raise not_found(f"book {book_id} not found")
+            raise errors.not_found(f"book {book_id} not found")
         number = book.head_revision if revision is None else revision
         meta = (
             BookRevision.objects.filter(tenant=tenant, book=book, revision=number)
@@ -56,7 +56,7 @@ def load_books(tenant, refs: list[tuple[str, int | None]]) -> list[LoadedBook]:
             .first()
         )
         if meta is None:
-            raise not_found(f"revision {number} of book {book_id} not found")
+            raise errors.not_found(f"revision {number} of book {book_id} not found")
         key = (str(book.id), number, meta)
         with _cache_lock:
             hit = _cache.get(key)
@@ -118,11 +118,10 @@ def resolve_bindings(tenant, prompt_id: str) -> list[dict]:
         revision = binding.book.head_revision if binding.revision is None else binding.revision
         exists = BookRevision.objects.filter(book=binding.book, revision=revision).exists()
         if not exists:
-            raise ApiError(
+            raise errors.Conflict(
                 "binding_broken",
                 f"binding to book {binding.book_id} revision {revision} cannot be resolved",
-                status_code=409,
-                details={"book_id": str(binding.book_id), "revision": revision},
+                {"book_id": str(binding.book_id), "revision": revision},
             )
         out.append({"book_id": str(binding.book_id), "revision": revision})
     return out

@@ -9,11 +9,10 @@ from django.db.models import F
 from django.utils import timezone
 from pydantic import ValidationError
 
-from console.errors import ApiError, conflict, unprocessable
+from worldbook import errors
 from worldbook.engine.importers import ImportFailure, parse_import
 from worldbook.engine.schema import (
     BookIn,
-    PublishError,
     content_hash,
     validate_book_for_publish,
     validation_error_details,
@@ -25,8 +24,6 @@ MAX_FILE_BYTES = 16 * 1024 * 1024
 MAX_BATCH_BYTES = 48 * 1024 * 1024
 MAX_BATCH_BOOKS = 10
 MAX_BINDINGS = 20
-
-_IMPORT_STATUS = {"file_too_large": 413}
 
 
 def _unstorable(text: str) -> str | None:
@@ -52,19 +49,14 @@ def check_storable(value, where: str = "body") -> None:
         if isinstance(item, str):
             problem = _unstorable(item)
             if problem:
-                raise ApiError(
-                    "invalid_text", f"{path} {problem}", status_code=422, details={"path": path}
-                )
+                raise errors.Invalid("invalid_text", f"{path} {problem}", {"path": path})
         elif isinstance(item, dict):
             for key, child in item.items():
                 key_text = str(key)
                 problem = _unstorable(key_text)
                 if problem:
-                    raise ApiError(
-                        "invalid_text",
-                        f"a key in {path} {problem}",
-                        status_code=422,
-                        details={"path": path},
+                    raise errors.Invalid(
+                        "invalid_text", f"a key in {path} {problem}", {"path": path}
                     )
                 stack.append((f"{path}.{key_text}", child))
         elif isinstance(item, list | tuple):
@@ -77,24 +69,20 @@ def parse_model(model_cls, payload):
         return model_cls.model_validate(payload)
     except ValidationError as exc:
         details = validation_error_details(exc)
-        raise ApiError(
+        raise errors.Invalid(
             details.get("code", "validation_error"),
             details.get("message", "invalid request"),
-            status_code=422,
-            details=details.get("details", {}),
+            details.get("details", {}),
         ) from exc
 
 
 def validate_book(payload) -> BookIn:
     """A native book body, validated and publish-checked, or a 422 naming the problem."""
     if not isinstance(payload, dict):
-        raise unprocessable("a book must be a JSON object")
+        raise errors.invalid("a book must be a JSON object")
     check_storable(payload, "book")
     book = parse_model(BookIn, payload)
-    try:
-        validate_book_for_publish(book)
-    except PublishError as exc:
-        raise ApiError(exc.code, exc.message, status_code=422, details=exc.details) from exc
+    validate_book_for_publish(book)  # a PublishError is a 422 of its own
     return book
 
 
@@ -137,12 +125,7 @@ def publish_revision(tenant, book: Book, model: BookIn, expected_revision: int) 
             current = (
                 Book.objects.filter(pk=book.pk).values_list("head_revision", flat=True).first()
             )
-            raise conflict(
-                "revision_conflict",
-                f"the book is at revision {current}, not {expected_revision}; reload and retry",
-                current_revision=current,
-                expected_revision=expected_revision,
-            )
+            raise errors.RevisionConflict(current, expected_revision)
         number = expected_revision + 1
         report = {"format": "native", "entry_count": len(model.entries)}
         return _write_revision(tenant, book, number, model, report)
@@ -160,12 +143,12 @@ def book_result(book: Book, revision: BookRevision, *, deduplicated: bool = Fals
 def import_native_batch(tenant, books_payload) -> list[dict]:
     """1–10 native books, all validated before any is written, in one transaction."""
     if not isinstance(books_payload, list) or not 1 <= len(books_payload) <= MAX_BATCH_BOOKS:
-        raise unprocessable("books must be a list of 1 to 10 native books")
+        raise errors.invalid("books must be a list of 1 to 10 native books")
     models = []
     for index, payload in enumerate(books_payload):
         try:
             models.append(validate_book(payload))
-        except ApiError as exc:
+        except errors.WorldbookError as exc:
             exc.details = {**exc.details, "book_index": index}
             raise
     with transaction.atomic():
@@ -173,17 +156,17 @@ def import_native_batch(tenant, books_payload) -> list[dict]:
 
 
 def parse_upload(name: str, data: bytes):
-    """An uploaded file as an ImportResult, or the importer's error as an API error."""
+    """An uploaded file as an ImportResult; an importer's error names the file."""
     if len(data) > MAX_FILE_BYTES:
-        raise ApiError("file_too_large", f"{name} is larger than 16 MiB", status_code=413)
+        raise file_too_large(name)
     try:
-        result = parse_import(name, data, max_bytes=MAX_FILE_BYTES)
+        return parse_import(name, data, max_bytes=MAX_FILE_BYTES)
     except ImportFailure as exc:
-        status = _IMPORT_STATUS.get(exc.code, 422 if exc.code == "too_many_entries" else 400)
-        raise ApiError(
-            exc.code, f"{name}: {exc.message}", status_code=status, details=exc.details
-        ) from exc
-    return result
+        raise type(exc)(exc.code, f"{name}: {exc.message}", exc.details) from exc
+
+
+def file_too_large(name: str) -> errors.TooLarge:
+    return errors.TooLarge("file_too_large", f"{name} is larger than 16 MiB")
 
 
 @dataclass
@@ -196,9 +179,9 @@ def import_files(tenant, uploads: list[Upload]) -> list[dict]:
     """1–10 files, all parsed before anything is written; duplicates by SHA-256 return the
     original revision 1 with ``deduplicated: true``. All or nothing."""
     if not 1 <= len(uploads) <= MAX_BATCH_BOOKS:
-        raise unprocessable("send 1 to 10 files in the 'files' field")
+        raise errors.invalid("send 1 to 10 files in the 'files' field")
     if sum(len(u.data) for u in uploads) > MAX_BATCH_BYTES:
-        raise ApiError("payload_too_large", "files exceed 48 MiB in total", status_code=413)
+        raise errors.TooLarge("payload_too_large", "files exceed 48 MiB in total")
     parsed = []
     for upload in uploads:
         result = parse_upload(upload.name, upload.data)
@@ -228,7 +211,9 @@ def import_files(tenant, uploads: list[Upload]) -> list[dict]:
                         format=result.format,
                     )
             except IntegrityError as exc:
-                raise conflict("import_in_progress", "the same file is being imported") from exc
+                raise errors.Conflict(
+                    "import_in_progress", "the same file is being imported"
+                ) from exc
             out.append(book_result(book, rev))
     return out
 
@@ -236,55 +221,51 @@ def import_files(tenant, uploads: list[Upload]) -> list[dict]:
 def put_bindings(tenant, prompt_id: str, bindings) -> list[PromptBinding]:
     """Replace every binding of ``prompt_id`` atomically (``[]`` clears them)."""
     if not prompt_id or len(prompt_id) > 200:
-        raise unprocessable("prompt_id must be 1-200 characters")
+        raise errors.invalid("prompt_id must be 1-200 characters")
     check_storable(prompt_id, "prompt_id")
     if not isinstance(bindings, list):
-        raise unprocessable("bindings must be a list")
+        raise errors.invalid("bindings must be a list")
     if len(bindings) > MAX_BINDINGS:
-        raise unprocessable("at most 20 books can be bound to a prompt")
+        raise errors.invalid("at most 20 books can be bound to a prompt")
     rows = []
     seen = set()
     for index, item in enumerate(bindings):
         if not isinstance(item, dict):
-            raise unprocessable(f"bindings.{index} must be an object")
+            raise errors.invalid(f"bindings.{index} must be an object")
         unknown = set(item) - {"book_id", "revision", "position", "enabled"}
         if unknown:
-            raise unprocessable(f"bindings.{index}: unknown field {sorted(unknown)[0]!r}")
+            raise errors.invalid(f"bindings.{index}: unknown field {sorted(unknown)[0]!r}")
         book_id = item.get("book_id")
         revision = item.get("revision")
         position = item.get("position", index)
         enabled = item.get("enabled", True)
         if not isinstance(book_id, str):
-            raise unprocessable(f"bindings.{index}.book_id must be a string")
+            raise errors.invalid(f"bindings.{index}.book_id must be a string")
         if revision is not None and (
             not isinstance(revision, int) or isinstance(revision, bool) or revision < 1
         ):
-            raise unprocessable(f"bindings.{index}.revision must be null or a positive integer")
+            raise errors.invalid(f"bindings.{index}.revision must be null or a positive integer")
         if not isinstance(position, int) or isinstance(position, bool) or abs(position) > 1_000_000:
-            raise unprocessable(f"bindings.{index}.position must be an integer")
+            raise errors.invalid(f"bindings.{index}.position must be an integer")
         if not isinstance(enabled, bool):
-            raise unprocessable(f"bindings.{index}.enabled must be a boolean")
+            raise errors.invalid(f"bindings.{index}.enabled must be a boolean")
         if book_id in seen:
-            raise unprocessable(f"book {book_id} is bound twice", book_id=book_id)
+            raise errors.invalid(f"book {book_id} is bound twice", book_id=book_id)
         seen.add(book_id)
         try:
             book = get_book(tenant, book_id)
-        except ApiError as exc:
-            raise ApiError(
-                "binding_book_missing",
-                f"book {book_id} does not exist",
-                status_code=422,
-                details={"book_id": book_id},
+        except errors.NotFound as exc:
+            raise errors.Invalid(
+                "binding_book_missing", f"book {book_id} does not exist", {"book_id": book_id}
             ) from exc
         if (
             revision is not None
             and not BookRevision.objects.filter(book=book, revision=revision).exists()
         ):
-            raise ApiError(
+            raise errors.Invalid(
                 "binding_revision_missing",
                 f"book {book_id} has no revision {revision}",
-                status_code=422,
-                details={"book_id": book_id, "revision": revision},
+                {"book_id": book_id, "revision": revision},
             )
         rows.append(
             PromptBinding(

@@ -8,10 +8,10 @@ from rest_framework.parsers import MultiPartParser
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from console.errors import ApiError, unprocessable
+from console.errors import ApiError
 from console.idempotency import request_fingerprint, run_idempotent
 from console.models import Scope
-from worldbook import indexing, retrieval, selectors, services
+from worldbook import errors, indexing, retrieval, selectors, services
 from worldbook.api import schemas
 from worldbook.engine.exporter import export_book
 from worldbook.engine.schema import SelectRequest
@@ -27,7 +27,7 @@ class WorldbookView(APIView):
     def initial(self, request, *args, **kwargs):
         length = request.META.get("CONTENT_LENGTH") or "0"
         if length.isdigit() and int(length) > MAX_BODY:
-            raise ApiError("payload_too_large", "request body exceeds 48 MiB", status_code=413)
+            raise errors.TooLarge("payload_too_large", "request body exceeds 48 MiB")
         super().initial(request, *args, **kwargs)
         wanted = request.query_params.get("tenant_id")
         tenant = request.tenant
@@ -39,7 +39,7 @@ class WorldbookView(APIView):
     def body(self) -> dict:
         data = self.request.data
         if not isinstance(data, dict):
-            raise unprocessable("the body must be a JSON object")
+            raise errors.invalid("the body must be a JSON object")
         services.check_storable(data)
         return data
 
@@ -118,7 +118,7 @@ class RevisionsView(WorldbookView):
         payload = dict(self.body())
         expected = payload.pop("expected_revision", None)
         if not isinstance(expected, int) or isinstance(expected, bool) or expected < 1:
-            raise unprocessable("expected_revision (a positive integer) is required")
+            raise errors.invalid("expected_revision (a positive integer) is required")
         if "book" in payload and len(payload) == 1:
             payload = payload["book"]
         model = services.validate_book(payload)
@@ -145,7 +145,7 @@ class ExportView(WorldbookView):
     def get(self, request, book_id, revision):
         fmt = request.query_params.get("format", "native")
         if fmt not in ("native", "sillytavern"):
-            raise ApiError("invalid_format", "format must be native or sillytavern")
+            raise errors.BadRequest("invalid_format", "format must be native or sillytavern")
         book = selectors.get_book(request.tenant, book_id)
         rev = selectors.get_revision(request.tenant, book, revision)
         return Response(export_book(rev.content, fmt))
@@ -156,7 +156,7 @@ class NativeImportView(WorldbookView):
     def post(self, request):
         payload = self.body()
         if set(payload) - {"books"}:
-            raise unprocessable(f"unknown field {sorted(set(payload) - {'books'})[0]!r}")
+            raise errors.invalid(f"unknown field {sorted(set(payload) - {'books'})[0]!r}")
 
         def work():
             books = services.import_native_batch(request.tenant, payload.get("books"))
@@ -178,7 +178,7 @@ class ImportPreviewView(WorldbookView):
     def post(self, request):
         uploads = _uploads(request, "file")
         if len(uploads) != 1:
-            raise unprocessable("send exactly one file in the 'file' field")
+            raise errors.invalid("send exactly one file in the 'file' field")
         result = services.parse_upload(uploads[0].name, uploads[0].data)
         services.validate_book(result.book)
         report = {**result.report, "format": result.format}
@@ -208,7 +208,7 @@ class IndexView(WorldbookView):
         try:
             revision = int(raw) if raw else book.head_revision
         except ValueError as exc:
-            raise unprocessable("revision must be an integer") from exc
+            raise errors.invalid("revision must be an integer") from exc
         selectors.get_revision(request.tenant, book, revision)
         index = selectors.latest_index(request.tenant, book, revision)
         return Response(_json_safe(indexing.index_status(index)))
@@ -219,7 +219,7 @@ class IndexView(WorldbookView):
         payload = self.body()
         unknown = set(payload) - {"revision", "force"}
         if unknown:
-            raise unprocessable(f"unknown field {sorted(unknown)[0]!r}")
+            raise errors.invalid(f"unknown field {sorted(unknown)[0]!r}")
         revision = payload.get("revision", book.head_revision)
         force = payload.get("force", False)
         if (
@@ -227,7 +227,7 @@ class IndexView(WorldbookView):
             or isinstance(revision, bool)
             or not isinstance(force, bool)
         ):
-            raise unprocessable("revision must be an integer and force a boolean")
+            raise errors.invalid("revision must be an integer and force a boolean")
         selectors.get_revision(request.tenant, book, revision)
         index, started = indexing.request_build(request.tenant, book, revision, force=force)
         if started:
@@ -263,7 +263,7 @@ class _PromptIdMixin:
     def _prompt_id(self) -> str:
         prompt_id = self.request.query_params.get("prompt_id", "")
         if not prompt_id or len(prompt_id) > 200:
-            raise unprocessable("prompt_id (1-200 characters) is required")
+            raise errors.invalid("prompt_id (1-200 characters) is required")
         services.check_storable(prompt_id, "prompt_id")
         return prompt_id
 
@@ -301,7 +301,7 @@ class BindingsView(_PromptIdMixin, WorldbookView):
         prompt_id = self._prompt_id()
         payload = self.body()
         if set(payload) - {"bindings"} or "bindings" not in payload:
-            raise unprocessable('the body is {"bindings": [...]}')
+            raise errors.invalid('the body is {"bindings": [...]}')
         services.put_bindings(request.tenant, prompt_id, payload["bindings"])
         return Response(self._render(prompt_id))
 

@@ -1,9 +1,14 @@
 """Engine errors: a stable code, a message and JSON-safe details, for every engine failure
-(selection here; publish checks in schema.py; imports in importers/errors.py)."""
+(selection here; publish checks in schema.py; imports in importers/errors.py).
+
+They are :class:`worldbook.errors.WorldbookError` of a fixed kind, so a failure raised deep
+in a pure function reaches the API (and the chat turn) as it is, with no translation step
+that could drift. Like ``worldbook.errors`` and ``console.failures`` this is pure Python.
+"""
 
 from __future__ import annotations
 
-from typing import Any
+from worldbook.errors import Invalid, WorldbookError
 
 # Stable codes a caller can branch on.
 REQUIRED_UNPLACEABLE = "required_unplaceable"
@@ -13,21 +18,9 @@ REQUIRED_CONFLICT = "required_conflict"
 BOOK_MISMATCH = "book_mismatch"
 
 
-class EngineError(Exception):
-    """Base of the engine's errors; the API turns ``to_dict()`` into its error body."""
-
-    def __init__(self, code: str, message: str, details: dict[str, Any] | None = None) -> None:
-        super().__init__(message)
-        self.code = code
-        self.message = message
-        self.details = details or {}
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"code": self.code, "message": self.message, "details": self.details}
-
-    def __repr__(self) -> str:
-        return f"{type(self).__name__}({self.code!r}, {self.message!r})"
+class EngineError(WorldbookError):
+    """Base of the engine's errors: ``EngineError(code, message, details)``."""
 
 
-class SelectionError(EngineError):
-    """A required entry cannot be honoured, so the turn must fail rather than omit it."""
+class SelectionError(Invalid, EngineError):
+    """A required entry cannot be honoured, so the turn must fail rather than omit it (422)."""

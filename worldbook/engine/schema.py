@@ -28,6 +28,7 @@ from pydantic import (
 
 from worldbook.engine.errors import EngineError
 from worldbook.engine.keys import RegexKeyError, compile_regex_key, parse_regex_key
+from worldbook.errors import Invalid
 
 POSITIONS: tuple[str, ...] = (
     "before_character",
@@ -285,8 +286,8 @@ def validation_error_details(exc: ValidationError) -> dict[str, Any]:
     return {"code": "validation_error", "message": message, "details": {"errors": errors}}
 
 
-class PublishError(EngineError):
-    """A book revision that is valid field by field but cannot be published as a whole."""
+class PublishError(Invalid, EngineError):
+    """A book revision that is valid field by field but cannot be published as a whole (422)."""
 
 
 def validate_book_for_publish(book: BookIn) -> None:

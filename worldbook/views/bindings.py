@@ -13,10 +13,10 @@ from django.apps import apps
 from django.contrib import messages as flash
 from django.shortcuts import redirect, render
 
-from console.errors import ApiError
 from console.scoping import get_scoped_or_404
 from console.views import console_view
 from worldbook import selectors, services
+from worldbook.errors import WorldbookError
 from worldbook.forms import BindingFormSet
 from worldbook.views.common import error_context, status_for
 
@@ -56,7 +56,7 @@ def character_bindings(request, character_id):
         if formset.is_valid():
             try:
                 services.put_bindings(request.tenant, prompt_id, formset.bindings())
-            except ApiError as exc:
+            except WorldbookError as exc:
                 error, status = error_context(exc), status_for(exc)
             else:
                 flash.success(request, f"Worldbook bindings of “{character.name}” saved.")

@@ -15,11 +15,11 @@ from django.db.models import F
 from django.http import HttpResponse
 from django.shortcuts import redirect, render
 
-from console.errors import ApiError
 from console.models import Role
 from console.views import console_view
 from worldbook import selectors, services
 from worldbook.engine.exporter import export_book
+from worldbook.errors import WorldbookError
 from worldbook.forms import NewBookForm
 from worldbook.models import BookIndex, BookRevision
 from worldbook.views.common import (
@@ -65,7 +65,7 @@ def book_create(request):
     if request.method == "POST" and form.is_valid():
         try:
             model = services.validate_book({**form.cleaned_data, "entries": []})
-        except ApiError as exc:
+        except WorldbookError as exc:
             error = error_context(exc)
         else:
             book, _ = services.create_book(request.tenant, model)
@@ -117,7 +117,7 @@ def book_editor(request, book_id):
     try:
         model = services.validate_book(editor.payload())
         revision = services.publish_revision(request.tenant, book, model, target)
-    except ApiError as exc:
+    except WorldbookError as exc:
         if exc.code == "revision_conflict":
             current = exc.details.get("current_revision")
             return _render_editor(

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from django.http import Http404
 
-from console.errors import ApiError
+from console.failures import HTTP_STATUS
 from console.scoping import get_scoped_or_404
+from worldbook.errors import WorldbookError
 from worldbook.models import Book, BookRevision
 
 
@@ -31,11 +32,12 @@ def int_param(value, default: int | None = None) -> int | None:
     return number if number >= 1 else default
 
 
-def error_context(exc: ApiError) -> dict:
-    """The template shape of an API error: ``{"code", "message", "details"}``."""
-    return {"code": exc.code, "message": exc.message, "details": exc.details}
+def error_context(exc: WorldbookError) -> dict:
+    """The template shape of an error: ``{"code", "message", "details"}``."""
+    return exc.to_dict()
 
 
-def status_for(exc: ApiError) -> int:
+def status_for(exc: WorldbookError) -> int:
     """Console pages answer with the API's 4xx status (the page itself still renders)."""
-    return exc.status_code if 400 <= exc.status_code < 500 else 400
+    status = HTTP_STATUS[exc.kind]
+    return status if 400 <= status < 500 else 400

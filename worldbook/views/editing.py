@@ -22,8 +22,8 @@ from dataclasses import dataclass, field
 from django.http import QueryDict
 from django.utils.safestring import SafeString, mark_safe
 
-from console.errors import ApiError
 from worldbook.engine.schema import MAX_ENTRIES
+from worldbook.errors import WorldbookError
 from worldbook.forms import BookForm, EntryForm, blank_entry, entry_initial
 from worldbook.views.fastfields import render_block, render_cell, render_widget
 
@@ -184,7 +184,7 @@ class BookEditor:
 
     # --- publish errors -----------------------------------------------------------------
 
-    def apply_error(self, exc: ApiError) -> None:
+    def apply_error(self, exc: WorldbookError) -> None:
         """Attach a ``validate_book`` error to the book form or to the rows it names."""
         if exc.code == "validation_error":
             for error in exc.details.get("errors") or []:
@@ -226,7 +226,7 @@ class BookEditor:
             row.messages.append(msg)
         return True
 
-    def _place_publish_error(self, exc: ApiError) -> bool:
+    def _place_publish_error(self, exc: WorldbookError) -> bool:
         details = exc.details or {}
         by_id = self._rows_by_id()
         targets: list[tuple[str, str, str]] = []  # (entry id, field, message)

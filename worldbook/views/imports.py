@@ -10,10 +10,10 @@ from __future__ import annotations
 from django.contrib import messages as flash
 from django.shortcuts import redirect, render
 
-from console.errors import ApiError
 from console.models import Role
 from console.views import console_view
 from worldbook import services
+from worldbook.errors import WorldbookError
 from worldbook.forms import ImportUploadForm
 from worldbook.views import staging
 from worldbook.views.common import error_context, status_for
@@ -30,11 +30,11 @@ def import_upload(request):
         name = upload.name or "upload"
         try:
             if upload.size > services.MAX_FILE_BYTES:
-                raise ApiError("file_too_large", f"{name} is larger than 16 MiB", status_code=413)
+                raise services.file_too_large(name)
             data = upload.read()
             result = services.parse_upload(name, data)
             services.validate_book(result.book)
-        except ApiError as exc:
+        except WorldbookError as exc:
             error, status = error_context(exc), status_for(exc)
         else:
             token = staging.stage(request, name, data)
@@ -62,7 +62,7 @@ def import_preview(request, token):
             results = services.import_files(
                 request.tenant, [services.Upload(staged.name, staged.data)]
             )
-        except ApiError as exc:
+        except WorldbookError as exc:
             error, status = error_context(exc), status_for(exc)
         else:
             staging.discard(request, token)
@@ -79,12 +79,12 @@ def import_preview(request, token):
     context = {"staged": staged, "error": error, "result": None, "book_error": None}
     try:
         result = services.parse_upload(staged.name, staged.data)
-    except ApiError as exc:  # the parser changed since the upload: show why
+    except WorldbookError as exc:  # the parser changed since the upload: show why
         context["error"] = error_context(exc)
         return render(request, "worldbook/import_preview.html", context, status=status_for(exc))
     try:
         services.validate_book(result.book)
-    except ApiError as exc:
+    except WorldbookError as exc:
         context["book_error"] = error_context(exc)
     context.update(
         result=result,

@@ -12,9 +12,9 @@ from django.db import transaction
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
-from console.errors import ApiError
 from console.views import console_view
 from worldbook import indexing, selectors
+from worldbook.errors import WorldbookError
 from worldbook.models import IndexStatus
 from worldbook.tasks import build_index
 from worldbook.views.common import book_or_404, int_param, revision_or_404
@@ -70,7 +70,7 @@ def index_build(request, book_id):
         index, started = indexing.request_build(
             request.tenant, book, revision.revision, force=force
         )
-    except ApiError as exc:
+    except WorldbookError as exc:
         error = {"code": exc.code, "message": exc.message}
     else:
         if started:

@@ -17,11 +17,11 @@ from django.core.exceptions import PermissionDenied
 from django.shortcuts import render
 from pydantic import ValidationError
 
-from console.errors import ApiError
 from console.models import Role
 from console.views import console_view, has_role
 from worldbook import retrieval, selectors
 from worldbook.engine.schema import SelectRequest, validation_error_details
+from worldbook.errors import WorldbookError
 from worldbook.forms import PlaygroundForm
 from worldbook.views.common import error_context, status_for
 
@@ -82,7 +82,7 @@ def _run(request, form: PlaygroundForm, names: dict[str, str], context: dict) ->
         return 422
     try:
         result = retrieval.select_context(request.tenant, select_request)
-    except ApiError as exc:
+    except WorldbookError as exc:
         context["error"] = error_context(exc)
         return status_for(exc)
     decisions = [

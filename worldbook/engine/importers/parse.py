@@ -22,7 +22,9 @@ from worldbook.engine.importers.errors import (
     NO_WORLDBOOK,
     TOO_MANY_ENTRIES,
     UNSUPPORTED_FORMAT,
+    FileTooLarge,
     ImportFailure,
+    TooManyEntries,
 )
 from worldbook.engine.importers.normalize import MAX_BOOK_NAME_CHARS, MAX_DESCRIPTION_CHARS
 from worldbook.engine.importers.png import PNG_SIGNATURE, read_png_card
@@ -59,7 +61,7 @@ class ImportResult:
 def parse_import(filename: str, data: bytes, *, max_bytes: int = DEFAULT_MAX_BYTES) -> ImportResult:
     """Parse one uploaded file; raises :class:`ImportFailure` with a stable code."""
     if len(data) > max_bytes:
-        raise ImportFailure(
+        raise FileTooLarge(
             FILE_TOO_LARGE,
             f"the file has {len(data)} bytes; the limit is {max_bytes}",
             {"size": len(data), "limit": max_bytes},
@@ -183,7 +185,7 @@ def _check_entry_count(obj: dict[str, Any], fmt: str) -> None:
         entries = book.get("entries") if isinstance(book, dict) else None
         count = len(entries) if isinstance(entries, list | dict) else 0
     if count > MAX_ENTRIES:
-        raise ImportFailure(
+        raise TooManyEntries(
             TOO_MANY_ENTRIES,
             f"the book has {count} entries; the limit is {MAX_ENTRIES}",
             {"count": count, "limit": MAX_ENTRIES},

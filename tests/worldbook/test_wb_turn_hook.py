@@ -1,0 +1,68 @@
+"""The chat turn's worldbook hook reports worldbook's own errors by their stable code.
+
+The hook is the one caller of worldbook that is not HTTP: a broken binding or a required
+entry that cannot be placed must reach the turn as ``WorldbookTurnError(code)``, which the
+turn turns into an ``error`` event, not as an HTTP exception it would have to unwrap.
+"""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import pytest
+
+from roleplay.worldbook_context import WorldbookTurnError, apply
+from worldbook import services
+from worldbook.engine.schema import BookIn
+from worldbook.models import PromptBinding
+
+pytestmark = pytest.mark.django_db
+
+
+def _context():
+    return SimpleNamespace(
+        facts={},
+        trace={},
+        user_input="hello",
+        history=[],
+        turn=SimpleNamespace(id="turn-1"),
+        user_name="Ann",
+        blocks=[],
+    )
+
+
+def _conversation(tenant, character):
+    return SimpleNamespace(tenant=tenant, character=character, session_id="hook-session")
+
+
+def _book(tenant, entries):
+    book, _ = services.create_book(
+        tenant, BookIn.model_validate({"name": "Hook", "entries": entries})
+    )
+    return book
+
+
+def test_a_broken_binding_fails_the_turn_with_its_code(tenant, character):
+    book = _book(tenant, [{"id": "a", "content": "A."}])
+    PromptBinding.objects.create(tenant=tenant, prompt_id=str(character.id), book=book, revision=9)
+    with pytest.raises(WorldbookTurnError) as info:
+        apply(_context(), _conversation(tenant, character))
+    assert info.value.code == "binding_broken"
+
+
+def test_a_required_entry_without_a_place_fails_the_turn(tenant, character):
+    entry = {"id": "r", "content": "Must be read.", "required": True, "position": "outlet"}
+    book = _book(tenant, [{**entry, "outlet_name": "scene"}])
+    services.put_bindings(tenant, str(character.id), [{"book_id": str(book.id)}])
+    with pytest.raises(WorldbookTurnError) as info:
+        apply(_context(), _conversation(tenant, character))
+    assert info.value.code == "required_unplaceable"
+
+
+def test_a_working_binding_places_blocks(tenant, character):
+    book = _book(tenant, [{"id": "c", "content": "Always.", "constant": True}])
+    services.put_bindings(tenant, str(character.id), [{"book_id": str(book.id)}])
+    ctx = _context()
+    apply(ctx, _conversation(tenant, character))
+    assert [block.content for block in ctx.blocks] == ["Always."]
+    assert ctx.trace["worldbook"]["books"] == [{"book_id": str(book.id), "revision": 1}]
