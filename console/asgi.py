@@ -6,6 +6,10 @@ import os
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "console.settings")
 
+from console.embedded import ensure_environment  # noqa: E402
+
+ensure_environment()  # an entry point: embedded servers start here, never in settings
+
 import gc  # noqa: E402
 import sys  # noqa: E402
 

@@ -1,4 +1,8 @@
-"""The Celery app. Workers start with ``celery -A console.celery worker``."""
+"""The Celery app, bound when Django loads (``ConsoleConfig.ready``); defines, starts nothing.
+
+Workers start through the entry point ``celery -A console.worker worker``, which starts or
+joins the embedded servers first.
+"""
 
 from __future__ import annotations
 

@@ -1,4 +1,12 @@
-"""Settings, all from environment variables (documented with defaults in README.md)."""
+"""Settings, all from environment variables (documented with defaults in README.md).
+
+Only values are declared here: importing this module starts nothing. The entry points
+(``manage.py``, ``console.asgi``, ``console.worker``, the test settings) start or join the
+embedded PostgreSQL and Redis first and name them in ``DATABASE_URL`` / ``REDIS_URL``
+(``console.embedded.ensure_environment``); unset, the URLs below are where the embedded
+servers would listen.
+"""
+
 
 from __future__ import annotations
 
@@ -30,8 +38,8 @@ ALLOWED_HOSTS = [
 ]
 CSRF_TRUSTED_ORIGINS = [f"http://{h}:{PORT}" for h in ALLOWED_HOSTS if h != "*"]
 
-DATABASE_URL = os.environ.get("DATABASE_URL") or embedded.database_url()
-REDIS_URL = os.environ.get("REDIS_URL") or embedded.redis_url()
+DATABASE_URL = os.environ.get("DATABASE_URL") or embedded.expected_database_url()
+REDIS_URL = os.environ.get("REDIS_URL") or embedded.expected_redis_url()
 
 INSTALLED_APPS = [
     "daphne",

@@ -5,6 +5,20 @@ from __future__ import annotations
 import pytest
 
 from roleplay.llm.scripted_server import Reply, ScriptedOpenAIServer
+from tests import servers
+
+
+@pytest.fixture(scope="session")
+def django_db_modify_db_settings(django_db_modify_db_settings_parallel_suffix):
+    """Start (or join) PostgreSQL and the run's private Redis before the test database is
+    made: the first test that needs the database starts them, engine tests start nothing."""
+    servers.start()
+
+
+@pytest.fixture(scope="session")
+def embedded_servers():
+    """For tests that use Redis without the database."""
+    servers.start()
 
 
 @pytest.fixture(scope="session", autouse=True)

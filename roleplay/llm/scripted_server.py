@@ -14,21 +14,17 @@ from __future__ import annotations
 
 import json
 import re
-import select
-import socket
-import sys
 import threading
 import time
 import uuid
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 from console.tokens import count_messages, count_tokens
 
-_POLL = 0.02  # seconds between checks for a departed client while waiting
+from .wire import ClientGone, TrackingServer, WireHandler, envelope, error_body
 
 
 @dataclass
@@ -241,55 +237,14 @@ class ScriptedOpenAIServer:
             self._changed.notify_all()
 
 
-class _Server(ThreadingHTTPServer):
-    daemon_threads = True
-    request_queue_size = 256  # ~50 clients may connect in the same instant
-
+class _Server(TrackingServer):
     def __init__(self, address: tuple[str, int], handler: type, owner: ScriptedOpenAIServer):
         self.owner = owner
-        self._sockets: set[socket.socket] = set()
-        self._sockets_lock = threading.Lock()
         super().__init__(address, handler)
 
-    def process_request(self, request: Any, client_address: Any) -> None:
-        with self._sockets_lock:
-            self._sockets.add(request)
-        super().process_request(request, client_address)
 
-    def shutdown_request(self, request: Any) -> None:
-        with self._sockets_lock:
-            self._sockets.discard(request)
-        super().shutdown_request(request)
-
-    def handle_error(self, request: Any, client_address: Any) -> None:
-        """Clients hanging up mid-response is expected here, not worth a traceback."""
-        if not isinstance(sys.exc_info()[1], OSError):
-            super().handle_error(request, client_address)
-
-    def close_connections(self) -> None:
-        """Drop keep-alive connections so their handler threads end with the server."""
-        with self._sockets_lock:
-            sockets = list(self._sockets)
-        for sock in sockets:
-            try:
-                sock.shutdown(socket.SHUT_RDWR)
-            except OSError:
-                pass
-
-
-class _ClientGone(Exception):
-    """The client closed the connection before the response was complete."""
-
-
-class _Handler(BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"  # keep-alive, and chunked SSE so a cut is detectable
-    # Each SSE chunk is its own small write: without TCP_NODELAY, Nagle holds a chunk until
-    # the client's delayed ACK (~40 ms) for the one before, as real servers never do.
-    disable_nagle_algorithm = True
+class _Handler(WireHandler):
     server: _Server
-
-    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - stdlib name
-        pass
 
     @property
     def owner(self) -> ScriptedOpenAIServer:
@@ -301,9 +256,9 @@ class _Handler(BaseHTTPRequestHandler):
                 "object": "list",
                 "data": [{"id": self.owner.model, "object": "model", "owned_by": "scripted"}],
             }
-            self._send_json(200, body)
+            self.send_json(200, body)
         else:
-            self._send_json(404, _error_body(404, f"no route {self.path}"))
+            self.send_json(404, error_body(404, f"no route {self.path}"))
 
     def do_POST(self) -> None:
         self._started = time.perf_counter()
@@ -311,25 +266,28 @@ class _Handler(BaseHTTPRequestHandler):
         length = int(self.headers.get("Content-Length") or 0)
         raw = self.rfile.read(length) if length else b""
         if self.path.rstrip("/") != "/v1/chat/completions":
-            self._send_json(404, _error_body(404, f"no route {self.path}"))
+            self.send_json(404, error_body(404, f"no route {self.path}"))
             return
         try:
             request = json.loads(raw or b"{}")
             if not isinstance(request, dict):
                 raise ValueError("body is not a JSON object")
         except ValueError as exc:
-            self._send_json(400, _error_body(400, f"invalid JSON body: {exc}"))
+            self.send_json(400, error_body(400, f"invalid JSON body: {exc}"))
             return
         reply = self.owner._next_reply(request)
         self._pending: dict[str, Any] | None = request
         abandoned = False
         try:
             self._answer(request, reply)
-        except (_ClientGone, ConnectionError, TimeoutError):
+        except (ClientGone, ConnectionError, TimeoutError):
             abandoned = True
             self.close_connection = True
         finally:
             self._record_timing(abandoned)
+
+    def before_last_write(self) -> None:
+        self._record_timing()
 
     def _record_timing(self, abandoned: bool = False) -> None:
         """Record this request's timing once, *before* its last bytes are written.
@@ -349,46 +307,42 @@ class _Handler(BaseHTTPRequestHandler):
     def _answer(self, request: dict[str, Any], reply: Reply) -> None:
         if reply.hang:
             while True:
-                self._wait(1.0)
-        self._wait(reply.delay)
+                self.wait(1.0, self.owner._stopping)
+        self.wait(reply.delay, self.owner._stopping)
         if reply.status != 200:
             headers = {}
             if reply.retry_after is not None:
                 headers["Retry-After"] = f"{reply.retry_after:g}"
-            body = reply.error_body or _error_body(reply.status, "scripted failure")
-            self._send_json(reply.status, body, headers)
+            body = reply.error_body or error_body(reply.status, "scripted failure")
+            self.send_json(reply.status, body, headers)
             return
         if request.get("stream"):
             self._stream(request, reply)
             return
         if reply.malformed:
-            self._send_raw(200, b'{"id": "chatcmpl-broken", "choices": [', "application/json")
+            self.send_raw(200, b'{"id": "chatcmpl-broken", "choices": [', "application/json")
             return
         message: dict[str, Any] = {"role": "assistant", "content": reply.content or None}
         calls = _wire_tool_calls(reply.tool_calls)
         if calls:
             message["tool_calls"] = calls
-        body = _envelope(self.owner.model, "chat.completion")
+        body = envelope(self.owner.model, "chat.completion")
         body["choices"] = [{"index": 0, "message": message, "finish_reason": _finish(reply, calls)}]
         if reply.usage != {}:
             body["usage"] = _usage(request, reply, calls)
-        self._send_json(200, body)
+        self.send_json(200, body)
 
     def _stream(self, request: dict[str, Any], reply: Reply) -> None:
-        self.send_response(200)
-        self.send_header("Content-Type", "text/event-stream")
-        self.send_header("Cache-Control", "no-cache")
-        self.send_header("Transfer-Encoding", "chunked")
-        self.end_headers()
-        base = _envelope(self.owner.model, "chat.completion.chunk")
+        self.start_stream()
+        base = envelope(self.owner.model, "chat.completion.chunk")
 
         def event(delta: dict[str, Any], finish: str | None = None) -> None:
             chunk = dict(base, choices=[{"index": 0, "delta": delta, "finish_reason": finish}])
-            self._chunk(b"data: " + json.dumps(chunk).encode() + b"\n\n")
+            self.event(chunk)
 
         if reply.malformed:
-            self._chunk(b'data: {"id": "chatcmpl-broken", "choices": [\n\n')
-            self._end_chunks()
+            self.chunk(b'data: {"id": "chatcmpl-broken", "choices": [\n\n')
+            self.end_stream(done=False)
             return
         event({"role": "assistant", "content": ""})
         calls = _wire_tool_calls(reply.tool_calls)
@@ -406,87 +360,21 @@ class _Handler(BaseHTTPRequestHandler):
                 )
         for sent, delta in enumerate(pieces):
             if reply.cut_after is not None and sent >= reply.cut_after:
-                self._cut()
+                self.cut()
                 return
             if sent and reply.chunk_delay:
-                self._wait(reply.chunk_delay)
+                self.wait(reply.chunk_delay, self.owner._stopping)
             event(delta)
             if self._first_chunk_ms is None:
                 self._first_chunk_ms = (time.perf_counter() - self._started) * 1000.0
         if reply.cut_after is not None:
-            self._cut()
+            self.cut()
             return
         event({}, _finish(reply, calls))
         if (request.get("stream_options") or {}).get("include_usage") and reply.usage != {}:
             usage_chunk = dict(base, choices=[], usage=_usage(request, reply, calls))
-            self._chunk(b"data: " + json.dumps(usage_chunk).encode() + b"\n\n")
-        self._chunk(b"data: [DONE]\n\n")
-        self._end_chunks()
-
-    # --- low-level I/O ------------------------------------------------------------------
-
-    def _wait(self, seconds: float) -> None:
-        """Sleep ``seconds`` but notice at once if the client hangs up or the server stops."""
-        deadline = time.monotonic() + seconds
-        while True:
-            remaining = deadline - time.monotonic()
-            if remaining <= 0:
-                return
-            if self.owner._stopping.is_set():
-                raise _ClientGone("server stopping")
-            readable, _, _ = select.select([self.connection], [], [], min(remaining, _POLL))
-            if readable:
-                try:
-                    peeked = self.connection.recv(1, socket.MSG_PEEK)
-                except OSError as exc:
-                    raise _ClientGone(str(exc)) from exc
-                if not peeked:
-                    raise _ClientGone("client closed the connection")
-                time.sleep(min(remaining, _POLL))  # pipelined bytes; just wait it out
-
-    def _chunk(self, data: bytes) -> None:
-        self.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
-        self.wfile.flush()
-
-    def _end_chunks(self) -> None:
-        self._record_timing()
-        self.wfile.write(b"0\r\n\r\n")
-        self.wfile.flush()
-
-    def _cut(self) -> None:
-        """Drop the connection mid-body, as a crashed upstream would."""
-        self._record_timing()
-        self.wfile.flush()
-        self.close_connection = True
-        try:
-            self.connection.shutdown(socket.SHUT_RDWR)
-        except OSError:
-            pass
-
-    def _send_json(self, status: int, body: Any, headers: dict[str, str] | None = None) -> None:
-        self._send_raw(status, json.dumps(body).encode(), "application/json", headers)
-
-    def _send_raw(
-        self, status: int, data: bytes, content_type: str, headers: dict[str, str] | None = None
-    ) -> None:
-        self.send_response(status)
-        self.send_header("Content-Type", content_type)
-        self.send_header("Content-Length", str(len(data)))
-        for name, value in (headers or {}).items():
-            self.send_header(name, value)
-        self.end_headers()
-        self._record_timing()
-        self.wfile.write(data)
-        self.wfile.flush()
-
-
-def _envelope(model: str, kind: str) -> dict[str, Any]:
-    return {
-        "id": f"chatcmpl-{uuid.uuid4().hex[:12]}",
-        "object": kind,
-        "created": int(time.time()),
-        "model": model,
-    }
+            self.event(usage_chunk)
+        self.end_stream()
 
 
 def _finish(reply: Reply, calls: list[dict[str, Any]]) -> str:
@@ -508,16 +396,6 @@ def _usage(request: dict[str, Any], reply: Reply, calls: list[dict[str, Any]]) -
         "completion_tokens": completion,
         "total_tokens": prompt + completion,
     }
-
-
-def _error_body(status: int, message: str) -> dict[str, Any]:
-    kind = {
-        400: "invalid_request_error",
-        401: "authentication_error",
-        404: "not_found_error",
-        429: "rate_limit_error",
-    }.get(status, "server_error")
-    return {"error": {"message": message, "type": kind, "code": None, "param": None}}
 
 
 __all__ = ["Reply", "RequestTiming", "ScriptedOpenAIServer", "split_content"]

@@ -93,7 +93,7 @@ def start_worker(log_dir: Path, ready_timeout: float = 90) -> Worker:
     hostname, queue = f"tests-{token}@localhost", f"tests-{token}"
     log = log_dir / f"celery-{token}.log"
     process = subprocess.Popen(
-        [sys.executable, "-m", "celery", "-A", "console.celery", "worker", "--pool", "solo",
+        [sys.executable, "-m", "celery", "-A", "console.worker", "worker", "--pool", "solo",
          "--concurrency", "1", "--hostname", hostname, "--queues", queue, "--without-gossip",
          "--without-mingle", "--loglevel", "INFO"],
         cwd=REPO, env=child_env(), stdout=log.open("w"), stderr=subprocess.STDOUT,

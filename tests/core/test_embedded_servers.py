@@ -1,6 +1,6 @@
 """The embedded servers are shared: processes starting at the same instant use one server
-each, and the last one to leave stops it (fresh data directories, so nothing else is using
-them)."""
+each, the last one to leave stops it, and when the users are killed outright (no exit
+handler runs) the janitor stops it (fresh data directories, so nothing else is using them)."""
 
 from __future__ import annotations
 
@@ -30,11 +30,16 @@ def servers_on(socket_path: str) -> list[psutil.Process]:
     return found
 
 
+def user_env(tmp_path: Path) -> dict[str, str]:
+    env = {**os.environ, "ROLEPLAY_VAR_DIR": str(tmp_path)}
+    for name in ("DATABASE_URL", "REDIS_URL", "ROLEPLAY_RUN_DIR"):
+        env.pop(name, None)
+    return env
+
+
 def start_users(tmp_path: Path, url_function: str, count: int = 4) -> set[str]:
     """``count`` processes asking for the server at once; the URLs they were given."""
-    env = {**os.environ, "ROLEPLAY_VAR_DIR": str(tmp_path)}
-    env.pop("DATABASE_URL", None)
-    env.pop("REDIS_URL", None)
+    env = user_env(tmp_path)
     users = [
         subprocess.Popen(
             [sys.executable, "-c", USER, url_function],
@@ -67,3 +72,30 @@ def test_simultaneous_postgres_users_share_one_server_and_the_last_stops_it(tmp_
     urls = start_users(tmp_path, "database_url")  # a fresh data directory: initdb included
     assert len(urls) == 1, urls
     assert wait_until_gone(str(tmp_path / "pgdata"))
+
+
+KILLED_USER = """
+import sys, time
+from console import embedded
+embedded.ensure_environment()
+import os
+print(os.environ["DATABASE_URL"], os.environ["REDIS_URL"], flush=True)
+time.sleep(600)
+"""
+
+
+def test_servers_of_a_killed_process_are_stopped_by_the_janitor(tmp_path):
+    user = subprocess.Popen(
+        [sys.executable, "-c", KILLED_USER],
+        cwd=BASE_DIR,
+        env=user_env(tmp_path),
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    database, redis = user.stdout.readline().split()
+    assert servers_on(str(tmp_path / "pgdata")) and servers_on(redis.removeprefix("unix://"))
+    user.kill()  # no atexit handler runs
+    user.wait()
+    assert wait_until_gone(redis.removeprefix("unix://"))
+    assert wait_until_gone(str(tmp_path / "pgdata"))
+    assert "postgres" in database

@@ -58,7 +58,7 @@ class Command(BaseCommand):
                         "-m",
                         "celery",
                         "-A",
-                        "console.celery",
+                        "console.worker",
                         "worker",
                         "-B",
                         "--loglevel",

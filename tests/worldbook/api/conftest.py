@@ -81,7 +81,7 @@ def wb_celery_worker(django_db_setup, tmp_path_factory):
         "-m",
         "celery",
         "-A",
-        "console.celery",
+        "console.worker",
         "worker",
         "--pool",
         "solo",

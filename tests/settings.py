@@ -1,0 +1,31 @@
+"""Settings of a test run: the product's own, with a Redis, runtime directory and test
+database of the run's own.
+
+A test run must never share a broker or a channel-layer key space with a ``make run`` on the
+same machine (its workers would take the other's tasks), nor a test database with another
+test run. So, before the product's settings are read, this names a runtime directory for the
+run (``ROLEPLAY_RUN_DIR``: its private Redis and model process live there) and a database
+name carrying the run's pid. Nothing is started here: the session fixture
+``django_db_modify_db_settings`` (``tests/conftest.py``) starts the servers when the first
+test needs them, so pure engine tests start nothing.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+
+from console import embedded
+
+RUN_PREFIX = "roleplay-test-"
+TEST_DATABASE_PREFIX = "test_roleplay_"
+
+EMBEDDED_DATABASE = not os.environ.get("DATABASE_URL")
+EMBEDDED_REDIS = not os.environ.get("REDIS_URL")
+os.environ.setdefault(embedded.RUN_DIR_ENV, f"/tmp/{RUN_PREFIX}{os.getpid()}")
+os.environ.setdefault("TEST_DATABASE_NAME", f"{TEST_DATABASE_PREFIX}{os.getpid()}")
+os.environ.setdefault("SECRET_KEY", secrets.token_urlsafe(50))  # children sign alike
+if EMBEDDED_REDIS:
+    os.environ["REDIS_URL"] = embedded.expected_redis_url()  # the run's private server
+
+from console.settings import *  # noqa: E402,F403
