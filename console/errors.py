@@ -59,7 +59,8 @@ def _flatten(detail, prefix: str = "") -> list[dict]:
     return [{"loc": prefix or "body", "msg": str(detail)}]
 
 
-_SIMPLE = [
+# DRF's own exceptions: (class, status, stable code).
+DRF_ERRORS = [
     (exceptions.NotAuthenticated, 401, "unauthenticated"),
     (exceptions.AuthenticationFailed, 401, "unauthenticated"),
     (exceptions.PermissionDenied, 403, "forbidden"),
@@ -91,7 +92,7 @@ def exception_handler(exc, context):
         errors = _flatten(exc.detail)
         message = "; ".join(f"{e['loc']}: {e['msg']}" for e in errors[:5])
         return Response(error_body("validation_error", message, {"errors": errors}), 400)
-    for klass, code_status, code in _SIMPLE:
+    for klass, code_status, code in DRF_ERRORS:
         if isinstance(exc, klass):
             headers = {}
             # DRF puts the challenge on the exception; a 401 must carry it (RFC 9110 §11.6.1).

@@ -1,4 +1,23 @@
-"""OpenAPI description of our authentication (bearer API tokens or a console session)."""
+"""The OpenAPI document at ``/api/schema/``: our authentication, and two postprocessing hooks
+that make it a document integrators can use.
+
+The document is OpenAPI 3.1, whose schema objects *are* JSON Schema 2020-12: the pydantic
+models of the worldbook API emit that dialect (``anyOf`` with ``{"type": "null"}``,
+``const``), and a 3.0 document embedding them was rejected by every validator and client
+generator. What remains to adapt is general, so the hooks walk every schema and every
+operation instead of naming components:
+
+- :func:`drop_generated_titles`: pydantic titles every model and field. Client generators
+  name classes after titles, so the request twin of a component (``BookInRequest``, titled
+  ``BookIn``) collided with the response one and its operation was dropped from the client.
+- :func:`document_errors`: every operation lists the error statuses it can answer, each with
+  the one error body (``Error``), so a client decodes errors and a fuzzer can check them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
 
 from drf_spectacular.extensions import OpenApiAuthenticationExtension
 from drf_spectacular.views import SpectacularAPIView
@@ -27,3 +46,131 @@ class SchemaView(SpectacularAPIView):
                 if renderer.format == wanted:
                     return renderer, renderer.media_type
         return super().perform_content_negotiation(request, force)
+
+
+# --- walking JSON Schema ----------------------------------------------------------------
+
+# Keywords of JSON Schema 2020-12 whose value is a schema, a list of schemas, or a mapping of
+# names to schemas. Anything else (``enum``, ``const``, ``default``, ``example``) is data and
+# is never walked: a property *named* ``title`` must survive.
+_ONE = ("items", "additionalProperties", "not", "if", "then", "else", "contains",
+        "propertyNames", "unevaluatedItems", "unevaluatedProperties", "contentSchema")  # fmt: skip
+_MANY = ("allOf", "anyOf", "oneOf", "prefixItems")
+_NAMED = ("properties", "patternProperties", "$defs", "dependentSchemas")
+
+
+def subschemas(schema: Any) -> Iterator[dict]:
+    """``schema`` and every schema nested in it, depth first."""
+    stack = [schema]
+    while stack:
+        node = stack.pop()
+        if not isinstance(node, dict):
+            continue
+        yield node
+        stack.extend(node.get(key) for key in _ONE)
+        for key in _MANY:
+            stack.extend(node.get(key) or ())
+        for key in _NAMED:
+            stack.extend((node.get(key) or {}).values())
+
+
+def operations(document: dict) -> Iterator[tuple[str, str, dict]]:
+    """``(path, method, operation)`` of every operation in the document."""
+    for path, item in document.get("paths", {}).items():
+        for method, operation in item.items():
+            if method in ("get", "put", "post", "delete", "options", "head", "patch", "trace"):
+                yield path, method, operation
+
+
+def document_schemas(document: dict) -> Iterator[dict]:
+    """The root schemas of a document: components, parameters, request and response bodies."""
+    yield from document.get("components", {}).get("schemas", {}).values()
+    for _path, _method, operation in operations(document):
+        for parameter in operation.get("parameters", ()):
+            yield parameter.get("schema")
+        bodies = [operation.get("requestBody", {})] + list(operation.get("responses", {}).values())
+        for body in bodies:
+            for media in body.get("content", {}).values():
+                yield media.get("schema")
+
+
+# --- hooks --------------------------------------------------------------------------------
+
+
+def drop_generated_titles(result, generator, request, public):
+    """Remove ``title`` from every schema: pydantic derives them from class and field names
+    (the component's name already says it), and generators would name classes after them."""
+    for root in document_schemas(result):
+        for node in subschemas(root):
+            if isinstance(node.get("title"), str):
+                del node["title"]
+    return result
+
+
+ERROR_SCHEMA = "Error"
+ERROR_COMPONENTS = {
+    ERROR_SCHEMA: {
+        "type": "object",
+        "description": "Every error answer of the API (the codes are stable).",
+        "properties": {
+            "error": {"$ref": "#/components/schemas/ErrorDetail"},
+            "current_revision": {
+                "type": ["integer", "null"],
+                "description": "On a revision conflict: the revision to retry against.",
+            },
+        },
+        "required": ["error"],
+        "additionalProperties": False,
+    },
+    "ErrorDetail": {
+        "type": "object",
+        "properties": {
+            "code": {"type": "string", "description": "Stable, e.g. `validation_error`."},
+            "message": {"type": "string"},
+            "details": {"type": "object", "additionalProperties": True},
+        },
+        "required": ["code", "message", "details"],
+        "additionalProperties": False,
+    },
+}
+
+# Which operations can answer which error, by what the operation takes: authentication and
+# scopes apply to all; any input can be malformed (400) or break a rule (422); a path id or a
+# body can name an object that is not the caller's (404); a body can be too large (413) or
+# of another media type (415); a write can meet a stale revision, a duplicate or a reused
+# key (409).
+_ERRORS = {
+    400: ("The request is malformed.", lambda op: op["input"]),
+    401: ("No valid API token.", lambda op: op["secured"]),
+    403: ("The token lacks the scope this operation needs.", lambda op: op["secured"]),
+    404: ("Not found in the caller's tenant.", lambda op: op["names_objects"]),
+    409: ("Conflicts with the stored state.", lambda op: op["write"]),
+    413: ("The request body is too large.", lambda op: op["body"]),
+    415: ("The request body has an unsupported media type.", lambda op: op["body"]),
+    422: ("Well formed, but breaks a rule.", lambda op: op["input"]),
+}
+
+
+def _traits(method: str, operation: dict) -> dict[str, bool]:
+    body = "requestBody" in operation
+    parameters = operation.get("parameters", [])
+    return {
+        "secured": any(operation.get("security", [])),
+        "body": body,
+        "input": body or bool(parameters),
+        "names_objects": body or any(p.get("in") == "path" for p in parameters),
+        "write": method in ("post", "put", "patch", "delete"),
+    }
+
+
+def document_errors(result, generator, request, public):
+    """Add the ``Error`` component and, to each operation, the error statuses it can answer."""
+    result.setdefault("components", {}).setdefault("schemas", {}).update(ERROR_COMPONENTS)
+    content = {"application/json": {"schema": {"$ref": f"#/components/schemas/{ERROR_SCHEMA}"}}}
+    for _path, method, operation in operations(result):
+        traits = _traits(method, operation)
+        responses = operation.setdefault("responses", {})
+        for status, (description, applies) in _ERRORS.items():
+            if applies(traits):
+                responses.setdefault(str(status), {"description": description, "content": content})
+    return result

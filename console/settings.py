@@ -179,6 +179,13 @@ SPECTACULAR_SETTINGS = {
     "VERSION": "1.0.0",
     "SERVE_INCLUDE_SCHEMA": False,
     "COMPONENT_SPLIT_REQUEST": True,
+    # 3.1: schema objects are JSON Schema 2020-12, the dialect the pydantic models emit.
+    "OAS_VERSION": "3.1.0",
+    "POSTPROCESSING_HOOKS": [
+        "drf_spectacular.hooks.postprocess_schema_enums",
+        "console.schema.drop_generated_titles",
+        "console.schema.document_errors",
+    ],
 }
 
 # Model defaults used when a tenant has no ModelConfig of its own (see README).
