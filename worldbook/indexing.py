@@ -14,6 +14,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from worldbook import errors
+from worldbook.contracts import IndexState
 from worldbook.engine.chunking import chunk_text
 from worldbook.engine.embedder import Embedder, HashingEmbedder
 from worldbook.models import BookIndex, BookRevision, IndexChunk, IndexStatus
@@ -32,22 +33,36 @@ def default_embedder() -> Embedder:
     return _default_embedder
 
 
-def index_status(index: BookIndex | None) -> dict:
+def index_state(book_id, revision: int, index: BookIndex | None, embedder=None) -> IndexState:
+    """The documented state of one revision's index (``missing`` when there is none)."""
     if index is None:
-        return {"status": "missing"}
-    return {
-        "book_id": str(index.book_id),
-        "revision": index.revision,
-        "status": index.status,
-        "embedding_version": index.embedding_version,
-        "chunks_total": index.chunks_total,
-        "chunks_done": index.chunks_done,
-        "chunk_count": index.chunks_done,
-        "error": index.error or None,
-        "attempts": index.attempts,
-        "started_at": index.started_at,
-        "finished_at": index.finished_at,
-    }
+        embedder = embedder or default_embedder()
+        return IndexState(
+            book_id=str(book_id),
+            revision=revision,
+            status="missing",
+            embedding_version=embedder.embedding_version,
+            chunks_total=0,
+            chunks_done=0,
+            chunk_count=0,
+            error=None,
+            attempts=0,
+            started_at=None,
+            finished_at=None,
+        )
+    return IndexState(
+        book_id=str(index.book_id),
+        revision=index.revision,
+        status=index.status,
+        embedding_version=index.embedding_version,
+        chunks_total=index.chunks_total,
+        chunks_done=index.chunks_done,
+        chunk_count=index.chunks_done,
+        error=index.error or None,
+        attempts=index.attempts,
+        started_at=index.started_at,
+        finished_at=index.finished_at,
+    )
 
 
 def request_build(tenant, book, revision: int, *, force: bool = False, embedder=None):

@@ -116,10 +116,7 @@ def select_context(tenant, request: SelectRequest) -> dict:
     timed = request.conversation_id is not None and request.message_index is not None
     # A SelectionError (a required entry that cannot be honoured) is a 422 of its own.
     if not timed:
-        result = select(request, books, hybrid_scores=scores, degraded=degraded)
-        body = result.to_dict()
-        body.pop("timed_state", None)
-        return body
+        return select(request, books, hybrid_scores=scores, degraded=degraded).response()
     with transaction.atomic():
         row, _ = TimedEffectState.objects.select_for_update().get_or_create(
             tenant=tenant, conversation_id=request.conversation_id
@@ -131,7 +128,7 @@ def select_context(tenant, request: SelectRequest) -> dict:
             row.state = result.timed_state
             row.version += 1
             row.save(update_fields=["state", "version", "updated_at"])
-        return result.to_dict()
+        return result.response()
 
 
 def search(tenant, *, query: str, refs, mode: str, limit: int) -> dict:

@@ -10,6 +10,12 @@ from django.utils import timezone
 from pydantic import ValidationError
 
 from worldbook import errors
+from worldbook.contracts import (
+    MAX_BATCH_BOOKS,
+    MAX_PROMPT_ID,
+    NativeImport,
+    PromptBindings,
+)
 from worldbook.engine.importers import ImportFailure, parse_import
 from worldbook.engine.schema import (
     BookIn,
@@ -22,8 +28,6 @@ from worldbook.selectors import get_book
 
 MAX_FILE_BYTES = 16 * 1024 * 1024
 MAX_BATCH_BYTES = 48 * 1024 * 1024
-MAX_BATCH_BOOKS = 10
-MAX_BINDINGS = 20
 
 
 def _unstorable(text: str) -> str | None:
@@ -76,12 +80,18 @@ def parse_model(model_cls, payload):
         ) from exc
 
 
-def validate_book(payload) -> BookIn:
-    """A native book body, validated and publish-checked, or a 422 naming the problem."""
+def parse_book(payload) -> BookIn:
+    """A native book body as a ``BookIn``, or a 422 naming the problem (not yet checked as a
+    whole: ``create_book`` and ``publish_revision`` do that)."""
     if not isinstance(payload, dict):
         raise errors.invalid("a book must be a JSON object")
     check_storable(payload, "book")
-    book = parse_model(BookIn, payload)
+    return parse_model(BookIn, payload)
+
+
+def validate_book(payload) -> BookIn:
+    """:func:`parse_book` plus the whole-revision checks, for previews that write nothing."""
+    book = parse_book(payload)
     validate_book_for_publish(book)  # a PublishError is a 422 of its own
     return book
 
@@ -99,7 +109,8 @@ def _write_revision(tenant, book: Book, number: int, model: BookIn, report: dict
 
 
 def create_book(tenant, model: BookIn, *, report: dict | None = None) -> tuple[Book, BookRevision]:
-    """A new book at revision 1."""
+    """A new book at revision 1 (a book that cannot be published is a 422)."""
+    validate_book_for_publish(model)
     with transaction.atomic():
         book = Book.objects.create(
             tenant=tenant, name=model.name, description=model.description, head_revision=1
@@ -110,7 +121,11 @@ def create_book(tenant, model: BookIn, *, report: dict | None = None) -> tuple[B
 
 
 def publish_revision(tenant, book: Book, model: BookIn, expected_revision: int) -> BookRevision:
-    """Publish a full new revision if the head is still ``expected_revision`` (else 409)."""
+    """Publish a full new revision if the head is still ``expected_revision`` (else 409).
+
+    The whole-revision checks run here, before the head moves, so no door can skip them.
+    """
+    validate_book_for_publish(model)
     with transaction.atomic():
         moved = Book.objects.filter(
             tenant=tenant, pk=book.pk, head_revision=expected_revision
@@ -140,19 +155,16 @@ def book_result(book: Book, revision: BookRevision, *, deduplicated: bool = Fals
     }
 
 
-def import_native_batch(tenant, books_payload) -> list[dict]:
-    """1–10 native books, all validated before any is written, in one transaction."""
-    if not isinstance(books_payload, list) or not 1 <= len(books_payload) <= MAX_BATCH_BOOKS:
-        raise errors.invalid("books must be a list of 1 to 10 native books")
-    models = []
-    for index, payload in enumerate(books_payload):
+def import_native_batch(tenant, request: NativeImport) -> list[dict]:
+    """1–10 native books, all checked before any is written, in one transaction."""
+    for index, model in enumerate(request.books):
         try:
-            models.append(validate_book(payload))
+            validate_book_for_publish(model)
         except errors.WorldbookError as exc:
             exc.details = {**exc.details, "book_index": index}
             raise
     with transaction.atomic():
-        return [book_result(*create_book(tenant, m)) for m in models]
+        return [book_result(*create_book(tenant, model)) for model in request.books]
 
 
 def parse_upload(name: str, data: bytes):
@@ -185,7 +197,7 @@ def import_files(tenant, uploads: list[Upload]) -> list[dict]:
     parsed = []
     for upload in uploads:
         result = parse_upload(upload.name, upload.data)
-        model = validate_book(result.book)
+        model = parse_book(result.book)
         parsed.append((upload, result, model))
     out = []
     with transaction.atomic():
@@ -219,53 +231,33 @@ def import_files(tenant, uploads: list[Upload]) -> list[dict]:
 
 
 def put_bindings(tenant, prompt_id: str, bindings) -> list[PromptBinding]:
-    """Replace every binding of ``prompt_id`` atomically (``[]`` clears them)."""
-    if not prompt_id or len(prompt_id) > 200:
-        raise errors.invalid("prompt_id must be 1-200 characters")
-    check_storable(prompt_id, "prompt_id")
-    if not isinstance(bindings, list):
-        raise errors.invalid("bindings must be a list")
-    if len(bindings) > MAX_BINDINGS:
-        raise errors.invalid("at most 20 books can be bound to a prompt")
+    """Replace every binding of ``prompt_id`` atomically (``[]`` clears them).
+
+    ``bindings`` is a validated :class:`PromptBindings` (the API's) or its ``bindings`` list
+    as plain data (console, commands), validated here by the same class.
+    """
+    check_prompt_id(prompt_id)
+    if not isinstance(bindings, PromptBindings):
+        bindings = parse_model(PromptBindings, {"bindings": bindings})
     rows = []
-    seen = set()
-    for index, item in enumerate(bindings):
-        if not isinstance(item, dict):
-            raise errors.invalid(f"bindings.{index} must be an object")
-        unknown = set(item) - {"book_id", "revision", "position", "enabled"}
-        if unknown:
-            raise errors.invalid(f"bindings.{index}: unknown field {sorted(unknown)[0]!r}")
-        book_id = item.get("book_id")
-        revision = item.get("revision")
-        position = item.get("position", index)
-        enabled = item.get("enabled", True)
-        if not isinstance(book_id, str):
-            raise errors.invalid(f"bindings.{index}.book_id must be a string")
-        if revision is not None and (
-            not isinstance(revision, int) or isinstance(revision, bool) or revision < 1
-        ):
-            raise errors.invalid(f"bindings.{index}.revision must be null or a positive integer")
-        if not isinstance(position, int) or isinstance(position, bool) or abs(position) > 1_000_000:
-            raise errors.invalid(f"bindings.{index}.position must be an integer")
-        if not isinstance(enabled, bool):
-            raise errors.invalid(f"bindings.{index}.enabled must be a boolean")
-        if book_id in seen:
-            raise errors.invalid(f"book {book_id} is bound twice", book_id=book_id)
-        seen.add(book_id)
+    for index, item in enumerate(bindings.bindings):
         try:
-            book = get_book(tenant, book_id)
+            book = get_book(tenant, item.book_id)
         except errors.NotFound as exc:
             raise errors.Invalid(
-                "binding_book_missing", f"book {book_id} does not exist", {"book_id": book_id}
+                "binding_book_missing",
+                f"book {item.book_id} does not exist",
+                {"book_id": item.book_id},
             ) from exc
+        revision = item.revision
         if (
             revision is not None
             and not BookRevision.objects.filter(book=book, revision=revision).exists()
         ):
             raise errors.Invalid(
                 "binding_revision_missing",
-                f"book {book_id} has no revision {revision}",
-                {"book_id": book_id, "revision": revision},
+                f"book {item.book_id} has no revision {revision}",
+                {"book_id": item.book_id, "revision": revision},
             )
         rows.append(
             PromptBinding(
@@ -273,11 +265,19 @@ def put_bindings(tenant, prompt_id: str, bindings) -> list[PromptBinding]:
                 prompt_id=prompt_id,
                 book=book,
                 revision=revision,
-                position=position,
-                enabled=enabled,
+                position=index if item.position is None else item.position,
+                enabled=item.enabled,
             )
         )
     with transaction.atomic():
         PromptBinding.objects.filter(tenant=tenant, prompt_id=prompt_id).delete()
         PromptBinding.objects.bulk_create(rows)
     return rows
+
+
+def check_prompt_id(prompt_id: str) -> str:
+    """A prompt id of 1–200 storable characters, or a 422 naming ``prompt_id``."""
+    if not prompt_id or len(prompt_id) > MAX_PROMPT_ID:
+        raise errors.invalid("prompt_id (1-200 characters) is required")
+    check_storable(prompt_id, "prompt_id")
+    return prompt_id

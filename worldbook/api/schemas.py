@@ -1,88 +1,39 @@
-"""Request/response models of the worldbook API, for validation and the OpenAPI schema."""
+"""Response envelopes of the worldbook API that exist only at HTTP level (book summaries,
+revision bodies, import results), for the OpenAPI document.
+
+Request bodies are not here: each is the class that validates it (``worldbook.contracts``,
+``worldbook.engine.schema``), and the selection result is the engine's own
+(``worldbook.engine.results``). Every model forbids unknown fields, so a test that validates
+real responses against them catches a field the document does not have.
+"""
 
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Annotated, Any, Literal
+from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints
+from pydantic import BaseModel, ConfigDict
 
-from worldbook.engine.schema import BookIn, BookRef, SelectRequest
-
-BookBody = BookIn
-SelectBody = SelectRequest
+from worldbook.engine.schema import BookIn
 
 
-class _Strict(BaseModel):
+class _Out(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
-class PublishBody(BookIn):
-    """A full new revision of the book plus the revision it replaces."""
-
-    expected_revision: int
-
-
-class NativeImportBody(_Strict):
-    books: Annotated[list[BookIn], Field(min_length=1, max_length=10)]
-
-
-class SearchRequest(_Strict):
-    query: Annotated[str, StringConstraints(min_length=1, max_length=8000)]
-    books: Annotated[list[BookRef], Field(min_length=1, max_length=20)]
-    mode: Literal["lexical", "vector", "hybrid"] = "lexical"
-    limit: Annotated[int, Field(ge=1, le=50)] = 10
-
-
-SearchBody = SearchRequest
-
-
-class IndexBody(_Strict):
-    revision: int | None = None
-    force: bool = False
-
-
-class BindingItem(_Strict):
-    book_id: str
-    revision: int | None = None
-    position: int = 0
-    enabled: bool = True
-
-
-class BindingsBody(_Strict):
-    bindings: Annotated[list[BindingItem], Field(max_length=20)]
-
-
-class BindingsResponse(BaseModel):
-    tenant_id: str
-    prompt_id: str
-    bindings: list[BindingItem]
-
-
-class ResolvedBook(BaseModel):
-    book_id: str
-    revision: int
-
-
-class ResolveResponse(BaseModel):
-    tenant_id: str
-    prompt_id: str
-    books: list[ResolvedBook]
-
-
-class CreatedBook(BaseModel):
+class CreatedBook(_Out):
     book_id: str
     revision: int
     deduplicated: bool
     import_report: dict[str, Any]
 
 
-class CreateResponse(BaseModel):
+class CreateResponse(_Out):
     books: list[CreatedBook]
     replayed: bool
 
 
-class BookSummary(BaseModel):
+class BookSummary(_Out):
     book_id: str
     name: str
     description: str
@@ -91,11 +42,11 @@ class BookSummary(BaseModel):
     updated_at: datetime
 
 
-class BookListResponse(BaseModel):
+class BookListResponse(_Out):
     books: list[BookSummary]
 
 
-class RevisionResponse(BaseModel):
+class RevisionResponse(_Out):
     book_id: str
     revision: int
     content_hash: str
@@ -109,85 +60,29 @@ class BookDetailResponse(BookSummary):
     head: RevisionResponse
 
 
-class RevisionItem(BaseModel):
+class RevisionItem(_Out):
     revision: int
     content_hash: str
     entry_count: int
     created_at: datetime
 
 
-class RevisionListResponse(BaseModel):
+class RevisionListResponse(_Out):
     book_id: str
     head_revision: int
     revisions: list[RevisionItem]
 
 
-class PublishResponse(BaseModel):
+class PublishResponse(_Out):
     book_id: str
     revision: int
     content_hash: str
 
 
-class PreviewResponse(BaseModel):
+class PreviewResponse(_Out):
     book: dict[str, Any]
     import_report: dict[str, Any]
     sha256: str
-
-
-class IndexResponse(BaseModel):
-    book_id: str
-    revision: int
-    status: Literal["pending", "building", "ready", "failed", "missing"]
-    embedding_version: str
-    chunks_total: int
-    chunks_done: int
-    error: str | None = None
-
-
-class Block(BaseModel):
-    id: str
-    book_id: str
-    revision: int
-    entry_id: str
-    title: str
-    content: str
-    position: str
-    depth: int
-    role: str
-    order: int
-    reason: str
-
-
-class SelectResponse(BaseModel):
-    blocks: list[Block]
-    context: str
-    decisions: list[dict[str, Any]]
-    snapshot: dict[str, Any]
-    token_count: int
-    token_budget: int
-    tokenizer: str
-    token_scope: str
-    degraded: list[dict[str, Any]]
-    policy_version: str
-    prompt_hash: str
-    selection_fingerprint: str
-    duration_ms: float
-
-
-class SearchHit(BaseModel):
-    book_id: str
-    revision: int
-    entry_id: str
-    title: str
-    score: float
-    excerpt: str
-
-
-class SearchResponse(BaseModel):
-    query: str
-    mode: str
-    results: list[SearchHit]
-    degraded: list[dict[str, Any]]
 
 
 PreviewUpload = {

@@ -1,6 +1,12 @@
-"""The worldbook HTTP API: the seed's paths and shapes under our token auth and tenancy."""
+"""The worldbook HTTP API: the seed's paths and shapes under our token auth and tenancy.
+
+A JSON body is read through :func:`validates`, which documents the request with the same
+pydantic class that then validates it; the view receives the validated model.
+"""
 
 from __future__ import annotations
+
+import functools
 
 from django.db import transaction
 from drf_spectacular.utils import OpenApiParameter, extend_schema
@@ -11,10 +17,11 @@ from rest_framework.views import APIView
 from console.errors import ApiError
 from console.idempotency import request_fingerprint, run_idempotent
 from console.models import Scope
-from worldbook import errors, indexing, retrieval, selectors, services
+from worldbook import contracts, errors, indexing, retrieval, selectors, services
 from worldbook.api import schemas
 from worldbook.engine.exporter import export_book
-from worldbook.engine.schema import SelectRequest
+from worldbook.engine.results import SelectResponse
+from worldbook.engine.schema import BookIn, SelectRequest
 from worldbook.tasks import build_index
 
 MAX_BODY = services.MAX_BATCH_BYTES
@@ -44,6 +51,24 @@ class WorldbookView(APIView):
         return data
 
 
+def validates(model, **schema):
+    """Document ``model`` as the method's request body and call the method with the body
+    validated by it: ``method(self, request, body, *args)``. The raw JSON object stays on
+    ``self.payload`` (idempotency keys fingerprint what the client sent)."""
+
+    def decorate(method):
+        @functools.wraps(method)
+        def view(self, request, *args, **kwargs):
+            self.payload = self.body()
+            body = services.parse_model(model, self.payload)
+            return method(self, request, body, *args, **kwargs)
+
+        view.body_model = model
+        return extend_schema(request=model, **schema)(view)
+
+    return decorate
+
+
 def _book_summary(book) -> dict:
     return {
         "book_id": str(book.id),
@@ -67,30 +92,19 @@ def _revision_body(book, rev) -> dict:
     }
 
 
-def _json_safe(body):
-    import json
-
-    from django.core.serializers.json import DjangoJSONEncoder
-
-    return json.loads(json.dumps(body, cls=DjangoJSONEncoder))
-
-
 class BooksView(WorldbookView):
     @extend_schema(operation_id="v1_books_list", responses=schemas.BookListResponse)
     def get(self, request):
         books = selectors.scoped_books(request.tenant)
         return Response({"books": [_book_summary(b) for b in books]})
 
-    @extend_schema(request=schemas.BookBody, responses={201: schemas.CreateResponse})
-    def post(self, request):
-        payload = self.body()
-
+    @validates(BookIn, responses={201: schemas.CreateResponse})
+    def post(self, request, body: BookIn):
         def work():
-            model = services.validate_book(payload)
-            book, rev = services.create_book(request.tenant, model)
+            book, rev = services.create_book(request.tenant, body)
             return {"books": [services.book_result(book, rev)], "replayed": False}, 201
 
-        return run_idempotent(request, "worldbook.books", payload, work)
+        return run_idempotent(request, "worldbook.books", self.payload, work)
 
 
 class BookDetailView(WorldbookView):
@@ -112,17 +126,10 @@ class RevisionsView(WorldbookView):
             {"book_id": str(book.id), "head_revision": book.head_revision, "revisions": list(rows)}
         )
 
-    @extend_schema(request=schemas.PublishBody, responses={201: schemas.PublishResponse})
-    def post(self, request, book_id):
+    @validates(contracts.RevisionPublish, responses={201: schemas.PublishResponse})
+    def post(self, request, body: contracts.RevisionPublish, book_id):
         book = selectors.get_book(request.tenant, book_id)
-        payload = dict(self.body())
-        expected = payload.pop("expected_revision", None)
-        if not isinstance(expected, int) or isinstance(expected, bool) or expected < 1:
-            raise errors.invalid("expected_revision (a positive integer) is required")
-        if "book" in payload and len(payload) == 1:
-            payload = payload["book"]
-        model = services.validate_book(payload)
-        rev = services.publish_revision(request.tenant, book, model, expected)
+        rev = services.publish_revision(request.tenant, book, body.book(), body.expected_revision)
         return Response(
             {"book_id": str(book.id), "revision": rev.revision, "content_hash": rev.content_hash},
             status=201,
@@ -152,17 +159,13 @@ class ExportView(WorldbookView):
 
 
 class NativeImportView(WorldbookView):
-    @extend_schema(request=schemas.NativeImportBody, responses={201: schemas.CreateResponse})
-    def post(self, request):
-        payload = self.body()
-        if set(payload) - {"books"}:
-            raise errors.invalid(f"unknown field {sorted(set(payload) - {'books'})[0]!r}")
-
+    @validates(contracts.NativeImport, responses={201: schemas.CreateResponse})
+    def post(self, request, body: contracts.NativeImport):
         def work():
-            books = services.import_native_batch(request.tenant, payload.get("books"))
+            books = services.import_native_batch(request.tenant, body)
             return {"books": books, "replayed": False}, 201
 
-        return run_idempotent(request, "worldbook.imports", payload, work)
+        return run_idempotent(request, "worldbook.imports", self.payload, work)
 
 
 def _uploads(request, field: str) -> list[services.Upload]:
@@ -201,7 +204,7 @@ class ImportFilesView(WorldbookView):
 
 
 class IndexView(WorldbookView):
-    @extend_schema(parameters=[OpenApiParameter("revision", int)], responses=schemas.IndexResponse)
+    @extend_schema(parameters=[OpenApiParameter("revision", int)], responses=contracts.IndexState)
     def get(self, request, book_id):
         book = selectors.get_book(request.tenant, book_id)
         raw = request.query_params.get("revision")
@@ -211,46 +214,37 @@ class IndexView(WorldbookView):
             raise errors.invalid("revision must be an integer") from exc
         selectors.get_revision(request.tenant, book, revision)
         index = selectors.latest_index(request.tenant, book, revision)
-        return Response(_json_safe(indexing.index_status(index)))
+        return Response(indexing.index_state(book.id, revision, index).model_dump(mode="json"))
 
-    @extend_schema(request=schemas.IndexBody, responses={202: schemas.IndexResponse})
-    def post(self, request, book_id):
+    @validates(
+        contracts.IndexBuild,
+        responses={202: contracts.IndexBuildResponse, 200: contracts.IndexBuildResponse},
+    )
+    def post(self, request, body: contracts.IndexBuild, book_id):
         book = selectors.get_book(request.tenant, book_id)
-        payload = self.body()
-        unknown = set(payload) - {"revision", "force"}
-        if unknown:
-            raise errors.invalid(f"unknown field {sorted(unknown)[0]!r}")
-        revision = payload.get("revision", book.head_revision)
-        force = payload.get("force", False)
-        if (
-            not isinstance(revision, int)
-            or isinstance(revision, bool)
-            or not isinstance(force, bool)
-        ):
-            raise errors.invalid("revision must be an integer and force a boolean")
+        revision = book.head_revision if body.revision is None else body.revision
         selectors.get_revision(request.tenant, book, revision)
-        index, started = indexing.request_build(request.tenant, book, revision, force=force)
+        index, started = indexing.request_build(request.tenant, book, revision, force=body.force)
         if started:
             transaction.on_commit(lambda: build_index.delay(index.id))
-        body = _json_safe({**indexing.index_status(index), "reused": not started})
-        return Response(body, status=202 if started else 200)
+        state = indexing.index_state(book.id, revision, index)
+        out = contracts.IndexBuildResponse(**dict(state), reused=not started)
+        return Response(out.model_dump(mode="json"), status=202 if started else 200)
 
 
 class SelectView(WorldbookView):
     read_only_post = True
 
-    @extend_schema(request=schemas.SelectBody, responses=schemas.SelectResponse)
-    def post(self, request):
-        select_request = services.parse_model(SelectRequest, self.body())
-        return Response(retrieval.select_context(request.tenant, select_request))
+    @validates(SelectRequest, responses=SelectResponse)
+    def post(self, request, body: SelectRequest):
+        return Response(retrieval.select_context(request.tenant, body))
 
 
 class SearchView(WorldbookView):
     read_only_post = True
 
-    @extend_schema(request=schemas.SearchBody, responses=schemas.SearchResponse)
-    def post(self, request):
-        body = services.parse_model(schemas.SearchRequest, self.body())
+    @validates(contracts.EntrySearch, responses=contracts.SearchResponse)
+    def post(self, request, body: contracts.EntrySearch):
         refs = [(ref.book_id, ref.revision) for ref in body.books]
         return Response(
             retrieval.search(
@@ -261,11 +255,7 @@ class SearchView(WorldbookView):
 
 class _PromptIdMixin:
     def _prompt_id(self) -> str:
-        prompt_id = self.request.query_params.get("prompt_id", "")
-        if not prompt_id or len(prompt_id) > 200:
-            raise errors.invalid("prompt_id (1-200 characters) is required")
-        services.check_storable(prompt_id, "prompt_id")
-        return prompt_id
+        return services.check_prompt_id(self.request.query_params.get("prompt_id", ""))
 
 
 class BindingsView(_PromptIdMixin, WorldbookView):
@@ -274,42 +264,31 @@ class BindingsView(_PromptIdMixin, WorldbookView):
         return {
             "tenant_id": str(self.request.tenant.id),
             "prompt_id": prompt_id,
-            "bindings": [
-                {
-                    "book_id": str(b.book_id),
-                    "revision": b.revision,
-                    "position": b.position,
-                    "enabled": b.enabled,
-                }
-                for b in rows
-            ],
+            "bindings": [contracts.binding_body(b) for b in rows],
         }
 
     @extend_schema(
         parameters=[OpenApiParameter("prompt_id", str, required=True)],
-        responses=schemas.BindingsResponse,
+        responses=contracts.BindingsResponse,
     )
     def get(self, request):
         return Response(self._render(self._prompt_id()))
 
-    @extend_schema(
+    @validates(
+        contracts.PromptBindings,
         parameters=[OpenApiParameter("prompt_id", str, required=True)],
-        request=schemas.BindingsBody,
-        responses=schemas.BindingsResponse,
+        responses=contracts.BindingsResponse,
     )
-    def put(self, request):
+    def put(self, request, body: contracts.PromptBindings):
         prompt_id = self._prompt_id()
-        payload = self.body()
-        if set(payload) - {"bindings"} or "bindings" not in payload:
-            raise errors.invalid('the body is {"bindings": [...]}')
-        services.put_bindings(request.tenant, prompt_id, payload["bindings"])
+        services.put_bindings(request.tenant, prompt_id, body)
         return Response(self._render(prompt_id))
 
 
 class ResolveBindingsView(_PromptIdMixin, WorldbookView):
     @extend_schema(
         parameters=[OpenApiParameter("prompt_id", str, required=True)],
-        responses=schemas.ResolveResponse,
+        responses=contracts.ResolveResponse,
     )
     def get(self, request):
         prompt_id = self._prompt_id()

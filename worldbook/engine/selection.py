@@ -43,6 +43,7 @@ from worldbook.engine.placement import (
     context_tokens,
     wrap_block,
 )
+from worldbook.engine.results import RESPONSE_FIELDS
 from worldbook.engine.revision import RevisionView, revision_view
 from worldbook.engine.schema import EntryIn, SelectRequest, canonical_json
 from worldbook.engine.timed import TimedEffects, state_key
@@ -65,7 +66,9 @@ class LoadedBook:
 
 @dataclass
 class SelectionResult:
-    """The selection response. ``decisions`` is rendered on first access (see decisions.py)."""
+    """What :func:`select` found: the response fields of :class:`.results.SelectResponse`,
+    plus the new timed-effect state (which the caller stores, not returns) and diagnostics.
+    ``decisions`` is rendered on first access (see decisions.py)."""
 
     blocks: list[dict[str, Any]]
     context: str
@@ -91,23 +94,9 @@ class SelectionResult:
             self._decisions = self._render()
         return self._decisions
 
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "blocks": self.blocks,
-            "context": self.context,
-            "decisions": self.decisions,
-            "snapshot": self.snapshot,
-            "token_count": self.token_count,
-            "token_budget": self.token_budget,
-            "tokenizer": self.tokenizer,
-            "token_scope": self.token_scope,
-            "degraded": self.degraded,
-            "policy_version": self.policy_version,
-            "prompt_hash": self.prompt_hash,
-            "selection_fingerprint": self.selection_fingerprint,
-            "duration_ms": self.duration_ms,
-            "timed_state": self.timed_state,
-        }
+    def response(self) -> dict[str, Any]:
+        """The ``SelectResponse`` body: exactly its fields, in its order."""
+        return {name: getattr(self, name) for name in RESPONSE_FIELDS}
 
 
 @lru_cache(maxsize=4096)

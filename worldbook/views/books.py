@@ -64,7 +64,7 @@ def book_create(request):
     error = None
     if request.method == "POST" and form.is_valid():
         try:
-            model = services.validate_book({**form.cleaned_data, "entries": []})
+            model = services.parse_book({**form.cleaned_data, "entries": []})
         except WorldbookError as exc:
             error = error_context(exc)
         else:
@@ -115,7 +115,7 @@ def book_editor(request, book_id):
         return _render_editor(request, book, editor, expected, status=422)
     target = int_param(data.get("overwrite_revision"), expected)
     try:
-        model = services.validate_book(editor.payload())
+        model = services.parse_book(editor.payload())
         revision = services.publish_revision(request.tenant, book, model, target)
     except WorldbookError as exc:
         if exc.code == "revision_conflict":

@@ -24,7 +24,7 @@ ACTIVE = (IndexStatus.PENDING, IndexStatus.BUILDING)
 
 def _status_context(request, book, revision: int, **extra) -> dict:
     index = selectors.latest_index(request.tenant, book, revision)
-    status = indexing.index_status(index)
+    status = indexing.index_state(book.pk, revision, index).model_dump()
     total = status.get("chunks_total") or 0
     done = status.get("chunks_done") or 0
     percent = int(done * 100 / total) if total else (100 if status["status"] == "ready" else 0)

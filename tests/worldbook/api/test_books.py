@@ -82,14 +82,18 @@ def test_publish_moves_the_head_and_keeps_old_revisions(api):
     assert api.get(f"/v1/books/{book_id}").json()["name"] == "Lore v2"
 
 
-def test_publish_accepts_the_book_wrapped(api):
+def test_publish_takes_the_documented_flat_body_only(api):
+    """The seed's body is the book's fields beside ``expected_revision``; a ``{"book": ...}``
+    wrapper is not documented, so it is refused like any unknown field."""
     book_id = create(api)["book_id"]
     res = api.post(
         f"/v1/books/{book_id}/revisions",
         {"book": book("Wrapped"), "expected_revision": 1},
         format="json",
     )
-    assert res.status_code == 201 and res.json()["revision"] == 2
+    assert res.status_code == 422
+    assert "'book' is not allowed" in str(error(res)["details"]["errors"])
+    assert BookRevision.objects.filter(book_id=book_id).count() == 1
 
 
 def test_identical_content_hashes_equal(api):

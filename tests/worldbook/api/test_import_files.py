@@ -218,7 +218,8 @@ def test_native_batch_is_all_or_nothing(api):
     res = api.post("/v1/imports", {"books": batch}, format="json")
     assert res.status_code == 422
     err = error(res)
-    assert err["details"]["book_index"] == 2 and "oops" in err["message"]
+    assert err["details"]["errors"][0]["loc"] == "books.2.entries.0.oops"
+    assert "oops" in err["message"]
     assert counts() == before
 
 

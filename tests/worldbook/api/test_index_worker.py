@@ -51,7 +51,8 @@ def expected_chunks(payload: dict) -> int:
 def test_build_through_worker_then_vector_and_hybrid(api, wb_celery_worker):
     created = create(api, LIBRARY)
     book_id = created["book_id"]
-    assert api.get(f"/v1/books/{book_id}/index").json() == {"status": "missing"}
+    missing = api.get(f"/v1/books/{book_id}/index").json()
+    assert (missing["status"], missing["revision"], missing["chunks_total"]) == ("missing", 1, 0)
 
     started = api.post(f"/v1/books/{book_id}/index", {}, format="json")
     assert started.status_code == 202, started.content

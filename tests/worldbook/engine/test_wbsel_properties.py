@@ -97,7 +97,7 @@ def test_same_request_same_result(scenario):
     outcomes = []
     for _ in range(2):
         try:
-            data = _select(entries, query, history, fields).to_dict()
+            data = _select(entries, query, history, fields).response()
             data.pop("duration_ms")
             outcomes.append(data)
         except SelectionError as exc:
