@@ -22,6 +22,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import quote
 
+from console.processes import spawn
+
 BASE_DIR = Path(__file__).resolve().parent.parent
 DEFAULT_APP = "console.asgi:application"
 
@@ -155,7 +157,7 @@ def start_daphne(
         log = tempfile.NamedTemporaryFile(  # noqa: SIM115 - closed by LiveServer.stop
             prefix="daphne-", suffix=".log", delete=False
         )
-        process = subprocess.Popen(
+        process = spawn(  # dies with this process, even when it is killed outright
             [sys.executable, "-m", "daphne", "-b", "127.0.0.1", "-p", str(port), app],
             cwd=BASE_DIR,
             env=env,

@@ -31,7 +31,7 @@ from roleplay.actor import CharacterSheet, ContextOverflow, build_actor_prompt
 from roleplay.hub import TurnFanout
 from roleplay.llm.errors import ModelCancelled, ModelError
 from roleplay.llm.gateway import Gateway, provider_config, resolve_config
-from roleplay.llm.types import StreamDone, TextDelta
+from roleplay.llm.types import ModelRequest, StreamDone, TextDelta
 from roleplay.models import Conversation, Turn, TurnStatus
 from roleplay.priority import STARTS
 from roleplay.worldbook_context import WorldbookTurnError
@@ -298,7 +298,7 @@ async def run_turn(
         seq = 0
         result = None
         renewed = time.monotonic()
-        async for event in gateway.stream(prompt.messages, cancel=cancel):
+        async for event in gateway.stream(ModelRequest(prompt.messages), cancel=cancel):
             if time.monotonic() - renewed > RENEW_EVERY:
                 renewed = time.monotonic()
                 await Turn.objects.filter(pk=turn.pk).aupdate(

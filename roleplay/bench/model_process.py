@@ -15,6 +15,7 @@ import subprocess
 import sys
 from dataclasses import asdict
 
+from console.processes import spawn
 from roleplay.bench.players import last_user_message
 from roleplay.llm.scripted_server import RequestTiming
 
@@ -55,7 +56,7 @@ class ModelServerProcess:
     """The parent's handle: ``base_url``, ``clear()``, ``request_timings``; a context manager."""
 
     def __init__(self) -> None:
-        self.process = subprocess.Popen(
+        self.process = spawn(
             [sys.executable, "-m", "roleplay.bench.model_process"],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,

@@ -81,6 +81,13 @@ class ModelConnectionError(_CodedError):
     default_retryable = True
 
 
+class ModelUnavailable(_CodedError):
+    """The model cannot serve now: the local model process is gone or restarting."""
+
+    code = "model_unavailable"
+    default_retryable = True
+
+
 class ModelBadRequest(_CodedError):
     code = "model_bad_request"
 

@@ -7,7 +7,10 @@ each call's ``CallRecord`` becomes a ``ModelCall`` row.
 
 from __future__ import annotations
 
+import asyncio
 import os
+import threading
+from collections import OrderedDict
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import aclosing
 from dataclasses import dataclass
@@ -16,11 +19,48 @@ from typing import Any
 from asgiref.sync import sync_to_async
 from django.conf import settings
 
-from roleplay.llm.provider import ModelClient, build_provider
-from roleplay.llm.types import CallRecord, ProviderConfig, StreamEvent
+from roleplay.llm.provider import ModelClient, Provider, build_provider
+from roleplay.llm.types import (
+    CallRecord,
+    CompletionResult,
+    ModelRequest,
+    ProviderConfig,
+    StreamEvent,
+)
 from roleplay.models import ModelCall, ModelConfig
 
-_PROVIDERS: dict[tuple, object] = {}
+PROVIDER_CACHE_SIZE = 64
+
+
+class _ProviderCache:
+    """Providers (and their connection pools) by model config, least recently used first.
+
+    Keyed by the config's id, not by its contents: when a config changes (a new base URL, a
+    rotated key), its entry no longer matches and is replaced, so the old client is dropped
+    rather than kept beside the new one; at most ``PROVIDER_CACHE_SIZE`` are kept.
+    """
+
+    def __init__(self, size: int = PROVIDER_CACHE_SIZE) -> None:
+        self.size = size
+        self._entries: OrderedDict[str, tuple[ProviderConfig, Provider]] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, key: str, pconfig: ProviderConfig) -> Provider:
+        with self._lock:
+            entry = self._entries.get(key)
+            if entry is None or entry[0] != pconfig:
+                entry = self._entries[key] = (pconfig, build_provider(pconfig))
+            self._entries.move_to_end(key)
+            while len(self._entries) > self.size:
+                self._entries.popitem(last=False)
+            return entry[1]
+
+    def clear(self) -> None:
+        with self._lock:
+            self._entries.clear()
+
+
+PROVIDERS = _ProviderCache()
 
 
 def env_default_config() -> ProviderConfig:
@@ -62,21 +102,6 @@ def resolve_config(tenant, *, conversation=None, character=None) -> ModelConfig 
     return ModelConfig.objects.filter(tenant=tenant, is_default=True).first()
 
 
-def _provider_for(pconfig: ProviderConfig):
-    key = (
-        pconfig.provider,
-        pconfig.model,
-        pconfig.base_url,
-        pconfig.api_key,
-        pconfig.timeout_ms,
-        tuple(sorted((k, repr(v)) for k, v in pconfig.extra.items())),
-    )
-    provider = _PROVIDERS.get(key)
-    if provider is None:
-        provider = _PROVIDERS[key] = build_provider(pconfig)
-    return provider
-
-
 async def _on_caller_thread(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
     return await sync_to_async(fn)(*args, **kwargs)
 
@@ -98,8 +123,9 @@ class Gateway:
     def __post_init__(self) -> None:
         self.pconfig = provider_config(self.config)
         self.records: list[CallRecord] = []
+        key = str(self.config.pk) if self.config is not None else "env-default"
         self.client = ModelClient(
-            _provider_for(self.pconfig),
+            PROVIDERS.get(key, self.pconfig),
             recorder=self.records.append,
             purpose=self.purpose,
             retry_base_delay=self.retry_base_delay,
@@ -124,17 +150,21 @@ class Gateway:
                 turn_id=self.turn_id,
             )
 
-    async def complete(self, messages, **kwargs):
+    async def complete(
+        self, request: ModelRequest, cancel: asyncio.Event | None = None
+    ) -> CompletionResult:
         try:
-            return await self.client.complete(messages, **kwargs)
+            return await self.client.complete(request, cancel=cancel)
         finally:
             await self._flush()
 
-    async def stream(self, messages, **kwargs) -> AsyncIterator[StreamEvent]:
+    async def stream(
+        self, request: ModelRequest, cancel: asyncio.Event | None = None
+    ) -> AsyncIterator[StreamEvent]:
         try:
             # aclosing: a consumer that stops early closes the stream now, so its record
             # (e.g. "cancelled") exists before we flush.
-            async with aclosing(self.client.stream(messages, **kwargs)) as events:
+            async with aclosing(self.client.stream(request, cancel=cancel)) as events:
                 async for event in events:
                     yield event
         finally:

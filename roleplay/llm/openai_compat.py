@@ -44,6 +44,7 @@ from .errors import (
 from .provider import Interruptible, Provider, await_or_cancel, openai_tools
 from .types import (
     CompletionResult,
+    ModelRequest,
     ProviderConfig,
     StreamDone,
     StreamEvent,
@@ -79,13 +80,18 @@ class OpenAICompatProvider(Provider):
         self._clients = weakref.WeakKeyDictionary()
         self._turn = 0
 
+    @property
+    def base_url(self) -> str:
+        """Where requests go; a subclass may find it at run time."""
+        return self.config.base_url
+
     def _client(self) -> openai.AsyncOpenAI:
         shards = self._clients.setdefault(asyncio.get_running_loop(), [None] * POOL_SHARDS)
         self._turn = (self._turn + 1) % POOL_SHARDS
         client = shards[self._turn]
         if client is None:  # made on first use, in well under a millisecond
             client = shards[self._turn] = openai.AsyncOpenAI(
-                base_url=self.config.base_url or None,
+                base_url=self.base_url or None,
                 api_key=self.config.api_key or "not-needed",
                 max_retries=0,
                 timeout=self.config.timeout_s,
@@ -98,34 +104,26 @@ class OpenAICompatProvider(Provider):
             if client is not None:
                 await client.close()
 
-    def _params(
-        self,
-        messages: list[dict[str, Any]],
-        *,
-        tools: list[dict[str, Any]] | None,
-        tool_choice: str | dict[str, Any],
-        parallel_tool_calls: bool,
-        response_format: dict[str, Any] | None,
-        max_tokens: int | None,
-        temperature: float | None,
-    ) -> dict[str, Any]:
+    def _params(self, request: ModelRequest) -> dict[str, Any]:
         """The request body. Extra params fill in only what the call leaves unset, so a
         config's ``extra`` cannot replace the messages or switch streaming off."""
         config = self.config
         params: dict[str, Any] = {
             "model": config.model,
-            "messages": messages,
-            "max_tokens": max_tokens or config.max_output_tokens,
-            "temperature": config.temperature if temperature is None else temperature,
+            "messages": request.messages,
+            "max_tokens": request.max_tokens or config.max_output_tokens,
+            "temperature": (
+                config.temperature if request.temperature is None else request.temperature
+            ),
         }
         if config.top_p is not None:
             params["top_p"] = config.top_p
-        if tools:
-            params["tools"] = openai_tools(tools)
-            params["tool_choice"] = tool_choice
-            params["parallel_tool_calls"] = parallel_tool_calls
-        if response_format is not None:
-            params["response_format"] = response_format
+        if request.tools:
+            params["tools"] = openai_tools(request.tools)
+            params["tool_choice"] = request.tool_choice
+            params["parallel_tool_calls"] = request.parallel_tool_calls
+        if request.response_format is not None:
+            params["response_format"] = request.response_format
         for key, value in (config.extra or {}).items():
             params.setdefault(key, value)
         return params
@@ -145,29 +143,11 @@ class OpenAICompatProvider(Provider):
         )
 
     async def complete(
-        self,
-        messages: list[dict[str, Any]],
-        *,
-        tools: list[dict[str, Any]] | None = None,
-        tool_choice: str | dict[str, Any] = "auto",
-        parallel_tool_calls: bool = True,
-        response_format: dict[str, Any] | None = None,
-        max_tokens: int | None = None,
-        temperature: float | None = None,
-        timeout: float | None = None,
-        cancel: asyncio.Event | None = None,
+        self, request: ModelRequest, cancel: asyncio.Event | None = None
     ) -> CompletionResult:
         started = time.perf_counter()
-        params = self._params(
-            messages,
-            tools=tools,
-            tool_choice=tool_choice,
-            parallel_tool_calls=parallel_tool_calls,
-            response_format=response_format,
-            max_tokens=max_tokens,
-            temperature=temperature,
-        )
-        deadline = self._deadline(timeout)
+        params = self._params(request)
+        deadline = self._deadline(request.timeout)
         try:
             # The SDK timeout bounds each network phase; this bounds the whole request,
             # so a server trickling bytes cannot hold a non-streamed call forever.
@@ -186,32 +166,14 @@ class OpenAICompatProvider(Provider):
         except Exception as exc:
             raise map_openai_error(exc) from exc
         return _result(
-            self.config.model, messages, content, raw_calls, finish_reason, usage, started
+            self.config.model, request.messages, content, raw_calls, finish_reason, usage, started
         )
 
     async def stream(
-        self,
-        messages: list[dict[str, Any]],
-        *,
-        tools: list[dict[str, Any]] | None = None,
-        tool_choice: str | dict[str, Any] = "auto",
-        parallel_tool_calls: bool = True,
-        response_format: dict[str, Any] | None = None,
-        max_tokens: int | None = None,
-        temperature: float | None = None,
-        timeout: float | None = None,
-        cancel: asyncio.Event | None = None,
+        self, request: ModelRequest, cancel: asyncio.Event | None = None
     ) -> AsyncGenerator[StreamEvent, None]:
         started = time.perf_counter()
-        params = self._params(
-            messages,
-            tools=tools,
-            tool_choice=tool_choice,
-            parallel_tool_calls=parallel_tool_calls,
-            response_format=response_format,
-            max_tokens=max_tokens,
-            temperature=temperature,
-        )
+        params = self._params(request)
         params["stream"] = True
         params["stream_options"] = {"include_usage": True}
         parts: list[str] = []
@@ -221,7 +183,8 @@ class OpenAICompatProvider(Provider):
         stream: Any = None
         try:
             async with Interruptible(cancel) as guard:
-                stream = await guard.wait(self._post(params, self._deadline(timeout), stream=True))
+                deadline = self._deadline(request.timeout)
+                stream = await guard.wait(self._post(params, deadline, stream=True))
                 chunks = aiter(stream)
                 while True:
                     try:
@@ -258,7 +221,15 @@ class OpenAICompatProvider(Provider):
         raw_calls = [(c[0], c[1], c[2]) for _, c in sorted(calls.items())]
         content = "".join(parts)
         yield StreamDone(
-            _result(self.config.model, messages, content, raw_calls, finish_reason, usage, started)
+            _result(
+                self.config.model,
+                request.messages,
+                content,
+                raw_calls,
+                finish_reason,
+                usage,
+                started,
+            )
         )
 
 

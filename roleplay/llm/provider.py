@@ -28,6 +28,7 @@ from .errors import ModelBadResponse, ModelCancelled, ModelError
 from .types import (
     CallRecord,
     CompletionResult,
+    ModelRequest,
     Outcome,
     ProviderConfig,
     StreamDone,
@@ -59,33 +60,13 @@ class Provider(ABC):
 
     @abstractmethod
     async def complete(
-        self,
-        messages: list[dict[str, Any]],
-        *,
-        tools: list[dict[str, Any]] | None = None,
-        tool_choice: str | dict[str, Any] = "auto",
-        parallel_tool_calls: bool = True,
-        response_format: dict[str, Any] | None = None,
-        max_tokens: int | None = None,
-        temperature: float | None = None,
-        timeout: float | None = None,
-        cancel: asyncio.Event | None = None,
+        self, request: ModelRequest, cancel: asyncio.Event | None = None
     ) -> CompletionResult:
         """Run the whole completion and return it."""
 
     @abstractmethod
     def stream(
-        self,
-        messages: list[dict[str, Any]],
-        *,
-        tools: list[dict[str, Any]] | None = None,
-        tool_choice: str | dict[str, Any] = "auto",
-        parallel_tool_calls: bool = True,
-        response_format: dict[str, Any] | None = None,
-        max_tokens: int | None = None,
-        temperature: float | None = None,
-        timeout: float | None = None,
-        cancel: asyncio.Event | None = None,
+        self, request: ModelRequest, cancel: asyncio.Event | None = None
     ) -> AsyncGenerator[StreamEvent, None]:
         """Yield ``TextDelta`` pieces as they arrive, then one ``StreamDone``."""
 
@@ -202,8 +183,8 @@ async def await_or_cancel(aw: Awaitable[T], cancel: asyncio.Event | None) -> T:
 class ModelClient:
     """A provider plus the gateway's retry, cancellation and recording policy.
 
-    It has the same ``complete()``/``stream()`` signatures as a provider (plus ``purpose``),
-    so capabilities can take either. ``max_attempts`` counts the original call.
+    It takes the same ``ModelRequest`` as a provider (plus ``purpose``), so capabilities
+    can take either. ``max_attempts`` counts the original call.
     """
 
     def __init__(
@@ -250,61 +231,27 @@ class ModelClient:
 
     async def complete(
         self,
-        messages: list[dict[str, Any]],
+        request: ModelRequest,
         *,
         purpose: str | None = None,
-        tools: list[dict[str, Any]] | None = None,
-        tool_choice: str | dict[str, Any] = "auto",
-        parallel_tool_calls: bool = True,
-        response_format: dict[str, Any] | None = None,
-        max_tokens: int | None = None,
-        temperature: float | None = None,
-        timeout: float | None = None,
         cancel: asyncio.Event | None = None,
     ) -> CompletionResult:
         """Complete with retries; records one CallRecord whatever happens."""
-        options: dict[str, Any] = dict(
-            tools=tools,
-            tool_choice=tool_choice,
-            parallel_tool_calls=parallel_tool_calls,
-            response_format=response_format,
-            max_tokens=max_tokens,
-            temperature=temperature,
-            timeout=timeout,
-            cancel=cancel,
-        )
-        call = _Call(self, purpose)
-        try:
-            while True:
-                call.attempts += 1
-                try:
-                    if cancel is not None and cancel.is_set():
-                        raise ModelCancelled("cancelled by caller")
-                    result = await self.provider.complete(messages, **options)
-                except ModelError as exc:
-                    if not self._retryable(exc, call.attempts):
-                        raise
-                    await self._pause(call.attempts, exc, cancel)
-                    continue
-                result = replace(result, attempts=call.attempts, latency_ms=call.elapsed_ms())
-                await call.record("ok", None, result.usage)
-                return result
-        except BaseException as exc:
-            await call.record_failure(exc, Usage())
-            raise
 
-    async def stream(
+        async def attempt() -> AsyncGenerator[StreamEvent, None]:
+            yield StreamDone(await self.provider.complete(request, cancel))
+
+        async with aclosing(self._attempts(request, attempt, purpose, cancel)) as events:
+            async for event in events:
+                if isinstance(event, StreamDone):
+                    return event.result
+        raise ModelBadResponse("completion ended without a result")  # unreachable
+
+    def stream(
         self,
-        messages: list[dict[str, Any]],
+        request: ModelRequest,
         *,
         purpose: str | None = None,
-        tools: list[dict[str, Any]] | None = None,
-        tool_choice: str | dict[str, Any] = "auto",
-        parallel_tool_calls: bool = True,
-        response_format: dict[str, Any] | None = None,
-        max_tokens: int | None = None,
-        temperature: float | None = None,
-        timeout: float | None = None,
         cancel: asyncio.Event | None = None,
     ) -> AsyncGenerator[StreamEvent, None]:
         """Stream with retries before the first delta only; records one CallRecord.
@@ -312,16 +259,19 @@ class ModelClient:
         Once text has been yielded the caller may have shown it to someone, so a later
         failure propagates as is and the partial text is the caller's to keep or discard.
         """
-        options: dict[str, Any] = dict(
-            tools=tools,
-            tool_choice=tool_choice,
-            parallel_tool_calls=parallel_tool_calls,
-            response_format=response_format,
-            max_tokens=max_tokens,
-            temperature=temperature,
-            timeout=timeout,
-            cancel=cancel,
+        return self._attempts(
+            request, lambda: self.provider.stream(request, cancel), purpose, cancel
         )
+
+    async def _attempts(
+        self,
+        request: ModelRequest,
+        attempt: Callable[[], AsyncGenerator[StreamEvent, None]],
+        purpose: str | None,
+        cancel: asyncio.Event | None,
+    ) -> AsyncGenerator[StreamEvent, None]:
+        """The one retry loop: run ``attempt`` until it ends with a result, retrying a
+        transient failure only while nothing has been yielded; one CallRecord in the end."""
         call = _Call(self, purpose)
         partial: list[str] = []
         try:
@@ -330,7 +280,7 @@ class ModelClient:
                 try:
                     if cancel is not None and cancel.is_set():
                         raise ModelCancelled("cancelled by caller")
-                    async with aclosing(self.provider.stream(messages, **options)) as events:
+                    async with aclosing(attempt()) as events:
                         async for event in events:
                             if isinstance(event, StreamDone):
                                 result = replace(
@@ -352,7 +302,7 @@ class ModelClient:
         except BaseException as exc:
             usage = Usage()
             if partial:
-                usage = Usage.of(count_messages(messages), count_tokens("".join(partial)))
+                usage = Usage.of(count_messages(request.messages), count_tokens("".join(partial)))
             await call.record_failure(exc, usage)
             raise
 

@@ -50,6 +50,26 @@ class ProviderConfig:
 
 
 @dataclass(frozen=True)
+class ModelRequest:
+    """One call to a model, as every provider and the gateway take it.
+
+    ``tools`` in the OpenAI shape or bare functions; ``tool_choice`` "auto", "none",
+    "required" or ``{"type": "function", "function": {"name": ...}}``; ``response_format``
+    as OpenAI's (``json_schema`` / ``json_object``). ``None`` for ``max_tokens`` and
+    ``temperature`` means the config's value; ``timeout`` (seconds) the config's timeout.
+    """
+
+    messages: list[dict[str, Any]]
+    tools: list[dict[str, Any]] | None = None
+    tool_choice: str | dict[str, Any] = "auto"
+    parallel_tool_calls: bool = True
+    response_format: dict[str, Any] | None = None
+    max_tokens: int | None = None
+    temperature: float | None = None
+    timeout: float | None = None
+
+
+@dataclass(frozen=True)
 class ToolCall:
     """One function call the model asked for; ``arguments`` is already parsed JSON."""
 

@@ -14,27 +14,13 @@ import time
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
-from urllib.parse import quote
 
 from django.conf import settings
 
+from console.live_server import database_url_for
+from console.processes import spawn, stop
+
 REPO = Path(settings.BASE_DIR)
-
-
-def database_url(settings_dict: dict) -> str:
-    """``postgres://USER@/NAME?host=SOCKETDIR`` (or host:port for a TCP server)."""
-    user = quote(settings_dict.get("USER") or "", safe="")
-    password = settings_dict.get("PASSWORD") or ""
-    auth = f"{user}:{quote(password, safe='')}" if password else user
-    name = quote(settings_dict["NAME"], safe="")
-    host = settings_dict.get("HOST") or ""
-    port = settings_dict.get("PORT") or ""
-    if not host or host.startswith("/"):
-        query = f"?host={quote(host, safe='/')}" if host else ""
-        if port:
-            query += ("&" if query else "?") + f"port={port}"
-        return f"postgres://{auth}@/{name}{query}"
-    return f"postgres://{auth}@{host}{':' + str(port) if port else ''}/{name}"
 
 
 def child_env() -> dict[str, str]:
@@ -43,7 +29,7 @@ def child_env() -> dict[str, str]:
 
     env = dict(os.environ)
     env.update(
-        DATABASE_URL=database_url(connection.settings_dict),
+        DATABASE_URL=database_url_for(connection.settings_dict),
         REDIS_URL=settings.REDIS_URL,
         DJANGO_SETTINGS_MODULE="console.settings",
         PYTHONUNBUFFERED="1",
@@ -72,27 +58,21 @@ class Worker:
     log: Path
 
     def stop(self) -> None:
-        if self.process.poll() is None:
-            self.process.terminate()  # warm shutdown
-            try:
-                self.process.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait(timeout=10)
+        stop(self.process, timeout=30)  # warm shutdown first
 
 
 def start_worker(log_dir: Path, ready_timeout: float = 90) -> Worker:
     """A solo Celery worker consuming a queue of its own, answering pings when it returns.
 
-    The private queue keeps tasks of this test run away from any other worker on the same
-    Redis (a ``make run`` beside the tests), and theirs away from ours.
+    The run's Redis is private already (``tests/settings.py``); the private queue also keeps
+    workers of one run from taking each other's tasks. The worker dies with this process.
     """
     from console.celery import app
 
     token = uuid.uuid4().hex[:10]
     hostname, queue = f"tests-{token}@localhost", f"tests-{token}"
     log = log_dir / f"celery-{token}.log"
-    process = subprocess.Popen(
+    process = spawn(
         [sys.executable, "-m", "celery", "-A", "console.worker", "worker", "--pool", "solo",
          "--concurrency", "1", "--hostname", hostname, "--queues", queue, "--without-gossip",
          "--without-mingle", "--loglevel", "INFO"],

@@ -1,5 +1,6 @@
-"""The in-process llama.cpp provider: planning without a model, and a smoke test with the
-bundled gemma-3-270m (skipped when llama-cpp-python or the model package is missing)."""
+"""The local model: planning a request (pure, no model), and smoke tests of the provider with
+the bundled gemma-3-270m served by its own process (skipped when llama-cpp-python or the
+model package is missing)."""
 
 from __future__ import annotations
 
@@ -9,14 +10,15 @@ from pathlib import Path
 
 import pytest
 
-from roleplay.llm.errors import ModelBadRequest, ModelCancelled
+from roleplay.llm.errors import ModelCancelled
 from roleplay.llm.llama_local import (
     LlamaLocalProvider,
     local_model_available,
     model_cache_dir,
 )
+from roleplay.llm.local_server import PlanError, plan
 from roleplay.llm.provider import ModelClient, build_provider
-from roleplay.llm.types import CallRecord, ProviderConfig, StreamDone, TextDelta
+from roleplay.llm.types import CallRecord, ModelRequest, ProviderConfig, StreamDone, TextDelta
 
 needs_model = pytest.mark.skipif(
     not local_model_available(), reason="llama-cpp-python or the bundled model is not installed"
@@ -68,35 +70,47 @@ def test_model_cache_dir_honours_the_environment(monkeypatch: pytest.MonkeyPatch
     assert model_cache_dir() == Path.home() / ".cache" / "roleplay" / "models"
 
 
+def request(**fields: object) -> dict:
+    return {"messages": MESSAGES, **fields}
+
+
 def test_plain_plan_is_a_transcript_that_stops_at_other_speakers() -> None:
-    plan = LlamaLocalProvider(CONFIG).plan(MESSAGES, None, "auto", None)
-    assert plan.mode == "text" and plan.schema is None
-    assert plan.prompt.endswith("User: Good evening! What is on the menu tonight?\nAlice:")
-    assert "\nUser:" in plan.stop
+    chosen = plan(request())
+    assert chosen.mode == "text" and chosen.schema is None
+    assert chosen.prompt.endswith("User: Good evening! What is on the menu tonight?\nAlice:")
+    assert "\nUser:" in chosen.stop
 
 
 def test_json_schema_plan_constrains_output() -> None:
     response_format = {"type": "json_schema", "json_schema": {"name": "m", "schema": MOOD_SCHEMA}}
-    plan = LlamaLocalProvider(CONFIG).plan(MESSAGES, None, "auto", response_format)
-    assert plan.mode == "json" and plan.schema == MOOD_SCHEMA
-    assert plan.prompt.endswith("\nAlice:")
+    chosen = plan(request(response_format=response_format))
+    assert chosen.mode == "json" and chosen.schema == MOOD_SCHEMA
+    assert chosen.prompt.endswith("\nAlice:")
 
 
 def test_tool_plan_offers_each_tool_with_its_arguments() -> None:
-    provider = LlamaLocalProvider(CONFIG)
-    plan = provider.plan(MESSAGES, TOOLS, "auto", None)
-    assert plan.mode == "tools"
-    assert plan.schema is not None
-    names = [alt["properties"]["name"]["const"] for alt in plan.schema["anyOf"]]
+    chosen = plan(request(tools=TOOLS))
+    assert chosen.mode == "tools"
+    assert chosen.schema is not None
+    names = [alt["properties"]["name"]["const"] for alt in chosen.schema["anyOf"]]
     assert names == ["set_mood", "wait"]
-    assert plan.schema["anyOf"][0]["properties"]["arguments"] == MOOD_SCHEMA
+    assert chosen.schema["anyOf"][0]["properties"]["arguments"] == MOOD_SCHEMA
 
     only_wait = {"type": "function", "function": {"name": "wait"}}
-    forced = provider.plan(MESSAGES, TOOLS, only_wait, None)
+    forced = plan(request(tools=TOOLS, tool_choice=only_wait))
     assert forced.schema is not None and len(forced.schema["anyOf"]) == 1
-    assert provider.plan(MESSAGES, TOOLS, "none", None).mode == "text"
-    with pytest.raises(ModelBadRequest):
-        provider.plan(MESSAGES, TOOLS, {"type": "function", "function": {"name": "nope"}}, None)
+    assert plan(request(tools=TOOLS, tool_choice="none")).mode == "text"
+    with pytest.raises(PlanError):
+        plan(request(tools=TOOLS, tool_choice={"type": "function", "function": {"name": "x"}}))
+
+
+@pytest.mark.parametrize(
+    "body",
+    [{}, {"messages": "hi"}, {"messages": [1]}, {"messages": [], "tools": [{"x": 1}]}],
+)
+def test_malformed_requests_are_refused_before_the_model(body: dict) -> None:
+    with pytest.raises(PlanError):
+        plan(body)
 
 
 @needs_model
@@ -106,7 +120,7 @@ async def test_short_completion_from_the_bundled_model() -> None:
     client = ModelClient(build_provider(CONFIG), recorder=records.append, purpose="smoke")
     deltas: list[str] = []
     done: StreamDone | None = None
-    async for event in client.stream(MESSAGES):
+    async for event in client.stream(ModelRequest(MESSAGES)):
         if isinstance(event, TextDelta):
             deltas.append(event.text)
         else:
@@ -129,7 +143,9 @@ async def test_json_schema_output_parses_and_matches() -> None:
     config = ProviderConfig(
         provider="llama_cpp", model="gemma-3-270m", context_limit=2048, max_output_tokens=64
     )
-    result = await build_provider(config).complete(MESSAGES, response_format=response_format)
+    result = await build_provider(config).complete(
+        ModelRequest(MESSAGES, response_format=response_format)
+    )
     data = json.loads(result.content)
     assert set(data) == {"mood", "intensity"}
     assert data["mood"] in {"happy", "sad", "angry"}
@@ -143,7 +159,11 @@ async def test_tool_call_output_names_a_declared_tool() -> None:
         provider="llama_cpp", model="gemma-3-270m", context_limit=2048, max_output_tokens=64
     )
     result = await build_provider(config).complete(
-        MESSAGES, tools=TOOLS, tool_choice={"type": "function", "function": {"name": "set_mood"}}
+        ModelRequest(
+            MESSAGES,
+            tools=TOOLS,
+            tool_choice={"type": "function", "function": {"name": "set_mood"}},
+        )
     )
     assert result.finish_reason == "tool_calls"
     [call] = result.tool_calls
@@ -162,7 +182,9 @@ async def test_cancel_stops_local_generation() -> None:
     seen: list[str] = []
     with pytest.raises(ModelCancelled):
         async for event in provider.stream(
-            [{"role": "user", "content": "Tell me a very long story about a dragon."}],
+            ModelRequest(
+                [{"role": "user", "content": "Tell me a very long story about a dragon."}]
+            ),
             cancel=cancel,
         ):
             assert isinstance(event, TextDelta)
@@ -170,5 +192,5 @@ async def test_cancel_stops_local_generation() -> None:
             cancel.set()
     assert len(seen) == 1
     # the model is free again: the worker stopped between tokens and released it
-    follow_up = await asyncio.wait_for(provider.complete(MESSAGES, max_tokens=4), 120)
+    follow_up = await asyncio.wait_for(provider.complete(ModelRequest(MESSAGES, max_tokens=4)), 120)
     assert follow_up.usage.output_tokens <= 4

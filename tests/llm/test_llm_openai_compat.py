@@ -19,7 +19,7 @@ from roleplay.llm.errors import (
 from roleplay.llm.openai_compat import OpenAICompatProvider
 from roleplay.llm.provider import ModelClient, build_provider
 from roleplay.llm.scripted_server import Reply, ScriptedOpenAIServer
-from roleplay.llm.types import CallRecord, ProviderConfig, StreamDone, TextDelta
+from roleplay.llm.types import CallRecord, ModelRequest, ProviderConfig, StreamDone, TextDelta
 
 MESSAGES = [
     {"role": "system", "content": "You are Alice, a fox in a tavern."},
@@ -72,7 +72,9 @@ def make_client(
 async def collect(client: ModelClient, **kwargs: object) -> tuple[list[str], StreamDone]:
     deltas: list[str] = []
     done: StreamDone | None = None
-    async for event in client.stream(MESSAGES, **kwargs):  # type: ignore[arg-type]
+    cancel = kwargs.pop("cancel", None)
+    request = ModelRequest(MESSAGES, **kwargs)  # type: ignore[arg-type]
+    async for event in client.stream(request, cancel=cancel):  # type: ignore[arg-type]
         if isinstance(event, TextDelta):
             deltas.append(event.text)
         else:
@@ -92,7 +94,7 @@ async def test_plain_completion_returns_content_and_server_usage(
 ) -> None:
     server.enqueue(Reply(content="I am Alice, keeper of the Copper Kettle."))
     records: list[CallRecord] = []
-    result = await make_client(server, records).complete(MESSAGES, purpose="actor")
+    result = await make_client(server, records).complete(ModelRequest(MESSAGES), purpose="actor")
 
     assert result.content == "I am Alice, keeper of the Copper Kettle."
     assert result.tool_calls == []
@@ -120,7 +122,7 @@ async def test_call_overrides_and_extra_params_reach_the_server(
     server: ScriptedOpenAIServer,
 ) -> None:
     client = make_client(server, min_p=0.05, repetition_penalty=1.1)
-    await client.complete(MESSAGES, max_tokens=77, temperature=0.2)
+    await client.complete(ModelRequest(MESSAGES, max_tokens=77, temperature=0.2))
     body = server.requests[0]
     assert body["max_tokens"] == 77
     assert body["temperature"] == 0.2
@@ -148,7 +150,7 @@ async def test_usage_is_counted_locally_when_the_server_sends_none(
 ) -> None:
     server.enqueue(Reply(content="no usage here", usage={}), Reply(content="nor here", usage={}))
     client = make_client(server)
-    result = await client.complete(MESSAGES)
+    result = await client.complete(ModelRequest(MESSAGES))
     assert result.usage.input_tokens == count_messages(MESSAGES)
     assert result.usage.output_tokens == count_tokens("no usage here")
     _, done = await collect(client)
@@ -160,7 +162,7 @@ async def test_reported_usage_is_taken_verbatim(server: ScriptedOpenAIServer) ->
     usage = {"prompt_tokens": 111, "completion_tokens": 22, "total_tokens": 133}
     server.enqueue(Reply(content="x", usage=usage), Reply(content="y", usage=usage))
     client = make_client(server)
-    result = await client.complete(MESSAGES)
+    result = await client.complete(ModelRequest(MESSAGES))
     assert (result.usage.input_tokens, result.usage.output_tokens) == (111, 22)
     _, done = await collect(client)
     assert done.result.usage.total_tokens == 133
@@ -169,7 +171,7 @@ async def test_reported_usage_is_taken_verbatim(server: ScriptedOpenAIServer) ->
 @pytest.mark.asyncio
 async def test_parallel_tool_calls_in_json_mode(server: ScriptedOpenAIServer) -> None:
     server.enqueue(Reply(tool_calls=TWO_CALLS))
-    result = await make_client(server).complete(MESSAGES, tools=TOOLS)
+    result = await make_client(server).complete(ModelRequest(MESSAGES, tools=TOOLS))
 
     assert [(c.id, c.name, c.arguments) for c in result.tool_calls] == [
         ("call_a", "set_mood", {"mood": "cheerful"}),
@@ -223,7 +225,9 @@ async def test_json_schema_response_format_is_passed_through(
         },
     }
     server.enqueue(Reply(content='{"ok": true}'))
-    result = await make_client(server).complete(MESSAGES, response_format=response_format)
+    result = await make_client(server).complete(
+        ModelRequest(MESSAGES, response_format=response_format)
+    )
     assert result.content == '{"ok": true}'
     assert server.requests[0]["response_format"] == response_format
 
@@ -236,7 +240,7 @@ async def test_invalid_tool_arguments_are_a_bad_response_and_retried(
     server.enqueue(broken, broken, broken)
     records: list[CallRecord] = []
     with pytest.raises(ModelBadResponse):
-        await make_client(server, records).complete(MESSAGES, tools=TOOLS)
+        await make_client(server, records).complete(ModelRequest(MESSAGES, tools=TOOLS))
     assert len(server.requests) == 3
     assert [(r.outcome, r.error_code, r.attempts) for r in records] == [
         ("error", "model_bad_response", 3)
@@ -260,7 +264,7 @@ async def test_json_of_the_wrong_shape_is_a_bad_response(
         if streamed:
             await collect(client, tools=TOOLS)
         else:
-            await client.complete(MESSAGES, tools=TOOLS)
+            await client.complete(ModelRequest(MESSAGES, tools=TOOLS))
     assert [(r.outcome, r.error_code, r.attempts) for r in records] == [
         ("error", "model_bad_response", 3)
     ]
@@ -276,15 +280,7 @@ def test_extra_params_cannot_replace_the_request_itself(server: ScriptedOpenAISe
         )
     )
     assert isinstance(provider, OpenAICompatProvider)
-    params = provider._params(
-        MESSAGES,
-        tools=None,
-        tool_choice="auto",
-        parallel_tool_calls=True,
-        response_format=None,
-        max_tokens=None,
-        temperature=None,
-    )
+    params = provider._params(ModelRequest(MESSAGES))
     assert params["messages"] == MESSAGES and params["model"] == "m" and params["top_k"] == 40
 
 
@@ -309,7 +305,7 @@ async def test_permanent_failures_are_mapped_and_not_retried(
     server.enqueue(reply)
     records: list[CallRecord] = []
     with pytest.raises(error) as caught:
-        await make_client(server, records).complete(MESSAGES)
+        await make_client(server, records).complete(ModelRequest(MESSAGES))
     assert len(server.requests) == 1
     assert records[0].outcome == "error"
     assert records[0].error_code == caught.value.code  # type: ignore[attr-defined]
@@ -323,11 +319,11 @@ async def test_transient_status_codes_map_to_retryable_errors(
     provider = make_client(server).provider
     server.enqueue(Reply(status=429, retry_after=7), Reply(status=503))
     with pytest.raises(ModelRateLimited) as limited:
-        await provider.complete(MESSAGES)
+        await provider.complete(ModelRequest(MESSAGES))
     assert limited.value.retryable and limited.value.retry_after == 7.0
     assert limited.value.status == 429
     with pytest.raises(ModelServerError) as failed:
-        await provider.complete(MESSAGES)
+        await provider.complete(ModelRequest(MESSAGES))
     assert failed.value.retryable and failed.value.status == 503
 
 
@@ -336,7 +332,7 @@ async def test_dynamic_replies_see_the_request(server: ScriptedOpenAIServer) -> 
     server.default = Reply.from_callable(
         lambda request: Reply(content=f"you said: {request['messages'][-1]['content']}")
     )
-    result = await make_client(server).complete([{"role": "user", "content": "ping"}])
+    result = await make_client(server).complete(ModelRequest([{"role": "user", "content": "ping"}]))
     assert result.content == "you said: ping"
 
 
@@ -344,10 +340,10 @@ async def test_dynamic_replies_see_the_request(server: ScriptedOpenAIServer) -> 
 async def test_one_provider_serves_several_event_loops(server: ScriptedOpenAIServer) -> None:
     """Celery and async_to_sync run calls on fresh loops; the HTTP pool must follow."""
     client = make_client(server)
-    first = await client.complete(MESSAGES)
+    first = await client.complete(ModelRequest(MESSAGES))
 
     def on_another_loop() -> str:
-        return asyncio.run(client.complete(MESSAGES)).content
+        return asyncio.run(client.complete(ModelRequest(MESSAGES))).content
 
     second = await asyncio.to_thread(on_another_loop)
     assert first.content == second == "OK"

