@@ -10,16 +10,22 @@ operation instead of naming components:
 - :func:`drop_generated_titles`: pydantic titles every model and field. Client generators
   name classes after titles, so the request twin of a component (``BookInRequest``, titled
   ``BookIn``) collided with the response one and its operation was dropped from the client.
+- :func:`name_shared_enums`: an enum that several components share under a field name that
+  other enums use too is named by drf-spectacular with a hash of its values
+  (``StatusAc7Enum``); a generated client's class would change name whenever a value is
+  added. It is named after the components that use it instead (``IndexStatusEnum``).
 - :func:`document_errors`: every operation lists the error statuses it can answer, each with
   the one error body (``Error``), so a client decodes errors and a fuzzer can check them.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from typing import Any
 
-from drf_spectacular.extensions import OpenApiAuthenticationExtension
+from drf_spectacular.extensions import OpenApiAuthenticationExtension, OpenApiSerializerExtension
+from drf_spectacular.plumbing import list_hash
 from drf_spectacular.views import SpectacularAPIView
 
 
@@ -33,6 +39,24 @@ class ApiTokenScheme(OpenApiAuthenticationExtension):
             "scheme": "bearer",
             "description": "A tenant-scoped API token (`create_api_token`, or the console).",
         }
+
+
+class ClosedRequestBodies(OpenApiSerializerExtension):
+    """Serializers that refuse unknown fields (a typo is an error) say so in their request
+    schema: ``additionalProperties: false``. Without it a client, or a fuzzer, may send any
+    extra property and read the 400 as the server breaking its own document."""
+
+    target_class = "roleplay.api.serializers.RejectUnknownFields"
+    match_subclasses = True
+
+    def get_name(self, auto_schema, direction):
+        return None  # the serializer's own component name
+
+    def map_serializer(self, auto_schema, direction):
+        schema = auto_schema._map_serializer(self.target, direction, bypass_extensions=True)
+        if direction == "request":
+            schema["additionalProperties"] = False
+        return schema
 
 
 class SchemaView(SpectacularAPIView):
@@ -104,6 +128,56 @@ def drop_generated_titles(result, generator, request, public):
         for node in subschemas(root):
             if isinstance(node.get("title"), str):
                 del node["title"]
+    return result
+
+
+def _references(document: dict) -> Iterator[dict]:
+    """Every ``{"$ref": ...}`` object in the document."""
+    stack = [document]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, dict):
+            if isinstance(node.get("$ref"), str):
+                yield node
+            stack.extend(node.values())
+        elif isinstance(node, list):
+            stack.extend(node)
+
+
+def _common_words(names: list[str]) -> str:
+    """The CamelCase words all ``names`` start with: ``IndexState``, ``IndexBuild`` → ``Index``."""
+    split = [re.findall(r"[A-Z][a-z0-9]*", name) for name in names]
+    common = []
+    for words in zip(*split, strict=False):
+        if len(set(words)) != 1:
+            break
+        common.append(words[0])
+    return "".join(common) or sorted(names)[0]
+
+
+def name_shared_enums(result, generator, request, public):
+    """Rename enums that drf-spectacular named with a hash of their values (see module doc)."""
+    schemas = result.get("components", {}).get("schemas", {})
+    prefix = "#/components/schemas/"
+    users: dict[str, set[str]] = {}
+    for owner, component in schemas.items():
+        for node in _references(component):
+            users.setdefault(node["$ref"].removeprefix(prefix), set()).add(owner)
+    renames = {}
+    for name, component in schemas.items():
+        values = [v for v in component.get("enum") or () if v not in ("", None)]
+        digest = list_hash([(v, v) for v in values])[:3].capitalize() + "Enum"
+        if not values or not name.endswith(digest) or not users.get(name):
+            continue
+        better = _common_words(sorted(users[name])) + name.removesuffix(digest) + "Enum"
+        if better not in schemas and better not in renames.values():
+            renames[name] = better
+    for old, new in renames.items():
+        schemas[new] = schemas.pop(old)
+    for node in _references(result):
+        target = node["$ref"].removeprefix(prefix)
+        if target in renames:
+            node["$ref"] = prefix + renames[target]
     return result
 
 

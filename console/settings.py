@@ -184,6 +184,7 @@ SPECTACULAR_SETTINGS = {
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",
         "console.schema.drop_generated_titles",
+        "console.schema.name_shared_enums",
         "console.schema.document_errors",
     ],
 }

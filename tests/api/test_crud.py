@@ -132,8 +132,8 @@ def test_list_is_paginated_with_limit_and_offset(api, tenant):
     second = api.get("/api/v1/players/?limit=3&offset=3").json()
     assert first["count"] == 7 and len(first["results"]) == 3 and first["next"]
     assert not {r["id"] for r in first["results"]} & {r["id"] for r in second["results"]}
-    # Nonsense pagination parameters fall back to defaults instead of failing.
-    assert api.get("/api/v1/players/?limit=abc&offset=-4").status_code == 200
+    # Nonsense pagination parameters are a 400 naming the parameter, not a silent default.
+    assert_error(api.get("/api/v1/players/?limit=abc&offset=-4"), 400, "validation_error")
 
 
 def test_newest_first(api, tenant):

@@ -21,3 +21,11 @@ def served_document(django_db_setup, django_db_blocker) -> dict:
         response = Client().get(SCHEMA_URL)
     assert response.status_code == 200, response.content[:500]
     return json.loads(response.content)
+
+
+@pytest.fixture
+def world(tenant, llm, api_client_for):
+    """The calling tenant's objects of every kind, for path parameters and bodies."""
+    from tests.matrix.world import build_tenancy
+
+    return build_tenancy(tenant, llm.base_url, "own", api_client_for)

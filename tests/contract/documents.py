@@ -16,6 +16,26 @@ def shape(path: str) -> str:
     return re.sub(r"\{[^}]+\}", "{}", path).rstrip("/")
 
 
+def view_model(path: str):
+    """The model a DRF route's ``{id}`` names (``view.model``), or None."""
+    from django.urls import resolve
+
+    match = resolve(path.format_map(_Placeholder()))
+    return getattr(getattr(match.func, "cls", None), "model", None)
+
+
+class _Placeholder(dict):
+    def __missing__(self, key: str) -> str:
+        return "1"
+
+
+def concrete_path(path: str, world) -> str:
+    """A document path with every parameter set to the world's object."""
+    model = view_model(path)
+    names = re.findall(r"\{(\w+)\}", path)
+    return path.format(**{name: world.value(name, model) for name in names})
+
+
 def component_validator(document: dict, name: str) -> Draft202012Validator:
     """A validator of ``#/components/schemas/<name>`` that resolves the document's refs."""
     root = {"$ref": f"#/components/schemas/{name}", "components": document["components"]}

@@ -12,7 +12,7 @@ from jsonschema import Draft202012Validator
 from openapi_spec_validator import OpenAPIV31SpecValidator, validate
 
 from console.schema import ERROR_SCHEMA, document_schemas, operations, subschemas
-from tests.contract.documents import component_validator, error_samples, shape
+from tests.contract.documents import component_validator, concrete_path, error_samples, shape
 from tests.matrix.routes import api_routes
 
 pytestmark = pytest.mark.django_db
@@ -73,3 +73,42 @@ def test_every_error_the_handler_makes_matches_the_error_component(served_docume
     response = sample.respond()
     assert response.status_code >= 400
     component_validator(served_document, ERROR_SCHEMA).validate(response.data)
+
+
+def test_no_enum_is_named_by_a_hash_of_its_values(served_document):
+    """Generated clients name classes after components: a name must not change when an
+    enum gains a value."""
+    from drf_spectacular.plumbing import list_hash
+
+    for name, component in served_document["components"]["schemas"].items():
+        values = [v for v in component.get("enum") or () if v not in ("", None)]
+        if values:
+            digest = list_hash([(v, v) for v in values])[:3].capitalize()
+            assert not name.endswith(digest + "Enum"), name
+
+
+def _json_bodies(document: dict):
+    for path, method, operation in operations(document):
+        content = operation.get("requestBody", {}).get("content", {})
+        if "application/json" in content:
+            yield path, method, content["application/json"]["schema"]
+
+
+def test_a_body_the_server_closes_is_documented_closed(served_document, world, api_client_for):
+    """A request body that refuses an unknown property says ``additionalProperties: false``;
+    else a generated client, or the fuzzer's valid data, sends extras and meets a 400."""
+    client = api_client_for(world.tenant)
+    schemas = served_document["components"]["schemas"]
+    bodies = list(_json_bodies(served_document))
+    assert bodies
+    for path, method, schema in bodies:
+        response = client.generic(
+            method.upper(), concrete_path(path, world), '{"__unknown__": 1}',
+            content_type="application/json",
+        )  # fmt: skip
+        assert 400 <= response.status_code < 500, (method, path, response.content[:300])
+        errors = response.json()["error"]["details"].get("errors", [])
+        refused = any(error.get("loc") == "__unknown__" for error in errors)
+        component = schemas[schema["$ref"].rsplit("/", 1)[-1]]
+        closed = component.get("additionalProperties") is False
+        assert refused == closed, (method, path, refused, closed, response.content[:300])

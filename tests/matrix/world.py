@@ -1,0 +1,70 @@
+"""One tenant's objects of every kind a route can name, for the matrices and the fuzzer.
+
+The runtime objects come from the API tests' ``build_world`` (reused, not copied); a
+worldbook book is created through ``POST /v1/books`` and the API token with the service, so
+every route's path parameter has a real object to point at in each tenant.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from tests.api.conftest import World, build_world
+from tests.worldbook.api.wb_api_helpers import book, create, entry
+
+# Path parameters whose name alone says what they name. ``pk``/``id`` depend on the route:
+# a DRF view says it (``view.model``), other routes are listed by name in the matrices.
+BY_PARAMETER = {
+    "conversation_id": lambda w: w.objects.conversation.pk,
+    "character_id": lambda w: w.objects.character.pk,
+    "book_id": lambda w: w.book_id,
+    "revision": lambda w: w.revision,
+}
+
+
+@dataclass
+class Tenancy:
+    """A tenant, its runtime objects, a worldbook book at revision 1, and an admin token."""
+
+    label: str
+    objects: World
+    book_id: str
+    revision: int
+    token: object
+    raw_token: str
+
+    @property
+    def tenant(self):
+        return self.objects.tenant
+
+    def object_for(self, model):
+        from console.models import ApiToken
+        from worldbook.models import Book
+
+        if model is Book:
+            return Book.objects.get(pk=self.book_id)
+        if model is ApiToken:
+            return self.token
+        return self.objects.object_for(model)
+
+    def value(self, parameter: str, model=None):
+        """The value of a path parameter in this tenant: by its name, else by ``model``."""
+        if parameter in BY_PARAMETER:
+            return BY_PARAMETER[parameter](self)
+        if model is not None:
+            return self.object_for(model).pk
+        raise LookupError(parameter)
+
+    def names(self) -> list[str]:
+        """Texts that identify this tenant's objects (never shown to another tenant)."""
+        return [f"{self.label}-config", f"{self.label}-char", f"{self.label}-player", self.label]
+
+
+def build_tenancy(tenant, base_url: str, label: str, api_client_for) -> Tenancy:
+    from console.services import create_api_token
+
+    objects = build_world(tenant, base_url, label)
+    token, raw = create_api_token(tenant, f"{label}-token", ["admin"])
+    client = api_client_for(tenant)
+    created = create(client, book(label, entry("e1", f"{label} lore", keys=["lighthouse"])))
+    return Tenancy(label, objects, created["book_id"], created["revision"], token, raw)
