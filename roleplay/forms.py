@@ -2,8 +2,10 @@
 
 Each form takes the tenant, so every choice list (model configs, characters, players) is a
 tenant-scoped queryset: a foreign id posted by hand is "not a valid choice", never accepted.
-Model-level validators (ranges, lengths) come with the ModelForms; cross-field rules and
-tenant-unique names are checked here so they show next to the field.
+Field validators (ranges, lengths, no keys in ``api_key_env``) come with the ModelForms from
+the model fields. The rules across fields and rows (a base URL for OpenAI-compatible
+servers, names unique in the tenant) are the services' alone; the views show the services'
+errors next to these fields.
 """
 
 from __future__ import annotations
@@ -12,8 +14,9 @@ from django import forms
 
 from console.models import Player
 from console.scoping import scoped
-from roleplay.models import Character, ModelConfig, Provider
-from roleplay.services import CHARACTER_FIELDS, MODEL_CONFIG_FIELDS
+from roleplay.models import Character, ModelConfig
+from roleplay.services.characters import CHARACTER_FIELDS
+from roleplay.services.model_configs import MODEL_CONFIG_FIELDS
 
 
 def _tenant_configs(tenant):
@@ -71,35 +74,6 @@ class ModelConfigForm(forms.ModelForm):
             "api_key_env": "The NAME of the environment variable that holds the key "
             "(e.g. OPENAI_API_KEY), never the key itself. Leave empty for local servers.",
         }
-
-    def __init__(self, *args, tenant, **kwargs):
-        super().__init__(*args, **kwargs)
-        self.tenant = tenant
-
-    def clean_name(self) -> str:
-        name = self.cleaned_data["name"]
-        taken = _tenant_configs(self.tenant).filter(name=name)
-        if self.instance.pk:
-            taken = taken.exclude(pk=self.instance.pk)
-        if taken.exists():
-            raise forms.ValidationError("A model config with this name already exists.")
-        return name
-
-    def clean_api_key_env(self) -> str:
-        return (self.cleaned_data.get("api_key_env") or "").strip()
-
-    def clean_extra(self) -> dict:
-        # The model field's validator (roleplay.validation) checks the content.
-        return self.cleaned_data.get("extra") or {}
-
-    def clean(self):
-        data = super().clean()
-        if data.get("provider") == Provider.OPENAI_COMPATIBLE and not data.get("base_url"):
-            self.add_error("base_url", "Required for OpenAI-compatible servers.")
-        context_limit, max_output = data.get("context_limit"), data.get("max_output_tokens")
-        if context_limit and max_output and max_output >= context_limit:
-            self.add_error("max_output_tokens", "Must be smaller than the context limit.")
-        return data
 
 
 class NewConversationForm(forms.Form):

@@ -1,10 +1,11 @@
 """Console pages of the runtime: characters, conversations and model configs.
 
-Thin views: forms validate, ``roleplay.services`` writes, ``roleplay.selectors`` reads, and
-:func:`console.views.console_view` decides who may do what (viewers read, operators edit
-content, admins also manage model configs). Every object is fetched with
-``get_scoped_or_404``, so another tenant's id is a 404. The player chat page lives in
-``views_play`` and is re-exported here for existing imports.
+Thin views: forms validate the input, ``roleplay.services`` writes (the rules that span
+fields or rows live there, and their errors are shown next to the form's fields),
+``roleplay.selectors`` reads, and :func:`console.views.console_view` decides who may do what
+(viewers read, operators edit content, admins also manage model configs). Every object is
+fetched with ``get_scoped_or_404``, so another tenant's id is a 404. The player chat page
+lives in ``views_play``.
 """
 
 from __future__ import annotations
@@ -18,10 +19,12 @@ from console.models import Role
 from console.scoping import get_scoped_or_404, scoped
 from console.services import console_player_external_id, ensure_console_player
 from console.views import console_view, has_role, posted
-from roleplay import selectors, services
+from roleplay import selectors
+from roleplay.errors import Duplicate, FieldErrors
 from roleplay.forms import CharacterForm, ModelConfigForm, NewConversationForm
 from roleplay.models import Character, Conversation, ConversationStatus, ModelConfig
-from roleplay.views_play import play  # noqa: F401  (URLconf and older imports)
+from roleplay.services import characters, conversations, model_configs
+from roleplay.services.config_check import run_config_test
 
 PAGE_SIZE = 50
 
@@ -30,6 +33,21 @@ def _read_only(form) -> None:
     """Show a form to someone who may not save it: every field disabled."""
     for field in form.fields.values():
         field.disabled = True
+
+
+def _write(form, service, *args, **kwargs):
+    """Call the service with the form's data; its field errors and duplicates are shown
+    next to the form's fields. Returns what the service returned, or None if it refused."""
+    try:
+        return service(*args, **kwargs, **form.cleaned_data)
+    except FieldErrors as exc:
+        for field, messages in exc.by_field.items():
+            for message in messages:
+                form.add_error(field if field in form.fields else None, message)
+    except Duplicate as exc:
+        field = exc.details.get("field")
+        form.add_error(field if field in form.fields else None, exc.message)
+    return None
 
 
 def _confirm(request, *, title: str, message: str, cancel_url: str, warning: str = ""):
@@ -56,9 +74,10 @@ def character_list(request):
 def character_create(request):
     form = CharacterForm(posted(request), tenant=request.tenant)
     if request.method == "POST" and form.is_valid():
-        character = services.create_character(request.tenant, **form.cleaned_data)
-        flash.success(request, f"Character “{character.name}” created.")
-        return redirect("character_edit", pk=character.pk)
+        character = _write(form, characters.create_character, request.tenant)
+        if character is not None:
+            flash.success(request, f"Character “{character.name}” created.")
+            return redirect("character_edit", pk=character.pk)
     return render(request, "roleplay/characters/form.html", {"form": form, "character": None})
 
 
@@ -67,9 +86,9 @@ def character_edit(request, pk):
     character = get_scoped_or_404(Character, request.tenant, pk=pk)
     form = CharacterForm(posted(request), instance=character, tenant=request.tenant)
     if request.method == "POST" and form.is_valid():
-        services.update_character(character, **form.cleaned_data)
-        flash.success(request, f"Character “{character.name}” saved.")
-        return redirect("character_edit", pk=character.pk)
+        if _write(form, characters.update_character, character) is not None:
+            flash.success(request, f"Character “{character.name}” saved.")
+            return redirect("character_edit", pk=character.pk)
     if not request.membership.can_edit():
         _read_only(form)
     return render(request, "roleplay/characters/form.html", {"form": form, "character": character})
@@ -79,7 +98,7 @@ def character_edit(request, pk):
 def character_delete(request, pk):
     character = get_scoped_or_404(Character, request.tenant, pk=pk)
     if request.method == "POST":
-        gone = services.delete_character(character)
+        gone = characters.delete_character(character)
         flash.success(request, f"Character “{character.name}” and {gone} conversation(s) deleted.")
         return redirect("characters")
     count = scoped(Conversation, request.tenant).filter(character=character).count()
@@ -128,7 +147,7 @@ def conversation_create(request):
     if request.method == "POST" and form.is_valid():
         data = form.cleaned_data
         player = data["player"] or ensure_console_player(request.tenant, request.user)
-        conversation = services.start_conversation(
+        conversation = conversations.start_conversation(
             request.tenant,
             character=data["character"],
             player=player,
@@ -173,13 +192,10 @@ def model_config_list(request):
 
 @console_view(read=Role.ADMIN, write=Role.ADMIN)
 def model_config_create(request):
-    form = ModelConfigForm(posted(request), tenant=request.tenant)
+    form = ModelConfigForm(posted(request))
     if request.method == "POST" and form.is_valid():
-        try:
-            config = services.create_model_config(request.tenant, **form.cleaned_data)
-        except services.DuplicateName as exc:
-            form.add_error("name", str(exc))
-        else:
+        config = _write(form, model_configs.create_model_config, request.tenant)
+        if config is not None:
             flash.success(request, f"Model config “{config.name}” created.")
             return redirect("model_configs")
     return render(request, "roleplay/model_configs/form.html", {"form": form, "config": None})
@@ -188,13 +204,9 @@ def model_config_create(request):
 @console_view(write=Role.ADMIN)
 def model_config_edit(request, pk):
     config = get_scoped_or_404(ModelConfig, request.tenant, pk=pk)
-    form = ModelConfigForm(posted(request), instance=config, tenant=request.tenant)
+    form = ModelConfigForm(posted(request), instance=config)
     if request.method == "POST" and form.is_valid():
-        try:
-            services.update_model_config(config, **form.cleaned_data)
-        except services.DuplicateName as exc:
-            form.add_error("name", str(exc))
-        else:
+        if _write(form, model_configs.update_model_config, config) is not None:
             flash.success(request, f"Model config “{config.name}” saved.")
             return redirect("model_configs")
     if not has_role(request.membership, Role.ADMIN):
@@ -210,7 +222,7 @@ def model_config_edit(request, pk):
 def model_config_delete(request, pk):
     config = get_scoped_or_404(ModelConfig, request.tenant, pk=pk)
     if request.method == "POST":
-        services.delete_model_config(config)
+        model_configs.delete_model_config(config)
         flash.success(request, f"Model config “{config.name}” deleted.")
         return redirect("model_configs")
     warning = (
@@ -232,7 +244,7 @@ def model_config_delete(request, pk):
 @require_POST
 def model_config_make_default(request, pk):
     config = get_scoped_or_404(ModelConfig, request.tenant, pk=pk)
-    services.make_default_model_config(config)
+    model_configs.make_default_model_config(config)
     flash.success(request, f"“{config.name}” is now the default model config.")
     return redirect("model_configs")
 
@@ -243,7 +255,7 @@ def model_config_test(request, pk):
     """One short completion; htmx swaps the result fragment into the list row, a plain
     POST (no JavaScript) gets a full page with the same fragment."""
     config = get_scoped_or_404(ModelConfig, request.tenant, pk=pk)
-    result = services.run_config_test(request.tenant, config)
+    result = run_config_test(request.tenant, config)
     context = {"config": config, "result": result}
     if getattr(request, "htmx", False):
         return render(request, "roleplay/model_configs/_test_result.html", context)

@@ -23,7 +23,7 @@ from worldbook.engine.schema import (
     validate_book_for_publish,
     validation_error_details,
 )
-from worldbook.models import Book, BookRevision, FileImport, PromptBinding
+from worldbook.models import Book, BookRevision, FileImport, PromptBinding, TimedEffectState
 from worldbook.selectors import get_book
 
 MAX_FILE_BYTES = 16 * 1024 * 1024
@@ -281,3 +281,11 @@ def check_prompt_id(prompt_id: str) -> str:
         raise errors.invalid("prompt_id (1-200 characters) is required")
     check_storable(prompt_id, "prompt_id")
     return prompt_id
+
+
+def forget_conversations(tenant, conversation_ids) -> int:
+    """Delete the timed-effect state kept for these conversations (it is keyed by the
+    caller's conversation id, without a foreign key); returns how many rows went."""
+    ids = [str(conversation_id) for conversation_id in conversation_ids]
+    deleted, _ = TimedEffectState.objects.filter(tenant=tenant, conversation_id__in=ids).delete()
+    return deleted

@@ -1,4 +1,8 @@
-"""Explicit serializers of the runtime API. Model configs never expose key values."""
+"""Explicit serializers of the runtime API. Model configs never expose key values.
+
+They check the fields of a body (types, lengths, ranges, ids of the caller's tenant) and
+render rows; the rules across fields and rows are the services' (``roleplay.services``).
+"""
 
 from __future__ import annotations
 
@@ -8,6 +12,7 @@ from console.models import Player
 from console.scoping import scoped
 from memory.models import Message
 from roleplay.models import Character, Conversation, ModelConfig, Turn
+from roleplay.selectors import api_key_status
 
 
 class TenantRelatedField(serializers.PrimaryKeyRelatedField):
@@ -80,25 +85,7 @@ class ModelConfigSerializer(StrictSerializer):
         read_only_fields = ["id", "is_demo", "created_at", "updated_at"]
 
     def get_api_key_configured(self, obj) -> bool:
-        import os
-
-        return bool(obj.api_key_env and os.environ.get(obj.api_key_env))
-
-    def validate_api_key_env(self, value: str) -> str:
-        return (value or "").strip()
-
-    def validate(self, attrs):
-        provider = attrs.get("provider", getattr(self.instance, "provider", None))
-        base_url = attrs.get("base_url", getattr(self.instance, "base_url", ""))
-        if provider == "openai_compatible" and not base_url:
-            raise serializers.ValidationError({"base_url": ["required for openai_compatible"]})
-        ctx = attrs.get("context_limit", getattr(self.instance, "context_limit", 8192))
-        out = attrs.get("max_output_tokens", getattr(self.instance, "max_output_tokens", 512))
-        if out >= ctx:
-            raise serializers.ValidationError(
-                {"max_output_tokens": ["must be smaller than context_limit"]}
-            )
-        return attrs
+        return api_key_status(obj) == "set"
 
 
 class CharacterSerializer(StrictSerializer):

@@ -1,8 +1,13 @@
-"""Runtime API: characters, players, conversations (+ messages, ws-ticket), model configs."""
+"""Runtime API: characters, players, conversations (+ messages, ws-ticket), model configs.
+
+Thin views: the serializer validates the body's fields, one service per concept writes
+(:class:`ServiceWrites`), and the serializer renders the result. Rules across fields and
+rows live in the services, which raise ``roleplay.errors``; the project's exception handler
+turns those into HTTP.
+"""
 
 from __future__ import annotations
 
-from django.db import transaction
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import serializers as drf_serializers
 from rest_framework.decorators import action
@@ -15,46 +20,65 @@ from memory import selectors as message_reads
 from memory import services as message_store
 from roleplay.api import serializers as s
 from roleplay.models import Character, Conversation, ModelConfig
+from roleplay.services import characters, conversations, model_configs, players
 
 
-class ModelConfigViewSet(TenantModelViewSet):
+class ServiceWrites(TenantModelViewSet):
+    """Creates, updates and deletes through the concept's services, never ``serializer.save()``
+    or ``instance.delete()``: the services hold the rules every other door applies too."""
+
+    create_service = update_service = delete_service = None
+
+    def perform_create(self, serializer):
+        serializer.instance = type(self).create_service(
+            self.request.tenant, **serializer.validated_data
+        )
+
+    def perform_update(self, serializer):
+        serializer.instance = type(self).update_service(
+            serializer.instance, **serializer.validated_data
+        )
+
+    def perform_destroy(self, instance):
+        type(self).delete_service(instance)
+
+
+class ModelConfigViewSet(ServiceWrites):
     model = ModelConfig
     serializer_class = s.ModelConfigSerializer
     required_scope = Scope.ADMIN
     read_scopes = (Scope.ADMIN, Scope.CONTENT)
-
-    def perform_create(self, serializer):
-        with transaction.atomic():
-            if serializer.validated_data.get("is_default"):
-                ModelConfig.objects.filter(tenant=self.request.tenant).update(is_default=False)
-            super().perform_create(serializer)
-
-    def perform_update(self, serializer):
-        with transaction.atomic():
-            if serializer.validated_data.get("is_default"):
-                ModelConfig.objects.filter(tenant=self.request.tenant).exclude(
-                    pk=serializer.instance.pk
-                ).update(is_default=False)
-            super().perform_update(serializer)
+    create_service = model_configs.create_model_config
+    update_service = model_configs.update_model_config
+    delete_service = model_configs.delete_model_config
 
 
-class CharacterViewSet(TenantModelViewSet):
+class CharacterViewSet(ServiceWrites):
     model = Character
     serializer_class = s.CharacterSerializer
     required_scope = Scope.CONTENT
     read_scopes = (Scope.CONTENT, Scope.PLAY)
+    create_service = characters.create_character
+    update_service = characters.update_character
+    delete_service = characters.delete_character
 
 
-class PlayerViewSet(TenantModelViewSet):
+class PlayerViewSet(ServiceWrites):
     model = Player
     serializer_class = s.PlayerSerializer
     required_scope = Scope.PLAY
+    create_service = players.create_player
+    update_service = players.update_player
+    delete_service = players.delete_player
 
 
-class ConversationViewSet(TenantModelViewSet):
+class ConversationViewSet(ServiceWrites):
     model = Conversation
     serializer_class = s.ConversationSerializer
     required_scope = Scope.PLAY
+    create_service = conversations.start_conversation
+    update_service = conversations.update_conversation
+    delete_service = conversations.delete_conversation
 
     @extend_schema(
         parameters=[

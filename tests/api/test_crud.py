@@ -149,7 +149,7 @@ def test_duplicate_player_external_id_is_a_conflict(api, player):
     from console.models import Player
 
     response = api.post("/api/v1/players/", {"external_id": player.external_id}, format="json")
-    assert_error(response, 409, "conflict")
+    assert assert_error(response, 409, "duplicate")["details"] == {"field": "external_id"}
     assert Player.objects.filter(external_id=player.external_id).count() == 1
     # The failed insert did not poison the request's connection: the next call works.
     assert api.post("/api/v1/players/", {"external_id": "fresh"}, format="json").status_code == 201
@@ -165,7 +165,7 @@ def test_duplicate_model_config_name_on_update_is_a_conflict(api, own, tenant, l
     response = api.patch(
         f"/api/v1/model-configs/{other.id}/", {"name": own.model_config.name}, format="json"
     )
-    assert_error(response, 409, "conflict")
+    assert assert_error(response, 409, "duplicate")["details"] == {"field": "name"}
     other.refresh_from_db()
     assert other.name == "second"
 

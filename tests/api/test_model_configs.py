@@ -176,3 +176,43 @@ def test_extra_with_ordinary_parameters_is_kept(api):
     response = api.post("/api/v1/model-configs/", _config(extra=extra), format="json")
     assert response.status_code == 201, response.content
     assert response.json()["extra"] == extra
+
+
+@pytest.mark.parametrize(
+    "start, change, field",
+    [
+        ({"provider": "llama_cpp", "base_url": ""}, {"provider": "openai_compatible"}, "base_url"),
+        ({"context_limit": 4096}, {"max_output_tokens": 4096}, "max_output_tokens"),
+        ({"max_output_tokens": 512}, {"context_limit": 512}, "max_output_tokens"),
+    ],
+)
+def test_rules_across_fields_hold_for_partial_updates(api, start, change, field):
+    """A PATCH is checked against the stored values of the fields it does not send."""
+    from roleplay.models import ModelConfig
+
+    created = api.post("/api/v1/model-configs/", _config(**start), format="json")
+    assert created.status_code == 201, created.content
+    pk = created.json()["id"]
+    before = ModelConfig.objects.get(pk=pk)
+    assert field in error_locs(api.patch(f"/api/v1/model-configs/{pk}/", change, format="json"))
+    after = ModelConfig.objects.get(pk=pk)
+    assert (after.provider, after.context_limit, after.max_output_tokens) == (
+        before.provider,
+        before.context_limit,
+        before.max_output_tokens,
+    )
+
+
+def test_api_key_env_is_stored_trimmed(api):
+    response = api.post("/api/v1/model-configs/", _config(api_key_env="  MY_KEY  "), format="json")
+    assert response.status_code == 201, response.content
+    assert response.json()["api_key_env"] == "MY_KEY"
+
+
+def test_is_default_false_stops_being_the_default(api, model_config):
+    response = api.patch(
+        f"/api/v1/model-configs/{model_config.id}/", {"is_default": False}, format="json"
+    )
+    assert response.status_code == 200 and response.json()["is_default"] is False
+    model_config.refresh_from_db()
+    assert model_config.is_default is False

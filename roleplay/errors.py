@@ -1,0 +1,60 @@
+"""What the runtime's services raise: characters, players, conversations, model configs.
+
+Each class is a :class:`RoleplayError` of one kind from ``console.failures``; the kind alone
+decides the HTTP status (in ``console.errors.exception_handler``), and the console pages turn
+the same errors into messages next to the form fields. So a rule the services enforce answers
+the same way through every door: REST view, console form, management command or seed data.
+"""
+
+from __future__ import annotations
+
+from console import failures
+
+
+class RoleplayError(failures.DomainError):
+    """Base of every runtime failure; a subclass fixes the kind (and maybe the code)."""
+
+
+class FieldErrors(RoleplayError, failures.BadRequest):
+    """Values of the body break field rules (400 ``validation_error``).
+
+    ``details.errors`` lists ``{"loc": field, "msg": text}``: the shape the API serializers
+    answer with. The same mistake (a key pasted into ``api_key_env``, a missing ``base_url``)
+    is found by the serializer in one door and by the service in another, and a client must
+    read one answer whichever layer noticed it.
+    """
+
+    default_code = "validation_error"
+
+    def __init__(self, errors: dict[str, list[str]]) -> None:
+        items = [{"loc": loc, "msg": msg} for loc, msgs in errors.items() for msg in msgs]
+        message = "; ".join(f"{item['loc']}: {item['msg']}" for item in items[:5])
+        super().__init__(message=message, details={"errors": items})
+
+    @property
+    def by_field(self) -> dict[str, list[str]]:
+        out: dict[str, list[str]] = {}
+        for item in self.details["errors"]:
+            out.setdefault(item["loc"], []).append(item["msg"])
+        return out
+
+
+class NotFound(RoleplayError, failures.NotFound):
+    """The row is gone (deleted by another request meanwhile), or is another tenant's (404)."""
+
+
+class Duplicate(RoleplayError, failures.Conflict):
+    """Another row of the tenant already holds this unique value (409 ``duplicate``);
+    ``details.field`` names the field."""
+
+    default_code = "duplicate"
+
+    def __init__(self, field: str, message: str) -> None:
+        super().__init__(message=message, details={"field": field})
+
+
+class TurnInProgress(RoleplayError, failures.Conflict):
+    """A reply is being generated in the conversation (409 ``turn_in_progress``): deleting it
+    now would let the turn store its reply into a conversation that no longer exists."""
+
+    default_code = "turn_in_progress"

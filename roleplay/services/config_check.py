@@ -1,0 +1,84 @@
+"""The console's "test this config" button: one short completion through the real gateway.
+
+It writes only the ``ModelCall`` the gateway records for every call (purpose
+``console_test``), so the test shows up in usage like any other call.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from dataclasses import dataclass
+
+from asgiref.sync import async_to_sync
+
+from roleplay.llm.errors import ModelError
+from roleplay.llm.gateway import Gateway
+from roleplay.llm.types import ModelRequest
+from roleplay.models import ModelConfig
+
+logger = logging.getLogger(__name__)
+
+TEST_PROMPT = [{"role": "user", "content": "Say hello in five words."}]
+TEST_MAX_TOKENS = 16
+TEST_PURPOSE = "console_test"
+_ERROR_MESSAGE_MAX = 500
+
+
+@dataclass(frozen=True)
+class ConfigTestResult:
+    """What the console shows after a test completion: the text and figures, or the error."""
+
+    ok: bool
+    latency_ms: float
+    text: str = ""
+    model: str = ""
+    input_tokens: int = 0
+    output_tokens: int = 0
+    total_tokens: int = 0
+    attempts: int = 0
+    error_code: str | None = None
+    error_message: str | None = None
+
+
+def run_config_test(tenant, config: ModelConfig) -> ConfigTestResult:
+    """One short completion through the real gateway (recorded as a ModelCall).
+
+    Every failure becomes a result with a code, so the console shows it instead of a 500:
+    gateway errors keep their stable code; a provider that cannot even be built (a missing
+    local runtime, an invalid config) is ``provider_unavailable``.
+    """
+    started = time.perf_counter()
+
+    def elapsed() -> float:
+        return round((time.perf_counter() - started) * 1000, 1)
+
+    try:
+        gateway = Gateway(tenant, config, TEST_PURPOSE)
+        request = ModelRequest(TEST_PROMPT, max_tokens=TEST_MAX_TOKENS)
+        result = async_to_sync(gateway.complete)(request)
+    except ModelError as exc:
+        return ConfigTestResult(
+            ok=False,
+            latency_ms=elapsed(),
+            error_code=exc.code,
+            error_message=exc.message[:_ERROR_MESSAGE_MAX],
+        )
+    except Exception as exc:  # the console must show it, not crash
+        logger.warning("model config test failed", exc_info=True)
+        return ConfigTestResult(
+            ok=False,
+            latency_ms=elapsed(),
+            error_code="provider_unavailable",
+            error_message=f"{type(exc).__name__}: {exc}"[:_ERROR_MESSAGE_MAX],
+        )
+    return ConfigTestResult(
+        ok=True,
+        latency_ms=round(result.latency_ms, 1),
+        text=result.content,
+        model=result.model,
+        input_tokens=result.usage.input_tokens,
+        output_tokens=result.usage.output_tokens,
+        total_tokens=result.usage.total_tokens,
+        attempts=result.attempts,
+    )

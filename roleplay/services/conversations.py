@@ -1,0 +1,86 @@
+"""Writes of conversations: start, change, and delete with everything kept by their id.
+
+Other capabilities key their rows by the conversation id as text, without a foreign key, so
+they stand alone (the message store's ``session_id``, worldbook's timed-effect state). A
+database cascade cannot reach those rows: every deletion of conversations, whether of one,
+or of a character's or a player's, goes through :func:`delete_conversations`.
+"""
+
+from __future__ import annotations
+
+from django.db import transaction
+from django.db.models import Q
+from django.utils import timezone
+
+from memory import services as message_store
+from roleplay.errors import TurnInProgress
+from roleplay.models import Conversation, ConversationStatus, ModelConfig, Turn, TurnStatus
+from roleplay.services import rows
+from worldbook import services as worldbooks
+
+CONVERSATION_FIELDS = ("player", "character", "model_config", "title", "status")
+
+
+def start_conversation(
+    tenant,
+    *,
+    character,
+    player,
+    model_config: ModelConfig | None = None,
+    title: str = "",
+    status: str = ConversationStatus.ACTIVE,
+) -> Conversation:
+    """A new conversation of ``player`` with ``character``; all three related objects must be
+    the tenant's own."""
+    fields = dict(
+        character=character, player=player, model_config=model_config, title=title, status=status
+    )
+    return _write(Conversation(tenant=tenant), fields, update=False)
+
+
+def update_conversation(conversation: Conversation, **fields) -> Conversation:
+    return _write(conversation, fields, update=True)
+
+
+def _write(conversation: Conversation, fields: dict, update: bool) -> Conversation:
+    return rows.write(
+        conversation,
+        fields,
+        allowed=CONVERSATION_FIELDS,
+        related=("player", "character", "model_config"),
+        update=update,
+    )
+
+
+def delete_conversation(conversation: Conversation) -> None:
+    delete_conversations(conversation.tenant, Conversation.objects.filter(pk=conversation.pk))
+
+
+@transaction.atomic
+def delete_conversations(tenant, conversations) -> int:
+    """Delete the tenant's ``conversations`` (a queryset), their turns, stored messages and
+    worldbook state; returns how many went.
+
+    The rows are locked first, so a turn cannot start in them meanwhile; a turn still
+    generating (its lease is live) would store its reply after the delete, so it makes the
+    whole call a :class:`TurnInProgress` and nothing is deleted. A turn whose process died
+    (lease expired) does not block.
+    """
+    ids = list(conversations.filter(tenant=tenant).select_for_update().values_list("id", flat=True))
+    live = Q(lease_expires_at__isnull=True) | Q(lease_expires_at__gte=timezone.now())
+    busy = (
+        Turn.objects.filter(conversation_id__in=ids, status=TurnStatus.RUNNING)
+        .filter(live)
+        .values_list("conversation_id", flat=True)
+        .first()
+    )
+    if busy is not None:
+        raise TurnInProgress(
+            message=f"a reply is being generated in conversation {busy}; retry when it ends",
+            details={"conversation_id": str(busy)},
+        )
+    for conversation_id in ids:
+        message_store.clear_session(tenant, str(conversation_id))
+    worldbooks.forget_conversations(tenant, ids)
+    Conversation.objects.filter(pk__in=ids).delete()
+    return len(ids)

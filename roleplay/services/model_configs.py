@@ -1,0 +1,96 @@
+"""Writes of model configs: how to reach a model, and the tenant's one default.
+
+A config names the environment variable that holds its key, never the key (see
+``roleplay.validation``). One config per tenant may be the default; the database allows at
+most one (a partial unique index), and every switch happens here under a lock on the tenant
+row, so two concurrent switches wait for each other instead of tripping the index.
+"""
+
+from __future__ import annotations
+
+from django.db import transaction
+
+from console.models import Tenant
+from roleplay.models import ModelConfig
+from roleplay.services import rows
+from roleplay.validation import model_config_problems
+
+MODEL_CONFIG_FIELDS = (
+    "name",
+    "provider",
+    "model",
+    "base_url",
+    "api_key_env",
+    "context_limit",
+    "max_output_tokens",
+    "temperature",
+    "top_p",
+    "timeout_ms",
+    "extra",
+)
+
+
+@transaction.atomic
+def create_model_config(
+    tenant, *, is_default: bool = False, is_demo: bool = False, **fields
+) -> ModelConfig:
+    """A new config, made the tenant's default if ``is_default``. ``is_demo`` marks the
+    bundled demo model (seed data only: no door lets a client set it)."""
+    config = ModelConfig(tenant=tenant, is_demo=is_demo)
+    _save(config, fields, update=False)
+    if is_default:
+        make_default_model_config(config)
+    return config
+
+
+@transaction.atomic
+def update_model_config(
+    config: ModelConfig, *, is_default: bool | None = None, **fields
+) -> ModelConfig:
+    """Change ``fields``; ``is_default`` True makes it the default, False stops it being
+    one, None leaves that as it is."""
+    _save(config, fields, update=True)
+    if is_default:
+        make_default_model_config(config)
+    elif is_default is False:
+        ModelConfig.objects.filter(pk=config.pk).update(is_default=False)
+        config.is_default = False
+    return config
+
+
+def _save(config: ModelConfig, fields: dict, *, update: bool) -> None:
+    if "api_key_env" in fields:
+        fields["api_key_env"] = (fields["api_key_env"] or "").strip()
+    if "extra" in fields and fields["extra"] is None:
+        fields["extra"] = {}
+    rows.write(config, fields, allowed=MODEL_CONFIG_FIELDS, update=update, rules=_rules)
+
+
+def _rules(config: ModelConfig) -> dict[str, list[str]]:
+    return model_config_problems(
+        provider=config.provider,
+        base_url=config.base_url,
+        context_limit=config.context_limit,
+        max_output_tokens=config.max_output_tokens,
+    )
+
+
+def delete_model_config(config: ModelConfig) -> None:
+    """Characters, conversations and turns that named it keep working: the foreign keys are
+    set to null, and a turn then uses the next config in line (character's, tenant default,
+    then the environment's ``LLM_*`` settings)."""
+    config.delete()
+
+
+@transaction.atomic
+def make_default_model_config(config: ModelConfig) -> ModelConfig:
+    """Make ``config`` the tenant's default and no other one."""
+    # FOR NO KEY UPDATE: switches of the tenant wait for each other, while inserts of rows
+    # that reference the tenant (they take FOR KEY SHARE) go on.
+    list(Tenant.objects.select_for_update(no_key=True).filter(pk=config.tenant_id).values("pk"))
+    ModelConfig.objects.filter(tenant_id=config.tenant_id, is_default=True).exclude(
+        pk=config.pk
+    ).update(is_default=False)
+    ModelConfig.objects.filter(pk=config.pk).update(is_default=True)
+    config.is_default = True
+    return config

@@ -1,0 +1,127 @@
+"""How every runtime row is saved, so each door gets the same checks and the same errors.
+
+The API serializer and the console form validate their own input first and show errors in
+their own way; the checks here run again for every door, because a management command or
+seed data has no form, and a race (two requests taking the same name) passes any form.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+
+from django.core.exceptions import ValidationError
+from django.db import DatabaseError, IntegrityError, models, transaction
+
+from roleplay.errors import Duplicate, FieldErrors, NotFound
+
+
+def assign(instance: models.Model, fields: dict, allowed: tuple[str, ...]) -> None:
+    """Set ``fields`` on ``instance``; a field a door may not write is a field error."""
+    unknown = sorted(set(fields) - set(allowed))
+    if unknown:
+        raise FieldErrors({name: ["unknown field"] for name in unknown})
+    for name, value in fields.items():
+        setattr(instance, name, value)
+
+
+def check_same_tenant(tenant_id, **related: models.Model | None) -> None:
+    """Related objects must be the tenant's own; another tenant's is "not found", the answer
+    the API's serializers give for the same id."""
+    foreign = {
+        name: ["not found"]
+        for name, obj in related.items()
+        if obj is not None and obj.tenant_id != tenant_id
+    }
+    if foreign:
+        raise FieldErrors(foreign)
+
+
+def _unstorable(instance: models.Model) -> dict[str, list[str]]:
+    # PostgreSQL text cannot hold U+0000; the forms and serializers refuse it on input.
+    return {
+        field.name: ["Null characters are not allowed."]
+        for field in instance._meta.concrete_fields
+        if isinstance(getattr(instance, field.attname), str)
+        and "\x00" in getattr(instance, field.attname)
+    }
+
+
+def unique_fields(model: type[models.Model]) -> dict[str, str]:
+    """Constraint name -> field, for the model's unique constraints on (tenant, field)."""
+    return {
+        constraint.name: fields[0]
+        for constraint in model._meta.constraints
+        if isinstance(constraint, models.UniqueConstraint)
+        and constraint.condition is None
+        and len(fields := [f for f in constraint.fields if f != "tenant"]) == 1
+    }
+
+
+def violated_constraint(exc: IntegrityError) -> str | None:
+    """The name of the constraint PostgreSQL reported, if any."""
+    diag = getattr(exc.__cause__, "diag", None)
+    return getattr(diag, "constraint_name", None)
+
+
+def save(
+    instance: models.Model,
+    *,
+    changed: Iterable[str] | None = None,
+    problems: dict[str, list[str]] | None = None,
+):
+    """Validate ``instance`` with its model's field validators (plus ``problems`` a caller
+    found across fields) and save it in a savepoint, so a unique violation rolls back only
+    this statement and comes back as :class:`Duplicate` naming the field.
+
+    ``changed`` (an update) writes only those fields (and ``auto_now`` ones): a field the
+    caller did not change, or one another service owns (the default flag), keeps what the
+    database holds, whatever the instance in memory says.
+    """
+    errors = {**_unstorable(instance)}
+    try:
+        instance.full_clean(validate_unique=False, validate_constraints=False)
+    except ValidationError as exc:
+        errors = {**exc.message_dict, **errors}
+    for name, messages in (problems or {}).items():
+        errors.setdefault(name, []).extend(m for m in messages if m not in errors.get(name, []))
+    if errors:
+        raise FieldErrors(errors)
+    update_fields = None
+    if changed is not None:
+        stamps = [f.name for f in instance._meta.concrete_fields if getattr(f, "auto_now", False)]
+        update_fields = [*changed, *stamps]
+    try:
+        with transaction.atomic():
+            instance.save(update_fields=update_fields)
+    except IntegrityError as exc:
+        field = unique_fields(type(instance)).get(violated_constraint(exc) or "")
+        if field is None:
+            raise
+        noun = instance._meta.verbose_name
+        raise Duplicate(field, f"a {noun} with this {field} already exists") from exc
+    except DatabaseError as exc:
+        if update_fields is None or isinstance(exc, IntegrityError):
+            raise
+        # An update that found no row: another request deleted it since it was read.
+        raise NotFound(message=f"this {instance._meta.verbose_name} no longer exists") from exc
+    return instance
+
+
+def write(
+    instance: models.Model,
+    fields: dict,
+    *,
+    allowed: tuple[str, ...],
+    update: bool,
+    related: tuple[str, ...] = (),
+    rules: Callable[[models.Model], dict[str, list[str]]] | None = None,
+):
+    """The whole write of a create (``update=False``) or an update: ``related`` fields must
+    name the tenant's own objects, ``fields`` are set, ``rules`` (across fields, judged on
+    the values the row will hold) and the field validators are checked, then it is saved."""
+    check_same_tenant(
+        instance.tenant_id, **{name: fields[name] for name in related if name in fields}
+    )
+    assign(instance, fields, allowed)
+    problems = rules(instance) if rules else None
+    return save(instance, changed=fields if update else None, problems=problems)
