@@ -1,16 +1,26 @@
-"""Writes of tenancy and auth: tenants, memberships, API tokens."""
+"""Writes of tenancy and auth: tenants, memberships, API tokens, console users' players.
+
+Failures are ``console.failures`` errors with stable codes, so a command, a console page and
+the API report them alike.
+"""
 
 from __future__ import annotations
 
 from django.contrib.auth import get_user_model
-from django.db import transaction
+from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from console.models import ApiToken, Membership, Role, Scope, Tenant, hash_token
+from console.failures import Conflict, Invalid
+from console.models import ApiToken, Membership, Player, Role, Scope, Tenant, hash_token
 
 
 def create_tenant(name: str) -> Tenant:
-    return Tenant.objects.create(name=name)
+    """A new tenant; names are unique (``duplicate`` if taken)."""
+    try:
+        with transaction.atomic():
+            return Tenant.objects.create(name=name)
+    except IntegrityError as exc:
+        raise Conflict("duplicate", f"tenant {name!r} already exists", {"field": "name"}) from exc
 
 
 def create_api_token(tenant: Tenant, name: str, scopes: list[str]) -> tuple[ApiToken, str]:
@@ -18,7 +28,11 @@ def create_api_token(tenant: Tenant, name: str, scopes: list[str]) -> tuple[ApiT
     valid = {s.value for s in Scope}
     bad = [s for s in scopes if s not in valid]
     if bad or not scopes:
-        raise ValueError(f"scopes must be a non-empty subset of {sorted(valid)}")
+        raise Invalid(
+            "validation_error",
+            f"scopes must be a non-empty subset of {sorted(valid)}",
+            {"errors": [{"loc": "scopes", "msg": f"choose from {sorted(valid)}"}]},
+        )
     raw, prefix = ApiToken.generate()
     token = ApiToken.objects.create(
         tenant=tenant,
@@ -56,18 +70,20 @@ def console_player_external_id(user) -> str:
     return f"console:{user.get_username()}"
 
 
-def ensure_console_player(tenant: Tenant, user):
-    """The player linked to a console user, created on first use.
+def ensure_console_player(tenant: Tenant, user, display_name: str = "") -> Player:
+    """The player linked to a console user, created on first use (named ``display_name``,
+    else after the user).
 
     A player with the same external id that was created without a user (say, through the
     API) is adopted by linking it; one linked to someone else is left as it is.
     """
-    from console.models import Player  # imported here: this block was appended to the module
-
     player, created = Player.objects.get_or_create(
         tenant=tenant,
         external_id=console_player_external_id(user),
-        defaults={"display_name": user.get_full_name() or user.get_username(), "user": user},
+        defaults={
+            "display_name": display_name or user.get_full_name() or user.get_username(),
+            "user": user,
+        },
     )
     if not created and player.user_id is None:
         Player.objects.filter(pk=player.pk, user__isnull=True).update(user=user)

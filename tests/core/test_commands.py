@@ -108,3 +108,21 @@ def test_seed_demo_login_works(db, demo_credentials, client):
     out, _ = _run("seed_demo")
     fields = dict(part.split("=", 1) for part in out.split())
     assert client.login(username=fields["login"], password=fields["password"])
+
+
+def test_seed_demo_keeps_an_existing_default_and_links_the_demo_player(db, demo_credentials):
+    from console.models import Player
+    from roleplay.models import ModelConfig
+    from roleplay.services import model_configs
+
+    tenant = Tenant.objects.create(name="demo")
+    mine = model_configs.create_model_config(
+        tenant, name="mine", provider="llama_cpp", model="m", is_default=True
+    )
+    _run("seed_demo")
+    assert list(ModelConfig.objects.filter(tenant=tenant, is_default=True)) == [mine]
+    demo = ModelConfig.objects.get(tenant=tenant, is_demo=True)
+    assert demo.provider == "llama_cpp" and demo.max_output_tokens < demo.context_limit
+    player = Player.objects.get(tenant=tenant)
+    assert (player.external_id, player.display_name) == ("console:demo", "Traveller")
+    assert player.user.username == "demo"

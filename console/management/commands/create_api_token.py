@@ -1,5 +1,6 @@
 from django.core.management.base import BaseCommand, CommandError
 
+from console.failures import DomainError
 from console.models import Scope, Tenant
 from console.services import create_api_token
 
@@ -18,5 +19,8 @@ class Command(BaseCommand):
         found = Tenant.objects.filter(name=tenant).first()
         if found is None:
             raise CommandError(f"no tenant named {tenant!r}")
-        _token, raw = create_api_token(found, name, scopes or [Scope.CONTENT, Scope.PLAY])
+        try:
+            _token, raw = create_api_token(found, name, scopes or [Scope.CONTENT, Scope.PLAY])
+        except DomainError as exc:
+            raise CommandError(exc.message) from exc
         self.stdout.write(raw)

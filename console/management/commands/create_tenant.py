@@ -1,6 +1,6 @@
 from django.core.management.base import BaseCommand, CommandError
 
-from console.models import Tenant
+from console.failures import DomainError
 from console.services import create_tenant
 
 
@@ -11,7 +11,8 @@ class Command(BaseCommand):
         parser.add_argument("name")
 
     def handle(self, *args, name, **options):
-        if Tenant.objects.filter(name=name).exists():
-            raise CommandError(f"tenant {name!r} already exists")
-        tenant = create_tenant(name)
+        try:
+            tenant = create_tenant(name)
+        except DomainError as exc:
+            raise CommandError(exc.message) from exc
         self.stdout.write(str(tenant.id))

@@ -1,4 +1,8 @@
-"""Idempotent demo data: tenant ``demo``, an operator login, a character, the local model."""
+"""Idempotent demo data: tenant ``demo``, an operator login, a character, the local model.
+
+Everything is written through the services every other door uses, so the demo data obeys
+the same rules (one default model config, a console user's player, bindings by character).
+"""
 
 from __future__ import annotations
 
@@ -8,9 +12,11 @@ from django.core.management.base import BaseCommand
 from django.db import transaction
 
 from console.embedded import VAR_DIR
-from console.models import Player, Role, Tenant
-from console.services import ensure_console_user
+from console.models import Role, Tenant
+from console.services import create_tenant, ensure_console_player, ensure_console_user
 from roleplay.models import Character, Conversation, ModelConfig
+from roleplay.selectors import default_model_config
+from roleplay.services import characters, conversations, model_configs
 
 DEMO_USER = "demo"
 CREDENTIALS = VAR_DIR / "demo-login.txt"
@@ -21,6 +27,15 @@ DEMO_DESCRIPTION = (
     "its streets at night."
 )
 DEMO_FIRST = "*Mira looks up from her logbook.* A visitor, at this hour? Come in out of the fog."
+DEMO_CONFIG = {
+    "name": "Bundled demo model (gemma-3-270m)",
+    "provider": "llama_cpp",
+    "model": "gemma-3-270m-q4_k_m",
+    "context_limit": 4096,
+    "max_output_tokens": 160,
+    "temperature": 0.8,
+    "timeout_ms": 120_000,
+}
 
 
 DEMO_BOOK = {
@@ -67,40 +82,29 @@ class Command(BaseCommand):
 
     @transaction.atomic
     def handle(self, *args, **options):
-        tenant, _ = Tenant.objects.get_or_create(name="demo")
+        tenant = Tenant.objects.filter(name="demo").first() or create_tenant("demo")
         password = demo_password()
         user, _ = ensure_console_user(tenant, DEMO_USER, password, Role.ADMIN)
-        config, _ = ModelConfig.objects.get_or_create(
-            tenant=tenant,
-            name="Bundled demo model (gemma-3-270m)",
-            defaults=dict(
-                provider="llama_cpp",
-                model="gemma-3-270m-q4_k_m",
-                context_limit=4096,
-                max_output_tokens=160,
-                temperature=0.8,
-                timeout_ms=120_000,
-                is_default=not ModelConfig.objects.filter(tenant=tenant, is_default=True).exists(),
+        if not ModelConfig.objects.filter(tenant=tenant, name=DEMO_CONFIG["name"]).exists():
+            model_configs.create_model_config(
+                tenant,
+                is_default=default_model_config(tenant) is None,
                 is_demo=True,
-            ),
-        )
-        character, _ = Character.objects.get_or_create(
-            tenant=tenant,
-            name="Mira",
-            defaults=dict(description=DEMO_DESCRIPTION, first_message=DEMO_FIRST),
-        )
-        player, _ = Player.objects.get_or_create(
-            tenant=tenant,
-            external_id=f"console:{user.username}",
-            defaults=dict(display_name="Traveller", user=user),
-        )
+                **DEMO_CONFIG,
+            )
+        character = Character.objects.filter(tenant=tenant, name="Mira").first()
+        if character is None:
+            character = characters.create_character(
+                tenant, name="Mira", description=DEMO_DESCRIPTION, first_message=DEMO_FIRST
+            )
+        player = ensure_console_player(tenant, user, display_name="Traveller")
         self._demo_worldbook(tenant, character)
         conversation = (
             Conversation.objects.filter(tenant=tenant, player=player, character=character)
             .order_by("created_at")
             .first()
-        ) or Conversation.objects.create(
-            tenant=tenant, player=player, character=character, title="Demo conversation"
+        ) or conversations.start_conversation(
+            tenant, player=player, character=character, title="Demo conversation"
         )
         self.stdout.write(f"login={DEMO_USER} password={password} conversation={conversation.id}")
 
