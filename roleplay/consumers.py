@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import logging
+import uuid
 from urllib.parse import parse_qs
 
 from asgiref.sync import sync_to_async
@@ -31,8 +32,16 @@ def _origin_allowed(scope) -> bool:
     return "*" in settings.ALLOWED_HOSTS or host in settings.ALLOWED_HOSTS
 
 
+def _conversation_id(text: str) -> str | None:
+    """The canonical form of a conversation id from the path, or None if it is not one."""
+    try:
+        return str(uuid.UUID(text))
+    except ValueError:
+        return None
+
+
 @sync_to_async
-def _authorize(scope, conversation_id):
+def _authorize(scope, conversation_id: str):
     """(conversation, can_write) for this socket, or None. Foreign ids look absent."""
     query = parse_qs(scope.get("query_string", b"").decode("latin-1"))
     ticket = (query.get("ticket") or [""])[0]
@@ -50,9 +59,9 @@ def _authorize(scope, conversation_id):
 
 class ConversationConsumer(AsyncWebsocketConsumer):
     async def connect(self):
-        conversation_id = self.scope["url_route"]["kwargs"]["conversation_id"]
-        access = await _authorize(self.scope, conversation_id)
-        if access is None:
+        conversation_id = _conversation_id(self.scope["url_route"]["kwargs"]["conversation_id"])
+        access = await _authorize(self.scope, conversation_id) if conversation_id else None
+        if access is None:  # unknown, foreign, malformed or not allowed: one answer
             await self.close(code=4404)
             return
         self.conversation, self.can_write = access

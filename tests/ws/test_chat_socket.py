@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import asyncio
 import json
+import uuid
 
 import pytest
 from asgiref.sync import sync_to_async
 from channels.testing import WebsocketCommunicator
+from django.test import Client
 
 from console.asgi import application
 from console.tickets import issue_ticket
@@ -282,3 +284,38 @@ async def test_context_overflow_is_an_error_event(conversation, model_config, ll
     assert events[-1]["type"] == "error" and events[-1]["code"] == "context_overflow"
     assert len(llm.requests) == 0
     await comm.disconnect()
+
+
+async def _handshake(path: str, headers=()) -> tuple[bool, int | None]:
+    comm = WebsocketCommunicator(application, path, headers=list(headers))
+    connected, code = await comm.connect()
+    if connected:
+        await comm.disconnect()
+    return connected, code
+
+
+@sync_to_async
+def _session_cookie(user) -> list[tuple[bytes, bytes]]:
+    client = Client()
+    client.force_login(user)
+    return [(b"cookie", f"sessionid={client.cookies['sessionid'].value}".encode())]
+
+
+@pytest.mark.parametrize(
+    "bad_id",
+    ["not-a-uuid", "1", "x" * 300, "%00", "123e4567-e89b-12d3-a456-42661417400", "..."],
+)
+async def test_a_malformed_id_is_refused_like_an_unknown_one(conversation, operator_user, bad_id):
+    """Whatever the credentials, a conversation id that is not a UUID gets the answer an
+    unknown conversation gets: the handshake closed with 4404, not a server error."""
+    ticket, _ = await sync_to_async(issue_ticket)(conversation)
+    session = await _session_cookie(operator_user)
+    unknown = uuid.uuid4()
+    for query, headers in ((f"?ticket={ticket}", ()), ("", session), ("", ())):
+        refused = await _handshake(f"/ws/conversations/{bad_id}/{query}", headers)
+        assert refused == await _handshake(f"/ws/conversations/{unknown}/{query}", headers)
+        assert refused == (False, 4404)
+    # The same credentials do open the real conversation: the refusals were about the id.
+    # (The ticket was not used up by the refused attempts.)
+    assert (await _handshake(f"/ws/conversations/{conversation.id}/", session))[0]
+    assert (await _handshake(f"/ws/conversations/{conversation.id}/?ticket={ticket}"))[0]
