@@ -1,40 +1,55 @@
+"""Worldbook data in Django's admin, read only.
+
+Every write of a book goes through ``worldbook.services`` (revisions by compare-and-set,
+bindings checked against existing revisions, drafts through ``worldbook.editor.services``);
+an admin form writing rows with the ORM would be a door around those rules, so the admin
+only shows what is stored. Edit books in the console or through the API.
+"""
+
 from django.contrib import admin
 
-from worldbook.models import Book, BookIndex, BookRevision, FileImport, PromptBinding
+from worldbook.models import Book, BookDraft, BookIndex, BookRevision, FileImport, PromptBinding
+
+
+class ReadOnlyAdmin(admin.ModelAdmin):
+    def has_add_permission(self, request, obj=None):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+    def has_delete_permission(self, request, obj=None):
+        return False
 
 
 @admin.register(Book)
-class BookAdmin(admin.ModelAdmin):
+class BookAdmin(ReadOnlyAdmin):
     list_display = ("name", "tenant", "head_revision", "updated_at")
     search_fields = ("name",)
 
 
 @admin.register(BookRevision)
-class BookRevisionAdmin(admin.ModelAdmin):
+class BookRevisionAdmin(ReadOnlyAdmin):
     list_display = ("book", "revision", "entry_count", "content_hash", "created_at")
-    # Revisions are immutable: publish a new one through the API or the console.
-    readonly_fields = (
-        "book",
-        "revision",
-        "content",
-        "content_hash",
-        "entry_count",
-        "import_report",
-    )
+
+
+@admin.register(BookDraft)
+class BookDraftAdmin(ReadOnlyAdmin):
+    list_display = ("book", "user", "base_revision", "version", "updated_at")
 
 
 @admin.register(FileImport)
-class FileImportAdmin(admin.ModelAdmin):
+class FileImportAdmin(ReadOnlyAdmin):
     list_display = ("filename", "format", "book", "sha256", "created_at")
 
 
 @admin.register(PromptBinding)
-class PromptBindingAdmin(admin.ModelAdmin):
+class PromptBindingAdmin(ReadOnlyAdmin):
     list_display = ("prompt_id", "book", "revision", "position", "enabled")
 
 
 @admin.register(BookIndex)
-class BookIndexAdmin(admin.ModelAdmin):
+class BookIndexAdmin(ReadOnlyAdmin):
     list_display = (
         "book",
         "revision",

@@ -1,9 +1,11 @@
-"""Worldbook data: books with immutable revisions, bindings, vector indexes, timed state."""
+"""Worldbook data: books with immutable revisions, editors' drafts, bindings, vector indexes,
+timed state."""
 
 from __future__ import annotations
 
 import uuid
 
+from django.conf import settings
 from django.db import models
 from pgvector.django import HnswIndex, VectorField
 
@@ -34,6 +36,9 @@ class BookRevision(TenantScopedModel):
     content_hash = models.CharField(max_length=64)
     entry_count = models.PositiveIntegerField(default=0)
     import_report = models.JSONField(default=dict, blank=True)
+    # Per entry id: cl100k tokens of its content and the revision it last changed in. Filled
+    # by a draft publish, or on the editor's first read (see worldbook/editor/stats.py).
+    entry_stats = models.JSONField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -144,3 +149,40 @@ class TimedEffectState(TenantScopedModel):
         constraints = [
             models.UniqueConstraint(fields=["tenant", "conversation_id"], name="timed_state_unique")
         ]
+
+
+class BookDraft(TenantScopedModel):
+    """One editor's unpublished changes to a book, as entry-level changes over
+    ``base_revision`` (see :class:`DraftEntry`).
+
+    A draft belongs to one user, so two editors never overwrite each other's work in
+    progress; it reaches readers only through a publish, which is the usual compare-and-set
+    on the head (a stale ``base_revision`` is a 409 and the draft stays). ``version`` moves on
+    every change, so a process can cache the merged view of a draft by it.
+    """
+
+    book = models.ForeignKey(Book, on_delete=models.CASCADE, related_name="drafts")
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
+    base_revision = models.PositiveIntegerField()
+    book_fields = models.JSONField(default=dict, blank=True)  # changed name/description/metadata
+    version = models.PositiveIntegerField(default=0)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["book", "user"], name="book_draft_unique")]
+
+
+class DraftEntry(models.Model):
+    """A changed entry of a draft. ``key`` is the id the entry has in the base revision (or a
+    fresh ``new:`` key for an entry the draft added), so renaming an entry's id is an edit like
+    any other; ``entry`` is the whole native entry, or null for a deleted one."""
+
+    draft = models.ForeignKey(BookDraft, on_delete=models.CASCADE, related_name="changes")
+    key = models.CharField(max_length=160)
+    entry = models.JSONField(null=True, blank=True)
+    seq = models.PositiveIntegerField(default=0)  # the order of added entries
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["draft", "key"], name="draft_entry_unique")]

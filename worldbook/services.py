@@ -96,7 +96,9 @@ def validate_book(payload) -> BookIn:
     return book
 
 
-def _write_revision(tenant, book: Book, number: int, model: BookIn, report: dict) -> BookRevision:
+def _write_revision(
+    tenant, book: Book, number: int, model: BookIn, report: dict, stats: dict | None = None
+) -> BookRevision:
     return BookRevision.objects.create(
         tenant=tenant,
         book=book,
@@ -105,6 +107,7 @@ def _write_revision(tenant, book: Book, number: int, model: BookIn, report: dict
         content_hash=content_hash(model),
         entry_count=len(model.entries),
         import_report=report,
+        entry_stats=stats,
     )
 
 
@@ -120,10 +123,14 @@ def create_book(tenant, model: BookIn, *, report: dict | None = None) -> tuple[B
     return book, revision
 
 
-def publish_revision(tenant, book: Book, model: BookIn, expected_revision: int) -> BookRevision:
+def publish_revision(
+    tenant, book: Book, model: BookIn, expected_revision: int, *, stats: dict | None = None
+) -> BookRevision:
     """Publish a full new revision if the head is still ``expected_revision`` (else 409).
 
     The whole-revision checks run here, before the head moves, so no door can skip them.
+    ``stats`` are the new revision's per-entry facts when the caller already knows them (a
+    draft publish); otherwise the editor derives them on its first read.
     """
     validate_book_for_publish(model)
     with transaction.atomic():
@@ -143,7 +150,9 @@ def publish_revision(tenant, book: Book, model: BookIn, expected_revision: int) 
             raise errors.RevisionConflict(current, expected_revision)
         number = expected_revision + 1
         report = {"format": "native", "entry_count": len(model.entries)}
-        return _write_revision(tenant, book, number, model, report)
+        revision = _write_revision(tenant, book, number, model, report, stats)
+    book.head_revision = number
+    return revision
 
 
 def book_result(book: Book, revision: BookRevision, *, deduplicated: bool = False) -> dict:

@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from worldbook.views import bindings, books, history, imports, index, playground
+from worldbook.views import bindings, books, editor, entries, history, imports, index, playground
 
 urlpatterns = [
     path("", books.book_list, name="wb_books"),
@@ -15,8 +15,18 @@ urlpatterns = [
         bindings.character_bindings,
         name="wb_character_bindings",
     ),
-    path("<uuid:book_id>/", books.book_editor, name="wb_editor"),
-    path("<uuid:book_id>/entry-row/", books.entry_row, name="wb_entry_row"),
+    path("<uuid:book_id>/", editor.book_editor, name="wb_editor"),
+    path("<uuid:book_id>/bulk/", editor.bulk_action, name="wb_bulk"),
+    path("<uuid:book_id>/draft/publish/", editor.draft_publish, name="wb_draft_publish"),
+    path("<uuid:book_id>/draft/discard/", editor.draft_discard, name="wb_draft_discard"),
+    path("<uuid:book_id>/draft/rebase/", editor.draft_rebase, name="wb_draft_rebase"),
+    path("<uuid:book_id>/draft/restore/", editor.draft_restore, name="wb_draft_restore"),
+    path("<uuid:book_id>/draft/book/", editor.draft_book_fields, name="wb_draft_book"),
+    path("<uuid:book_id>/draft/changes/", editor.draft_changes, name="wb_draft_changes"),
+    path("<uuid:book_id>/entries/row/", entries.entry_row, name="wb_entry_row"),
+    path("<uuid:book_id>/entries/save/", entries.entry_save, name="wb_entry_save"),
+    path("<uuid:book_id>/entries/add/", entries.entry_add, name="wb_entry_add"),
+    path("<uuid:book_id>/entries/revert/", entries.entry_revert, name="wb_entry_revert"),
     path("<uuid:book_id>/revisions/", history.revision_list, name="wb_revisions"),
     path(
         "<uuid:book_id>/revisions/<int:revision>/",

@@ -1,8 +1,8 @@
-"""The worldbook console in Chromium: import wizard, playground, editor, index polling.
+"""The worldbook console in Chromium: import wizard, playground, index polling (the editor
+has its own module, ``test_worldbook_editor.py``).
 
 These drive what only a browser runs: the multipart upload from a file input, htmx swapping
-the playground result and the editor's new rows, ``static/js/worldbook.js`` packing the
-editor's fields into one JSON field on publish, and htmx polling the index progress.
+the playground result, and htmx polling the index progress.
 """
 
 from __future__ import annotations
@@ -139,33 +139,6 @@ def test_playground_shows_a_keyword_decision(greyport, browser_page, login):
     page.fill("input[name=scan_depth]", "500")
     page.click("#wb-run")
     page.locator(".field.has-error").filter(has_text="less than or equal to 100").wait_for()
-
-
-def test_editor_publishes_through_packed_fields_and_htmx_rows(greyport, browser_page, login, orm):
-    page = browser_page
-    login(page, USER, PASSWORD, next_path=f"/console/worldbooks/{greyport.pk}/")
-    page.fill("input[name='e1-title']", "City gate at night")
-    page.click("button[value=add_entry]")
-    new_row = page.locator("tbody.wb-entry").nth(2)
-    new_row.wait_for()
-    new_row.locator("textarea[name$='-content']").fill("Gas lamps hiss in the fog.")
-    new_row.locator("textarea[name$='-keys']").fill("lamp, fog")
-    page.press("input[name='e1-title']", "Enter")  # must not submit
-    assert page.locator("#wb-base").get_attribute("data-revision") == "1"
-    with page.expect_request(lambda r: r.method == "POST") as posted, page.expect_navigation():
-        page.click("#wb-publish")
-    assert posted.value.post_data.startswith("csrfmiddlewaretoken=")
-    assert "&packed=" in posted.value.post_data  # one JSON field, not one per input
-    assert "Published revision 2" in page.locator(".flash").inner_text()
-    head = orm(_head, greyport.pk)
-    entries = head.content["entries"]
-    assert head.revision == 2 and len(entries) == 3
-    assert entries[1]["title"] == "City gate at night"
-    assert entries[2]["content"] == "Gas lamps hiss in the fog." and entries[2]["keys"] == [
-        "lamp",
-        "fog",
-    ]
-    assert entries[0] == {**entries[0], **BACKGROUND}
 
 
 def test_index_progress_polls_until_ready(greyport, browser_page, login, orm):

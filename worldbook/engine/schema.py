@@ -322,6 +322,19 @@ def validate_book_for_publish(book: BookIn) -> None:
     _check_dependencies(ids, book.entries)
 
 
+def check_entry(entry: EntryIn) -> None:
+    """The publish checks that concern one entry alone (outlet name, regex keys), so an editor
+    can report them when the entry is saved instead of at the publish."""
+    entry_id = entry.id or "entry"
+    if entry.position == "outlet" and not entry.outlet_name:
+        raise PublishError(
+            "outlet_name_required",
+            f"entries placed at an outlet need outlet_name: {entry_id}",
+            {"entry_ids": [entry_id]},
+        )
+    _check_regex_keys([entry_id], [entry])
+
+
 def _check_regex_keys(ids: list[str], entries: list[EntryIn]) -> None:
     for eid, entry in zip(ids, entries, strict=True):
         for field in ("keys", "secondary_keys"):

@@ -1,10 +1,4 @@
-"""Book list, new book, and the book editor with publish-by-compare-and-set.
-
-The editor is opened at the head revision N and posts ``expected_revision=N`` with the whole
-book; ``publish_revision`` moves the head only if it is still N. When someone published in
-between, the page answers 409 with the posted forms as they were (nothing typed is lost), the
-current revision, a diff link, a reload link, and a button to publish over the new head.
-"""
+"""Book list, new book and export; the editor itself is ``views/editor.py``."""
 
 from __future__ import annotations
 
@@ -25,11 +19,8 @@ from worldbook.models import BookIndex, BookRevision
 from worldbook.views.common import (
     book_or_404,
     error_context,
-    int_param,
     revision_or_404,
-    status_for,
 )
-from worldbook.views.editing import BookEditor, PackedDataError, blank_row, editor_data
 
 
 def _index_summaries(tenant, books) -> dict:
@@ -72,74 +63,6 @@ def book_create(request):
             flash.success(request, f"Book “{book.name}” created at revision 1.")
             return redirect("wb_editor", book_id=book.pk)
     return render(request, "worldbook/new.html", {"form": form, "error": error})
-
-
-def _render_editor(request, book, editor, base, *, status=200, **extra):
-    can_edit = request.membership.can_edit()
-    if not can_edit:
-        editor.disable()
-    context = {
-        "book": book,
-        "editor": editor,
-        "base_revision": base,
-        "can_edit": can_edit,
-        **extra,
-    }
-    return render(request, "worldbook/editor.html", context, status=status)
-
-
-@console_view()
-def book_editor(request, book_id):
-    """GET: the head revision (or ``?from=n``, an older one to restore) in the editor.
-    POST: ``action=add_entry`` re-renders with one more row (no JavaScript needed);
-    otherwise publishes."""
-    book = book_or_404(request, book_id)
-    if request.method != "POST":
-        source = revision_or_404(request, book, int_param(request.GET.get("from")))
-        editor = BookEditor.from_content(source.content)
-        return _render_editor(
-            request, book, editor, book.head_revision, restored_from=source.revision
-        )
-    try:
-        data = editor_data(request.POST)
-    except PackedDataError as exc:
-        return HttpResponse(str(exc), status=400, content_type="text/plain")
-    expected = int_param(data.get("expected_revision"))
-    if expected is None:
-        return HttpResponse("expected_revision is required", status=400, content_type="text/plain")
-    editor = BookEditor.from_post(data)
-    if data.get("action") == "add_entry":
-        editor.add_blank_row()
-        return _render_editor(request, book, editor, expected)
-    if not editor.is_valid():
-        return _render_editor(request, book, editor, expected, status=422)
-    target = int_param(data.get("overwrite_revision"), expected)
-    try:
-        model = services.parse_book(editor.payload())
-        revision = services.publish_revision(request.tenant, book, model, target)
-    except WorldbookError as exc:
-        if exc.code == "revision_conflict":
-            current = exc.details.get("current_revision")
-            return _render_editor(
-                request, book, editor, expected, status=409, conflict={"current": current}
-            )
-        editor.apply_error(exc)
-        return _render_editor(request, book, editor, expected, status=status_for(exc))
-    flash.success(
-        request, f"Published revision {revision.revision} ({revision.entry_count} entries)."
-    )
-    return redirect("wb_editor", book_id=book.pk)
-
-
-@console_view(read=Role.OPERATOR)
-def entry_row(request, book_id):
-    """One blank entry row, appended to the editor's table by htmx."""
-    book = book_or_404(request, book_id)
-    return render(
-        request,
-        "worldbook/_entry_row.html",
-        {"row": blank_row(), "book": book, "can_edit": True, "open": True},
-    )
 
 
 @console_view()

@@ -78,7 +78,7 @@ def render_cell(bound, *, disabled: bool = False) -> SafeString:
     return mark_safe(render_widget(bound, disabled=disabled) + render_errors(bound))
 
 
-_WIDE = frozenset({"conditions", "metadata", "source"})
+_WIDE = frozenset({"content", "conditions", "metadata", "source"})
 
 
 def render_block(bound, *, disabled: bool = False) -> SafeString:

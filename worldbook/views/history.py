@@ -66,6 +66,8 @@ def revision_diff(request, book_id):
             "old": old,
             "new": new,
             "diff": diff_books(old.content, new.content),
+            "old_label": f"r{old.revision}",
+            "new_label": f"r{new.revision}",
             "numbers": numbers,
         },
     )

@@ -80,6 +80,6 @@ def test_progress_mid_build(operator, book):
         attempts=1,
     )
     html = operator.get(f"/console/worldbooks/{book.pk}/index/status/").content.decode()
-    assert "2 / 8 chunks" in html and "25%" in html and 'style="width: 25%"' in html
+    assert "2 / 8 chunks" in html and "25%" in html and 'value="25"' in html
     assert 'hx-trigger="every 1s"' in html
     assert index.pk

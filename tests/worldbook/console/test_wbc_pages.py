@@ -21,6 +21,10 @@ def _book_pages(book) -> list[str]:
         f"{base}/diff/?a=1&b=1",
         f"{base}/index/",
         f"{base}/index/status/",
+        f"{base}/entries/row/?key=gate",
+        f"{base}/entries/row/?key=gate&edit=1",
+        f"{base}/draft/changes/",
+        f"{base}/?q=gate&sort=tokens&edit=gate",
     ]
 
 
@@ -31,7 +35,6 @@ def _pages(book, character) -> list[str]:
         "/console/worldbooks/import/",
         "/console/worldbooks/playground/",
         f"/console/worldbooks/bindings/{character.pk}/",
-        f"/console/worldbooks/{book.pk}/entry-row/",
         *_book_pages(book),
     ]
 
@@ -88,17 +91,28 @@ def test_export_downloads_the_revision(operator, book):
 
 def test_viewer_reads_but_cannot_write(viewer, operator, book, character):
     for url in _pages(book, character):
-        if url.endswith(("/new/", "/import/", "/entry-row/")):
+        if url.endswith(("/new/", "/import/")):
             assert viewer.get(url).status_code == 403, url
         else:
             assert viewer.get(url).status_code == 200, url
     editor = viewer.get(f"/console/worldbooks/{book.pk}/").content.decode()
     assert 'id="wb-publish"' not in editor and "Read only" in editor
-    assert 'name="e0-title"' in editor and "disabled" in editor.split('name="e0-title"')[1][:200]
-    # Entry forms share their field objects: a viewer's read-only page must not leak.
-    assert "disabled" not in operator.get(f"/console/worldbooks/{book.pk}/").content.decode()
+    row = f"/console/worldbooks/{book.pk}/entries/row/?key=gate&edit=1"
+    form = viewer.get(row).content.decode()
+    assert 'name="e-title"' in form and "disabled" in form.split('name="e-title"')[1][:200]
+    # Entry forms share their field objects: a viewer's read-only form must not leak.
+    assert "disabled" not in operator.get(row).content.decode()
+    base = f"/console/worldbooks/{book.pk}"
     posts = [
-        (f"/console/worldbooks/{book.pk}/", {"expected_revision": "1"}),
+        (f"{base}/entries/save/", {"key": "gate", "e-content": "x"}),
+        (f"{base}/entries/add/", {}),
+        (f"{base}/entries/revert/", {"key": "gate"}),
+        (f"{base}/bulk/", {"action": "disable", "keys": ["gate"]}),
+        (f"{base}/draft/publish/", {}),
+        (f"{base}/draft/discard/", {}),
+        (f"{base}/draft/rebase/", {}),
+        (f"{base}/draft/restore/", {"revision": "1"}),
+        (f"{base}/draft/book/", {"name": "x"}),
         ("/console/worldbooks/new/", {"name": "x"}),
         ("/console/worldbooks/import/", {}),
         (f"/console/worldbooks/{book.pk}/index/build/", {"revision": "1"}),
@@ -111,15 +125,17 @@ def test_viewer_reads_but_cannot_write(viewer, operator, book, character):
 
 
 def test_foreign_tenant_ids_are_404(outsider, book, character):
-    for url in _book_pages(book) + [
-        f"/console/worldbooks/{book.pk}/entry-row/",
-        f"/console/worldbooks/bindings/{character.pk}/",
-    ]:
+    for url in _book_pages(book) + [f"/console/worldbooks/bindings/{character.pk}/"]:
         assert outsider.get(url).status_code == 404, url
-    response = outsider.post(
-        f"/console/worldbooks/{book.pk}/", {"expected_revision": "1", "name": "stolen"}
-    )
-    assert response.status_code == 404
+    base = f"/console/worldbooks/{book.pk}"
+    for tail, data in [
+        ("entries/save/", {"key": "gate", "e-content": "stolen"}),
+        ("entries/add/", {}),
+        ("bulk/", {"action": "disable", "keys": ["gate"]}),
+        ("draft/publish/", {}),
+        ("draft/restore/", {"revision": "1"}),
+    ]:
+        assert outsider.post(f"{base}/{tail}", data).status_code == 404, tail
     assert outsider.post(f"/console/worldbooks/{book.pk}/index/build/").status_code == 404
     assert outsider.post(f"/console/worldbooks/bindings/{character.pk}/").status_code == 404
     listing = outsider.get("/console/worldbooks/").content.decode()
@@ -132,6 +148,8 @@ def test_missing_ids_and_revisions_are_404(operator, book):
     assert operator.get(f"/console/worldbooks/{book.pk}/diff/?a=1&b=9").status_code == 404
     assert operator.get(f"/console/worldbooks/{book.pk}/index/?revision=9").status_code == 404
     assert operator.get("/console/worldbooks/import/not-a-real-token-xyz/").status_code == 404
+    assert operator.get(f"/console/worldbooks/{book.pk}/entries/row/?key=nope").status_code == 404
+    assert operator.get(f"/console/worldbooks/{book.pk}/entries/row/").status_code == 404
 
 
 def test_playground_lists_only_the_tenants_books(operator, book, foreign_book):

@@ -1,9 +1,12 @@
-"""``python manage.py bench_worldbook --entries 5000 --json``: compile, select, import timings.
+"""``python manage.py bench_worldbook --entries 5000 --json``: compile, select, import and
+editor timings.
 
 Prints compile time per revision, selection latency in-process and through
 ``POST /v1/context/select`` on a live daphne server, the naive baseline (every key of every
-entry searched as a plain loop) with the speed ratio, and the import time of a SillyTavern
-file of the same size. Data goes to a throwaway tenant that is deleted at the end.
+entry searched as a plain loop) with the speed ratio, the import time of a SillyTavern
+file of the same size, and the book editor's server time (first page cold and warm, a
+search, a bulk edit of a fifth of the book with its publish; see ``worldbook/bench/editor``).
+Data goes to a throwaway tenant that is deleted at the end.
 """
 
 from __future__ import annotations
@@ -20,6 +23,8 @@ from console.live_server import running_daphne
 from console.models import Tenant
 from console.services import create_api_token
 from worldbook import services
+from worldbook.bench import editor
+from worldbook.bench.editor import percentiles
 from worldbook.bench.synthetic import queries, sillytavern_file, synthetic_book
 from worldbook.engine import matcher
 from worldbook.engine.naive import naive_activate
@@ -27,36 +32,25 @@ from worldbook.engine.schema import BookIn, SelectRequest
 from worldbook.engine.selection import LoadedBook, select
 
 
-def _percentiles(samples: list[float]) -> dict:
-    ordered = sorted(samples)
-
-    def pick(q: float) -> float:
-        return round(ordered[min(len(ordered) - 1, int(q * len(ordered)))], 3)
-
-    return {
-        "p50": pick(0.50),
-        "p95": pick(0.95),
-        "p99": pick(0.99),
-        "mean": round(statistics.fmean(ordered), 3),
-        "n": len(ordered),
-    }
-
-
 class Command(BaseCommand):
-    help = "Benchmark worldbook compile, selection (in-process and HTTP) and import."
+    help = "Benchmark worldbook compile, selection (in-process and HTTP), import and editor."
 
     def add_arguments(self, parser):
         parser.add_argument("--entries", type=int, default=5000)
         parser.add_argument("--selections", type=int, default=300)
         parser.add_argument("--http-selections", type=int, default=200)
+        parser.add_argument("--editor-samples", type=int, default=30)
         parser.add_argument("--json", action="store_true")
 
-    def handle(self, *args, entries, selections, http_selections, json: bool = False, **opts):
+    def handle(
+        self, *args, entries, selections, http_selections, editor_samples, json=False, **opts
+    ):
         book = synthetic_book(entries)
         model = BookIn.model_validate(book)
         tenant = Tenant.objects.create(name=f"bench-{uuid.uuid4().hex[:8]}")
         try:
             report = self._run(tenant, book, model, selections, http_selections)
+            report["editor"] = editor.run(tenant, entries, editor_samples)
         finally:
             tenant.delete()
         if json:
@@ -93,8 +87,8 @@ class Command(BaseCommand):
         started = time.perf_counter()
         services.import_files(tenant, [services.Upload("bench.json", st_bytes)])
         import_s = time.perf_counter() - started
-        engine = _percentiles(engine_ms)
-        naive = _percentiles(naive_ms)
+        engine = percentiles(engine_ms)
+        naive = percentiles(naive_ms)
         return {
             "entries": len(model.entries),
             "compile_ms": round(statistics.fmean(compile_ms), 1),
@@ -133,7 +127,7 @@ class Command(BaseCommand):
                 if n:  # the first request warms the server's cache
                     samples.append(elapsed)
             conn.close()
-        return _percentiles(samples)
+        return percentiles(samples)
 
 
 def _dumps(value) -> str:
