@@ -43,12 +43,3 @@ def count_messages(messages: Iterable[Mapping[str, object]]) -> int:
         if name:
             total += count_tokens(str(name)) + 1
     return total
-
-
-def truncate_tokens(text: str, limit: int) -> str:
-    """The longest prefix of ``text`` that fits in ``limit`` tokens."""
-    enc = _encoding()
-    ids = enc.encode(text, disallowed_special=())
-    if len(ids) <= limit:
-        return text
-    return enc.decode(ids[: max(limit, 0)])

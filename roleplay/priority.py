@@ -4,9 +4,10 @@ A turn's start (from the player's message to its first delta) is what a player w
 with nothing on screen; the rest of a reply streams to someone already reading. When many
 turns share one process, the first-come order of the event loop would make every new
 message wait behind the deltas of every stream in flight. So while any turn is starting,
-streams hold back before reading their next chunk (the model server's bytes wait in the
-socket buffer) and finished turns hold back their final writes, each for at most
-``MAX_DEFER_S`` at a time, so a stream is slowed under load but never starved.
+a stream holds back after each delta it sends, before reading its next chunk (the model
+server's bytes wait in the socket buffer), for at most ``MAX_DEFER_S`` at a time, so it is
+slowed under load but never starved. A turn counts as starting from the socket's
+``begin()`` until its first event after ``turn.started`` (a delta, or its end).
 
 Pure asyncio; one instance per process (``STARTS``).
 """

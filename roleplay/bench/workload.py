@@ -5,7 +5,7 @@ from __future__ import annotations
 from functools import lru_cache
 
 from console.tokens import count_tokens
-from roleplay.llm.scripted_server import Reply, split_content
+from roleplay.llm.scripted_server import Reply
 
 REPLY_TOKENS = 200
 REPLY_CHUNKS = 20
@@ -38,8 +38,3 @@ def reply_text(tokens: int = REPLY_TOKENS) -> str:
 
 def bench_reply(tokens: int = REPLY_TOKENS, chunks: int = REPLY_CHUNKS) -> Reply:
     return Reply(content=reply_text(tokens), chunks=chunks)
-
-
-def expected_chunks(tokens: int = REPLY_TOKENS, chunks: int = REPLY_CHUNKS) -> list[str]:
-    """The pieces the scripted server streams: one ``delta`` each, in this order."""
-    return split_content(reply_text(tokens), chunks)

@@ -65,12 +65,6 @@ class BudgetInput:
     max_entries: int
 
 
-@dataclass(slots=True)
-class BudgetResult:
-    taken: list[Group]  # in take order; members of each in ``new_members``
-    drops: dict[Slot, Drop]  # roots (and their not-otherwise-selected dependencies)
-
-
 def build_groups(inp: BudgetInput, drops: dict[Slot, Drop]) -> list[Group]:
     """Dependency closure of every active entry; broken groups are dropped or raise."""
     groups: list[Group] = []
