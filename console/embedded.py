@@ -193,6 +193,9 @@ class EmbeddedPostgres(EmbeddedServer):
         import pgserver
 
         self.directory.mkdir(parents=True, exist_ok=True)
+        # pgserver hands back the handle it made earlier in this process without checking
+        # that its server still runs: forget it, so a restart really starts the server.
+        pgserver.PostgresServer._instances.pop(self.directory, None)
         server = pgserver.get_server(self.directory, cleanup_mode=None)  # we decide when to stop
         import psycopg
 

@@ -7,7 +7,6 @@ embedded PostgreSQL and Redis first and name them in ``DATABASE_URL`` / ``REDIS_
 servers would listen.
 """
 
-
 from __future__ import annotations
 
 import os
@@ -109,6 +108,10 @@ if _socket_host and not DATABASES["default"].get("HOST"):
     DATABASES["default"]["HOST"] = _socket_host
 if _pool_max:
     DATABASES["default"]["OPTIONS"]["pool"] = {"min_size": 1, "max_size": _pool_max, "timeout": 10}
+    # With a pool, Django turns this into the pool's ``check``: a pooled connection is tested
+    # before it is handed out, so after a database restart the dead ones are replaced
+    # instead of failing one request each.
+    DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
 DATABASES["default"]["TEST"] = {"NAME": os.environ.get("TEST_DATABASE_NAME", "test_roleplay")}
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
@@ -153,12 +156,20 @@ CELERY_BROKER_URL = REDIS_URL.replace("unix://", "redis+socket://", 1)
 CELERY_RESULT_BACKEND = CELERY_BROKER_URL
 CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
+# A task taken by a worker that died (SIGKILL, OOM) is handed to another worker once it has
+# been invisible this long (kombu's Redis transport); it must exceed the longest task, since
+# a task running longer is handed out again (tasks are idempotent, so that costs only time).
+CELERY_BROKER_TRANSPORT_OPTIONS = {
+    "visibility_timeout": int(os.environ.get("CELERY_VISIBILITY_TIMEOUT", "3600"))
+}
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TASK_SERIALIZER = "json"
 CELERY_RESULT_SERIALIZER = "json"
 CELERY_ACCEPT_CONTENT = ["json"]
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
-CELERY_BEAT_SCHEDULE: dict = {}
+CELERY_BEAT_SCHEDULE: dict = {
+    "expire-abandoned-turns": {"task": "roleplay.expire_abandoned_turns", "schedule": 60.0},
+}
 
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": ["console.auth.ApiTokenAuthentication"],

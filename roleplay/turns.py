@@ -18,7 +18,8 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 from functools import partial
 
-from django.db import IntegrityError, transaction
+import psycopg
+from django.db import DatabaseError, IntegrityError, transaction
 from django.utils import timezone
 
 from console.db import run_db
@@ -76,11 +77,15 @@ class TurnContext:
     facts: dict = field(default_factory=dict)
 
 
-def expire_abandoned(conversation: Conversation) -> int:
-    """Fail running turns of the conversation whose lease ran out (their process died)."""
-    return Turn.objects.filter(
-        conversation=conversation, status=TurnStatus.RUNNING, lease_expires_at__lt=timezone.now()
-    ).update(status=TurnStatus.FAILED, error_code="turn_abandoned", finished_at=timezone.now())
+def expire_abandoned(conversation: Conversation | None = None) -> int:
+    """Fail running turns whose lease ran out (their process died), of one conversation or
+    of all (the periodic sweep, ``roleplay.tasks.expire_abandoned_turns``)."""
+    running = Turn.objects.filter(status=TurnStatus.RUNNING, lease_expires_at__lt=timezone.now())
+    if conversation is not None:
+        running = running.filter(conversation=conversation)
+    return running.update(
+        status=TurnStatus.FAILED, error_code="turn_abandoned", finished_at=timezone.now()
+    )
 
 
 def begin_turn(conversation: Conversation, client_message_id: str, content: str) -> TurnStart:
@@ -301,9 +306,7 @@ async def run_turn(
         async for event in gateway.stream(ModelRequest(prompt.messages), cancel=cancel):
             if time.monotonic() - renewed > RENEW_EVERY:
                 renewed = time.monotonic()
-                await Turn.objects.filter(pk=turn.pk).aupdate(
-                    lease_expires_at=timezone.now() + LEASE
-                )
+                await _renew_lease(turn)
             if isinstance(event, TextDelta):
                 if not event.text:
                     continue
@@ -342,6 +345,10 @@ async def run_turn(
         await _fail(turn, parts, trace, TurnStatus.FAILED, exc.code, str(exc), emit)
     except ModelError as exc:
         await _fail(turn, parts, trace, TurnStatus.FAILED, exc.code, str(exc), emit)
+    except STORAGE_ERRORS:
+        logger.warning("turn failed: the database is unavailable", exc_info=True)
+        message = "the conversation could not be saved; try again in a moment"
+        await _fail(turn, parts, trace, TurnStatus.FAILED, "storage_unavailable", message, emit)
     except Exception:
         logger.exception("turn failed")
         await _fail(turn, parts, trace, TurnStatus.FAILED, "internal_error", "turn failed", emit)
@@ -349,11 +356,25 @@ async def run_turn(
         turn_id_var.reset(token)
 
 
+# What a database outage raises: Django's wrapped errors, and the pool's own (a timeout
+# while it cannot connect).
+STORAGE_ERRORS = (DatabaseError, psycopg.Error)
+CLOSE_RETRY_S = 1.0
+CLOSE_RETRY_FOR_S = LEASE.total_seconds() * 4
+
+
 async def _fail(turn, parts, trace, status, code, message, emit) -> None:
+    """Store the partial reply and close the turn, then tell the player. If the database is
+    down, the player is told at once and the turn is closed once it is back."""
     trace = {**trace, "error": code}
-    await run_db(
+    close = partial(
         finish_turn, turn, content="".join(parts), status=status, error_code=code, trace=trace
     )
+    try:
+        await run_db(close)
+    except STORAGE_ERRORS:
+        logger.warning("cannot close turn %s now; retrying in the background", turn.id)
+        _keep(asyncio.get_running_loop().create_task(_close_when_possible(close)))
     await emit(
         {
             "type": "error",
@@ -363,6 +384,34 @@ async def _fail(turn, parts, trace, status, code, message, emit) -> None:
             "assistant_message_id": str(turn.assistant_message_id),
         }
     )
+
+
+async def _renew_lease(turn: Turn) -> None:
+    """Keep the turn ours; a database hiccup here must not stop a reply that streams."""
+    try:
+        await run_db(
+            Turn.objects.filter(pk=turn.pk).update, lease_expires_at=timezone.now() + LEASE
+        )
+    except STORAGE_ERRORS:
+        logger.warning("could not renew the lease of turn %s", turn.id)
+
+
+async def _close_when_possible(close) -> None:
+    """Retry closing a turn until the database answers again (or the lease sweep will)."""
+    deadline = time.monotonic() + CLOSE_RETRY_FOR_S
+    while time.monotonic() < deadline:
+        await asyncio.sleep(CLOSE_RETRY_S)
+        try:
+            await run_db(close)
+            return
+        except STORAGE_ERRORS:
+            continue
+    logger.error("gave up closing a turn; the abandoned-turn sweep will fail it")
+
+
+def _keep(task: asyncio.Task) -> None:
+    _TASKS.add(task)
+    task.add_done_callback(_TASKS.discard)
 
 
 def _usage(result) -> dict:

@@ -61,8 +61,15 @@ class Worker:
         stop(self.process, timeout=30)  # warm shutdown first
 
 
-def start_worker(log_dir: Path, ready_timeout: float = 90) -> Worker:
-    """A solo Celery worker consuming a queue of its own, answering pings when it returns.
+def start_worker(
+    log_dir: Path,
+    ready_timeout: float = 90,
+    *,
+    queue: str | None = None,
+    env: dict[str, str] | None = None,
+) -> Worker:
+    """A solo Celery worker consuming a queue of its own (or ``queue``), answering pings
+    when it returns; ``env`` adds to its environment.
 
     The run's Redis is private already (``tests/settings.py``); the private queue also keeps
     workers of one run from taking each other's tasks. The worker dies with this process.
@@ -70,13 +77,14 @@ def start_worker(log_dir: Path, ready_timeout: float = 90) -> Worker:
     from console.celery import app
 
     token = uuid.uuid4().hex[:10]
-    hostname, queue = f"tests-{token}@localhost", f"tests-{token}"
+    hostname, queue = f"tests-{token}@localhost", queue or f"tests-{token}"
     log = log_dir / f"celery-{token}.log"
     process = spawn(
         [sys.executable, "-m", "celery", "-A", "console.worker", "worker", "--pool", "solo",
          "--concurrency", "1", "--hostname", hostname, "--queues", queue, "--without-gossip",
          "--without-mingle", "--loglevel", "INFO"],
-        cwd=REPO, env=child_env(), stdout=log.open("w"), stderr=subprocess.STDOUT,
+        cwd=REPO, env={**child_env(), **(env or {})}, stdout=log.open("w"),
+        stderr=subprocess.STDOUT,
     )  # fmt: skip
     worker = Worker(process, hostname, queue, log)
     deadline = time.monotonic() + ready_timeout
@@ -87,3 +95,17 @@ def start_worker(log_dir: Path, ready_timeout: float = 90) -> Worker:
             return worker
     worker.stop()
     raise RuntimeError(f"celery worker not ready in {ready_timeout}s:\n{log.read_text()[-3000:]}")
+
+
+def route_task(name: str, queue: str | None) -> None:
+    """Route task ``name`` to ``queue`` in this process (``None`` restores the default)."""
+    from console.celery import app
+
+    routes = dict(app.conf.task_routes or {})
+    if queue is None:
+        routes.pop(name, None)
+    else:
+        routes[name] = {"queue": queue}
+    app.conf.task_routes = routes
+    app.amqp.flush_routes()
+    app.amqp.router = app.amqp.Router()  # the router caches the route table it was built with

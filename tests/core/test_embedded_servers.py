@@ -5,12 +5,15 @@ handler runs) the janitor stops it (fresh data directories, so nothing else is u
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
 import psutil
+import pytest
 
 BASE_DIR = Path(__file__).resolve().parents[2]
 USER = """
@@ -28,6 +31,15 @@ def servers_on(socket_path: str) -> list[psutil.Process]:
         if socket_path in cmdline and process.info["status"] != psutil.STATUS_ZOMBIE:
             found.append(process)
     return found
+
+
+@pytest.fixture
+def var_dir():
+    """A fresh data directory, not under pytest's base directory: pytest keeps that private
+    to root, and the embedded PostgreSQL runs as another user."""
+    directory = Path(tempfile.mkdtemp(prefix="rp-var-"))
+    yield directory
+    shutil.rmtree(directory, ignore_errors=True)
 
 
 def user_env(tmp_path: Path) -> dict[str, str]:
@@ -62,16 +74,16 @@ def wait_until_gone(marker: str) -> bool:
     return not servers_on(marker)
 
 
-def test_simultaneous_redis_users_share_one_server_and_the_last_stops_it(tmp_path):
-    urls = start_users(tmp_path, "redis_url")
+def test_simultaneous_redis_users_share_one_server_and_the_last_stops_it(var_dir):
+    urls = start_users(var_dir, "redis_url")
     assert len(urls) == 1, urls  # one server for all four
     assert wait_until_gone(urls.pop().removeprefix("unix://"))
 
 
-def test_simultaneous_postgres_users_share_one_server_and_the_last_stops_it(tmp_path):
-    urls = start_users(tmp_path, "database_url")  # a fresh data directory: initdb included
+def test_simultaneous_postgres_users_share_one_server_and_the_last_stops_it(var_dir):
+    urls = start_users(var_dir, "database_url")  # a fresh data directory: initdb included
     assert len(urls) == 1, urls
-    assert wait_until_gone(str(tmp_path / "pgdata"))
+    assert wait_until_gone(str(var_dir / "pgdata"))
 
 
 KILLED_USER = """
@@ -84,18 +96,18 @@ time.sleep(600)
 """
 
 
-def test_servers_of_a_killed_process_are_stopped_by_the_janitor(tmp_path):
+def test_servers_of_a_killed_process_are_stopped_by_the_janitor(var_dir):
     user = subprocess.Popen(
         [sys.executable, "-c", KILLED_USER],
         cwd=BASE_DIR,
-        env=user_env(tmp_path),
+        env=user_env(var_dir),
         stdout=subprocess.PIPE,
         text=True,
     )
     database, redis = user.stdout.readline().split()
-    assert servers_on(str(tmp_path / "pgdata")) and servers_on(redis.removeprefix("unix://"))
+    assert servers_on(str(var_dir / "pgdata")) and servers_on(redis.removeprefix("unix://"))
     user.kill()  # no atexit handler runs
     user.wait()
     assert wait_until_gone(redis.removeprefix("unix://"))
-    assert wait_until_gone(str(tmp_path / "pgdata"))
+    assert wait_until_gone(str(var_dir / "pgdata"))
     assert "postgres" in database

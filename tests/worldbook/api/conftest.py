@@ -16,31 +16,17 @@ import pytest
 TASK_NAME = "worldbook.build_index"
 
 
-def _route_to(queue: str | None) -> None:
-    """Route ``worldbook.build_index`` to ``queue`` (``None`` restores the default routes)."""
-    from console.celery import app
-
-    routes = dict(app.conf.task_routes or {})
-    if queue is None:
-        routes.pop(TASK_NAME, None)
-    else:
-        routes[TASK_NAME] = {"queue": queue}
-    app.conf.task_routes = routes
-    app.amqp.flush_routes()
-    app.amqp.router = app.amqp.Router()  # the router caches the route table it was built with
-
-
 @pytest.fixture(scope="session")
 def wb_celery_worker(django_db_setup, tmp_path_factory):
     """A running Celery worker process on the test database; yields its queue name."""
-    from tests.background.processes import start_worker
+    from tests.background.processes import route_task, start_worker
 
     worker = start_worker(tmp_path_factory.mktemp("wb_worker"))
     try:
-        _route_to(worker.queue)
+        route_task(TASK_NAME, worker.queue)
         yield worker.queue
     finally:
-        _route_to(None)
+        route_task(TASK_NAME, None)
         worker.stop()
 
 
