@@ -50,18 +50,34 @@ def _llm() -> dict:
         if config is None:
             config = ModelConfig.objects.filter(is_default=True).first()
         pconfig = provider_config(config)
-        ok = True
-        if pconfig.provider == "llama_cpp":
-            import importlib.util
-
-            ok = importlib.util.find_spec("llama_cpp") is not None
-        return {
+        body = {
             "default_config": config.name if config else "env-default",
             "provider": pconfig.provider,
-            "ok": ok,
+            "ok": True,
         }
+        if pconfig.provider == "llama_cpp":
+            body.update(_local_model(pconfig))
+        return body
     except Exception as exc:
         return {"default_config": None, "provider": None, "ok": False, "error": type(exc).__name__}
+
+
+def _local_model(pconfig) -> dict:
+    """The local model process as its supervisor last reported it (nothing is started here:
+    it starts with the first turn, or with ``make run``)."""
+    from roleplay.llm.llama_local import local_model_available, spec_for
+    from roleplay.llm.local_supervisor import LocalModelService, supervisor_running
+
+    if not local_model_available():
+        return {"ok": False, "error": "the local model runtime is not installed"}
+    service = LocalModelService(spec_for(pconfig))
+    if not supervisor_running(service.directory):
+        return {"local_process": "not started"}
+    state = service.state()
+    return {
+        "local_process": "up" if service.healthy(timeout=0.5) else "restarting",
+        "restarts": state.get("restarts", 0),
+    }
 
 
 def healthz(request):

@@ -147,3 +147,27 @@ def test_the_native_build_is_portable() -> None:
         ).stdout
         assert "%zmm" not in listing, f"{library.name} uses AVX-512"
         assert "tileloadd" not in listing and "ldtilecfg" not in listing, f"{library.name}: AMX"
+
+
+@needs_model
+@pytest.mark.django_db
+def test_health_reports_the_local_model_process(tenant) -> None:
+    from django.test import Client
+
+    from roleplay.models import ModelConfig
+
+    ModelConfig.objects.create(
+        tenant=tenant,
+        name="local",
+        provider="llama_cpp",
+        model="gemma-3-270m",
+        context_limit=1024,
+        max_output_tokens=400,
+        is_default=True,
+        extra={"seed": 3},
+    )
+    provider = build_provider(config())
+    asyncio.run(provider.complete(SHORT))  # the same model spec: its process is up
+    llm = Client().get("/healthz").json()["llm"]
+    assert llm["provider"] == "llama_cpp" and llm["ok"] is True
+    assert llm["local_process"] == "up" and llm["restarts"] >= 0
