@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 
 import orjson
@@ -18,10 +19,17 @@ LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 class FastJSONRenderer(JSONRenderer):
     """orjson, and a response that always renders.
 
-    orjson refuses a string holding a lone surrogate. Such a string reaches a response when
-    an error message quotes the client's input (``"\\ud800" is not a valid choice``), and a
-    renderer that raises turns the client's 400 into a 500. The rare failing body is encoded
-    again with every lone surrogate replaced by U+FFFD, the replacement character.
+    orjson refuses two things that do reach responses, and a renderer that raises turns the
+    answer into a 500:
+
+    - a string holding a lone surrogate: an error message quotes the client's input
+      (``"\\ud800" is not a valid choice``);
+    - an integer beyond 64 bits: PostgreSQL's jsonb keeps a JSON field's ``1e20`` as the
+      number ``100000000000000000000``, which reads back as a Python int, so the object
+      that stored it failed on every later read.
+
+    The rare failing body is encoded again by the standard library (any integer), with
+    every lone surrogate replaced by U+FFFD, the replacement character.
     """
 
     def render(self, data, accepted_media_type=None, renderer_context=None) -> bytes:
@@ -30,7 +38,13 @@ class FastJSONRenderer(JSONRenderer):
         try:
             return orjson.dumps(data, default=_fallback, option=_OPTIONS)
         except orjson.JSONEncodeError:
-            return orjson.dumps(valid_unicode(data), default=_fallback, option=_OPTIONS)
+            text = json.dumps(
+                valid_unicode(data),
+                cls=DjangoJSONEncoder,
+                ensure_ascii=False,
+                separators=(",", ":"),
+            )
+            return text.encode()
 
 
 def valid_unicode(value):

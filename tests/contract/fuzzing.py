@@ -124,6 +124,17 @@ def _drf_text_from_number(case, mutation) -> bool:
     )
 
 
+def _drf_trimmed_text(case, mutation) -> bool:
+    value = mutation.new_value
+    return (
+        case.operation.path.startswith("/api/v1/")
+        and mutation.parameter_location == ParameterLocation.BODY
+        and "maxLength" in mutation.keywords
+        and isinstance(value, str)
+        and value.strip() != value
+    )
+
+
 def _query_flag(case, mutation) -> bool:
     return (
         mutation.parameter_location == ParameterLocation.QUERY
@@ -138,6 +149,8 @@ def _query_flag(case, mutation) -> bool:
 KNOWN_LENIENCY = {
     "DRF's CharField stores a JSON number sent for a string as its text "
     "(roleplay/api/serializers.py: name, persona, first_message...)": _drf_text_from_number,
+    "DRF's CharField trims white space before it checks maxLength: a string over the limit "
+    "by its outer white space is stored shorter (roleplay/api/serializers.py)": _drf_trimmed_text,
     "a boolean query flag is true for 1/true and false for any other text "
     "(roleplay/api/views.py: messages?include_archived=)": _query_flag,
 }

@@ -16,6 +16,8 @@ reach the code behind the lookups. For each response:
 
 from __future__ import annotations
 
+import os
+
 import pytest
 import schemathesis
 from hypothesis import HealthCheck, Phase, given, settings
@@ -26,7 +28,9 @@ from tests.contract.conftest import SCHEMA_URL
 from tests.contract.documents import view_model
 from tests.contract.fuzzing import CHECKS, EXTRA_HEADERS, InProcessApp, plant_ids
 
-EXAMPLES = 25  # per operation and mode: about 2,300 requests, under a minute
+# Per operation and mode: about 2,300 requests, under a minute. FUZZ_EXAMPLES=500 for a
+# deeper run by hand; the suite always runs the same, derandomized examples.
+EXAMPLES = int(os.environ.get("FUZZ_EXAMPLES", "25"))
 APP = InProcessApp()
 # The token schemathesis authenticates with; the ``world`` fixture stores its hash for the
 # test's tenant (schemathesis knows it is the credential, so it also tries requests without).
@@ -111,7 +115,9 @@ def test_fuzz_operation(operation, mode, fuzz_world):
         APP.tracebacks.clear()
         with APP:
             response = case.call(headers=sent)
-        assert response.status_code < 500, "\n".join(APP.tracebacks) or response.content[:2000]
+        assert response.status_code < 500, "\n".join(
+            [case.as_curl_command(headers=sent), *APP.tracebacks, response.content[:2000].decode()]
+        )
         case.validate_response(
             response, checks=CHECKS, headers=sent, transport_kwargs={"headers": sent}
         )

@@ -1,8 +1,12 @@
-"""A lone UTF-16 surrogate in a request is a 400 in the error format, never a 500.
+"""Every answer renders: what orjson refuses is encoded another way, never a 500.
 
-JSON can spell one (``"\\ud800"``); a choice field quoted it back in its message and the
-orjson renderer refused to encode the answer. The fix is in the renderer, so every field and
-every message is covered, not only the two fields a fuzzer found first.
+- A lone UTF-16 surrogate: JSON can spell one (``"\\ud800"``); a choice field quoted it back
+  in its message and the orjson renderer refused to encode the answer.
+- An integer beyond 64 bits: a JSON field's ``1e20`` comes back from PostgreSQL's jsonb as
+  the integer ``100000000000000000000`` (found by the schema fuzzer).
+
+The fix is in the renderer, so every field and every message is covered, not only the ones
+a fuzzer found first.
 """
 
 from __future__ import annotations
@@ -48,3 +52,23 @@ def test_the_renderer_repairs_any_string_keys_included():
 def test_valid_pairs_and_plain_text_are_untouched():
     data = {"emoji": "\U0001f600", "text": "铜钥匙", "none": None}
     assert orjson.loads(FastJSONRenderer().render(data)) == data
+
+
+def test_a_huge_number_stored_in_a_json_field_reads_back(api, world):
+    path = f"/api/v1/model-configs/{world.objects.model_config.pk}/"
+    response = api.patch(path, {"extra": {"big": 1e20, "small": 1}}, format="json")
+    assert response.status_code == 200, response.content[:300]
+    config = type(world.objects.model_config).objects.get(pk=world.objects.model_config.pk)
+    assert type(config.extra["big"]) is int  # what jsonb made of 1e20, beyond orjson's range
+    again = api.get(path)  # the row is read back from the database
+    assert again.status_code == 200, again.content[:300]
+    assert again.json()["extra"] == {"big": 10**20, "small": 1}
+
+
+def test_the_renderer_writes_any_integer():
+    data = {"big": 10**20, "negative": -(10**30), "text": LONE}
+    assert json.loads(FastJSONRenderer().render(data)) == {
+        "big": 10**20,
+        "negative": -(10**30),
+        "text": "\ufffd",
+    }
