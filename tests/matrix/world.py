@@ -1,8 +1,8 @@
 """One tenant's objects of every kind a route can name, for the matrices and the fuzzer.
 
 The runtime objects come from the API tests' ``build_world`` (reused, not copied); a
-worldbook book is created through ``POST /v1/books`` and the API token with the service, so
-every route's path parameter has a real object to point at in each tenant.
+worldbook book is created through ``POST /v1/books`` and bound to a prompt, and the API token
+made with the service, so every route's parameters have a real object in each tenant.
 """
 
 from __future__ import annotations
@@ -20,6 +20,9 @@ BY_PARAMETER = {
     "book_id": lambda w: w.book_id,
     "revision": lambda w: w.revision,
 }
+
+
+PROMPT_ID = "mira"  # both tenants bind their book to the same prompt id
 
 
 @dataclass
@@ -55,9 +58,13 @@ class Tenancy:
             return self.object_for(model).pk
         raise LookupError(parameter)
 
-    def names(self) -> list[str]:
-        """Texts that identify this tenant's objects (never shown to another tenant)."""
-        return [f"{self.label}-config", f"{self.label}-char", f"{self.label}-player", self.label]
+    def marks(self) -> list[str]:
+        """Texts that identify this tenant's objects, never shown to another tenant: the
+        label (in every name and message) and every UUID (integer ids would match anything)."""
+        objects = self.objects
+        ids = [objects.model_config.pk, objects.character.pk, objects.conversation.pk]
+        ids += [message.pk for message in objects.messages]
+        return [self.label, self.book_id, self.token.prefix, *map(str, ids)]
 
 
 def build_tenancy(tenant, base_url: str, label: str, api_client_for) -> Tenancy:
@@ -67,4 +74,7 @@ def build_tenancy(tenant, base_url: str, label: str, api_client_for) -> Tenancy:
     token, raw = create_api_token(tenant, f"{label}-token", ["admin"])
     client = api_client_for(tenant)
     created = create(client, book(label, entry("e1", f"{label} lore", keys=["lighthouse"])))
+    bindings = {"bindings": [{"book_id": created["book_id"]}]}
+    response = client.put(f"/v1/prompt-bindings?prompt_id={PROMPT_ID}", bindings, format="json")
+    assert response.status_code == 200, response.content[:300]
     return Tenancy(label, objects, created["book_id"], created["revision"], token, raw)

@@ -1,0 +1,170 @@
+"""The few facts about routes that the URL configuration cannot tell, keyed by URL name.
+
+Everything else the matrices derive: a path parameter named ``book_id`` or
+``conversation_id`` names that object (``world.BY_PARAMETER``), a DRF view says its model,
+its scope and whether its POST only reads. A route whose parameters cannot be derived and
+that is missing here fails ``test_every_route_is_covered`` with a message saying what to
+add, so a new route is never skipped silently.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+
+from console.models import ApiToken
+from roleplay.models import Character, Conversation, ModelConfig
+from tests.matrix.world import BY_PARAMETER, PROMPT_ID
+
+# Routes anyone may open without signing in.
+PUBLIC = {"/", "login", "logout", "healthz", "schema", "docs", "admin:login"}
+
+# What ``pk`` names on console pages.
+PK_MODELS = {
+    "character_edit": Character,
+    "character_delete": Character,
+    "conversation_detail": Conversation,
+    "model_config_edit": ModelConfig,
+    "model_config_delete": ModelConfig,
+    "model_config_make_default": ModelConfig,
+    "model_config_test": ModelConfig,
+    "token_revoke": ApiToken,
+}
+
+
+def stage_import(client, world) -> str:
+    """A staged worldbook import of ``client``'s session: the wizard's token."""
+    from django.core.files.uploadedfile import SimpleUploadedFile
+
+    data = json.dumps({"name": f"{world.label} staged", "entries": []}).encode()
+    upload = SimpleUploadedFile("staged.json", data, content_type="application/json")
+    response = client.post("/console/worldbooks/import/", {"file": upload})
+    assert response.status_code == 302, response.content[:500]
+    return re.search(r"/import/([^/]+)/", response["Location"]).group(1)
+
+
+# Parameters that need the client's session (route name → parameter → maker).
+SESSION_PARAMETERS = {"wb_import_preview": {"token": stage_import}}
+
+
+def playground_body(world, **overrides) -> dict:
+    """The playground form as its page offers it, on the world's book."""
+    from worldbook.forms import PlaygroundForm
+
+    form = PlaygroundForm(book_choices=[(world.book_id, "book")])
+    body = {name: field.initial for name, field in form.fields.items() if field.initial is not None}
+    body.update(books=[world.book_id], query="lighthouse", **overrides)
+    return {key: value for key, value in body.items() if value != ""}
+
+
+# Console pages whose POST a viewer may send, because it only reads: (body, status) pairs.
+# Each must still write nothing; a body that would write must be refused.
+VIEWER_POSTS = {
+    "wb_playground": [
+        (lambda w: playground_body(w), 200),
+        (
+            lambda w: playground_body(
+                w, conversation_id=str(w.objects.conversation.pk), message_index=1
+            ),
+            403,
+        ),
+    ],
+    # The page renders for any method; a player writes over the socket, where a viewer is
+    # read-only (see the socket matrix).
+    "play": [(lambda w: {}, 200)],
+}
+
+# API views whose POST only reads (``read_only_post``): a body that reaches the work.
+READ_POST_BODIES = {
+    "/v1/context/select": lambda w: {
+        "books": [{"book_id": w.book_id}],
+        "query": "lighthouse",
+        "conversation_id": str(w.objects.conversation.pk),
+        "message_index": 1,
+    },
+    "/v1/search": lambda w: {"query": "lighthouse", "books": [{"book_id": w.book_id}]},
+    "/v1/imports/preview": None,  # multipart: the empty body is refused before any work
+}
+
+# API writes that validate their body before looking the path's object up: a valid body, so
+# the lookup (and the tenancy check) is what answers.
+WRITE_BODIES = {
+    ("/v1/books/{book_id}/revisions", "POST"): lambda w: {
+        "name": w.label,
+        "entries": [],
+        "expected_revision": w.revision,
+    },
+}
+
+
+class _Findings(dict):
+    """Known defects that a matrix case finds, each kept visible as a strict xfail (a fix
+    turns it into a failure that asks for the entry's removal)."""
+
+    def mark(self, route):
+        import pytest
+
+        reason = self.get(route.key)
+        marks = [pytest.mark.xfail(strict=True, reason=reason)] if reason else []
+        return pytest.param(route, marks=marks, id=str(route))
+
+
+KNOWN_FINDINGS = _Findings(
+    {
+        "/v1/context/select": (
+            "a read-only principal (a viewer's session) writes timed-effect state through "
+            "POST /v1/context/select with conversation_id and message_index: the view is "
+            "read_only_post (worldbook/api/views.py) and retrieval.select_context saves "
+            "TimedEffectState; the console playground refuses the same to viewers"
+        ),
+    }
+)
+
+# Pages that find their object by a query parameter too.
+QUERIES = {
+    "wb_entry_row": lambda w: "key=e1",
+    "/v1/prompt-bindings": lambda w: f"prompt_id={PROMPT_ID}",
+    "/v1/prompt-bindings/resolve": lambda w: f"prompt_id={PROMPT_ID}",
+}
+
+# Django admin path parameters: the admin refuses non-staff users before any lookup.
+ADMIN_VALUES = {"app_label": "console", "url": "anything"}
+
+
+class Uncovered(LookupError):
+    """A route parameter that neither its name nor these tables explain."""
+
+
+def _source(route, name: str):
+    """``source(world, client)`` giving the value of path parameter ``name`` of ``route``."""
+    if route.kind == "admin":
+        return lambda world, client: ADMIN_VALUES.get(name, "1")
+    maker = SESSION_PARAMETERS.get(route.key, {}).get(name)
+    if maker is not None:  # without a session (anonymous), any well-formed token
+        return lambda world, client: maker(client, world) if client else "x" * 24
+    model = PK_MODELS.get(route.key) or getattr(route.view_class, "model", None)
+    if name in BY_PARAMETER or model is not None:
+        return lambda world, client: world.value(name, model)
+    raise Uncovered(
+        f"route {route.key!r} ({route.template}): parameter {name!r} names an unknown "
+        "object: add the route to PK_MODELS or SESSION_PARAMETERS in tests/matrix/tables.py, "
+        "or the parameter to BY_PARAMETER in tests/matrix/world.py"
+    )
+
+
+def path_for(route, world, client=None) -> str:
+    """The route's path (and query) with every parameter set to ``world``'s object."""
+    path = route.path(**{name: _source(route, name)(world, client) for name in route.params})
+    query = QUERIES.get(route.key)
+    return f"{path}?{query(world)}" if query else path
+
+
+def uncovered(route) -> list[str]:
+    """Why the matrices cannot build a path for ``route`` (empty when they can)."""
+    problems = []
+    for name in route.params:
+        try:
+            _source(route, name)
+        except Uncovered as exc:
+            problems.append(str(exc))
+    return problems

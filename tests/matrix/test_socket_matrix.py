@@ -1,0 +1,78 @@
+"""Every WebSocket route of ``roleplay.routing``, by tenant and by role, over the real ASGI
+app (Channels auth, sessions, the Redis channel layer).
+
+- another tenant's object in the path is refused before the handshake completes (the same
+  refusal as an unknown id), for a console session and for an API ticket;
+- a viewer may watch a conversation but not write to it: a message is answered with a
+  ``forbidden`` error and nothing is stored.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+
+import pytest
+from asgiref.sync import sync_to_async
+from channels.testing import WebsocketCommunicator
+
+from console.asgi import application
+from tests.matrix.routes import socket_routes
+from tests.matrix.tables import path_for
+
+pytestmark = [pytest.mark.asyncio, pytest.mark.django_db(transaction=True)]
+
+SOCKETS = socket_routes()
+REFUSED = 4404  # the consumer's close code for "no such conversation"
+
+
+def _session(client) -> list[tuple[bytes, bytes]]:
+    return [(b"cookie", f"sessionid={client.cookies['sessionid'].value}".encode())]
+
+
+async def _open(path: str, headers=()):
+    """``(communicator, accepted, close code)``; the communicator is open when accepted."""
+    communicator = WebsocketCommunicator(application, path, headers=list(headers))
+    accepted, code = await communicator.connect(timeout=10)
+    return communicator, accepted, code
+
+
+@pytest.mark.parametrize("route", SOCKETS, ids=str)
+async def test_another_tenants_object_is_refused(route, mine, theirs, console_client):
+    me = await sync_to_async(console_client)(mine.tenant, "admin")
+    _, accepted, code = await _open(path_for(route, theirs), _session(me))
+    assert not accepted and code == REFUSED
+    unknown = route.path(**{name: uuid.uuid4() for name in route.params})
+    _, accepted, code = await _open(unknown, _session(me))
+    assert not accepted and code == REFUSED
+    communicator, accepted, _ = await _open(path_for(route, mine), _session(me))
+    assert accepted
+    await communicator.disconnect()
+
+
+@pytest.mark.parametrize("route", SOCKETS, ids=str)
+async def test_a_ticket_opens_only_its_own_conversation(route, mine, theirs):
+    from console.tickets import issue_ticket
+
+    ticket, _ = await sync_to_async(issue_ticket)(theirs.objects.conversation)
+    _, accepted, code = await _open(f"{path_for(route, mine)}?ticket={ticket}")
+    assert not accepted and code == REFUSED
+    communicator, accepted, _ = await _open(f"{path_for(route, theirs)}?ticket={ticket}")
+    assert accepted
+    await communicator.disconnect()
+
+
+@pytest.mark.parametrize("route", SOCKETS, ids=str)
+async def test_a_viewer_watches_but_cannot_write(route, mine, console_client):
+    from memory.models import Message
+
+    viewer = await sync_to_async(console_client)(mine.tenant, "viewer")
+    before = await Message.objects.acount()
+    communicator, accepted, _ = await _open(path_for(route, mine), _session(viewer))
+    assert accepted
+    frame = {"type": "user_message", "client_message_id": "v1", "content": "Hello"}
+    await communicator.send_to(text_data=json.dumps(frame))
+    event = json.loads(await communicator.receive_from(timeout=10))
+    assert event["type"] == "error" and event["code"] == "forbidden", event
+    await communicator.disconnect()
+    assert await Message.objects.acount() == before
