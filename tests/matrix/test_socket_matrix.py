@@ -2,7 +2,7 @@
 app (Channels auth, sessions, the Redis channel layer).
 
 - another tenant's object in the path is refused before the handshake completes (the same
-  refusal as an unknown id), for a console session and for an API ticket;
+  refusal as an unknown or malformed id), for a console session and for an API ticket;
 - a viewer may watch a conversation but not write to it: a message is answered with a
   ``forbidden`` error and nothing is stored.
 """
@@ -42,9 +42,11 @@ async def test_another_tenants_object_is_refused(route, mine, theirs, console_cl
     me = await sync_to_async(console_client)(mine.tenant, "admin")
     _, accepted, code = await _open(path_for(route, theirs), _session(me))
     assert not accepted and code == REFUSED
-    unknown = route.path(**{name: uuid.uuid4() for name in route.params})
-    _, accepted, code = await _open(unknown, _session(me))
-    assert not accepted and code == REFUSED
+    for value in (uuid.uuid4(), "not-a-uuid", "9" * 40):  # unknown and malformed: the same
+        _, accepted, code = await _open(
+            route.path(**dict.fromkeys(route.params, value)), _session(me)
+        )
+        assert not accepted and code == REFUSED, value
     communicator, accepted, _ = await _open(path_for(route, mine), _session(me))
     assert accepted
     await communicator.disconnect()
