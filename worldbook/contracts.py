@@ -24,7 +24,7 @@ from pydantic import (
 )
 
 from worldbook.engine.results import DegradedNote
-from worldbook.engine.schema import BookIn, BookRef
+from worldbook.engine.schema import BookIn, BookRef, each_book_once
 
 MAX_BATCH_BOOKS = 10
 MAX_BINDINGS = 20
@@ -138,12 +138,7 @@ class PromptBindings(_Body):
     @field_validator("bindings")
     @classmethod
     def _each_book_once(cls, items: list[BindingItem]) -> list[BindingItem]:
-        seen: set[str] = set()
-        for item in items:
-            if item.book_id in seen:
-                raise ValueError(f"book {item.book_id} is bound twice")
-            seen.add(item.book_id)
-        return items
+        return each_book_once(items, "bound")
 
 
 class Binding(_Body):

@@ -44,7 +44,7 @@ class _Lru:
                 self.items.popitem(last=False)
 
 
-_revisions = _Lru(8)
+_revisions = _Lru(4)  # a parsed 5,000-entry revision is tens of MB of Python objects
 _drafts = _Lru(32)
 
 

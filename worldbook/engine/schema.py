@@ -200,6 +200,16 @@ class BookRef(BaseModel):
     revision: Annotated[int, Field(ge=1)] | None = None
 
 
+def each_book_once(items: list[Any], verb: str) -> list[Any]:
+    """``items`` (each with a ``book_id``) unchanged, or a ValueError naming a repeated book."""
+    seen: set[str] = set()
+    for item in items:
+        if item.book_id in seen:
+            raise ValueError(f"book {item.book_id!r} is {verb} twice")
+        seen.add(item.book_id)
+    return items
+
+
 class HistoryMessage(BaseModel):
     model_config = _FORBID
 
@@ -236,12 +246,7 @@ class SelectRequest(BaseModel):
     @field_validator("books")
     @classmethod
     def _unique_books(cls, books: list[BookRef]) -> list[BookRef]:
-        seen: set[str] = set()
-        for ref in books:
-            if ref.book_id in seen:
-                raise ValueError(f"book {ref.book_id!r} is listed twice")
-            seen.add(ref.book_id)
-        return books
+        return each_book_once(books, "listed")
 
     @field_validator("placement_capabilities")
     @classmethod

@@ -111,19 +111,8 @@ def _context(request, view: selectors.EditorView, query: EntryQuery, **extra) ->
         "groups": groups_of(view.rows),
         "sorts": SORTS,
         "page_sizes": PAGE_SIZES,
-        "filter_prefix": FILTER_PREFIX,
         "query_fields": [(FILTER_PREFIX + k, v) for k, v in query.params(page=1).items()],
         "page_links": _page_links(view.book, query, page.number, page.pages),
-        "sort_links": {
-            name: editor_url(
-                view.book,
-                query,
-                sort=name,
-                page=1,
-                dir="desc" if query.sort == name and query.dir == "asc" else "asc",
-            )
-            for name, _ in SORTS
-        },
         "list_url": editor_url(view.book),
         "metadata_json": json.dumps(view.merged.fields.get("metadata") or {}, ensure_ascii=False),
         **extra,

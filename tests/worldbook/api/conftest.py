@@ -11,6 +11,8 @@ the fixture is active, so no other worker of the run takes the task.
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 TASK_NAME = "worldbook.build_index"
@@ -34,3 +36,14 @@ def wb_celery_worker(django_db_setup, tmp_path_factory):
 def other_api(api_client_for, other_tenant):
     """A content client of a second tenant."""
     return api_client_for(other_tenant)
+
+
+@pytest.fixture(scope="module")
+def openapi_document(django_db_blocker) -> dict:
+    """The OpenAPI document at ``/api/schema/``, as JSON."""
+    from django.test import Client
+
+    with django_db_blocker.unblock():
+        res = Client().get("/api/schema/", HTTP_ACCEPT="application/vnd.oai.openapi+json")
+    assert res.status_code == 200
+    return json.loads(res.content)

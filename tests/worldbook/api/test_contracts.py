@@ -27,14 +27,9 @@ pytestmark = pytest.mark.django_db
 BODY_METHODS = ("post", "put", "patch")
 
 
-@pytest.fixture(scope="module")
-def document(django_db_blocker):
-    from django.test import Client
-
-    with django_db_blocker.unblock():
-        res = Client().get("/api/schema/", HTTP_ACCEPT="application/vnd.oai.openapi+json")
-    assert res.status_code == 200
-    return json.loads(res.content)
+@pytest.fixture
+def document(openapi_document):
+    return openapi_document
 
 
 def _routes():
