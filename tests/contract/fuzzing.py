@@ -113,25 +113,28 @@ def error_format(ctx, response, case) -> None:
     return None
 
 
-# A type mutation records the type names: ``original_value="string", new_value="integer"``.
-def _drf_text_from_number(case, mutation) -> bool:
+def _drf_body(case, mutation, keyword: str) -> bool:
+    """A mutation of ``keyword`` in a body of the runtime API (DRF serializers)."""
     return (
         case.operation.path.startswith("/api/v1/")
         and mutation.parameter_location == ParameterLocation.BODY
-        and "type" in mutation.keywords
-        and (mutation.original_value, mutation.new_value)
-        in (("string", "integer"), ("string", "number"))
+        and keyword in mutation.keywords
+    )
+
+
+# A type mutation records the type names: ``original_value="string", new_value="integer"``.
+def _drf_text_from_number(case, mutation) -> bool:
+    types = (mutation.original_value, mutation.new_value)
+    return _drf_body(case, mutation, "type") and types in (
+        ("string", "integer"),
+        ("string", "number"),
     )
 
 
 def _drf_trimmed_text(case, mutation) -> bool:
     value = mutation.new_value
     return (
-        case.operation.path.startswith("/api/v1/")
-        and mutation.parameter_location == ParameterLocation.BODY
-        and "maxLength" in mutation.keywords
-        and isinstance(value, str)
-        and value.strip() != value
+        _drf_body(case, mutation, "maxLength") and isinstance(value, str) and value.strip() != value
     )
 
 

@@ -18,8 +18,9 @@ from dataclasses import dataclass
 from functools import cached_property
 
 from django.urls import URLPattern, URLResolver, get_resolver
-from django.urls.resolvers import RegexPattern
 from rest_framework.views import APIView
+
+from tests.api.helpers import _pattern_text  # a regex route's text, or a path()'s
 
 _NAMED_GROUP = re.compile(r"\(\?P<(\w+)>[^)]*\)")
 _CONVERTER = re.compile(r"<(?:\w+:)?(\w+)>")
@@ -93,10 +94,6 @@ class Route:
         return f"{self.key} {self.template}"
 
 
-def _text(pattern) -> str:
-    return pattern._regex if isinstance(pattern, RegexPattern) else str(pattern)
-
-
 def _template(raw: str) -> str:
     text = raw.replace("^", "").replace("$", "").replace("/?", "/")
     text = _NAMED_GROUP.sub(lambda m: "{" + m.group(1) + "}", text)
@@ -108,7 +105,7 @@ def _template(raw: str) -> str:
 
 def _walk(patterns, raw: str = "", namespace: str = "", prefix: str = ""):
     for entry in patterns:
-        text = raw + _text(entry.pattern)
+        text = raw + _pattern_text(entry.pattern)
         if isinstance(entry, URLResolver):
             inner = entry.namespace or namespace
             yield from _walk(entry.url_patterns, text, inner, prefix or _template(text))
@@ -137,6 +134,6 @@ def socket_routes() -> list[Route]:
     from roleplay.routing import websocket_urlpatterns
 
     return [
-        Route(_template(_text(p.pattern)), p.name or "", "", "/ws/", p.callback)
+        Route(_template(_pattern_text(p.pattern)), p.name or "", "", "/ws/", p.callback)
         for p in websocket_urlpatterns
     ]

@@ -37,19 +37,25 @@ async def _open(path: str, headers=()):
     return communicator, accepted, code
 
 
+async def _refused(path: str, headers=()) -> bool:
+    _, accepted, code = await _open(path, headers)
+    return not accepted and code == REFUSED
+
+
+async def _accepted(path: str, headers=()) -> bool:
+    communicator, accepted, _ = await _open(path, headers)
+    if accepted:
+        await communicator.disconnect()
+    return accepted
+
+
 @pytest.mark.parametrize("route", SOCKETS, ids=str)
 async def test_another_tenants_object_is_refused(route, mine, theirs, console_client):
-    me = await sync_to_async(console_client)(mine.tenant, "admin")
-    _, accepted, code = await _open(path_for(route, theirs), _session(me))
-    assert not accepted and code == REFUSED
+    me = _session(await sync_to_async(console_client)(mine.tenant, "admin"))
+    assert await _refused(path_for(route, theirs), me)
     for value in (uuid.uuid4(), "not-a-uuid", "9" * 40):  # unknown and malformed: the same
-        _, accepted, code = await _open(
-            route.path(**dict.fromkeys(route.params, value)), _session(me)
-        )
-        assert not accepted and code == REFUSED, value
-    communicator, accepted, _ = await _open(path_for(route, mine), _session(me))
-    assert accepted
-    await communicator.disconnect()
+        assert await _refused(route.path(**dict.fromkeys(route.params, value)), me), value
+    assert await _accepted(path_for(route, mine), me)
 
 
 @pytest.mark.parametrize("route", SOCKETS, ids=str)
@@ -57,11 +63,8 @@ async def test_a_ticket_opens_only_its_own_conversation(route, mine, theirs):
     from console.tickets import issue_ticket
 
     ticket, _ = await sync_to_async(issue_ticket)(theirs.objects.conversation)
-    _, accepted, code = await _open(f"{path_for(route, mine)}?ticket={ticket}")
-    assert not accepted and code == REFUSED
-    communicator, accepted, _ = await _open(f"{path_for(route, theirs)}?ticket={ticket}")
-    assert accepted
-    await communicator.disconnect()
+    assert await _refused(f"{path_for(route, mine)}?ticket={ticket}")
+    assert await _accepted(f"{path_for(route, theirs)}?ticket={ticket}")
 
 
 @pytest.mark.parametrize("route", SOCKETS, ids=str)
