@@ -1,7 +1,8 @@
 """Explicit serializers of the runtime API. Model configs never expose key values.
 
 They check the fields of a body (types, lengths, ranges, ids of the caller's tenant) and
-render rows; the rules across fields and rows are the services' (``roleplay.services``).
+render rows; the rules across fields and rows are the services' (``roleplay.services``),
+and so are the lists of writable fields, which the console forms take too.
 """
 
 from __future__ import annotations
@@ -13,6 +14,10 @@ from console.scoping import scoped
 from memory.models import Message
 from roleplay.models import Character, Conversation, ModelConfig, Turn
 from roleplay.selectors import api_key_status
+from roleplay.services.characters import CHARACTER_FIELDS
+from roleplay.services.conversations import CONVERSATION_FIELDS
+from roleplay.services.model_configs import MODEL_CONFIG_FIELDS
+from roleplay.services.players import PLAYER_FIELDS
 
 
 class TenantRelatedField(serializers.PrimaryKeyRelatedField):
@@ -65,18 +70,8 @@ class ModelConfigSerializer(StrictSerializer):
         model = ModelConfig
         fields = [
             "id",
-            "name",
-            "provider",
-            "model",
-            "base_url",
-            "api_key_env",
+            *MODEL_CONFIG_FIELDS,
             "api_key_configured",
-            "context_limit",
-            "max_output_tokens",
-            "temperature",
-            "top_p",
-            "timeout_ms",
-            "extra",
             "is_default",
             "is_demo",
             "created_at",
@@ -95,16 +90,7 @@ class CharacterSerializer(StrictSerializer):
 
     class Meta:
         model = Character
-        fields = [
-            "id",
-            "name",
-            "description",
-            "first_message",
-            "example_dialogues",
-            "model_config",
-            "created_at",
-            "updated_at",
-        ]
+        fields = ["id", *CHARACTER_FIELDS, "created_at", "updated_at"]
         read_only_fields = ["id", "created_at", "updated_at"]
 
 
@@ -113,7 +99,7 @@ class PlayerSerializer(StrictSerializer):
 
     class Meta:
         model = Player
-        fields = ["id", "external_id", "display_name", "persona", "created_at"]
+        fields = ["id", *PLAYER_FIELDS, "created_at"]
         read_only_fields = ["id", "created_at"]
 
 
@@ -126,16 +112,7 @@ class ConversationSerializer(StrictSerializer):
 
     class Meta:
         model = Conversation
-        fields = [
-            "id",
-            "player",
-            "character",
-            "model_config",
-            "title",
-            "status",
-            "created_at",
-            "updated_at",
-        ]
+        fields = ["id", *CONVERSATION_FIELDS, "created_at", "updated_at"]
         read_only_fields = ["id", "created_at", "updated_at"]
 
 
