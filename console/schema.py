@@ -1,5 +1,5 @@
-"""The OpenAPI document at ``/api/schema/``: our authentication, and two postprocessing hooks
-that make it a document integrators can use.
+"""The OpenAPI document at ``/api/schema/``: our authentication, closed request bodies, and
+the postprocessing hooks that make it a document integrators can use.
 
 The document is OpenAPI 3.1, whose schema objects *are* JSON Schema 2020-12: the pydantic
 models of the worldbook API emit that dialect (``anyOf`` with ``{"type": "null"}``,
