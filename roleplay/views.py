@@ -35,11 +35,12 @@ def _read_only(form) -> None:
         field.disabled = True
 
 
-def _write(form, service, *args, **kwargs):
-    """Call the service with the form's data; its field errors and duplicates are shown
-    next to the form's fields. Returns what the service returned, or None if it refused."""
+def _write(form, service, *args, **fields):
+    """Call the service with ``fields`` (default: the form's data); its field errors and
+    duplicates are shown next to the form's fields. Returns what the service returned, or
+    None if it refused."""
     try:
-        return service(*args, **kwargs, **form.cleaned_data)
+        return service(*args, **(fields or form.cleaned_data))
     except FieldErrors as exc:
         for field, messages in exc.by_field.items():
             for message in messages:
@@ -147,15 +148,12 @@ def conversation_create(request):
     if request.method == "POST" and form.is_valid():
         data = form.cleaned_data
         player = data["player"] or ensure_console_player(request.tenant, request.user)
-        conversation = conversations.start_conversation(
-            request.tenant,
-            character=data["character"],
-            player=player,
-            model_config=data["model_config"],
-            title=data["title"],
+        conversation = _write(
+            form, conversations.start_conversation, request.tenant, **{**data, "player": player}
         )
-        flash.success(request, "Conversation started.")
-        return redirect("conversation_detail", pk=conversation.pk)
+        if conversation is not None:
+            flash.success(request, "Conversation started.")
+            return redirect("conversation_detail", pk=conversation.pk)
     return render(request, "roleplay/conversations/new.html", {"form": form})
 
 
