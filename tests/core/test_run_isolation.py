@@ -74,7 +74,8 @@ def test_the_run_has_its_own_redis_and_database():
     product = embedded.EmbeddedRedis(embedded.VAR_DIR / "redis")
     assert settings.REDIS_URL != product.url()
     assert settings.CELERY_BROKER_URL.endswith(str(embedded.run_dir() / "redis" / "redis.sock"))
-    assert settings.DATABASES["default"]["TEST"]["NAME"] == f"test_roleplay_{os.getpid()}"
+    name = os.environ.get("TEST_DATABASE_NAME") or f"test_roleplay_{os.getpid()}"
+    assert settings.DATABASES["default"]["TEST"]["NAME"] == name != "test_roleplay"
 
 
 @pytest.mark.django_db(transaction=True)

@@ -158,21 +158,26 @@ def wait_closed(conninfo: str, turn_id: str, timeout: float = 30) -> None:
     raise AssertionError(f"turn {turn_id} was never closed")
 
 
-@pytest.fixture(scope="module")
-def daphne_child(django_db_setup, django_db_blocker):
-    from django.db import connection
-
-    with django_db_blocker.unblock():
-        server = start_daphne(database_url_for(connection.settings_dict), settings.REDIS_URL)
-    yield server
-    server.stop()
+@pytest.fixture
+def own_redis():
+    """A Redis of this test's own: restarting it disturbs nothing else of the run."""
+    directory = Path(tempfile.mkdtemp(prefix="rp-redis-"))
+    server = embedded.EmbeddedRedis(directory / "redis", persist=False)
+    try:
+        yield server, server.join()
+    finally:
+        server.leave()
+        shutil.rmtree(directory, ignore_errors=True)
 
 
 @pytest.mark.django_db(transaction=True)
-def test_a_redis_restart_mid_turn(daphne_child, conversation, llm):
+def test_a_redis_restart_mid_turn(own_redis, conversation, llm):
+    from django.db import connection
+
     from roleplay.models import Turn
 
-    redis = embedded.redis()
+    redis, redis_url = own_redis
+    daphne = start_daphne(database_url_for(connection.settings_dict), redis_url)
     llm.enqueue(SLOW)
 
     def restart() -> None:
@@ -182,15 +187,18 @@ def test_a_redis_restart_mid_turn(daphne_child, conversation, llm):
     async def scenario():
         ticket, _ = await sync_to_async(issue_ticket)(conversation)
         path = f"/ws/conversations/{conversation.id}/?ticket={quote(ticket)}"
-        async with websockets.connect(daphne_child.ws_url + path) as socket:
+        async with websockets.connect(daphne.ws_url + path) as socket:
             await socket.send(frame("redis-1"))
             first = await until_end(socket, on_first_delta=restart)
             await socket.send(frame("redis-2"))
             return first, await until_end(socket)
 
-    first, second = asyncio.run(scenario())
+    try:
+        first, second = asyncio.run(scenario())
+        assert daphne.process.poll() is None
+    finally:
+        daphne.stop()
     assert first[-1]["type"] == "turn.completed", first[-1]
     assert len([e for e in first if e["type"] == "delta"]) == 20
     assert second[-1]["type"] == "turn.completed", second[-1]
-    assert daphne_child.process.poll() is None
     assert not Turn.objects.filter(conversation=conversation, status="running").exists()
