@@ -41,6 +41,10 @@ class TooLarge(WorldbookError, failures.TooLarge):
     """Over a size limit of the seed: 16 MiB a file, 48 MiB a batch (413)."""
 
 
+class Unavailable(WorldbookError, failures.Unavailable):
+    """A dependency (the task queue, an embedder) cannot serve now; retry later (503)."""
+
+
 class RevisionConflict(Conflict):
     """The head moved since the caller read it; ``details.current_revision`` is the head."""
 

@@ -134,14 +134,17 @@ def run_build(index_id: int, *, embedder=None) -> BookIndex:
             status=IndexStatus.READY, finished_at=timezone.now()
         )
     except Exception as exc:
-        BookIndex.objects.filter(pk=index.pk).update(
-            status=IndexStatus.FAILED,
-            error=f"{type(exc).__name__}: {exc}"[:2000],
-            finished_at=timezone.now(),
-        )
+        mark_failed(index.pk, f"{type(exc).__name__}: {exc}")
         raise
     index.refresh_from_db()
     return index
+
+
+def mark_failed(index_id: int, error: str) -> None:
+    """Record a build that will not finish, so it can be requested again at once."""
+    BookIndex.objects.filter(pk=index_id).update(
+        status=IndexStatus.FAILED, error=error[:2000], finished_at=timezone.now()
+    )
 
 
 def ready_index(tenant, book_id: str, revision: int, embedder=None) -> BookIndex | None:

@@ -67,10 +67,14 @@ def check_storable(value, where: str = "body") -> None:
             stack.extend((f"{path}.{i}", child) for i, child in enumerate(item))
 
 
-def parse_model(model_cls, payload):
-    """``model_cls.model_validate(payload)``, or a 422 naming every invalid field."""
+def parse_model(model_cls, payload, *, strict: bool = False):
+    """``model_cls.model_validate(payload)``, or a 422 naming every invalid field.
+
+    ``strict`` for JSON bodies: their documented types hold exactly (``true`` or ``"5"`` is
+    not an integer), while forms and importers, which hand over text, may be converted.
+    """
     try:
-        return model_cls.model_validate(payload)
+        return model_cls.model_validate(payload, strict=strict)
     except ValidationError as exc:
         details = validation_error_details(exc)
         raise errors.Invalid(

@@ -1,13 +1,37 @@
-"""Background worldbook work (thin wrappers around services)."""
+"""Background worldbook work (thin wrappers around services), and queueing it."""
 
 from __future__ import annotations
 
 from celery import shared_task
+from django.db import transaction
+from kombu.exceptions import OperationalError
+from redis.exceptions import RedisError
 
-from worldbook import indexing
+from worldbook import errors, indexing
 
 
 @shared_task(acks_late=True, name="worldbook.build_index")
 def build_index(index_id: int) -> dict:
     index = indexing.run_build(index_id)
     return {"status": index.status, "chunks": index.chunks_done}
+
+
+def queue_build(index_id: int) -> None:
+    """Queue ``build_index`` once the transaction that marked the index ``building`` has
+    committed (the worker must not read a stale row).
+
+    A broker that cannot take the task marks the build failed, so it can be requested again
+    at once instead of waiting to be presumed dead, and is a 503 ``broker_unavailable``
+    rather than a 500. (Celery reports a result store it cannot reach as a RuntimeError.)
+    """
+
+    def send() -> None:
+        try:
+            build_index.delay(index_id)
+        except (OperationalError, RedisError, RuntimeError) as exc:
+            indexing.mark_failed(index_id, f"could not queue the build: {exc}")
+            raise errors.Unavailable(
+                "broker_unavailable", "the task queue cannot take the build now; retry later"
+            ) from exc
+
+    transaction.on_commit(send)

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import functools
 
-from django.db import transaction
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework.parsers import MultiPartParser
 from rest_framework.response import Response
@@ -22,7 +21,7 @@ from worldbook.api import schemas
 from worldbook.engine.exporter import export_book
 from worldbook.engine.results import SelectResponse
 from worldbook.engine.schema import BookIn, SelectRequest
-from worldbook.tasks import build_index
+from worldbook.tasks import queue_build
 
 MAX_BODY = services.MAX_BATCH_BYTES
 
@@ -53,14 +52,15 @@ class WorldbookView(APIView):
 
 def validates(model, **schema):
     """Document ``model`` as the method's request body and call the method with the body
-    validated by it: ``method(self, request, body, *args)``. The raw JSON object stays on
-    ``self.payload`` (idempotency keys fingerprint what the client sent)."""
+    validated by it, strictly (JSON types as documented): ``method(self, request, body,
+    *args)``. The raw JSON object stays on ``self.payload`` (idempotency keys fingerprint
+    what the client sent)."""
 
     def decorate(method):
         @functools.wraps(method)
         def view(self, request, *args, **kwargs):
             self.payload = self.body()
-            body = services.parse_model(model, self.payload)
+            body = services.parse_model(model, self.payload, strict=True)
             return method(self, request, body, *args, **kwargs)
 
         view.body_model = model
@@ -226,7 +226,7 @@ class IndexView(WorldbookView):
         selectors.get_revision(request.tenant, book, revision)
         index, started = indexing.request_build(request.tenant, book, revision, force=body.force)
         if started:
-            transaction.on_commit(lambda: build_index.delay(index.id))
+            queue_build(index.id)
         state = indexing.index_state(book.id, revision, index)
         out = contracts.IndexBuildResponse(**dict(state), reused=not started)
         return Response(out.model_dump(mode="json"), status=202 if started else 200)

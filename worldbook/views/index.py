@@ -8,7 +8,6 @@ that marked the row ``building`` has committed, so the worker never reads a stal
 from __future__ import annotations
 
 from django.contrib import messages as flash
-from django.db import transaction
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
@@ -16,7 +15,7 @@ from console.views import console_view
 from worldbook import indexing, selectors
 from worldbook.errors import WorldbookError
 from worldbook.models import IndexStatus
-from worldbook.tasks import build_index
+from worldbook.tasks import queue_build
 from worldbook.views.common import book_or_404, int_param, revision_or_404
 
 ACTIVE = (IndexStatus.PENDING, IndexStatus.BUILDING)
@@ -70,15 +69,13 @@ def index_build(request, book_id):
         index, started = indexing.request_build(
             request.tenant, book, revision.revision, force=force
         )
-    except WorldbookError as exc:
-        error = {"code": exc.code, "message": exc.message}
-    else:
         if started:
-            index_id = index.id
-            transaction.on_commit(lambda: build_index.delay(index_id))
+            queue_build(index.id)
             notice = f"Index build of revision {revision.revision} queued."
         else:
             notice = "The index of this revision is already ready (tick “rebuild” to force)."
+    except WorldbookError as exc:
+        error = {"code": exc.code, "message": exc.message}
     if request.htmx:
         context = _status_context(
             request, book, revision.revision, build_error=error, notice=notice

@@ -79,7 +79,7 @@ def test_concurrent_index_requests_start_one_build(api, clients, monkeypatch):
     queued: list[int] = []
     # Keep the started build from being queued: no worker runs here, and a queued task would
     # outlive this test's database rows.
-    monkeypatch.setattr("worldbook.api.views.build_index.delay", queued.append)
+    monkeypatch.setattr("worldbook.tasks.build_index.delay", queued.append)
 
     def request_index(client, i):
         res = client.post(f"/v1/books/{book_id}/index", {}, format="json")

@@ -94,6 +94,22 @@ def test_documented_limits_are_enforced(api):
     assert [b["position"] for b in put.json()["bindings"]] == [0, 1]
 
 
+@pytest.mark.parametrize(
+    ("path", "body", "field"),
+    [
+        ("/v1/books", book("B", entry("a", cooldown=True)), "cooldown"),
+        ("/v1/books", book("B", entry("a", order="5")), "order"),
+        ("/v1/imports", {"books": [book("B", entry("a", depth=False))]}, "depth"),
+        ("/v1/context/select", {"books": [{"book_id": "x"}], "query": "q",
+                                "token_budget": "100"}, "token_budget"),
+    ],
+)  # fmt: skip
+def test_json_bodies_are_held_to_their_documented_types(api, path, body, field):
+    """``true`` and ``"5"`` are not integers in the document, so not in the body either."""
+    res = api.post(path, body, format="json")
+    assert res.status_code == 422 and field in error(res)["message"]
+
+
 def test_a_batch_names_the_book_that_cannot_be_published(api):
     cycle = book("Cycle", entry("a", requires=["b"]), entry("b", requires=["a"]))
     res = api.post("/v1/imports", {"books": [book("ok"), cycle]}, format="json")

@@ -118,3 +118,27 @@ def test_index_of_a_missing_revision_is_404(api):
     bad = api.get(f"/v1/books/{book_id}/index?revision=two")
     assert bad.status_code == 422 and "revision" in error(bad)["message"]
     assert not BookIndex.objects.exists()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_queue_that_cannot_take_the_build_is_a_503_and_the_build_can_be_retried(api, monkeypatch):
+    """The broker is unreachable (a task queue outage): no 500, and no build left
+    ``building`` until it is presumed dead."""
+    from kombu.exceptions import OperationalError
+
+    from worldbook import tasks
+
+    def refuse(*args, **kwargs):
+        raise OperationalError("broker down")
+
+    book_id = create(api, LORE)["book_id"]
+    with monkeypatch.context() as patch:
+        patch.setattr(tasks.build_index, "delay", refuse)
+        res = request_index(api, book_id)
+    assert res.status_code == 503 and error(res)["code"] == "broker_unavailable"
+    index = BookIndex.objects.get(book_id=book_id)
+    assert index.status == "failed" and "could not queue" in index.error
+    sent = []
+    monkeypatch.setattr(tasks.build_index, "delay", lambda index_id: sent.append(index_id))
+    again = request_index(api, book_id)
+    assert again.status_code == 202 and sent == [index.pk]

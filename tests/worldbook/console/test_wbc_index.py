@@ -6,9 +6,8 @@ from types import SimpleNamespace
 
 import pytest
 
-from worldbook import indexing
+from worldbook import indexing, tasks
 from worldbook.models import BookIndex
-from worldbook.views import index as index_views
 
 pytestmark = pytest.mark.django_db
 
@@ -17,7 +16,7 @@ pytestmark = pytest.mark.django_db
 def queued(monkeypatch):
     """Index ids handed to Celery (the build itself is run by the test when it wants)."""
     calls: list[int] = []
-    monkeypatch.setattr(index_views, "build_index", SimpleNamespace(delay=calls.append))
+    monkeypatch.setattr(tasks, "build_index", SimpleNamespace(delay=calls.append))
     return calls
 
 
