@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import json
 import time
+import uuid
 
-from django.db import IntegrityError, transaction
-from django.db.models import Max
+from django.db import connection, transaction
+from django.utils import timezone
 
 from memory.models import MemoryMetadata, Message, MessageStatus
 
@@ -13,12 +15,22 @@ DELETE_BATCH = 500
 UPDATE_RECENT_DEFAULT = 100
 
 
-def _next_ts(tenant, session_id: str) -> int:
-    now_ms = int(time.time() * 1000)
-    last = (
-        Message.objects.filter(tenant=tenant, session_id=session_id).aggregate(m=Max("ts")).get("m")
-    )
-    return max(now_ms, (last or 0) + 1)
+# The store's timestamp rule, in one place: a message's ``ts`` is the current time in ms,
+# or one more than the session's latest, whichever is greater, so it is strictly increasing
+# within the session. Computed in the INSERT itself (one round trip); a concurrent append
+# that took the same ``ts`` makes this one insert nothing, and it is tried again.
+_APPEND_SQL = """
+INSERT INTO {table}
+    (tenant_id, id, session_id, role, content, kind, status, metadata, ts, archived, created_at)
+SELECT %(tenant)s, %(id)s, %(session)s, %(role)s, %(content)s, %(kind)s, %(status)s,
+       %(metadata)s::jsonb,
+       GREATEST(%(now_ms)s, COALESCE((SELECT MAX(x.ts) FROM {table} x
+           WHERE x.tenant_id = %(tenant)s AND x.session_id = %(session)s), 0) + 1),
+       false, %(created)s
+ON CONFLICT ON CONSTRAINT message_ts_unique DO NOTHING
+RETURNING ts
+"""
+_APPEND_ATTEMPTS = 5
 
 
 def save_message(
@@ -32,26 +44,39 @@ def save_message(
     metadata: dict | None = None,
     message_id=None,
 ) -> Message:
-    """Append a message; its ``ts`` is strictly increasing within the session."""
-    for _attempt in range(5):
-        try:
-            with transaction.atomic():
-                fields = dict(
-                    tenant=tenant,
-                    session_id=session_id,
-                    role=role,
-                    content=content,
-                    kind=kind,
-                    status=status,
-                    metadata=metadata or {},
-                    ts=_next_ts(tenant, session_id),
-                )
-                if message_id is not None:
-                    fields["id"] = message_id
-                return Message.objects.create(**fields)
-        except IntegrityError:
-            continue
+    """Append a message; its ``ts`` is strictly increasing within the session (one
+    statement, safe inside a caller's transaction: a lost race raises nothing)."""
+    fields = {
+        "tenant": tenant.pk,
+        "id": message_id or uuid.uuid4(),
+        "session": session_id,
+        "role": role,
+        "content": content,
+        "kind": kind,
+        "status": status,
+        "metadata": json.dumps(metadata or {}),
+        "created": timezone.now(),
+    }
+    statement = _APPEND_SQL.format(table=Message._meta.db_table)
+    with connection.cursor() as cursor:
+        for _attempt in range(_APPEND_ATTEMPTS):
+            cursor.execute(statement, {**fields, "now_ms": int(time.time() * 1000)})
+            row = cursor.fetchone()
+            if row is not None:
+                return _stored_message(
+                    tenant_id=tenant.pk, id=fields["id"], session_id=session_id, role=role,
+                    content=content, kind=kind, status=status, metadata=metadata or {},
+                    ts=row[0], archived=False, created_at=fields["created"],
+                )  # fmt: skip
     raise RuntimeError("could not allocate a message timestamp")
+
+
+def _stored_message(**values) -> Message:
+    """The Message row just written, as Django builds one it read (``Model.from_db``)."""
+    fields = Message._meta.concrete_fields
+    return Message.from_db(
+        connection.alias, [f.attname for f in fields], [values[f.attname] for f in fields]
+    )
 
 
 def finish_message(message: Message, *, content: str, status: str, metadata=None) -> None:

@@ -29,8 +29,6 @@ class WorldbookTurnError(Exception):
 
 
 def apply(ctx, conversation) -> None:
-    if ctx.facts.get("worldbook_bindings") is False:
-        return  # the turn's start saw no enabled binding for the character
     tenant = conversation.tenant
     character = conversation.character
     try:

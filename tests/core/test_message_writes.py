@@ -139,7 +139,10 @@ def test_delete_by_timestamps_removes_exactly_those(tenant, other_tenant):
     rows = _save(tenant, "s", 6)
     twin = store.save_message(tenant, "t", role="user", content="twin")
     foreign = store.save_message(other_tenant, "s", role="user", content="foreign")
-    doomed = [rows[4].ts, rows[5].ts, rows[5].ts, twin.ts, foreign.ts, 1]
+    # Same timestamps in another session and another tenant: those rows must stay.
+    Message.objects.filter(pk=twin.pk).update(ts=rows[4].ts)
+    Message.objects.filter(pk=foreign.pk).update(ts=rows[5].ts)
+    doomed = [rows[4].ts, rows[5].ts, rows[5].ts, 1]
     assert store.delete_messages_by_timestamps(tenant, "s", doomed) == 2
     assert reads.get_full_history(tenant, "s") == rows[:4]
     assert Message.objects.filter(pk__in=[twin.pk, foreign.pk]).count() == 2

@@ -1,10 +1,11 @@
-"""One chat turn: store the player's message, stream the reply, store it, keep a trace.
+"""Generating a turn's reply: stream it to every socket on the conversation, store it, and
+end the turn in the database whatever happens (a model failure, a cancel, a database
+outage), telling the player with an ``error`` event when it did not complete.
 
-The database enforces the two turn rules: one running turn per conversation and one turn per
-``client_message_id`` (see ``Turn``). Generation runs as an asyncio task in the process that
-accepted the message; its events go out through ``hub.TurnFanout`` so every socket on the
-conversation, in this process or another, sees the same stream, and a cancel sent from any
-socket on any process reaches the task (``cancels``).
+Generation runs as an asyncio task in the process that accepted the message; its events go
+out through ``hub.TurnFanout`` so every socket on the conversation, in this process or
+another, sees the same stream, and a cancel sent from any socket on any process reaches the
+task (``cancels``).
 """
 
 from __future__ import annotations
@@ -12,36 +13,30 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-import uuid
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
-from datetime import timedelta
 from functools import partial
 
 import psycopg
-from django.db import DatabaseError, IntegrityError, transaction
+from django.db import DatabaseError
 from django.utils import timezone
 
 from console.db import run_db
 from console.logging import turn_id_var
-from memory import selectors as message_reads
-from memory import services as message_store
-from memory.models import MessageStatus
-from roleplay import cancels, turn_store
-from roleplay.actor import CharacterSheet, ContextOverflow, build_actor_prompt
+from roleplay import cancels
+from roleplay.actor import ContextOverflow, build_actor_prompt
 from roleplay.hub import TurnFanout
 from roleplay.llm.errors import ModelCancelled, ModelError
-from roleplay.llm.gateway import Gateway, provider_config, resolve_config
+from roleplay.llm.gateway import Gateway, provider_config
 from roleplay.llm.types import ModelRequest, StreamDone, TextDelta
-from roleplay.models import Conversation, Turn, TurnStatus
+from roleplay.models import Turn, TurnStatus
 from roleplay.priority import STARTS
 from roleplay.worldbook_context import WorldbookTurnError
 
+from .context import TurnContext, load_context
+from .records import LEASE, finish_turn
+
 logger = logging.getLogger(__name__)
 
-MAX_CONTENT_BYTES = 16 * 1024
-HISTORY_LIMIT = 50
-LEASE = timedelta(seconds=30)
 RENEW_EVERY = 10.0
 
 # turn id -> (conversation id, cancel event), for turns generating in this process.
@@ -49,224 +44,6 @@ RUNNING: dict[str, tuple[str, asyncio.Event]] = {}
 _TASKS: set[asyncio.Task] = set()
 
 Emit = Callable[[dict], Awaitable[None]]
-
-
-class TurnInProgress(Exception):
-    code = "turn_in_progress"
-
-
-@dataclass
-class TurnStart:
-    turn: Turn
-    duplicate: bool
-
-
-@dataclass
-class TurnContext:
-    """Everything generation needs, read once before the first model call."""
-
-    turn: Turn
-    sheet: CharacterSheet
-    history: list[dict]
-    user_input: str
-    user_name: str
-    config: object
-    trace: dict = field(default_factory=dict)
-    blocks: list = field(default_factory=list)
-    # What the turn's start already read, so hooks can skip queries (turn_store).
-    facts: dict = field(default_factory=dict)
-
-
-def expire_abandoned(conversation: Conversation | None = None) -> int:
-    """Fail running turns whose lease ran out (their process died), of one conversation or
-    of all (the periodic sweep, ``roleplay.tasks.expire_abandoned_turns``)."""
-    running = Turn.objects.filter(status=TurnStatus.RUNNING, lease_expires_at__lt=timezone.now())
-    if conversation is not None:
-        running = running.filter(conversation=conversation)
-    return running.update(
-        status=TurnStatus.FAILED, error_code="turn_abandoned", finished_at=timezone.now()
-    )
-
-
-def begin_turn(conversation: Conversation, client_message_id: str, content: str) -> TurnStart:
-    """Store the user message and a running turn, or return the turn of this client id."""
-    existing = Turn.objects.filter(
-        conversation=conversation, client_message_id=client_message_id
-    ).first()
-    if existing is not None:
-        return TurnStart(existing, duplicate=True)
-    try:
-        return _insert_turn(conversation, client_message_id, content)
-    except TurnInProgress:
-        if not expire_abandoned(conversation):
-            raise
-        return _insert_turn(conversation, client_message_id, content)
-
-
-def _insert_turn(conversation: Conversation, client_message_id: str, content: str) -> TurnStart:
-    try:
-        with transaction.atomic():
-            assistant_id = uuid.uuid4()
-            user_message = message_store.save_message(
-                conversation.tenant,
-                conversation.session_id,
-                role="user",
-                content=content,
-                kind="chat",
-                metadata={"client_message_id": client_message_id},
-            )
-            turn = Turn.objects.create(
-                tenant=conversation.tenant,
-                conversation=conversation,
-                client_message_id=client_message_id,
-                user_message_id=user_message.id,
-                assistant_message_id=assistant_id,
-                lease_expires_at=timezone.now() + LEASE,
-            )
-            return TurnStart(turn, duplicate=False)
-    except IntegrityError as exc:
-        again = Turn.objects.filter(
-            conversation=conversation, client_message_id=client_message_id
-        ).first()
-        if again is not None:
-            return TurnStart(again, duplicate=True)
-        raise TurnInProgress("a reply is still being generated in this conversation") from exc
-
-
-def load_context(turn: Turn) -> TurnContext:
-    conversation = Conversation.objects.select_related(
-        "tenant", "character", "player", "model_config", "character__model_config"
-    ).get(pk=turn.conversation_id)
-    character = conversation.character
-    rows = message_reads.get_history(conversation.tenant, conversation.session_id, HISTORY_LIMIT)
-    history = [{"role": m.role, "content": m.content} for m in rows if m.id != turn.user_message_id]
-    user_row = next((m for m in rows if m.id == turn.user_message_id), None)
-    config = resolve_config(conversation.tenant, conversation=conversation, character=character)
-    return build_context(
-        turn,
-        conversation,
-        config,
-        history,
-        user_input=user_row.content if user_row else "",
-        user_name=conversation.player.display_name,
-    )
-
-
-def build_context(
-    turn: Turn,
-    conversation: Conversation,
-    config,
-    history: list[dict],
-    *,
-    user_input,
-    user_name,
-    facts: dict | None = None,
-) -> TurnContext:
-    """The context of ``turn`` from what was read, then every capability's hook."""
-    character = conversation.character
-    history = [m for m in history if m["role"] in ("user", "assistant") and m["content"]]
-    ctx = TurnContext(
-        turn=turn,
-        sheet=CharacterSheet(
-            name=character.name,
-            description=character.description,
-            first_message=character.first_message,
-            example_dialogues=character.example_dialogues,
-        ),
-        history=history,
-        user_input=user_input,
-        user_name=user_name or "User",
-        config=config,
-        facts=facts or {},
-    )
-    ctx.trace["read"] = {
-        "history_messages": len(history),
-        "model_config": str(config.id) if config else "env-default",
-    }
-    for hook in CONTEXT_HOOKS:
-        hook(ctx, conversation)
-    return ctx
-
-
-# Capabilities add themselves here (worldbook selection, memory packs...): f(ctx, conversation).
-CONTEXT_HOOKS: list[Callable[[TurnContext, Conversation], None]] = []
-
-
-def begin_and_load(
-    conversation: Conversation, client_message_id: str, content: str
-) -> tuple[TurnStart, TurnContext | Exception | None]:
-    """Store the message and the turn and read its context, in one statement when nothing
-    is unusual (``turn_start``), else through ``begin_turn`` and ``load_context``; this is
-    the turn's critical path. A failure to load is returned for ``run_turn`` to report."""
-    fast = turn_store.start_turn(
-        conversation, client_message_id, content, history=HISTORY_LIMIT - 1, lease=LEASE
-    )
-    if fast is not None:
-        turn, conversation, config, history, user_name, facts = fast
-        start = TurnStart(turn, duplicate=False)
-        load = partial(
-            build_context,
-            turn,
-            conversation,
-            config,
-            history,
-            user_input=content,
-            user_name=user_name,
-            facts=facts,
-        )
-    else:
-        start = begin_turn(conversation, client_message_id, content)
-        if start.duplicate:
-            return start, None
-        load = partial(load_context, start.turn)
-    try:
-        return start, load()
-    except Exception as exc:  # reported as the turn's error by run_turn
-        return start, exc
-
-
-def finish_turn(
-    turn: Turn, *, content: str, status: str, usage=None, error_code=None, trace=None, config=None
-):
-    """Store the assistant message (partial text kept on failure) and close the turn."""
-    message_status = {
-        TurnStatus.COMPLETE: MessageStatus.COMPLETE,
-        TurnStatus.FAILED: MessageStatus.FAILED,
-        TurnStatus.CANCELLED: MessageStatus.CANCELLED,
-    }[status]
-    store = bool(content) or status == TurnStatus.COMPLETE
-    if turn_store.finish_turn(
-        turn,
-        store=store,
-        message_status=message_status,
-        content=content,
-        status=status,
-        usage=usage,
-        error_code=error_code,
-        trace=trace,
-        config=config,
-    ):
-        return
-    with transaction.atomic():
-        if store:
-            message_store.save_message(
-                turn.tenant,
-                str(turn.conversation_id),
-                role="assistant",
-                content=content,
-                kind="chat",
-                status=message_status,
-                metadata={"turn_id": str(turn.id), **({"error": error_code} if error_code else {})},
-                message_id=turn.assistant_message_id,
-            )
-        Turn.objects.filter(pk=turn.pk).update(
-            status=status,
-            model_config=config,
-            usage=usage or {},
-            error_code=error_code,
-            trace=trace or {},
-            finished_at=timezone.now(),
-        )
 
 
 async def run_turn(

@@ -1,14 +1,14 @@
-"""The one-statement turn start and finish against the ORM path they shortcut: same rows,
-same context, and the ORM path taking over whenever something is unusual."""
+"""A turn's start and finish: the rows they write, the context generation reads, the two
+turn rules (one turn per client id, one running turn per conversation), and the sweep."""
 
 from __future__ import annotations
 
 import pytest
+from django.utils import timezone
 
 from memory.models import Message
-from roleplay import turn_store, turns
+from roleplay import turns
 from roleplay.models import Conversation, ModelConfig, Turn, TurnStatus
-from worldbook.models import Book, PromptBinding
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -38,7 +38,7 @@ def test_start_stores_the_message_and_the_turn_and_reads_the_context(conversatio
         "complete",
     )
     assert user.metadata == {"client_message_id": "c2"}
-    # The same context the ORM path reads for the same turn.
+    # Read again later, the turn has the same context.
     reference = turns.load_context(turn)
     assert (
         ctx.history
@@ -54,7 +54,6 @@ def test_start_stores_the_message_and_the_turn_and_reads_the_context(conversatio
     assert ctx.user_input == reference.user_input == "Third"
     assert ctx.user_name == reference.user_name
     assert ctx.config == reference.config and ctx.config is not None
-    assert ctx.facts == {"worldbook_bindings": False}
     # Timestamps strictly increase within the session.
     stamps = list(
         Message.objects.filter(session_id=conv.session_id)
@@ -64,7 +63,7 @@ def test_start_stores_the_message_and_the_turn_and_reads_the_context(conversatio
     assert stamps == sorted(set(stamps)) and len(stamps) == 5
 
 
-def test_a_repeated_client_id_and_a_running_turn_go_the_orm_way(conversation):
+def test_a_repeated_client_id_and_a_running_turn(conversation):
     conv = socket_conversation(conversation)
     first, _ = turns.begin_and_load(conv, "same", "Hello")
     again, ctx = turns.begin_and_load(conv, "same", "Hello again")
@@ -72,7 +71,18 @@ def test_a_repeated_client_id_and_a_running_turn_go_the_orm_way(conversation):
     with pytest.raises(turns.TurnInProgress):
         turns.begin_and_load(conv, "other", "Are you there?")
     assert Message.objects.filter(session_id=conv.session_id).count() == 1
-    assert turn_store.start_turn(conv, "other", "x", history=10, lease=turns.LEASE) is None
+
+
+def test_an_abandoned_turn_gives_way_and_the_sweep_fails_it(conversation):
+    conv = socket_conversation(conversation)
+    first, _ = turns.begin_and_load(conv, "c0", "Hello")
+    Turn.objects.filter(pk=first.turn.pk).update(lease_expires_at=timezone.now())
+    second, ctx = turns.begin_and_load(conv, "c1", "Anyone?")
+    assert not second.duplicate and ctx.user_input == "Anyone?"
+    abandoned = Turn.objects.get(pk=first.turn.pk)
+    assert (abandoned.status, abandoned.error_code) == ("failed", "turn_abandoned")
+    Turn.objects.filter(pk=second.turn.pk).update(lease_expires_at=timezone.now())
+    assert turns.expire_abandoned() == 1
 
 
 def test_the_model_config_follows_edits(conversation, model_config):
@@ -87,22 +97,6 @@ def test_the_model_config_follows_edits(conversation, model_config):
     fresh.save()  # a console edit bumps updated_at
     _, ctx = turns.begin_and_load(conv, "c1", "Hello again")
     assert ctx.config.context_limit == model_config.context_limit + 1
-
-
-def test_bound_characters_are_reported_to_the_worldbook_hook(conversation, character):
-    book = Book.objects.create(tenant=conversation.tenant, name="Lore")
-    binding = PromptBinding.objects.create(
-        tenant=conversation.tenant, prompt_id=str(character.id), book=book, enabled=False
-    )
-    conv = socket_conversation(conversation)
-    start, ctx = turns.begin_and_load(conv, "c0", "Hello")
-    assert ctx.facts == {"worldbook_bindings": False}  # disabled bindings do not count
-    turns.finish_turn(start.turn, content="hi", status=TurnStatus.COMPLETE, config=ctx.config)
-    binding.enabled = True
-    binding.save()
-    start, ctx = turns.begin_and_load(conv, "c1", "Hello")
-    # The hook ran (and reported the broken binding: the book has no revision yet).
-    assert isinstance(ctx, Exception) or ctx.facts == {"worldbook_bindings": True}
 
 
 @pytest.mark.parametrize(
@@ -137,30 +131,3 @@ def test_finish_stores_the_reply_and_closes_the_turn(conversation, status, conte
         assert (reply.role, reply.content, reply.status) == ("assistant", content, stored)
         assert reply.metadata["turn_id"] == str(turn.pk)
         assert reply.ts > Message.objects.get(pk=turn.user_message_id).ts
-
-
-def test_the_orm_path_does_the_same_when_the_statements_step_aside(conversation, monkeypatch):
-    monkeypatch.setattr(turn_store, "start_turn", lambda *args, **kwargs: None)
-    monkeypatch.setattr(turn_store, "finish_turn", lambda *args, **kwargs: False)
-    conv = socket_conversation(conversation)
-    start, ctx = turns.begin_and_load(conv, "c0", "Hello")
-    assert ctx.user_input == "Hello" and ctx.history == [] and ctx.facts == {}
-    turns.finish_turn(start.turn, content="ok", status=TurnStatus.COMPLETE, config=ctx.config)
-    turn = Turn.objects.get(pk=start.turn.pk)
-    assert turn.status == "complete"
-    reply = Message.objects.get(pk=turn.assistant_message_id)
-    assert (reply.role, reply.content) == ("assistant", "ok")
-
-
-def test_only_unexpected_statement_failures_are_logged(conversation, caplog):
-    conv = socket_conversation(conversation)
-    turns.begin_and_load(conv, "c0", "Hello")
-    with caplog.at_level("WARNING", logger="roleplay.turn_store"):
-        # A repeated client id: the ORM path's case, nothing to say.
-        assert turn_store.start_turn(conv, "c0", "Hello", history=10, lease=turns.LEASE) is None
-        assert not caplog.records
-        # A NULL where the schema wants text: a bug in the statement, said out loud.
-        assert turn_store.start_turn(conv, "c9", None, history=10, lease=turns.LEASE) is None
-    assert [r.getMessage().split(":")[0] for r in caplog.records] == [
-        "turn statement failed, the ORM path takes over"
-    ]

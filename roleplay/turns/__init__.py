@@ -1,0 +1,54 @@
+"""One chat turn: store the player's message, stream the reply, store it, keep a trace.
+
+``records`` writes a turn's rows, ``context`` reads what generation needs, ``run`` generates
+and streams; ``begin_and_load`` is the critical path between a player's message and the
+request to the model. ``docs/turn.md`` follows a turn from the socket frame to the reply.
+"""
+
+from __future__ import annotations
+
+from roleplay.errors import TurnInProgress
+
+from .context import CONTEXT_HOOKS, HISTORY_LIMIT, TurnContext, load_context
+from .records import (
+    LEASE,
+    MAX_CONTENT_BYTES,
+    TurnStart,
+    begin_turn,
+    expire_abandoned,
+    finish_turn,
+)
+from .run import launch, request_cancel, run_turn
+
+__all__ = [
+    "CONTEXT_HOOKS",
+    "HISTORY_LIMIT",
+    "LEASE",
+    "MAX_CONTENT_BYTES",
+    "TurnContext",
+    "TurnInProgress",
+    "TurnStart",
+    "begin_and_load",
+    "begin_turn",
+    "expire_abandoned",
+    "finish_turn",
+    "launch",
+    "load_context",
+    "request_cancel",
+    "run_turn",
+]
+
+
+def begin_and_load(
+    conversation, client_message_id: str, content: str
+) -> tuple[TurnStart, TurnContext | Exception | None]:
+    """Store the message and the turn, then read its context (nothing is read for a
+    repeated client id). A failure to load is returned for ``run_turn`` to report as the
+    turn's error, since the turn exists by then."""
+    start = begin_turn(conversation, client_message_id, content)
+    if start.duplicate:
+        return start, None
+    try:
+        return start, load_context(start.turn, content)
+    except Exception as exc:
+        return start, exc
