@@ -129,6 +129,14 @@ class ConversationConsumer(AsyncWebsocketConsumer):
             if isinstance(exc, turns.TurnInProgress):
                 await self._error(exc.code, str(exc), client_message_id=client_id)
                 return
+            if isinstance(exc, turns.STORAGE_ERRORS):  # the socket stays; the player retries
+                logger.warning("cannot start a turn: the database is unavailable", exc_info=True)
+                await self._error(
+                    "storage_unavailable",
+                    "the message could not be saved; try again in a moment",
+                    client_message_id=client_id,
+                )
+                return
             raise
         turn = start.turn
         event = {
@@ -150,7 +158,10 @@ class ConversationConsumer(AsyncWebsocketConsumer):
             return
         turn_id = str(data.get("turn_id") or "") or None
         turns.request_cancel(str(self.conversation.id), turn_id)  # a turn running here
-        await cancels.send(self.conversation.id, turn_id)  # one running elsewhere
+        try:
+            await cancels.send(self.conversation.id, turn_id)  # one running elsewhere
+        except Exception:  # Redis is down: only a turn in another process misses the cancel
+            logger.warning("could not pass a cancel to other processes", exc_info=True)
 
     async def dispatch(self, message):
         # Stream events touch no database: skip Channels' per-message connection cleanup,

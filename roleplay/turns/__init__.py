@@ -18,13 +18,14 @@ from .records import (
     expire_abandoned,
     finish_turn,
 )
-from .run import launch, request_cancel, run_turn
+from .run import STORAGE_ERRORS, launch, request_cancel, run_turn
 
 __all__ = [
     "CONTEXT_HOOKS",
     "HISTORY_LIMIT",
     "LEASE",
     "MAX_CONTENT_BYTES",
+    "STORAGE_ERRORS",
     "TurnContext",
     "TurnInProgress",
     "TurnStart",

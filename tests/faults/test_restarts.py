@@ -119,6 +119,9 @@ def test_a_database_restart_mid_turn(own_database, llm):
                 events = await until_end(socket, on_first_delta=server.stop)
                 error = events[-1]
                 assert error["type"] == "error" and error["code"] == "storage_unavailable", error
+                await socket.send(frame("pg-down"))  # while it is still down
+                refused = json.loads(await asyncio.wait_for(socket.recv(), 60))
+                assert refused["type"] == "error" and refused["code"] == "storage_unavailable"
                 await asyncio.to_thread(server.start)
                 await asyncio.to_thread(wait_closed, conninfo, error["turn_id"])
                 assert daphne.process.poll() is None
