@@ -1,6 +1,6 @@
 """The Actor prompt: character definition, opening, fitted history, then the player's input.
 
-Pure: takes plain data, returns chat messages. The history budget is
+Pure: takes plain data and a token counter, returns chat messages. The history budget is
 ``context_limit - max_output_tokens - safety margin``; the oldest whole messages go first and
 the current input is never dropped. Worldbook blocks are placed by position around the
 character definition (``before_character`` / ``after_character``) and inside the history
@@ -9,9 +9,11 @@ character definition (``before_character`` / ``after_character``) and inside the
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from console.tokens import count_messages
+MessageCounter = Callable[[Sequence[dict]], int]
+"""Tokens a list of chat messages costs, additively per message (``console.tokens``)."""
 
 SAFETY_MARGIN_TOKENS = 64
 
@@ -80,6 +82,7 @@ def build_actor_prompt(
     *,
     context_limit: int,
     max_output_tokens: int,
+    count_messages: MessageCounter,
     user_name: str = "User",
     blocks: list[PlacedBlock] | None = None,
 ) -> ActorPrompt:

@@ -22,6 +22,7 @@ from django.utils import timezone
 
 from console.db import run_db
 from console.logging import turn_id_var
+from console.tokens import count_messages
 from roleplay import cancels
 from roleplay.actor import ContextOverflow, build_actor_prompt
 from roleplay.hub import TurnFanout
@@ -67,6 +68,7 @@ async def run_turn(
             ctx.user_input,
             context_limit=pconfig.context_limit,
             max_output_tokens=pconfig.max_output_tokens,
+            count_messages=count_messages,
             user_name=ctx.user_name,
             blocks=ctx.blocks,
         )

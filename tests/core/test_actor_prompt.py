@@ -25,7 +25,12 @@ def _history(n: int) -> list[dict]:
 
 def test_everything_fits_in_a_large_window():
     prompt = build_actor_prompt(
-        SHEET, _history(6), "Now?", context_limit=8192, max_output_tokens=256
+        SHEET,
+        _history(6),
+        "Now?",
+        context_limit=8192,
+        max_output_tokens=256,
+        count_messages=count_messages,
     )
     roles = [m["role"] for m in prompt.messages]
     assert roles[0] == "system" and "You are Mira" in prompt.messages[0]["content"]
@@ -37,7 +42,14 @@ def test_everything_fits_in_a_large_window():
 
 def test_oldest_whole_messages_are_dropped_first_and_input_kept():
     history = _history(40)
-    prompt = build_actor_prompt(SHEET, history, "Now?", context_limit=1200, max_output_tokens=200)
+    prompt = build_actor_prompt(
+        SHEET,
+        history,
+        "Now?",
+        context_limit=1200,
+        max_output_tokens=200,
+        count_messages=count_messages,
+    )
     assert prompt.dropped_history > 0
     kept = [m["content"] for m in prompt.messages[2:-1]]
     assert kept == [m["content"] for m in history[prompt.dropped_history :]]
@@ -48,7 +60,14 @@ def test_oldest_whole_messages_are_dropped_first_and_input_kept():
 
 def test_overflow_when_even_the_input_cannot_fit():
     with pytest.raises(ContextOverflow) as info:
-        build_actor_prompt(SHEET, [], "word " * 2000, context_limit=1024, max_output_tokens=256)
+        build_actor_prompt(
+            SHEET,
+            [],
+            "word " * 2000,
+            context_limit=1024,
+            max_output_tokens=256,
+            count_messages=count_messages,
+        )
     assert info.value.code == "context_overflow"
 
 
@@ -60,7 +79,13 @@ def test_worldbook_blocks_are_placed_by_position():
     ]
     history = _history(4)
     prompt = build_actor_prompt(
-        SHEET, history, "Now?", context_limit=8192, max_output_tokens=256, blocks=blocks
+        SHEET,
+        history,
+        "Now?",
+        context_limit=8192,
+        max_output_tokens=256,
+        count_messages=count_messages,
+        blocks=blocks,
     )
     system = prompt.messages[0]["content"]
     assert system.index("BEFORE") < system.index("You are Mira") < system.index("AFTER")
