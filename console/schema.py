@@ -212,7 +212,7 @@ ERROR_COMPONENTS = {
 # scopes apply to all; any input can be malformed (400) or break a rule (422); a path id or a
 # body can name an object that is not the caller's (404); a body can be too large (413) or
 # of another media type (415); a write can meet a stale revision, a duplicate or a reused
-# key (409).
+# key (409); any call can find a dependency down (503, ``console.failures.Unavailable``).
 _ERRORS = {
     400: ("The request is malformed.", lambda op: op["input"]),
     401: ("No valid API token.", lambda op: op["secured"]),
@@ -222,6 +222,10 @@ _ERRORS = {
     413: ("The request body is too large.", lambda op: op["body"]),
     415: ("The request body has an unsupported media type.", lambda op: op["body"]),
     422: ("Well formed, but breaks a rule.", lambda op: op["input"]),
+    503: (
+        "A dependency (database, task queue, model) cannot serve now; retry later.",
+        lambda op: op["secured"],
+    ),
 }
 
 
