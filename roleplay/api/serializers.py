@@ -7,11 +7,13 @@ and so are the lists of writable fields, which the console forms take too.
 
 from __future__ import annotations
 
+from django.db import models
 from rest_framework import serializers
 
 from console.models import Player
 from console.scoping import scoped
 from memory.models import Message
+from memory.selectors import DEFAULT_HISTORY_LIMIT
 from roleplay.models import Character, Conversation, ModelConfig, Turn
 from roleplay.selectors import api_key_status
 from roleplay.services.characters import CHARACTER_FIELDS
@@ -56,8 +58,24 @@ class RejectUnknownFields:
         return super().to_internal_value(data)
 
 
+class StrictCharField(serializers.CharField):
+    """Text that is text: a JSON number is refused (DRF would store ``-140245`` as its
+    digits), and ``max_length`` counts what was sent, before white space is trimmed."""
+
+    def to_internal_value(self, data):
+        if not isinstance(data, str):
+            self.fail("invalid")
+        if self.max_length is not None and len(data) > self.max_length:
+            self.fail("max_length", max_length=self.max_length, length=len(data))
+        return super().to_internal_value(data)
+
+
 class StrictSerializer(RejectUnknownFields, serializers.ModelSerializer):
-    pass
+    serializer_field_mapping = {
+        **serializers.ModelSerializer.serializer_field_mapping,
+        models.CharField: StrictCharField,
+        models.TextField: StrictCharField,
+    }
 
 
 class ModelConfigSerializer(StrictSerializer):
@@ -149,6 +167,17 @@ class TurnSerializer(serializers.ModelSerializer):
             "started_at",
             "finished_at",
         ]
+
+
+class MessagesQuerySerializer(RejectUnknownFields, serializers.Serializer):
+    """Query of ``GET .../messages/``: a flag that is not a boolean is refused, not read as
+    false."""
+
+    limit = serializers.IntegerField(min_value=1, max_value=1000, default=DEFAULT_HISTORY_LIMIT)
+    include_archived = serializers.BooleanField(default=False)
+
+    def to_internal_value(self, data):
+        return super().to_internal_value({key: data[key] for key in data})
 
 
 class TrimSerializer(RejectUnknownFields, serializers.Serializer):

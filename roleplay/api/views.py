@@ -8,8 +8,7 @@ turns those into HTTP.
 
 from __future__ import annotations
 
-from drf_spectacular.utils import OpenApiParameter, extend_schema
-from rest_framework import serializers as drf_serializers
+from drf_spectacular.utils import extend_schema
 from rest_framework.decorators import action
 from rest_framework.response import Response
 
@@ -80,23 +79,14 @@ class ConversationViewSet(ServiceWrites):
     update_service = conversations.update_conversation
     delete_service = conversations.delete_conversation
 
-    @extend_schema(
-        parameters=[
-            OpenApiParameter("limit", int, description="latest N messages (default 50)"),
-            OpenApiParameter("include_archived", bool),
-        ],
-        responses=s.MessageListSerializer,
-    )
+    @extend_schema(parameters=[s.MessagesQuerySerializer], responses=s.MessageListSerializer)
     @action(detail=True, methods=["get"])
     def messages(self, request, pk=None):
         conversation = self.get_object()
-        try:
-            limit = int(request.query_params.get("limit", message_reads.DEFAULT_HISTORY_LIMIT))
-        except ValueError as exc:
-            raise drf_serializers.ValidationError({"limit": ["must be an integer"]}) from exc
-        if not 1 <= limit <= 1000:
-            raise drf_serializers.ValidationError({"limit": ["must be between 1 and 1000"]})
-        if request.query_params.get("include_archived") in ("1", "true"):
+        query = s.MessagesQuerySerializer(data=request.query_params)
+        query.is_valid(raise_exception=True)
+        limit = query.validated_data["limit"]
+        if query.validated_data["include_archived"]:
             rows = message_reads.get_full_history(request.tenant, conversation.session_id, limit)
         else:
             rows = message_reads.get_history(request.tenant, conversation.session_id, limit)
