@@ -1,16 +1,19 @@
+"""Read only: writes go through the services (``console.read_only_admin``)."""
+
 from django.contrib import admin
 
+from console.read_only_admin import ReadOnlyAdmin
 from roleplay.models import Character, Conversation, ModelCall, ModelConfig, Turn
 
 
 @admin.register(ModelConfig)
-class ModelConfigAdmin(admin.ModelAdmin):
+class ModelConfigAdmin(ReadOnlyAdmin):
     list_display = ("name", "tenant", "provider", "model", "is_default", "is_demo")
     list_filter = ("provider", "tenant")
 
 
 @admin.register(ModelCall)
-class ModelCallAdmin(admin.ModelAdmin):
+class ModelCallAdmin(ReadOnlyAdmin):
     list_display = (
         "purpose",
         "model",
@@ -24,18 +27,18 @@ class ModelCallAdmin(admin.ModelAdmin):
 
 
 @admin.register(Character)
-class CharacterAdmin(admin.ModelAdmin):
+class CharacterAdmin(ReadOnlyAdmin):
     list_display = ("name", "tenant", "updated_at")
     search_fields = ("name",)
 
 
 @admin.register(Conversation)
-class ConversationAdmin(admin.ModelAdmin):
+class ConversationAdmin(ReadOnlyAdmin):
     list_display = ("id", "character", "player", "status", "updated_at")
     list_filter = ("status",)
 
 
 @admin.register(Turn)
-class TurnAdmin(admin.ModelAdmin):
+class TurnAdmin(ReadOnlyAdmin):
     list_display = ("id", "conversation", "status", "error_code", "started_at", "finished_at")
     list_filter = ("status",)
