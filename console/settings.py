@@ -14,6 +14,7 @@ from datetime import timedelta
 from pathlib import Path
 
 import dj_database_url
+from csp.constants import NONE, SELF
 
 from console import embedded
 
@@ -55,6 +56,7 @@ INSTALLED_APPS = [
     "channels",
     "django_htmx",
     "axes",  # login throttling; before "console", whose audit receivers read its verdict
+    "csp",  # Content-Security-Policy (its system checks catch settings of the old format)
     "console",
     "memory",
     "worldbook",
@@ -65,6 +67,7 @@ INSTALLED_APPS = [
 MIDDLEWARE = [
     "console.middleware.RequestIdMiddleware",
     "django.middleware.security.SecurityMiddleware",
+    "console.csp.ContentSecurityPolicyMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
@@ -266,3 +269,19 @@ AXES_LOCKOUT_CALLABLE = "console.views.login_locked_out"
 AXES_HTTP_RESPONSE_CODE = 429
 AXES_ENABLE_ADMIN = True
 AXES_VERBOSE = False  # our audit log says it once, in JSON
+
+# Content-Security-Policy (django-csp 4, console.csp adds the page's WebSocket origin to
+# connect-src). No inline script, handler attribute or style anywhere in templates/ (a test
+# scans them); htmx runs without eval (the htmx-config meta tag in base.html).
+CONTENT_SECURITY_POLICY = {
+    "DIRECTIVES": {
+        "default-src": [SELF],
+        "script-src": [SELF],
+        "style-src": [SELF],
+        "connect-src": [SELF],
+        "object-src": [NONE],
+        "base-uri": [SELF],
+        "form-action": [SELF],
+        "frame-ancestors": [NONE],
+    },
+}

@@ -32,7 +32,7 @@ WATCH_ASSISTANT = """() => {
 def open_play(page, login, conversation, user="op", password="pw-op-123456"):
     login(page, user, password, next_path=f"/play/{conversation.id}/")
     assert f"/play/{conversation.id}/" in page.url
-    page.wait_for_function("document.getElementById('play').dataset.connected === '1'")
+    page.wait_for_function("() => document.getElementById('play').dataset.connected === '1'")
 
 
 def test_message_streams_into_transcript_and_survives_reload(
@@ -53,7 +53,9 @@ def test_message_streams_into_transcript_and_survives_reload(
     assert user_bubble.last.inner_text() == "Where am I?"
     assistant = transcript.locator("li.msg.assistant:not(.opening)").last
     assistant.locator(".text").filter(has_text=REPLY).wait_for()
-    page.wait_for_function("!document.querySelector('#transcript li.msg.assistant.streaming')")
+    page.wait_for_function(
+        "() => !document.querySelector('#transcript li.msg.assistant.streaming')"
+    )
     assert page.locator("#play-error").is_hidden()
 
     seen = page.evaluate("window.__assistantTexts")

@@ -2,7 +2,8 @@
 
 Every failed login still runs the password hasher (Django hashes even for unknown names, so
 timing does not reveal which exist); the default PBKDF2 would make the lockout tests slow
-on two cores, and the hasher is not what they test.
+on two cores, and the hasher is not what they test. Browser tests must not use it: the
+live server runs in a child process with the real hashers.
 """
 
 from __future__ import annotations
@@ -10,16 +11,20 @@ from __future__ import annotations
 import pytest
 from django.test import Client
 
+# The browser tests' live server and Chromium page (tests/browser/conftest.py).
+from tests.browser.conftest import browser_page, live_server_url, login  # noqa: F401
+
 PASSWORD = "pw-demo-123456"
 
 
-@pytest.fixture(autouse=True)
-def _fast_hashing(settings):
+@pytest.fixture
+def fast_hashing(settings):
+    """For tests in this process only: a live server child keeps the real hashers."""
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 
 
 @pytest.fixture
-def demo(tenant):
+def demo(tenant, fast_hashing):
     """The operator account ``demo`` of tenant ``acme``, password :data:`PASSWORD`."""
     from console.services import ensure_console_user
 

@@ -13,7 +13,7 @@ from console.clients import client_address
 from console.models import AuditAction, AuditEvent
 from tests.security.conftest import PASSWORD
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("fast_hashing")]
 
 PER_ACCOUNT = 5  # the shipped defaults (console/settings.py)
 PER_ADDRESS = 20
