@@ -6,8 +6,10 @@ class ConsoleConfig(AppConfig):
     verbose_name = "Console"
 
     def ready(self) -> None:
-        # Bind shared_task definitions to our Celery app in every process (web and worker).
-        from console import audit, schema  # noqa: F401  (schema: OpenAPI auth extension)
+        # Imported for their side effects: the system checks register themselves, schema
+        # adds the OpenAPI auth extension, and the Celery app binds shared_task definitions
+        # in every process (web and worker).
+        from console import audit, checks, schema  # noqa: F401
         from console.celery import app  # noqa: F401
 
         # After django-axes' receivers ("axes" comes first in INSTALLED_APPS), so a failed
