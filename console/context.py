@@ -2,23 +2,35 @@
 
 from __future__ import annotations
 
+from django.urls import reverse
+
+from console.models import Role
+
+# The console's navigation, and the only list of it: (label, URL name, least role that may
+# open the page). Entries name routes, so an area without pages cannot appear (reverse()
+# fails); an entry is shown only to the roles its page lets in.
 NAV = [
-    ("Worldbooks", "/console/worldbooks/"),
-    ("Characters", "/console/characters/"),
-    ("Scenarios", "/console/scenarios/"),
-    ("Conversations", "/console/conversations/"),
-    ("Memory", "/console/memory/"),
-    ("Story", "/console/story/"),
-    ("Models", "/console/models/"),
-    ("API tokens", "/console/tokens/"),
+    ("Worldbooks", "wb_books", Role.VIEWER),
+    ("Characters", "characters", Role.VIEWER),
+    ("Conversations", "conversations", Role.VIEWER),
+    ("Models", "model_configs", Role.VIEWER),
+    ("API tokens", "tokens", Role.ADMIN),
+    ("Audit log", "audit", Role.ADMIN),
 ]
+
+
+def nav_for(membership) -> list[tuple[str, str]]:
+    """(label, URL) of the entries ``membership`` may open."""
+    from console.views import has_role
+
+    return [(label, reverse(name)) for label, name, role in NAV if has_role(membership, role)]
 
 
 def console_context(request) -> dict:
     user = getattr(request, "user", None)
     membership = getattr(user, "membership", None) if user and user.is_authenticated else None
     return {
-        "nav": NAV,
+        "nav": nav_for(membership),
         "membership": membership,
         "tenant": membership.tenant if membership else None,
     }

@@ -17,9 +17,4 @@ urlpatterns = [
     path("console/tokens/new/", views.token_create, name="token_create"),
     path("console/tokens/<int:pk>/revoke/", views.token_revoke, name="token_revoke"),
     path("console/audit/", views.audit_log, name="audit"),
-    # Areas whose pages come with their own issue. Worldbooks are not here: their pages are
-    # built separately under /console/worldbooks/.
-    path("console/scenarios/", views.placeholder, {"area": "scenarios"}, name="scenarios"),
-    path("console/memory/", views.placeholder, {"area": "memory"}, name="memory"),
-    path("console/story/", views.placeholder, {"area": "story"}, name="story"),
 ]

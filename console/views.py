@@ -18,7 +18,6 @@ from django.contrib.auth.decorators import login_required
 from django.contrib.auth.forms import AuthenticationForm
 from django.core.exceptions import PermissionDenied
 from django.core.paginator import Paginator
-from django.http import Http404
 from django.shortcuts import redirect, render
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_POST
@@ -95,22 +94,6 @@ def login_locked_out(request, *args, **kwargs):
     )
     response["Retry-After"] = str(minutes * 60)
     return response
-
-
-PLACEHOLDERS = {
-    "scenarios": "Scenarios",
-    "memory": "Memory",
-    "story": "Story",
-}
-
-
-@console_view()
-def placeholder(request, area: str):
-    """An area whose pages arrive with their own issue; keeps every nav link working."""
-    title = PLACEHOLDERS.get(area)
-    if title is None:
-        raise Http404("unknown area")
-    return render(request, "console/placeholder.html", {"title": title, "area": area})
 
 
 # --- API tokens (admins only, reads included: the list names every integration) ----------
