@@ -40,7 +40,6 @@ ALLOWED_HOSTS = [
     for h in os.environ.get("ALLOWED_HOSTS", "127.0.0.1,localhost,testserver").split(",")
     if h.strip()
 ]
-CSRF_TRUSTED_ORIGINS = [f"http://{h}:{PORT}" for h in ALLOWED_HOSTS if h != "*"]
 
 DATABASE_URL = os.environ.get("DATABASE_URL") or embedded.expected_database_url()
 REDIS_URL = os.environ.get("REDIS_URL") or embedded.expected_redis_url()
@@ -204,6 +203,11 @@ SPECTACULAR_SETTINGS = {
     "VERSION": "1.0.0",
     "SERVE_INCLUDE_SCHEMA": False,
     "COMPONENT_SPLIT_REQUEST": True,
+    # The values of worldbook.contracts.IndexState.status: named here, drf-spectacular does
+    # not warn of a "status" name collision in `check --deploy`; if they drift, it warns again.
+    "ENUM_NAME_OVERRIDES": {
+        "IndexStatusEnum": ["missing", "pending", "building", "ready", "failed"]
+    },
     # 3.1: schema objects are JSON Schema 2020-12, the dialect the pydantic models emit.
     "OAS_VERSION": "3.1.0",
     "POSTPROCESSING_HOOKS": [
@@ -288,3 +292,48 @@ CONTENT_SECURITY_POLICY = {
         "frame-ancestors": [NONE],
     },
 }
+
+# TLS. ``TLS=true`` when the public site is served over HTTPS (by daphne or by a proxy in
+# front, then with TRUSTED_PROXY_COUNT): secure cookies with the __Host- prefix, redirect to
+# HTTPS, HSTS. Off by default, so ``make run`` works over plain http://127.0.0.1.
+TLS = _env_bool("TLS", False)
+SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https") if TRUSTED_PROXY_COUNT else None
+SECURE_SSL_REDIRECT = _env_bool("SECURE_SSL_REDIRECT", TLS)
+SECURE_REDIRECT_EXEMPT = [r"^healthz$"]  # load balancers probe over plain HTTP
+SECURE_HSTS_SECONDS = int(os.environ.get("HSTS_SECONDS", "31536000")) if TLS else 0
+SECURE_HSTS_INCLUDE_SUBDOMAINS = TLS and _env_bool("HSTS_INCLUDE_SUBDOMAINS", True)
+SECURE_HSTS_PRELOAD = TLS and _env_bool("HSTS_PRELOAD", True)
+SESSION_COOKIE_SECURE = CSRF_COOKIE_SECURE = TLS
+SESSION_COOKIE_NAME = "__Host-sessionid" if TLS else "sessionid"
+CSRF_COOKIE_NAME = "__Host-csrftoken" if TLS else "csrftoken"
+
+# Cookies and headers that hold with or without TLS.
+SESSION_COOKIE_HTTPONLY = True
+SESSION_COOKIE_SAMESITE = "Lax"
+SESSION_COOKIE_AGE = int(os.environ.get("SESSION_HOURS", "12")) * 3600  # then log in again
+CSRF_COOKIE_HTTPONLY = True  # pages carry the token; no script reads the cookie
+CSRF_COOKIE_SAMESITE = "Lax"
+X_FRAME_OPTIONS = "DENY"
+SECURE_CONTENT_TYPE_NOSNIFF = True
+SECURE_REFERRER_POLICY = "same-origin"
+SECURE_CROSS_ORIGIN_OPENER_POLICY = "same-origin"
+
+
+def _origins(hosts: list[str]) -> list[str]:
+    """Browser origins of the allowed hosts (``.example.com`` → ``*.example.com``)."""
+    origins = []
+    for host in hosts:
+        if host == "*":
+            continue
+        name = "*" + host if host.startswith(".") else host
+        origins.append(f"https://{name}" if TLS else f"http://{name}:{PORT}")
+    return origins
+
+
+# Origins whose form posts are accepted besides the request's own (a proxy that rewrites
+# Host, another port); by default the allowed hosts at the scheme and port in use.
+CSRF_TRUSTED_ORIGINS = [
+    origin.strip()
+    for origin in os.environ.get("CSRF_TRUSTED_ORIGINS", "").split(",")
+    if origin.strip()
+] or _origins(ALLOWED_HOSTS)
