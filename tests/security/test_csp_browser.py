@@ -1,6 +1,7 @@
 """The Content-Security-Policy in a real browser: Chromium loads the login page, the
-dashboard and the play page, and one chat message goes over the WebSocket, with no
-violation reported; an injected inline script is blocked, so the policy is really enforced.
+dashboard, a few console lists and the play page, and one chat message goes over the
+WebSocket, with no violation reported; an injected inline script is blocked, so the policy
+is really enforced.
 """
 
 from __future__ import annotations
@@ -50,6 +51,10 @@ def test_pages_and_chat_socket_work_under_the_policy(
     assert page.url.endswith("/console/")
     page.locator("#stat-characters").wait_for()
     assert violations(page, console_errors) == []
+    for path in ["/console/worldbooks/", "/console/models/", "/console/characters/"]:
+        page.goto(path)
+        page.wait_for_load_state("load")
+        assert violations(page, console_errors) == [], path
 
     page.goto(f"/play/{conversation.id}/")
     page.wait_for_function("() => document.getElementById('play').dataset.connected === '1'")
