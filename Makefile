@@ -64,14 +64,17 @@ chromium:
 	  export DEBIAN_FRONTEND=noninteractive; \
 	  apt-get update -qq && apt-get install -y -qq chromium >/dev/null; }
 
-# mypy covers the pure engine modules (no Django): selection, importers, the model gateway.
+# mypy covers the pure modules (no Django): the worldbook engine, the model gateway's core and
+# the local model process, the Actor prompt, the shared error base and the tokenizer.
 MYPY_PATHS := worldbook/engine roleplay/llm/types.py roleplay/llm/errors.py \
-	roleplay/llm/provider.py roleplay/llm/transcript.py roleplay/actor.py console/tokens.py
+	roleplay/llm/provider.py roleplay/llm/transcript.py roleplay/llm/wire.py \
+	roleplay/llm/local_server.py roleplay/actor.py console/tokens.py console/failures.py
 
 lint: bootstrap
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/mypy $(MYPY_PATHS)
+	$(VENV)/bin/lint-imports
 
 format: bootstrap
 	$(VENV)/bin/ruff check --fix .

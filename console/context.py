@@ -21,7 +21,7 @@ NAV = [
 
 def nav_for(membership) -> list[tuple[str, str]]:
     """(label, URL) of the entries ``membership`` may open."""
-    from console.views import has_role
+    from console.access import has_role
 
     return [(label, reverse(name)) for label, name, role in NAV if has_role(membership, role)]
 

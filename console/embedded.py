@@ -207,7 +207,7 @@ class EmbeddedPostgres(EmbeddedServer):
                 conn.execute(f'CREATE DATABASE "{DATABASE_NAME}"')
 
     def _stop(self) -> None:
-        from pgserver._commands import pg_ctl
+        from pgserver._commands import pg_ctl  # type: ignore[attr-defined]  # made at import
 
         user = "pgserver" if os.geteuid() == 0 else None
         try:

@@ -1,74 +1,25 @@
-"""Console shell pages (dashboard, API tokens, audit log, login lockout) and the access rule of
-every page.
+"""Console shell pages: dashboard, API tokens, audit log, login lockout.
 
-Every console page goes through :func:`console_view`: it requires a login (redirect to the
-login page), a tenant membership (else 403), and a role that depends on the HTTP method, so
-a viewer can read everything a page shows but any write answers 403. The tenant comes from
-the membership and is put on ``request.tenant``; pages read through ``console.scoping`` so a
-foreign tenant's id is a 404.
+Every console page goes through ``console.access.console_view`` (login, membership, role by
+HTTP method).
 """
 
 from __future__ import annotations
 
-from functools import wraps
-
 from axes.handlers.proxy import AxesProxyHandler
 from django.contrib import messages as flash
-from django.contrib.auth.decorators import login_required
 from django.contrib.auth.forms import AuthenticationForm
-from django.core.exceptions import PermissionDenied
 from django.core.paginator import Paginator
 from django.shortcuts import redirect, render
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_POST
 
+from console.access import console_view, posted
 from console.forms import ApiTokenForm
 from console.models import ApiToken, AuditEvent, Role
 from console.scoping import get_scoped_or_404, scoped
 from console.services import create_api_token, revoke_api_token
 from console.throttle import minutes_to_wait
-
-SAFE_METHODS = ("GET", "HEAD", "OPTIONS")
-ROLE_RANK = {Role.VIEWER: 0, Role.OPERATOR: 1, Role.ADMIN: 2}
-
-
-def has_role(membership, needed: str) -> bool:
-    """Whether ``membership`` is at least ``needed`` (viewer < operator < admin)."""
-    if membership is None:
-        return False
-    return ROLE_RANK.get(membership.role, -1) >= ROLE_RANK[needed]
-
-
-def console_view(*, read: str = Role.VIEWER, write: str = Role.OPERATOR):
-    """Decorate a console page: login, membership, and ``read``/``write`` minimum roles.
-
-    Safe methods need ``read``, every other method needs ``write``. A denied role is a 403
-    (the object's tenant is already the user's, so nothing leaks by saying "forbidden").
-    """
-
-    def decorate(view):
-        @login_required
-        @wraps(view)
-        def wrapped(request, *args, **kwargs):
-            membership = getattr(request.user, "membership", None)
-            if membership is None:
-                raise PermissionDenied("this account has no tenant")
-            needed = read if request.method in SAFE_METHODS else write
-            if not has_role(membership, needed):
-                raise PermissionDenied("your role does not allow this")
-            request.membership = membership
-            request.tenant = membership.tenant
-            return view(request, *args, **kwargs)
-
-        return wrapped
-
-    return decorate
-
-
-def posted(request):
-    """The form data of a POST, else None: an empty POST must still bind (and fail) the form,
-    which ``request.POST or None`` would not."""
-    return request.POST if request.method == "POST" else None
 
 
 @console_view()

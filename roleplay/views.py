@@ -2,7 +2,7 @@
 
 Thin views: forms validate the input, ``roleplay.services`` writes (the rules that span
 fields or rows live there, and their errors are shown next to the form's fields),
-``roleplay.selectors`` reads, and :func:`console.views.console_view` decides who may do what
+``roleplay.selectors`` reads, and :func:`console.access.console_view` decides who may do what
 (viewers read, operators edit content, admins also manage model configs). Every object is
 fetched with ``get_scoped_or_404``, so another tenant's id is a 404. The player chat page
 lives in ``views_play``.
@@ -15,10 +15,10 @@ from django.core.paginator import Paginator
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
+from console.access import console_view, has_role, posted
 from console.models import Role
 from console.scoping import get_scoped_or_404, scoped
 from console.services import console_player_external_id, ensure_console_player
-from console.views import console_view, has_role, posted
 from roleplay import selectors
 from roleplay.errors import Duplicate, FieldErrors
 from roleplay.forms import CharacterForm, ModelConfigForm, NewConversationForm

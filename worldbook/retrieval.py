@@ -17,6 +17,7 @@ from worldbook.engine.schema import SelectRequest
 from worldbook.engine.selection import LoadedBook, select
 from worldbook.models import IndexChunk, TimedEffectState
 from worldbook.selectors import canonical_book_id, load_books
+from worldbook.tokenizer import CL100K
 
 LEXICAL_WEIGHT = 0.5
 VECTOR_WEIGHT = 0.5
@@ -106,24 +107,31 @@ def _canonical_refs(request: SelectRequest) -> SelectRequest:
     return request.model_copy(update={"books": refs})
 
 
-def select_context(tenant, request: SelectRequest) -> dict:
-    """The selection response of the seed, plus timed-effect state kept per conversation."""
+def select_context(tenant, request: SelectRequest, *, record: bool = True) -> dict:
+    """The selection response of the seed, plus timed-effect state kept per conversation.
+
+    ``record=False`` (a read-only caller) selects against the stored timed-effect state
+    without advancing it: a viewer may look, not change what the next turn sees."""
     request = _canonical_refs(request)
     books = load_books(tenant, [(ref.book_id, ref.revision) for ref in request.books])
     scores, degraded = (None, [])
     if request.strategy == "hybrid":
         scores, degraded = hybrid_scores(tenant, books, request.query)
+    options = {"hybrid_scores": scores, "degraded": degraded, "tokenizer": CL100K}
     timed = request.conversation_id is not None and request.message_index is not None
     # A SelectionError (a required entry that cannot be honoured) is a 422 of its own.
     if not timed:
-        return select(request, books, hybrid_scores=scores, degraded=degraded).response()
+        return select(request, books, **options).response()
+    if not record:
+        row = TimedEffectState.objects.filter(
+            tenant=tenant, conversation_id=request.conversation_id
+        ).first()
+        return select(request, books, timed_state=row.state if row else {}, **options).response()
     with transaction.atomic():
         row, _ = TimedEffectState.objects.select_for_update().get_or_create(
             tenant=tenant, conversation_id=request.conversation_id
         )
-        result = select(
-            request, books, hybrid_scores=scores, degraded=degraded, timed_state=row.state
-        )
+        result = select(request, books, timed_state=row.state, **options)
         if result.timed_state != row.state:
             row.state = result.timed_state
             row.version += 1

@@ -128,7 +128,9 @@ class LocalModel:
         import llama_cpp
 
         self.name = name
-        self.llm = llama_cpp.Llama(model_path=path, n_ctx=n_ctx, n_threads=n_threads, verbose=False)
+        self.llm: Any = llama_cpp.Llama(
+            model_path=path, n_ctx=n_ctx, n_threads=n_threads, verbose=False
+        )
         self.lock = threading.Lock()
 
     def generate(self, plan: Plan, request: dict[str, Any], done: Generated) -> Iterator[str]:
@@ -147,7 +149,7 @@ class LocalModel:
             grammar = llama_cpp.LlamaGrammar.from_json_schema(
                 json.dumps(plan.schema), verbose=False
             )
-        generator = llm.create_completion(
+        generator: Any = llm.create_completion(
             tokens,
             max_tokens=min(_int(request.get("max_tokens"), 256), room),
             temperature=_float(request.get("temperature"), 0.8),
@@ -259,12 +261,12 @@ class _Handler(WireHandler):
                     raise ClientGone("client left during generation")
             event({}, done.finish_reason)
         else:
-            text = []
+            collected = []
             for piece in rest:
-                text.append(piece)
+                collected.append(piece)
                 if self.client_gone():
                     raise ClientGone("client left during generation")
-            message, finish = _message(chosen, "".join(text), done.finish_reason)
+            message, finish = _message(chosen, "".join(collected), done.finish_reason)
             if message.get("tool_calls"):
                 event({"tool_calls": [dict(message["tool_calls"][0], index=0)]})
             else:

@@ -109,16 +109,7 @@ class _Findings(dict):
         return pytest.param(route, marks=marks, id=str(route))
 
 
-KNOWN_FINDINGS = _Findings(
-    {
-        "/v1/context/select": (
-            "a read-only principal (a viewer's session) writes timed-effect state through "
-            "POST /v1/context/select with conversation_id and message_index: the view is "
-            "read_only_post (worldbook/api/views.py) and retrieval.select_context saves "
-            "TimedEffectState; the console playground refuses the same to viewers"
-        ),
-    }
-)
+KNOWN_FINDINGS = _Findings({})
 
 # Pages that find their object by a query parameter too.
 QUERIES = {

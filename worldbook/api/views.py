@@ -237,7 +237,9 @@ class SelectView(WorldbookView):
 
     @validates(SelectRequest, responses=SelectResponse)
     def post(self, request, body: SelectRequest):
-        return Response(retrieval.select_context(request.tenant, body))
+        # A read-only caller (a viewer's session) may select, not advance timed effects.
+        record = not request.user.read_only
+        return Response(retrieval.select_context(request.tenant, body, record=record))
 
 
 class SearchView(WorldbookView):

@@ -11,8 +11,8 @@ from collections.abc import Iterable
 from functools import lru_cache
 from typing import Any
 
-from console.tokens import count_tokens
 from worldbook.engine.schema import POSITIONS, EntryIn
+from worldbook.engine.tokens import Tokenizer
 
 POSITION_RANK: dict[str, int] = {name: rank for rank, name in enumerate(POSITIONS)}
 CONTEXT_OPEN = "<worldbook>"
@@ -74,14 +74,15 @@ def build_context(wrapped_blocks: Iterable[str]) -> str:
     return CONTEXT_OPEN + "\n" + "\n".join(parts) + "\n" + CONTEXT_CLOSE
 
 
-@lru_cache(maxsize=1)
-def _join_costs() -> tuple[int, int]:
+@lru_cache(maxsize=8)
+def _join_costs(tokenizer: Tokenizer) -> tuple[int, int]:
     """(tokens of an empty wrapper, extra tokens a joining newline adds to a block)."""
-    empty = count_tokens(CONTEXT_OPEN + "\n" + CONTEXT_CLOSE)
-    return empty, count_tokens(">\n") - count_tokens(">")
+    count = tokenizer.count
+    empty = count(CONTEXT_OPEN + "\n" + CONTEXT_CLOSE)
+    return empty, count(">\n") - count(">")
 
 
-def context_tokens(block_tokens: Iterable[int]) -> int:
+def context_tokens(block_tokens: Iterable[int], tokenizer: Tokenizer) -> int:
     """``count_tokens(build_context(blocks))`` from each wrapped block's own count, exactly.
 
     cl100k_base splits text into pieces with a regex and encodes each piece on its own, so a
@@ -94,5 +95,5 @@ def context_tokens(block_tokens: Iterable[int]) -> int:
     counts = list(block_tokens)
     if not counts:
         return 0
-    empty, join = _join_costs()
+    empty, join = _join_costs(tokenizer)
     return empty + sum(counts) + join * len(counts)

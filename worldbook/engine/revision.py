@@ -14,9 +14,9 @@ import threading
 from typing import Any
 from weakref import WeakKeyDictionary
 
-from console.tokens import count_tokens
 from worldbook.engine.matcher import CompiledBook
 from worldbook.engine.placement import wrap_block
+from worldbook.engine.tokens import Tokenizer
 
 NOT_TRIGGERED = "not_triggered"
 
@@ -30,7 +30,7 @@ class RevisionView:
         self.book = book
         self.revision = revision
         self._ids: dict[int, str] = {}
-        self._tokens: dict[int, int] = {}
+        self._tokens: dict[tuple[str, int], int] = {}
         self._bases: list[dict[str, Any]] | None = None
 
     def decision_bases(self) -> list[dict[str, Any]]:
@@ -62,13 +62,14 @@ class RevisionView:
             found = self._ids[i] = f"{self.book.book_id}:{self.revision}:{self.book.ids[i]}"
         return found
 
-    def block_tokens(self, i: int) -> int:
+    def block_tokens(self, i: int, tokenizer: Tokenizer) -> int:
         """Tokens of the entry's wrapped block with its own (unsubstituted) content."""
-        found = self._tokens.get(i)
+        key = (tokenizer.name, i)
+        found = self._tokens.get(key)
         if found is None:
             entry = self.book.entries[i]
             wrapped = wrap_block(self.block_id(i), entry.title, entry.content)
-            found = self._tokens[i] = count_tokens(wrapped)
+            found = self._tokens[key] = tokenizer.count(wrapped)
         return found
 
 

@@ -17,10 +17,8 @@ import hashlib
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from functools import lru_cache
 from typing import Any
 
-from console.tokens import TOKENIZER_NAME, count_tokens
 from worldbook.engine.activation import ActivationInput, Slot, activate
 from worldbook.engine.budget import (
     BudgetInput,
@@ -47,6 +45,7 @@ from worldbook.engine.results import RESPONSE_FIELDS
 from worldbook.engine.revision import RevisionView, revision_view
 from worldbook.engine.schema import EntryIn, SelectRequest, canonical_json
 from worldbook.engine.timed import TimedEffects, state_key
+from worldbook.engine.tokens import Tokenizer
 from worldbook.engine.verdicts import BookVerdicts, evaluate_book
 
 __all__ = ["LoadedBook", "SelectionError", "SelectionResult", "select"]
@@ -99,16 +98,6 @@ class SelectionResult:
         return {name: getattr(self, name) for name in RESPONSE_FIELDS}
 
 
-@lru_cache(maxsize=4096)
-def _cached_tokens(text: str) -> int:
-    return count_tokens(text)
-
-
-def _tokens(text: str) -> int:
-    # Cache small texts only: the cache keeps its keys alive, and contents can be 200k chars.
-    return _cached_tokens(text) if len(text) <= 20_000 else count_tokens(text)
-
-
 def _order_books(request: SelectRequest, books: list[LoadedBook]) -> list[LoadedBook]:
     """The loaded books in request order; any mismatch with the request is an error."""
     by_id = {book.book_id: book for book in books}
@@ -138,8 +127,10 @@ class _Run:
         request: SelectRequest,
         books: list[LoadedBook],
         timed_state: dict[str, Any] | None,
+        tokenizer: Tokenizer,
     ) -> None:
         self.request = request
+        self.tokenizer = tokenizer
         self.books = books
         self.compiled: list[CompiledBook] = [
             compile_book(b.book_id, b.content_hash, b.entries) for b in books
@@ -202,8 +193,9 @@ class _Run:
         """Tokens of the wrapped block (cached per revision unless its content was prepared)."""
         prepared = self.verdicts[slot[0]].contents.get(slot[1])
         if prepared is None:
-            return self.views[slot[0]].block_tokens(slot[1])
-        return _tokens(wrap_block(self.block_id(slot), self.entry(slot).title, prepared))
+            return self.views[slot[0]].block_tokens(slot[1], self.tokenizer)
+        wrapped = wrap_block(self.block_id(slot), self.entry(slot).title, prepared)
+        return self.tokenizer.cached(wrapped)
 
     def cost(self, slot: Slot) -> int:
         """The budget estimate: the wrapped block plus the newline that joins it to the next.
@@ -215,7 +207,7 @@ class _Run:
 
     def context_tokens(self, slots: list[Slot]) -> int:
         """``count_tokens`` of the context these blocks make, without re-tokenizing it."""
-        return context_tokens(self.block_tokens(slot) for slot in slots)
+        return context_tokens((self.block_tokens(slot) for slot in slots), self.tokenizer)
 
     def blocks_for(self, slots: list[Slot], reasons: dict[Slot, str]) -> list[dict[str, Any]]:
         blocks = []
@@ -252,11 +244,13 @@ def select(
     hybrid_scores: dict[tuple[str, str], float] | None = None,
     degraded: list[dict[str, Any]] | None = None,
     timed_state: dict[str, Any] | None = None,
+    tokenizer: Tokenizer,
 ) -> SelectionResult:
-    """Choose this turn's worldbook blocks; raises :class:`SelectionError` for required rules."""
+    """Choose this turn's worldbook blocks, counting with ``tokenizer``; raises
+    :class:`SelectionError` for required rules."""
     started = time.perf_counter()
     req = request
-    run = _Run(req, _order_books(req, books), timed_state)
+    run = _Run(req, _order_books(req, books), timed_state, tokenizer)
     notes = [dict(item) for item in (degraded or [])]
     scores = hybrid_scores if req.strategy == "hybrid" else None
     if req.strategy == "hybrid" and hybrid_scores is None:
@@ -308,7 +302,7 @@ def select(
         verdict_reasons=reasons_by_book,
         label=run.label,
         cost=run.cost,
-        base_cost=_tokens(build_context([""])),
+        base_cost=tokenizer.cached(build_context([""])),
         token_budget=req.token_budget,
         constant_ratio=req.constant_budget_ratio,
         max_entries=req.max_entries,
@@ -360,7 +354,7 @@ def select(
         snapshot=snapshot,
         token_count=run.context_tokens(selected),
         token_budget=req.token_budget,
-        tokenizer=TOKENIZER_NAME,
+        tokenizer=tokenizer.name,
         token_scope="context",
         degraded=notes,
         policy_version=POLICY_VERSION,

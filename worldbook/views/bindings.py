@@ -13,8 +13,8 @@ from django.apps import apps
 from django.contrib import messages as flash
 from django.shortcuts import redirect, render
 
+from console.access import console_view
 from console.scoping import get_scoped_or_404
-from console.views import console_view
 from worldbook import selectors, services
 from worldbook.errors import WorldbookError
 from worldbook.forms import BindingFormSet

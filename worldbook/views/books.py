@@ -9,8 +9,8 @@ from django.db.models import F
 from django.http import HttpResponse
 from django.shortcuts import redirect, render
 
+from console.access import console_view
 from console.models import Role
-from console.views import console_view
 from worldbook import selectors, services
 from worldbook.engine.exporter import export_book
 from worldbook.errors import WorldbookError

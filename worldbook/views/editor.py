@@ -25,7 +25,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_POST
 from pydantic import ValidationError
 
-from console.views import console_view
+from console.access import console_view
 from worldbook import errors
 from worldbook.editor import selectors, services
 from worldbook.engine.bulk import BulkEdit

@@ -15,7 +15,7 @@ from django.http import Http404, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
-from console.views import console_view
+from console.access import console_view
 from worldbook.editor import selectors, services
 from worldbook.errors import WorldbookError
 from worldbook.views.common import book_or_404, status_for

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django.shortcuts import render
 
-from console.views import console_view
+from console.access import console_view
 from worldbook.views.common import book_or_404, int_param, revision_or_404
 from worldbook.views.diffing import diff_books
 

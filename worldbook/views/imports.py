@@ -10,8 +10,8 @@ from __future__ import annotations
 from django.contrib import messages as flash
 from django.shortcuts import redirect, render
 
+from console.access import console_view
 from console.models import Role
-from console.views import console_view
 from worldbook import services
 from worldbook.errors import WorldbookError
 from worldbook.forms import ImportUploadForm

@@ -11,7 +11,7 @@ from django.contrib import messages as flash
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
-from console.views import console_view
+from console.access import console_view
 from worldbook import indexing, selectors
 from worldbook.errors import WorldbookError
 from worldbook.models import IndexStatus

@@ -17,8 +17,8 @@ from django.core.exceptions import PermissionDenied
 from django.shortcuts import render
 from pydantic import ValidationError
 
+from console.access import console_view, has_role
 from console.models import Role
-from console.views import console_view, has_role
 from worldbook import retrieval, selectors
 from worldbook.engine.schema import SelectRequest, validation_error_details
 from worldbook.errors import WorldbookError

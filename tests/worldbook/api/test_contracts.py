@@ -15,12 +15,13 @@ import pytest
 from pydantic import BaseModel
 
 from tests.worldbook.api.wb_api_helpers import book, create, entry, error, publish
+from tests.worldbook.engine.wbsel_helpers import select
 from worldbook import contracts
 from worldbook.api import schemas
 from worldbook.api import urls as api_urls
 from worldbook.engine import results
 from worldbook.engine.schema import BookIn, SelectRequest
-from worldbook.engine.selection import LoadedBook, SelectionResult, select
+from worldbook.engine.selection import LoadedBook, SelectionResult
 
 pytestmark = pytest.mark.django_db
 

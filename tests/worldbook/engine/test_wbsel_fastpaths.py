@@ -11,14 +11,15 @@ from hypothesis import strategies as st
 from wbsel_helpers import book, decision, loaded, request, run
 
 from console.tokens import count_tokens
+from tests.worldbook.engine.wbsel_helpers import select
 from worldbook.engine.eligibility import EligibilityContext, check_entry
 from worldbook.engine.matcher import compile_book
 from worldbook.engine.placement import build_context, context_tokens, wrap_block
 from worldbook.engine.revision import revision_view
 from worldbook.engine.schema import KINDS, POSITIONS
-from worldbook.engine.selection import select
 from worldbook.engine.timed import TimedEffects
 from worldbook.engine.verdicts import evaluate_book
+from worldbook.tokenizer import CL100K
 
 SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
@@ -35,7 +36,7 @@ EDGY = st.text(
 def test_context_tokens_equals_the_tokenizer(parts):
     blocks = [wrap_block(block_id, title, content) for block_id, title, content in parts]
     expected = count_tokens(build_context(blocks))
-    assert context_tokens(count_tokens(block) for block in blocks) == expected
+    assert context_tokens((count_tokens(block) for block in blocks), CL100K) == expected
 
 
 CONDITIONS = [
@@ -145,8 +146,9 @@ def test_block_costs_are_cached_per_revision_number():
     assert revision_view(compiled, 1) is first
     assert first.block_id(0) == "b1:1:a" and later.block_id(0) == "b1:12345:a"
     for view in (first, later):
-        assert view.block_tokens(0) == count_tokens(wrap_block(view.block_id(0), "T", "some lore"))
-    assert first.block_tokens(0) != later.block_tokens(0)
+        wrapped = wrap_block(view.block_id(0), "T", "some lore")
+        assert view.block_tokens(0, CL100K) == count_tokens(wrapped)
+    assert first.block_tokens(0, CL100K) != later.block_tokens(0, CL100K)
 
 
 def test_decision_records_are_never_shared_between_results():

@@ -8,8 +8,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from wbsel_helpers import book, loaded, request
 
+from tests.worldbook.engine.wbsel_helpers import select
 from worldbook.engine.naive import naive_activate
-from worldbook.engine.selection import select
 
 VOCAB = [
     "cat",

@@ -6,8 +6,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from wbsel_helpers import book, loaded, request
 
+from tests.worldbook.engine.wbsel_helpers import select
 from worldbook.engine.schema import POSITIONS
-from worldbook.engine.selection import SelectionError, select
+from worldbook.engine.selection import SelectionError
 
 WORDS = ["gate", "key", "guard", "night", "铜钥匙", "城门", "rain", "fog"]
 

@@ -5,8 +5,9 @@ from __future__ import annotations
 import pytest
 from wbsel_helpers import book, decision, loaded, reason, request, run, selected_ids
 
+from tests.worldbook.engine.wbsel_helpers import select
 from worldbook.engine.eligibility import probability_draw
-from worldbook.engine.selection import SelectionError, select
+from worldbook.engine.selection import SelectionError
 
 GREYPORT = [
     {

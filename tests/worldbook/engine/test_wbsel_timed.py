@@ -26,7 +26,7 @@ def _turns(entries, queries, start=0, state=None):
         del result
         from wbsel_helpers import book, loaded, request
 
-        from worldbook.engine.selection import select
+        from tests.worldbook.engine.wbsel_helpers import select
 
         res = select(
             request(query, conversation_id="conv-1", message_index=start + offset),
@@ -90,7 +90,7 @@ def test_sticky_skips_probability_and_wins_its_group():
     ]
     from wbsel_helpers import book, loaded, request
 
-    from worldbook.engine.selection import select
+    from tests.worldbook.engine.wbsel_helpers import select
 
     state = {"b1:e": {"activated_at": 0, "sticky_until": 3, "cooldown_until": None}}
     res = select(

@@ -4,8 +4,15 @@ from __future__ import annotations
 
 from typing import Any
 
+from worldbook.engine import selection
 from worldbook.engine.schema import BookIn, SelectRequest, content_hash
-from worldbook.engine.selection import LoadedBook, SelectionResult, select
+from worldbook.engine.selection import LoadedBook, SelectionResult
+from worldbook.tokenizer import CL100K
+
+
+def select(request: SelectRequest, books: list[LoadedBook], **options: Any) -> SelectionResult:
+    """The engine's ``select`` counting with cl100k, as the product does."""
+    return selection.select(request, books, tokenizer=CL100K, **options)
 
 
 def book(*entries: dict[str, Any], name: str = "test book") -> BookIn:
