@@ -6,33 +6,19 @@ from django.db import IntegrityError, transaction
 from django.http import Http404
 from rest_framework import viewsets
 
+from console.body_limit import BodyLimit
 from console.errors import ApiError, not_found
 from console.scoping import LOOKUP_MISSES, scoped
 
 
-class TenantModelViewSet(viewsets.ModelViewSet):
-    """CRUD over one tenant's rows; a foreign or malformed id is a 404."""
+class TenantModelViewSet(BodyLimit, viewsets.ModelViewSet):
+    """CRUD over one tenant's rows; a foreign or malformed id is a 404. Bodies of these
+    resources are small (the longest character text is ~170k characters): the default
+    2 MiB limit of ``BodyLimit`` applies."""
 
     model = None
-    # Bodies of these resources are small (the longest character text is ~170k characters);
-    # a bigger request is refused with 413 before it is parsed.
-    max_body_bytes = 2 * 1024 * 1024
     # No dots: ``/characters/<id>.json`` is the format suffix, not part of the id.
     lookup_value_regex = "[^/.]+"
-
-    def initial(self, request, *args, **kwargs):
-        super().initial(request, *args, **kwargs)
-        try:
-            length = int(request.META.get("CONTENT_LENGTH") or 0)
-        except ValueError:
-            length = 0
-        if length > self.max_body_bytes:
-            raise ApiError(
-                "payload_too_large",
-                f"request body is larger than {self.max_body_bytes} bytes",
-                status_code=413,
-                details={"max_bytes": self.max_body_bytes},
-            )
 
     def get_queryset(self):
         if getattr(self, "swagger_fake_view", False):

@@ -13,6 +13,7 @@ from rest_framework.parsers import MultiPartParser
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from console.body_limit import BodyLimit
 from console.errors import ApiError
 from console.idempotency import request_fingerprint, run_idempotent
 from console.models import Scope
@@ -23,17 +24,13 @@ from worldbook.engine.results import SelectResponse
 from worldbook.engine.schema import BookIn, SelectRequest
 from worldbook.tasks import queue_build
 
-MAX_BODY = services.MAX_BATCH_BYTES
 
-
-class WorldbookView(APIView):
+class WorldbookView(BodyLimit, APIView):
     required_scope = Scope.CONTENT
     read_scopes = (Scope.CONTENT, Scope.PLAY)
+    max_body_bytes = services.MAX_BATCH_BYTES  # the seed's 48 MiB batch
 
     def initial(self, request, *args, **kwargs):
-        length = request.META.get("CONTENT_LENGTH") or "0"
-        if length.isdigit() and int(length) > MAX_BODY:
-            raise errors.TooLarge("payload_too_large", "request body exceeds 48 MiB")
         super().initial(request, *args, **kwargs)
         wanted = request.query_params.get("tenant_id")
         tenant = request.tenant
