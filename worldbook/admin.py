@@ -8,18 +8,8 @@ only shows what is stored. Edit books in the console or through the API.
 
 from django.contrib import admin
 
+from console.read_only_admin import ReadOnlyAdmin
 from worldbook.models import Book, BookDraft, BookIndex, BookRevision, FileImport, PromptBinding
-
-
-class ReadOnlyAdmin(admin.ModelAdmin):
-    def has_add_permission(self, request, obj=None):
-        return False
-
-    def has_change_permission(self, request, obj=None):
-        return False
-
-    def has_delete_permission(self, request, obj=None):
-        return False
 
 
 @admin.register(Book)
