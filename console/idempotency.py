@@ -13,12 +13,25 @@ import json
 from collections.abc import Callable
 
 from django.db import IntegrityError, transaction
+from drf_spectacular.utils import OpenApiParameter
 from rest_framework.response import Response
 
 from console.errors import ApiError, conflict
 from console.models import IdempotencyRecord
 
 MAX_KEY_LENGTH = 200
+
+# How the header is documented on every operation that honours it.
+IDEMPOTENCY_KEY = OpenApiParameter(
+    "Idempotency-Key",
+    str,
+    OpenApiParameter.HEADER,
+    required=False,
+    description=(
+        "Up to 200 characters. The same key with the same body replays the first response; "
+        "with another body it is a 409 idempotency_conflict."
+    ),
+)
 
 
 def request_fingerprint(payload) -> str:

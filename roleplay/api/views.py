@@ -8,10 +8,14 @@ turns those into HTTP.
 
 from __future__ import annotations
 
+import json
+
 from drf_spectacular.utils import extend_schema
 from rest_framework.decorators import action
 from rest_framework.response import Response
+from rest_framework.utils import encoders
 
+from console.idempotency import IDEMPOTENCY_KEY, run_idempotent
 from console.models import Player, Scope
 from console.tickets import issue_ticket
 from console.viewsets import TenantModelViewSet
@@ -27,6 +31,19 @@ class ServiceWrites(TenantModelViewSet):
     or ``instance.delete()``: the services hold the rules every other door applies too."""
 
     create_service = update_service = delete_service = None
+
+    @extend_schema(parameters=[IDEMPOTENCY_KEY])
+    def create(self, request, *args, **kwargs):
+        """A create honours ``Idempotency-Key``: a retried request makes no second row."""
+
+        def work():
+            response = super(ServiceWrites, self).create(request, *args, **kwargs)
+            # Stored as the record's JSON, so ids and times become their JSON text now.
+            body = json.loads(json.dumps(response.data, cls=encoders.JSONEncoder))
+            return body, response.status_code
+
+        scope = f"roleplay.{self.model._meta.model_name}"
+        return run_idempotent(request, scope, request.data, work)
 
     def perform_create(self, serializer):
         serializer.instance = type(self).create_service(

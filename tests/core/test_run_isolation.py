@@ -87,7 +87,9 @@ def test_a_make_run_broker_never_sees_a_test_worker(tmp_path):
     worker = start_worker(tmp_path)
     try:
         product_url = product.join().replace("unix://", "redis+socket://", 1)
-        product_app = Celery("product", broker=product_url, backend=product_url)
+        product_app = Celery(
+            "product", broker=product_url, backend=product_url, set_as_current=False
+        )
         from console.celery import app
 
         assert app.control.ping(destination=[worker.hostname], timeout=2.0)

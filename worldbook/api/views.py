@@ -15,7 +15,7 @@ from rest_framework.views import APIView
 
 from console.body_limit import BodyLimit
 from console.errors import ApiError
-from console.idempotency import request_fingerprint, run_idempotent
+from console.idempotency import IDEMPOTENCY_KEY, request_fingerprint, run_idempotent
 from console.models import Scope
 from worldbook import contracts, errors, indexing, retrieval, selectors, services
 from worldbook.api import schemas
@@ -95,7 +95,7 @@ class BooksView(WorldbookView):
         books = selectors.scoped_books(request.tenant)
         return Response({"books": [_book_summary(b) for b in books]})
 
-    @validates(BookIn, responses={201: schemas.CreateResponse})
+    @validates(BookIn, responses={201: schemas.CreateResponse}, parameters=[IDEMPOTENCY_KEY])
     def post(self, request, body: BookIn):
         def work():
             book, rev = services.create_book(request.tenant, body)
@@ -156,7 +156,11 @@ class ExportView(WorldbookView):
 
 
 class NativeImportView(WorldbookView):
-    @validates(contracts.NativeImport, responses={201: schemas.CreateResponse})
+    @validates(
+        contracts.NativeImport,
+        responses={201: schemas.CreateResponse},
+        parameters=[IDEMPOTENCY_KEY],
+    )
     def post(self, request, body: contracts.NativeImport):
         def work():
             books = services.import_native_batch(request.tenant, body)
@@ -188,7 +192,11 @@ class ImportPreviewView(WorldbookView):
 class ImportFilesView(WorldbookView):
     parser_classes = [MultiPartParser]
 
-    @extend_schema(request=schemas.FilesUpload, responses={201: schemas.CreateResponse})
+    @extend_schema(
+        request=schemas.FilesUpload,
+        responses={201: schemas.CreateResponse},
+        parameters=[IDEMPOTENCY_KEY],
+    )
     def post(self, request):
         uploads = _uploads(request, "files")
         fingerprint = request_fingerprint([(u.name, request_fingerprint(u.data)) for u in uploads])
