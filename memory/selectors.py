@@ -10,11 +10,24 @@ DEFAULT_HISTORY_LIMIT = 50
 CROSS_SESSION_MAX_LIMIT = 1000
 
 
-def get_history(tenant, session_id: str, limit: int = DEFAULT_HISTORY_LIMIT) -> list[Message]:
-    """Latest ``limit`` unarchived messages, returned in ascending time."""
-    rows = Message.objects.filter(tenant=tenant, session_id=session_id, archived=False).order_by(
+def _latest(tenant, session_id: str, limit: int):
+    """The history rule: the latest ``limit`` unarchived messages (newest first)."""
+    return Message.objects.filter(tenant=tenant, session_id=session_id, archived=False).order_by(
         "-ts"
     )[: max(int(limit), 0)]
+
+
+def get_history(tenant, session_id: str, limit: int = DEFAULT_HISTORY_LIMIT) -> list[Message]:
+    """Latest ``limit`` unarchived messages, returned in ascending time."""
+    return list(reversed(_latest(tenant, session_id, limit)))
+
+
+def get_history_lines(
+    tenant, session_id: str, limit: int = DEFAULT_HISTORY_LIMIT
+) -> list[tuple[object, str, str]]:
+    """The same history as ``(id, role, content)`` tuples, for the chat turn's hot path:
+    building fifty model instances per turn cost more than the query."""
+    rows = _latest(tenant, session_id, limit).values_list("id", "role", "content")
     return list(reversed(rows))
 
 

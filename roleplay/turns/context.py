@@ -41,13 +41,15 @@ def load_context(turn: Turn, user_input: str | None = None) -> TurnContext:
         "tenant", "character", "player", "model_config", "character__model_config"
     ).get(pk=turn.conversation_id)
     character = conversation.character
-    rows = message_reads.get_history(conversation.tenant, conversation.session_id, HISTORY_LIMIT)
+    rows = message_reads.get_history_lines(
+        conversation.tenant, conversation.session_id, HISTORY_LIMIT
+    )
     if user_input is None:
-        user_input = next((m.content for m in rows if m.id == turn.user_message_id), "")
+        user_input = next((text for id_, _, text in rows if id_ == turn.user_message_id), "")
     history = [
-        {"role": m.role, "content": m.content}
-        for m in rows
-        if m.id != turn.user_message_id and m.role in ("user", "assistant") and m.content
+        {"role": role, "content": text}
+        for id_, role, text in rows
+        if id_ != turn.user_message_id and role in ("user", "assistant") and text
     ]
     config = resolve_config(conversation.tenant, conversation=conversation, character=character)
     ctx = TurnContext(
