@@ -42,6 +42,20 @@ def _test_database_can_be_dropped(django_db_setup, django_db_blocker):
             connection.close_pool()
 
 
+@pytest.fixture(scope="module")
+def daphne_child(django_db_setup, django_db_blocker):
+    """A daphne child serving the app on the test database and the run's Redis."""
+    from django.conf import settings
+    from django.db import connection
+
+    from console.live_server import database_url_for, start_daphne
+
+    with django_db_blocker.unblock():
+        server = start_daphne(database_url_for(connection.settings_dict), settings.REDIS_URL)
+    yield server
+    server.stop()
+
+
 @pytest.fixture(scope="session")
 def scripted_server():
     server = ScriptedOpenAIServer(default=Reply(content="Hello from the scripted model.", chunks=4))

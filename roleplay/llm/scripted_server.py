@@ -263,17 +263,11 @@ class _Handler(WireHandler):
     def do_POST(self) -> None:
         self._started = time.perf_counter()
         self._first_chunk_ms: float | None = None
-        length = int(self.headers.get("Content-Length") or 0)
-        raw = self.rfile.read(length) if length else b""
+        request = self.read_json()
+        if request is None:
+            return
         if self.path.rstrip("/") != "/v1/chat/completions":
             self.send_json(404, error_body(404, f"no route {self.path}"))
-            return
-        try:
-            request = json.loads(raw or b"{}")
-            if not isinstance(request, dict):
-                raise ValueError("body is not a JSON object")
-        except ValueError as exc:
-            self.send_json(400, error_body(400, f"invalid JSON body: {exc}"))
             return
         reply = self.owner._next_reply(request)
         self._pending: dict[str, Any] | None = request

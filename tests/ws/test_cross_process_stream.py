@@ -18,7 +18,6 @@ from channels.testing import WebsocketCommunicator
 from django.conf import settings
 
 from console.asgi import application
-from console.live_server import database_url_for, start_daphne
 from console.tickets import issue_ticket
 from memory.models import Message
 from roleplay.llm.scripted_server import Reply
@@ -27,16 +26,6 @@ pytestmark = [pytest.mark.asyncio, pytest.mark.django_db(transaction=True)]
 
 TEXT = "one two three four five six seven eight nine ten"
 CHUNKS = 10
-
-
-@pytest.fixture(scope="module")
-def daphne_child(django_db_setup, django_db_blocker):
-    from django.db import connection
-
-    with django_db_blocker.unblock():
-        server = start_daphne(database_url_for(connection.settings_dict), settings.REDIS_URL)
-    yield server
-    server.stop()
 
 
 async def ticket_path(conversation) -> str:

@@ -13,9 +13,7 @@ from urllib.parse import quote
 import pytest
 import websockets
 from asgiref.sync import sync_to_async
-from django.conf import settings
 
-from console.live_server import database_url_for, start_daphne
 from console.tickets import issue_ticket
 from memory.models import Message
 from roleplay.llm.gateway import provider_config
@@ -27,16 +25,6 @@ pytestmark = [
     pytest.mark.django_db(transaction=True),
     pytest.mark.skipif(not local_model_available(), reason="the bundled model is not installed"),
 ]
-
-
-@pytest.fixture(scope="module")
-def daphne_child(django_db_setup, django_db_blocker):
-    from django.db import connection
-
-    with django_db_blocker.unblock():
-        server = start_daphne(database_url_for(connection.settings_dict), settings.REDIS_URL)
-    yield server
-    server.stop()
 
 
 @pytest.fixture
