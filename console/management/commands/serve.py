@@ -48,7 +48,7 @@ class Command(BaseCommand):
         if not no_worker:
             children.append(
                 spawn(
-                    [python, "-m", "celery", "-A", "console.worker", "worker", "-B",
+                    [python, "-m", "celery", "-A", "console.worker", "--quiet", "worker", "-B",
                      "--loglevel", "WARNING", "--concurrency", "2",
                      "--schedule", str(VAR_DIR / "celerybeat-schedule")],
                     env=env,
