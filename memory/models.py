@@ -30,6 +30,9 @@ class Message(TenantScopedModel):
     metadata = models.JSONField(default=dict, blank=True)
     ts = models.BigIntegerField()
     archived = models.BooleanField(default=False)
+    # Which of ``alternatives`` is ``content`` (0 when there are none).
+    selected_alternative = models.PositiveIntegerField(default=0, db_default=0)
+    edited = models.BooleanField(default=False, db_default=False)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -56,3 +59,35 @@ class MemoryMetadata(TenantScopedModel):
                 fields=["tenant", "namespace", "key"], name="memory_metadata_unique"
             )
         ]
+
+
+class MessageAlternative(TenantScopedModel):
+    """One of the alternative texts of a message (what SillyTavern calls swipes). The
+    message's ``content`` is the selected alternative, so every reader of the history sees
+    the reply the player chose; the others are kept."""
+
+    message = models.ForeignKey(Message, on_delete=models.CASCADE, related_name="alternatives")
+    index = models.PositiveIntegerField()
+    content = models.TextField(blank=True, default="")
+    status = models.CharField(
+        max_length=16, choices=MessageStatus.choices, default=MessageStatus.COMPLETE
+    )
+    metadata = models.JSONField(default=dict, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["message", "index"], name="alternative_unique_index")
+        ]
+        ordering = ["index"]
+
+
+class MessageEdit(TenantScopedModel):
+    """A change of a message's text by someone, kept so that capabilities can tell edited
+    prose from generated prose: who, when, and the hashes of the text before and after."""
+
+    message = models.ForeignKey(Message, on_delete=models.CASCADE, related_name="edits")
+    editor = models.CharField(max_length=200)
+    previous_hash = models.CharField(max_length=64)
+    new_hash = models.CharField(max_length=64)
+    created_at = models.DateTimeField(auto_now_add=True)

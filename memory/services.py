@@ -67,6 +67,7 @@ def save_message(
                     tenant_id=tenant.pk, id=fields["id"], session_id=session_id, role=role,
                     content=content, kind=kind, status=status, metadata=metadata or {},
                     ts=row[0], archived=False, created_at=fields["created"],
+                    selected_alternative=0, edited=False,
                 )  # fmt: skip
     raise RuntimeError("could not allocate a message timestamp")
 

@@ -12,6 +12,30 @@ from console.scoping import TenantScopedModel
 from roleplay.validation import validate_api_key_env, validate_extra
 
 
+class Preset(TenantScopedModel):
+    """An ordered list of prompts with two markers (where the history goes, where the
+    player's input goes), and the named prompts capabilities look up (``roleplay``,
+    ``auto_reply``, ``director``...). ``prompts`` holds ``roleplay.prompting.presets``'s
+    validated shape; a ModelConfig without a preset uses the shipped default one.
+    ``version`` moves on every save (compare-and-set for concurrent editors)."""
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    name = models.CharField(max_length=100)
+    description = models.TextField(blank=True, default="", max_length=2000)
+    prompts = models.JSONField(default=list)
+    version = models.PositiveIntegerField(default=1)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["tenant", "name"], name="preset_unique_name"),
+        ]
+
+    def __str__(self) -> str:
+        return self.name
+
+
 class Provider(models.TextChoices):
     OPENAI_COMPATIBLE = "openai_compatible", "OpenAI-compatible HTTP"
     LLAMA_CPP = "llama_cpp", "Local llama.cpp"
@@ -44,6 +68,9 @@ class ModelConfig(TenantScopedModel):
         default=60000, validators=[MinValueValidator(100), MaxValueValidator(600_000)]
     )
     extra = models.JSONField(default=dict, blank=True, validators=[validate_extra])
+    preset = models.ForeignKey(
+        Preset, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
     is_default = models.BooleanField(default=False)
     is_demo = models.BooleanField(default=False)
     created_at = models.DateTimeField(auto_now_add=True)
@@ -79,16 +106,58 @@ class ModelCall(TenantScopedModel):
 
 
 class Character(TenantScopedModel):
+    """A character card: the fields users bring from other tools (CCv2/CCv3), each reaching
+    the prompt through the preset; a card's unknown ``extensions`` are kept verbatim."""
+
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
     name = models.CharField(max_length=200)
     description = models.TextField(blank=True, default="", max_length=100_000)
+    personality = models.TextField(blank=True, default="", max_length=20_000)
+    scenario = models.TextField(blank=True, default="", max_length=20_000)
     first_message = models.TextField(blank=True, default="", max_length=20_000)
+    alternate_greetings = models.JSONField(default=list, blank=True)
     example_dialogues = models.TextField(blank=True, default="", max_length=50_000)
+    system_prompt = models.TextField(blank=True, default="", max_length=20_000)
+    post_history_instructions = models.TextField(blank=True, default="", max_length=20_000)
+    creator_notes = models.TextField(blank=True, default="", max_length=20_000)
+    tags = models.JSONField(default=list, blank=True)
+    creator = models.CharField(max_length=200, blank=True, default="")
+    character_version = models.CharField(max_length=100, blank=True, default="")
+    extensions = models.JSONField(default=dict, blank=True)
+    # An author's note for every conversation with the character (``prompting.notes``).
+    author_note = models.JSONField(default=dict, blank=True)
+    avatar = models.BinaryField(null=True, blank=True, editable=False)
+    avatar_content_type = models.CharField(max_length=50, blank=True, default="")
     model_config = models.ForeignKey(
         ModelConfig, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class Persona(TenantScopedModel):
+    """Who the player is in a conversation: ``{{user}}`` is its name, ``{{persona}}`` its
+    description. A player has at most one default; a conversation may pick another."""
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    player = models.ForeignKey("console.Player", on_delete=models.CASCADE, related_name="personas")
+    name = models.CharField(max_length=200)
+    description = models.TextField(blank=True, default="", max_length=20_000)
+    avatar = models.BinaryField(null=True, blank=True, editable=False)
+    avatar_content_type = models.CharField(max_length=50, blank=True, default="")
+    is_default = models.BooleanField(default=False)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["player"], condition=Q(is_default=True), name="persona_one_default"
+            ),
+        ]
 
     def __str__(self) -> str:
         return self.name
@@ -106,6 +175,11 @@ class Conversation(TenantScopedModel):
     model_config = models.ForeignKey(
         ModelConfig, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
+    persona = models.ForeignKey(
+        Persona, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    # This conversation's author's note; it replaces the character's (``prompting.notes``).
+    author_note = models.JSONField(default=dict, blank=True)
     title = models.CharField(max_length=200, blank=True, default="")
     status = models.CharField(
         max_length=16, choices=ConversationStatus.choices, default=ConversationStatus.ACTIVE
@@ -126,6 +200,16 @@ class TurnStatus(models.TextChoices):
     CANCELLED = "cancelled", "cancelled"
 
 
+class TurnKind(models.TextChoices):
+    """What asked for the reply (the seed's request kinds)."""
+
+    CHAT = "chat", "chat"
+    CONTINUE = "continue", "continue"
+    REGENERATE = "regenerate", "regenerate"
+    EDIT_REGENERATE = "edit_regenerate", "edit_regenerate"
+    AUTO_REPLY = "auto_reply", "auto_reply"
+
+
 class Turn(TenantScopedModel):
     """One player message and the reply to it, with the trace of how the reply was made.
 
@@ -136,7 +220,10 @@ class Turn(TenantScopedModel):
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
     conversation = models.ForeignKey(Conversation, on_delete=models.CASCADE, related_name="turns")
     client_message_id = models.CharField(max_length=100)
-    user_message_id = models.UUIDField()
+    kind = models.CharField(max_length=20, choices=TurnKind.choices, default=TurnKind.CHAT)
+    # The player's message of a ``chat`` turn; none for ``continue`` and ``regenerate``.
+    user_message_id = models.UUIDField(null=True, blank=True)
+    # The reply: a new message, or the one a ``continue``/``regenerate`` works on.
     assistant_message_id = models.UUIDField()
     status = models.CharField(max_length=16, choices=TurnStatus.choices, default=TurnStatus.RUNNING)
     model_config = models.ForeignKey(ModelConfig, null=True, on_delete=models.SET_NULL)
