@@ -180,6 +180,9 @@ class Conversation(TenantScopedModel):
     )
     # This conversation's author's note; it replaces the character's (``prompting.notes``).
     author_note = models.JSONField(default=dict, blank=True)
+    # The opening the Actor shows: 0 is the character's first message, n its n-th
+    # alternate greeting.
+    greeting_index = models.PositiveSmallIntegerField(default=0)
     title = models.CharField(max_length=200, blank=True, default="")
     status = models.CharField(
         max_length=16, choices=ConversationStatus.choices, default=ConversationStatus.ACTIVE
