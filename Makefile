@@ -65,10 +65,12 @@ chromium:
 	  apt-get update -qq && apt-get install -y -qq chromium >/dev/null; }
 
 # mypy covers the pure modules (no Django): the worldbook engine, the model gateway's core and
-# the local model process, the Actor prompt, the shared error base and the tokenizer.
+# the local model process, the Actor prompt, the prompt engines (macros, placement), the shared
+# error base and the tokenizer.
 MYPY_PATHS := worldbook/engine roleplay/llm/types.py roleplay/llm/errors.py \
 	roleplay/llm/provider.py roleplay/llm/transcript.py roleplay/llm/wire.py \
-	roleplay/llm/local_server.py roleplay/actor.py console/tokens.py console/failures.py
+	roleplay/llm/local_server.py roleplay/actor.py console/tokens.py console/failures.py \
+	roleplay/prompting/syntax.py roleplay/prompting/macros.py
 
 lint: bootstrap
 	$(VENV)/bin/ruff check .
