@@ -24,11 +24,16 @@ def get_history(tenant, session_id: str, limit: int = DEFAULT_HISTORY_LIMIT) -> 
 
 def get_history_lines(
     tenant, session_id: str, limit: int = DEFAULT_HISTORY_LIMIT
-) -> list[tuple[object, str, str]]:
-    """The same history as ``(id, role, content)`` tuples, for the chat turn's hot path:
-    building fifty model instances per turn cost more than the query."""
-    rows = _latest(tenant, session_id, limit).values_list("id", "role", "content")
+) -> list[tuple[object, int, str, str, bool]]:
+    """The same history as ``(id, ts, role, content, edited)`` tuples, for the chat turn's
+    hot path: building fifty model instances per turn cost more than the query."""
+    rows = _latest(tenant, session_id, limit).values_list("id", "ts", "role", "content", "edited")
     return list(reversed(rows))
+
+
+def last_message(tenant, session_id: str) -> Message | None:
+    """The session's newest unarchived message (what regenerate and continue work on)."""
+    return _latest(tenant, session_id, 1).first()
 
 
 def get_full_history(tenant, session_id: str, limit: int | None = None) -> list[Message]:

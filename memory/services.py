@@ -89,9 +89,13 @@ def finish_message(message: Message, *, content: str, status: str, metadata=None
     message.save(update_fields=["content", "status", "metadata"])
 
 
+def _deleted_messages(result: tuple[int, dict]) -> int:
+    """Messages a ``delete()`` removed (its total counts their alternatives and edits too)."""
+    return result[1].get(Message._meta.label, 0)
+
+
 def clear_session(tenant, session_id: str) -> int:
-    deleted, _ = Message.objects.filter(tenant=tenant, session_id=session_id).delete()
-    return deleted
+    return _deleted_messages(Message.objects.filter(tenant=tenant, session_id=session_id).delete())
 
 
 def trim_history(tenant, session_id: str, keep_recent: int) -> int:
@@ -109,10 +113,9 @@ def delete_messages_by_timestamps(tenant, session_id: str, timestamps) -> int:
     with transaction.atomic():
         for i in range(0, len(stamps), DELETE_BATCH):
             batch = stamps[i : i + DELETE_BATCH]
-            count, _ = Message.objects.filter(
-                tenant=tenant, session_id=session_id, ts__in=batch
-            ).delete()
-            deleted += count
+            deleted += _deleted_messages(
+                Message.objects.filter(tenant=tenant, session_id=session_id, ts__in=batch).delete()
+            )
     return deleted
 
 

@@ -78,21 +78,29 @@ def _insert_depth_blocks(history: list[dict], blocks: list[PlacedBlock]) -> list
 def build_actor_prompt(
     sheet: CharacterSheet,
     history: list[dict],
-    user_input: str,
+    user_input: str | None,
     *,
     context_limit: int,
     max_output_tokens: int,
     count_messages: MessageCounter,
     user_name: str = "User",
     blocks: list[PlacedBlock] | None = None,
+    continuing: str | None = None,
 ) -> ActorPrompt:
-    """Chat messages for the Actor; raises ContextOverflow if even the minimum cannot fit."""
+    """Chat messages for the Actor; raises ContextOverflow if even the minimum cannot fit.
+
+    ``user_input`` None: no new input (a continue, or rewriting the opening reply);
+    ``continuing``: the reply the model goes on from, as the last message."""
     blocks = blocks or []
     budget = context_limit - max_output_tokens - SAFETY_MARGIN_TOKENS
     head = [{"role": "system", "content": _system_text(sheet, blocks)}]
     if sheet.first_message.strip():
         head.append({"role": "assistant", "content": sheet.first_message, "name": sheet.name})
-    tail = [{"role": "user", "content": user_input, "name": user_name}]
+    tail = []
+    if user_input is not None:
+        tail.append({"role": "user", "content": user_input, "name": user_name})
+    if continuing is not None:
+        tail.append({"role": "assistant", "content": continuing, "name": sheet.name})
     named = [
         {**m, "name": sheet.name if m["role"] == "assistant" else user_name}
         if m["role"] in ("user", "assistant")

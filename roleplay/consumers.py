@@ -13,10 +13,12 @@ from django.conf import settings
 
 from console.auth import principal_for_user
 from console.db import run_db
+from console.failures import DomainError
 from console.tickets import redeem_ticket
 from roleplay import cancels, hub, turns
-from roleplay.models import Conversation
+from roleplay.models import Conversation, TurnKind
 from roleplay.priority import STARTS
+from roleplay.services import messages
 
 logger = logging.getLogger(__name__)
 
@@ -40,21 +42,38 @@ def _conversation_id(text: str) -> str | None:
         return None
 
 
+def message_event(message) -> dict:
+    """``message.updated``: a stored message's text and which alternative it shows."""
+    return {
+        "type": "message.updated",
+        "message_id": str(message.id),
+        "role": message.role,
+        "content": message.content,
+        "status": message.status,
+        "selected_alternative": message.selected_alternative,
+        "alternatives": message.alternatives.count(),
+        "edited": message.edited,
+    }
+
+
 @sync_to_async
 def _authorize(scope, conversation_id: str):
-    """(conversation, can_write) for this socket, or None. Foreign ids look absent."""
+    """(conversation, can_write, editor) for this socket, or None. Foreign ids look absent.
+    ``editor`` names who edits through it: the conversation's player for a ticket (an
+    integrator's player client), the console user for a session."""
     query = parse_qs(scope.get("query_string", b"").decode("latin-1"))
     ticket = (query.get("ticket") or [""])[0]
     conv = Conversation.objects.select_related("tenant").filter(pk=conversation_id)
     if ticket:
         tenant_id = redeem_ticket(ticket, str(conversation_id))
         found = conv.filter(tenant_id=tenant_id).first() if tenant_id else None
-        return (found, True) if found else None
+        return (found, True, f"player:{found.player_id}") if found else None
     principal = principal_for_user(scope.get("user"))
     if principal is None or not _origin_allowed(scope):
         return None
     found = conv.filter(tenant=principal.tenant).first()
-    return (found, not principal.read_only) if found else None
+    editor = f"user:{principal.user.get_username()}" if principal.user else "user"
+    return (found, not principal.read_only, editor) if found else None
 
 
 class ConversationConsumer(AsyncWebsocketConsumer):
@@ -64,7 +83,7 @@ class ConversationConsumer(AsyncWebsocketConsumer):
         if access is None:  # unknown, foreign, malformed or not allowed: one answer
             await self.close(code=4404)
             return
-        self.conversation, self.can_write = access
+        self.conversation, self.can_write, self.editor = access
         self.group = hub.group_name(self.conversation.id)
         # The group brings events of turns running in other processes (and cancels); turns
         # running here reach the socket through the hub.
@@ -97,21 +116,19 @@ class ConversationConsumer(AsyncWebsocketConsumer):
             await self._error("invalid_message", "frame must be a JSON object")
             return
         kind = data.get("type")
-        if kind == "user_message":
-            await self._user_message(data)
-        elif kind == "cancel":
-            await self._cancel(data)
-        else:
+        handler = self.FRAMES.get(kind) if isinstance(kind, str) else None
+        if handler is None:
             await self._error("unknown_type", f"unknown message type {kind!r}")
-
-    async def _user_message(self, data: dict) -> None:
+            return
         if not self.can_write:
             await self._error("forbidden", "this session can only watch the conversation")
             return
-        client_id = data.get("client_message_id")
+        await handler(self, data)
+
+    async def _user_message(self, data: dict) -> None:
+        client_id = await self._client_id(data)
         content = data.get("content")
-        if not isinstance(client_id, str) or not client_id or len(client_id) > MAX_CLIENT_ID:
-            await self._error("invalid_message", "client_message_id must be a 1-100 char string")
+        if client_id is None:
             return
         if not isinstance(content, str) or not content.strip():
             await self._error("empty_content", "content must be a non-empty string")
@@ -119,15 +136,36 @@ class ConversationConsumer(AsyncWebsocketConsumer):
         if len(content.encode()) > turns.MAX_CONTENT_BYTES:
             await self._error("content_too_long", "content is larger than 16 KiB")
             return
+        await self._start(client_id, TurnKind.CHAT, content)
+
+    async def _regenerate(self, data: dict) -> None:
+        client_id = await self._client_id(data)
+        if client_id is not None:
+            await self._start(client_id, TurnKind.REGENERATE)
+
+    async def _continue(self, data: dict) -> None:
+        client_id = await self._client_id(data)
+        if client_id is not None:
+            await self._start(client_id, TurnKind.CONTINUE)
+
+    async def _client_id(self, data: dict) -> str | None:
+        client_id = data.get("client_message_id")
+        if not isinstance(client_id, str) or not client_id or len(client_id) > MAX_CLIENT_ID:
+            await self._error("invalid_message", "client_message_id must be a 1-100 char string")
+            return None
+        return client_id
+
+    async def _start(self, client_id: str, kind: str, content: str = "") -> None:
+        """Start a turn of ``kind``: ``turn.started``, then its stream, from a task."""
         STARTS.begin()  # from here until the turn's first delta, it goes before streams
         try:
             start, preloaded = await run_db(
-                turns.begin_and_load, self.conversation, client_id, content
+                turns.begin_and_load, self.conversation, client_id, content, kind=kind
             )
         except BaseException as exc:
             STARTS.end()
-            if isinstance(exc, turns.TurnInProgress):
-                await self._error(exc.code, str(exc), client_message_id=client_id)
+            if isinstance(exc, DomainError):  # turn_in_progress, nothing_to_rewrite
+                await self._error(exc.code, exc.message, client_message_id=client_id)
                 return
             if isinstance(exc, turns.STORAGE_ERRORS):  # the socket stays; the player retries
                 logger.warning("cannot start a turn: the database is unavailable", exc_info=True)
@@ -142,8 +180,9 @@ class ConversationConsumer(AsyncWebsocketConsumer):
         event = {
             "type": "turn.started",
             "turn_id": str(turn.id),
+            "kind": turn.kind,
             "client_message_id": client_id,
-            "user_message_id": str(turn.user_message_id),
+            "user_message_id": str(turn.user_message_id) if turn.user_message_id else None,
             "assistant_message_id": str(turn.assistant_message_id),
         }
         if start.duplicate:
@@ -152,16 +191,83 @@ class ConversationConsumer(AsyncWebsocketConsumer):
             return
         turns.launch(turn, event, preloaded)
 
-    async def _cancel(self, data: dict) -> None:
-        if not self.can_write:
-            await self._error("forbidden", "this session can only watch the conversation")
+    async def _edit(self, data: dict) -> None:
+        """``edit``: new text for a message; with ``regenerate``, a new reply after it."""
+        content = data.get("content")
+        if not isinstance(content, str) or not content.strip():
+            await self._error("empty_content", "content must be a non-empty string")
             return
+        if len(content.encode()) > turns.MAX_CONTENT_BYTES:
+            await self._error("content_too_long", "content is larger than 16 KiB")
+            return
+        regenerate = data.get("regenerate", False)
+        if not isinstance(regenerate, bool):
+            await self._error("invalid_message", "regenerate must be true or false")
+            return
+        client_id = await self._client_id(data) if regenerate else None
+        if regenerate and client_id is None:
+            return
+        message = await self._change(
+            messages.edit_message, data.get("message_id"), content, editor=self.editor
+        )
+        if message is not None:
+            await hub.announce(self.conversation.id, await run_db(message_event, message))
+            if regenerate:
+                await self._start(client_id, TurnKind.EDIT_REGENERATE)
+
+    async def _select_alternative(self, data: dict) -> None:
+        index = data.get("index")
+        if isinstance(index, bool) or not isinstance(index, int) or index < 0:
+            await self._error("invalid_message", "index must be a non-negative integer")
+            return
+        message = await self._change(messages.select_alternative, data.get("message_id"), index)
+        if message is not None:
+            await hub.announce(self.conversation.id, await run_db(message_event, message))
+
+    async def _delete(self, data: dict) -> None:
+        """``delete``: the last exchange, or (with ``message_id``) that message and all after."""
+        message_id = data.get("message_id")
+        if message_id is None:
+            ids = await self._change_all(messages.delete_last_exchange)
+        else:
+            ids = await self._change(messages.rollback_to, message_id)
+        if ids is not None:
+            event = {"type": "messages.deleted", "message_ids": ids}
+            await hub.announce(self.conversation.id, event)
+
+    async def _change(self, service, message_id, *args, **kwargs):
+        if not isinstance(message_id, str):
+            await self._error("invalid_message", "message_id must be a message's id")
+            return None
+        return await self._change_all(service, message_id, *args, **kwargs)
+
+    async def _change_all(self, service, *args, **kwargs):
+        """Run a message service for this conversation; its refusal becomes an error event."""
+        try:
+            return await run_db(service, self.conversation, *args, **kwargs)
+        except DomainError as exc:
+            await self._error(exc.code, exc.message)
+        except turns.STORAGE_ERRORS:
+            await self._error("storage_unavailable", "the change could not be saved")
+        return None
+
+    async def _cancel(self, data: dict) -> None:
         turn_id = str(data.get("turn_id") or "") or None
         turns.request_cancel(str(self.conversation.id), turn_id)  # a turn running here
         try:
             await cancels.send(self.conversation.id, turn_id)  # one running elsewhere
         except Exception:  # Redis is down: only a turn in another process misses the cancel
             logger.warning("could not pass a cancel to other processes", exc_info=True)
+
+    FRAMES = {
+        "user_message": _user_message,
+        "regenerate": _regenerate,
+        "continue": _continue,
+        "edit": _edit,
+        "select_alternative": _select_alternative,
+        "delete": _delete,
+        "cancel": _cancel,
+    }
 
     async def dispatch(self, message):
         # Stream events touch no database: skip Channels' per-message connection cleanup,

@@ -58,3 +58,10 @@ class TurnInProgress(RoleplayError, failures.Conflict):
     now would let the turn store its reply into a conversation that no longer exists."""
 
     default_code = "turn_in_progress"
+
+
+class NothingToRewrite(RoleplayError, failures.Conflict):
+    """A regenerate or continue asked of a conversation whose last message is not a reply
+    (409 ``nothing_to_rewrite``)."""
+
+    default_code = "nothing_to_rewrite"

@@ -77,6 +77,18 @@ async def deliver_local(conversation_id, text: str) -> None:
             leave(conversation_id, socket)
 
 
+async def announce(conversation_id, event: dict) -> None:
+    """One event that is not part of a turn's stream (a message edited, deleted, another
+    alternative picked) to every socket on the conversation, here and in other processes."""
+    await deliver_local(conversation_id, encode(event))
+    try:
+        await get_channel_layer().group_send(
+            group_name(conversation_id), {"type": STREAM_EVENT, "event": event, "origin": PROCESS}
+        )
+    except Exception:  # Redis trouble costs other processes' sockets, not the change itself
+        logger.warning("could not announce a change to other processes", exc_info=True)
+
+
 def _redis():
     """A Redis client for this event loop, on the channel layer's (single) host."""
     import redis.asyncio as aioredis

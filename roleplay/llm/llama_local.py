@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import AsyncGenerator
+from typing import Any
 
 from .bundled import BUNDLED_MODEL_NAME, local_model_available, model_cache_dir
 from .errors import ModelConnectionError, ModelServerError, ModelUnavailable
@@ -71,6 +72,17 @@ class LlamaLocalProvider(OpenAICompatProvider):
     def _lost(self, exc: Exception) -> ModelUnavailable:
         self._ready = False
         return ModelUnavailable(f"the local model process is unavailable: {exc}")
+
+    def _messages(self, request: ModelRequest) -> list[dict[str, Any]]:
+        """The local process extends the last message itself (``continue_final_message`` in
+        the body, below): a base model simply goes on writing it."""
+        return request.messages
+
+    def _params(self, request: ModelRequest) -> dict[str, Any]:
+        params = super()._params(request)
+        if request.continue_final_message:
+            params["continue_final_message"] = True
+        return params
 
     async def complete(
         self, request: ModelRequest, cancel: asyncio.Event | None = None

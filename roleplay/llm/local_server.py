@@ -46,6 +46,7 @@ class Plan:
     stop: list[str]
     schema: dict[str, Any] | None
     mode: str  # "text", "json" or "tools"
+    continuing: bool = False  # extending the last reply: its next text is kept as written
 
 
 def plan(request: dict[str, Any]) -> Plan:
@@ -57,6 +58,7 @@ def plan(request: dict[str, Any]) -> Plan:
         messages,
         character_name=request.get("character_name"),
         user_name=str(request.get("user_name") or "User"),
+        continue_last=bool(request.get("continue_final_message")),
     )
     tool_choice = request.get("tool_choice", "auto")
     try:
@@ -79,7 +81,8 @@ def plan(request: dict[str, Any]) -> Plan:
     if schema is not None:
         hint = "Answer with JSON matching this schema: " + json.dumps(schema)
         return Plan(_with_hint(transcript.prompt, hint), [], schema, "json")
-    return Plan(transcript.prompt, transcript.stop, None, "text")
+    continuing = bool(request.get("continue_final_message"))
+    return Plan(transcript.prompt, transcript.stop, None, "text", continuing)
 
 
 def _tool_schema(function: dict[str, Any]) -> dict[str, Any]:
@@ -250,7 +253,7 @@ class _Handler(WireHandler):
         event({"role": "assistant", "content": ""})
         rest = itertools.chain([first] if first is not None else [], pieces)
         if chosen.mode == "text":
-            leading = True
+            leading = not chosen.continuing
             for piece in rest:
                 if leading:  # the model continues after "Name:", so drop the space
                     piece = piece.lstrip()
@@ -279,7 +282,8 @@ class _Handler(WireHandler):
 def _message(chosen: Plan, text: str, finish_reason: str) -> tuple[dict[str, Any], str]:
     """The assistant message for ``text`` under the plan's output mode."""
     if chosen.mode == "text":
-        return {"role": "assistant", "content": text.lstrip()}, finish_reason
+        content = text if chosen.continuing else text.lstrip()
+        return {"role": "assistant", "content": content}, finish_reason
     try:
         parsed = json.loads(text)
     except json.JSONDecodeError:

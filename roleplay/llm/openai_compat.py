@@ -54,6 +54,10 @@ from .types import (
 )
 
 POOL_SHARDS = 8
+CONTINUE_NUDGE = (
+    "Continue your last reply from exactly where it stops. Do not repeat any of it; write "
+    "only what comes next, with capitalization and punctuation that join on seamlessly."
+)
 _CONTENT_FILTER_CODES = {"content_filter", "content_policy_violation", "content_filtered"}
 
 
@@ -110,7 +114,7 @@ class OpenAICompatProvider(Provider):
         config = self.config
         params: dict[str, Any] = {
             "model": config.model,
-            "messages": request.messages,
+            "messages": self._messages(request),
             "max_tokens": request.max_tokens or config.max_output_tokens,
             "temperature": (
                 config.temperature if request.temperature is None else request.temperature
@@ -127,6 +131,13 @@ class OpenAICompatProvider(Provider):
         for key, value in (config.extra or {}).items():
             params.setdefault(key, value)
         return params
+
+    def _messages(self, request: ModelRequest) -> list[dict[str, Any]]:
+        """The messages to send. A continue ends with the reply to go on from; chat servers
+        answer a conversation rather than extend its last message, so they are asked to."""
+        if not request.continue_final_message:
+            return request.messages
+        return [*request.messages, {"role": "system", "content": CONTINUE_NUDGE}]
 
     def _deadline(self, timeout: float | None) -> float:
         return self.config.timeout_s if timeout is None else timeout

@@ -65,8 +65,12 @@ def render_transcript(
     *,
     character_name: str | None = None,
     user_name: str = DEFAULT_USER,
+    continue_last: bool = False,
 ) -> Transcript:
     """Render ``messages`` as ``system text``, blank line, ``Name: text`` lines, ``<Char>:``.
+
+    ``continue_last``: the last message is a reply to go on from, so the transcript ends
+    with its open line (``Name: text``, no newline) and the model extends it.
 
     The speaker to continue is ``character_name`` if given, else the ``name`` of the last
     assistant message, else "Character". System messages are narration: leading ones form
@@ -85,6 +89,11 @@ def render_transcript(
     header: list[str] = []
     lines: list[str] = []
     speakers = {user_name}
+    opened: str | None = None
+    if continue_last and messages and messages[-1].get("role") == "assistant":
+        last = messages[-1]
+        opened = f"{_speaker(last, user_name, speaker)}: {message_text(last.get('content'))}"
+        messages = messages[:-1]
     for message in messages:
         text = message_text(message.get("content")).strip()
         if not text:
@@ -98,7 +107,7 @@ def render_transcript(
         name = _speaker(message, user_name, speaker)
         speakers.add(name)
         lines.append(f"{name}: {text}")
-    lines.append(f"{speaker}:")
+    lines.append(opened if opened is not None else f"{speaker}:")
 
     prompt = "\n".join(lines)
     if header:

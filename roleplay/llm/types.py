@@ -67,6 +67,8 @@ class ModelRequest:
     max_tokens: int | None = None
     temperature: float | None = None
     timeout: float | None = None
+    # The last message is an assistant reply to go on from (a continue), not to answer.
+    continue_final_message: bool = False
 
 
 @dataclass(frozen=True)

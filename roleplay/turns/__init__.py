@@ -10,6 +10,7 @@ from __future__ import annotations
 from roleplay.errors import TurnInProgress
 
 from .context import CONTEXT_HOOKS, HISTORY_LIMIT, TurnContext, load_context
+from .phases import Phase, PhaseRun, register
 from .records import (
     LEASE,
     MAX_CONTENT_BYTES,
@@ -25,6 +26,8 @@ __all__ = [
     "HISTORY_LIMIT",
     "LEASE",
     "MAX_CONTENT_BYTES",
+    "Phase",
+    "PhaseRun",
     "STORAGE_ERRORS",
     "TurnContext",
     "TurnInProgress",
@@ -35,21 +38,22 @@ __all__ = [
     "finish_turn",
     "launch",
     "load_context",
+    "register",
     "request_cancel",
     "run_turn",
 ]
 
 
 def begin_and_load(
-    conversation, client_message_id: str, content: str
+    conversation, client_message_id: str, content: str = "", *, kind: str = "chat"
 ) -> tuple[TurnStart, TurnContext | Exception | None]:
-    """Store the message and the turn, then read its context (nothing is read for a
-    repeated client id). A failure to load is returned for ``run_turn`` to report as the
-    turn's error, since the turn exists by then."""
-    start = begin_turn(conversation, client_message_id, content)
+    """Start a turn of ``kind`` (storing the player's message for ``chat``), then read its
+    context (nothing is read for a repeated client id). A failure to load is returned for
+    ``run_turn`` to report as the turn's error, since the turn exists by then."""
+    start = begin_turn(conversation, client_message_id, content, kind=kind)
     if start.duplicate:
         return start, None
     try:
-        return start, load_context(start.turn, content)
+        return start, load_context(start.turn, content if kind == "chat" else None)
     except Exception as exc:
         return start, exc

@@ -1,74 +1,165 @@
 """What a turn's generation reads before the first model call: the character, the player's
-name, the model config that applies, the history, and whatever each capability adds
-through its hook (worldbook selection today; memory packs and story state as they land)."""
+persona, the model config that applies, the history with message ids, and whatever each
+capability adds through its hook (worldbook selection today; memory packs and story state as
+they land) or its pre-Actor phase (``phases``).
+
+The turn's kind decides what the history and the input are:
+
+- ``chat`` (and ``edit_regenerate`` of a player message nobody answered yet): the history
+  before the player's message, which is the input;
+- ``regenerate`` / ``edit_regenerate``: the history before the reply being rewritten, whose
+  user message (the last one before it) is the input;
+- ``continue``: the history before the reply being continued; that reply's text is what the
+  model goes on from, and there is no new input.
+"""
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 from memory import selectors as message_reads
 from roleplay.actor import CharacterSheet
 from roleplay.llm.gateway import resolve_config
-from roleplay.models import Conversation, ModelConfig, Turn
+from roleplay.models import Character, Conversation, ModelConfig, Turn, TurnKind
+
+from .records import answers_new_message
 
 HISTORY_LIMIT = 50
 
 
+@dataclass(frozen=True)
+class HistoryMessage:
+    """One stored message as capabilities see it: ids and timestamps included, so what a
+    phase derives from it can point back at the message (and at its edits)."""
+
+    id: uuid.UUID
+    ts: int
+    role: str
+    content: str
+    edited: bool = False
+
+    def chat(self) -> dict[str, str]:
+        return {"role": self.role, "content": self.content}
+
+
+@dataclass(frozen=True)
+class PersonaView:
+    """Who the player is in this conversation: ``{{user}}`` and ``{{persona}}``."""
+
+    name: str
+    description: str = ""
+
+
 @dataclass
 class TurnContext:
-    """Everything generation needs, read once before the first model call."""
+    """Everything generation needs, read once before the first model call; pre-Actor phases
+    add ``variables`` and ``blocks`` and their own sections of ``trace``."""
 
+    kind: str
     turn: Turn
-    sheet: CharacterSheet
-    history: list[dict]
-    user_input: str
-    user_name: str
+    conversation: Conversation
+    character: Character
+    persona: PersonaView
     config: ModelConfig | None
-    trace: dict = field(default_factory=dict)
+    history: list[HistoryMessage]
+    user_input: str | None
+    continuing: str | None = None
+    variables: dict[str, str] = field(default_factory=dict)
     blocks: list = field(default_factory=list)
+    trace: dict[str, Any] = field(default_factory=dict)
 
+    @property
+    def user_name(self) -> str:
+        return self.persona.name
 
-# Capabilities add themselves here (worldbook selection, memory packs...): f(ctx, conversation).
-CONTEXT_HOOKS: list[Callable[[TurnContext, Conversation], None]] = []
-
-
-def load_context(turn: Turn, user_input: str | None = None) -> TurnContext:
-    """The context of ``turn``: its conversation as it is now (a renamed character or
-    player, a changed model config), the history before the player's message, and every
-    capability hook's additions."""
-    conversation = Conversation.objects.select_related(
-        "tenant", "character", "player", "model_config", "character__model_config"
-    ).get(pk=turn.conversation_id)
-    character = conversation.character
-    rows = message_reads.get_history_lines(
-        conversation.tenant, conversation.session_id, HISTORY_LIMIT
-    )
-    if user_input is None:
-        user_input = next((text for id_, _, text in rows if id_ == turn.user_message_id), "")
-    history = [
-        {"role": role, "content": text}
-        for id_, role, text in rows
-        if id_ != turn.user_message_id and role in ("user", "assistant") and text
-    ]
-    config = resolve_config(conversation.tenant, conversation=conversation, character=character)
-    ctx = TurnContext(
-        turn=turn,
-        sheet=CharacterSheet(
+    @property
+    def sheet(self) -> CharacterSheet:
+        character = self.character
+        return CharacterSheet(
             name=character.name,
             description=character.description,
             first_message=character.first_message,
             example_dialogues=character.example_dialogues,
-        ),
+        )
+
+    def chat_history(self) -> list[dict[str, str]]:
+        return [m.chat() for m in self.history]
+
+
+# Capabilities add themselves here (worldbook selection...): f(ctx, conversation). Cheap and
+# synchronous; anything that calls a model belongs in a pre-Actor phase instead.
+CONTEXT_HOOKS: list[Callable[[TurnContext, Conversation], None]] = []
+
+
+def persona_of(conversation: Conversation) -> PersonaView:
+    """The conversation's persona, else its player's default one, else the player's name."""
+    persona = conversation.persona
+    if persona is None:
+        persona = conversation.player.personas.filter(is_default=True).first()
+    if persona is not None:
+        return PersonaView(persona.name, persona.description)
+    return PersonaView(conversation.player.display_name or "User")
+
+
+def load_context(turn: Turn, user_input: str | None = None) -> TurnContext:
+    """The context of ``turn``: its conversation as it is now (a renamed character or
+    persona, a changed model config), the history the turn's kind calls for, and every
+    capability hook's additions."""
+    conversation = Conversation.objects.select_related(
+        "tenant", "character", "player", "persona", "model_config", "character__model_config"
+    ).get(pk=turn.conversation_id)
+    rows = [
+        HistoryMessage(*row)
+        for row in message_reads.get_history_lines(
+            conversation.tenant, conversation.session_id, HISTORY_LIMIT
+        )
+    ]
+    history, user_input, continuing = _split(turn, rows, user_input)
+    config = resolve_config(
+        conversation.tenant, conversation=conversation, character=conversation.character
+    )
+    ctx = TurnContext(
+        kind=turn.kind,
+        turn=turn,
+        conversation=conversation,
+        character=conversation.character,
+        persona=persona_of(conversation),
+        config=config,
         history=history,
         user_input=user_input,
-        user_name=conversation.player.display_name or "User",
-        config=config,
+        continuing=continuing,
     )
     ctx.trace["read"] = {
+        "kind": turn.kind,
         "history_messages": len(history),
         "model_config": str(config.id) if config else "env-default",
     }
     for hook in CONTEXT_HOOKS:
         hook(ctx, conversation)
     return ctx
+
+
+def _split(
+    turn: Turn, rows: list[HistoryMessage], user_input: str | None
+) -> tuple[list[HistoryMessage], str | None, str | None]:
+    """(history, input, text being continued) for the turn's kind (see the module doc)."""
+    if answers_new_message(turn):
+        if user_input is None:
+            user_input = next((m.content for m in rows if m.id == turn.user_message_id), "")
+        return _chat(m for m in rows if m.id != turn.user_message_id), user_input, None
+    target = next((i for i, m in enumerate(rows) if m.id == turn.assistant_message_id), None)
+    before = rows[:target] if target is not None else rows
+    if turn.kind == TurnKind.CONTINUE:
+        continuing = rows[target].content if target is not None else ""
+        return _chat(before), None, continuing
+    last_user = next((i for i in range(len(before) - 1, -1, -1) if before[i].role == "user"), None)
+    if last_user is None:  # rewriting the opening reply: nothing the player said to answer
+        return _chat(before), None, None
+    return _chat(before[:last_user] + before[last_user + 1 :]), before[last_user].content, None
+
+
+def _chat(messages) -> list[HistoryMessage]:
+    return [m for m in messages if m.role in ("user", "assistant") and m.content]

@@ -2,9 +2,12 @@
 turn's end at its finish, and the sweep of turns whose process died.
 
 The database enforces the two turn rules: one running turn per conversation and one turn per
-``client_message_id`` (see ``Turn``). A start is one transaction of two statements: the
-message store's append (which carries the store's timestamp rule) and the turn's insert;
+``client_message_id`` (see ``Turn``). A ``chat`` start is one transaction of two statements:
+the message store's append (which carries the store's timestamp rule) and the turn's insert;
 either rule broken shows as a unique violation, and only then is anything else read.
+
+The other kinds work on the conversation's last assistant message: ``regenerate`` (and
+``edit_regenerate``) finish by adding an alternative to it, ``continue`` by extending it.
 """
 
 from __future__ import annotations
@@ -16,10 +19,12 @@ from datetime import timedelta
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
+from memory import alternatives
+from memory import selectors as message_reads
 from memory import services as message_store
 from memory.models import MessageStatus
-from roleplay.errors import TurnInProgress
-from roleplay.models import Conversation, Turn, TurnStatus
+from roleplay.errors import NothingToRewrite, TurnInProgress
+from roleplay.models import Conversation, Turn, TurnKind, TurnStatus
 
 MAX_CONTENT_BYTES = 16 * 1024
 LEASE = timedelta(seconds=30)
@@ -39,34 +44,48 @@ class TurnStart:
     duplicate: bool
 
 
-def begin_turn(conversation: Conversation, client_message_id: str, content: str) -> TurnStart:
-    """Store the user message and a running turn, or return the turn of this client id.
-    A turn still running raises ``TurnInProgress`` unless its lease ran out."""
+def begin_turn(
+    conversation: Conversation,
+    client_message_id: str,
+    content: str = "",
+    *,
+    kind: str = TurnKind.CHAT,
+) -> TurnStart:
+    """Start a turn of ``kind``, or return the turn of this client id. A ``chat`` turn
+    stores the player's message; the others work on the last assistant message. A turn
+    still running raises ``TurnInProgress`` unless its lease ran out."""
     try:
-        return _insert_turn(conversation, client_message_id, content)
+        return _insert_turn(conversation, client_message_id, content, kind)
     except TurnInProgress:
         if not expire_abandoned(conversation):
             raise
-        return _insert_turn(conversation, client_message_id, content)
+        return _insert_turn(conversation, client_message_id, content, kind)
 
 
-def _insert_turn(conversation: Conversation, client_message_id: str, content: str) -> TurnStart:
+def _insert_turn(
+    conversation: Conversation, client_message_id: str, content: str, kind: str
+) -> TurnStart:
     try:
         with transaction.atomic():
-            user_message = message_store.save_message(
-                conversation.tenant,
-                conversation.session_id,
-                role="user",
-                content=content,
-                kind="chat",
-                metadata={"client_message_id": client_message_id},
-            )
+            if kind == TurnKind.CHAT:
+                user_message_id = message_store.save_message(
+                    conversation.tenant,
+                    conversation.session_id,
+                    role="user",
+                    content=content,
+                    kind="chat",
+                    metadata={"client_message_id": client_message_id},
+                ).id
+                reply_id = uuid.uuid4()
+            else:
+                user_message_id, reply_id = _rewritten(conversation, kind)
             turn = Turn.objects.create(
                 tenant=conversation.tenant,
                 conversation=conversation,
                 client_message_id=client_message_id,
-                user_message_id=user_message.id,
-                assistant_message_id=uuid.uuid4(),
+                kind=kind,
+                user_message_id=user_message_id,
+                assistant_message_id=reply_id,
                 lease_expires_at=timezone.now() + LEASE,
             )
             return TurnStart(turn, duplicate=False)
@@ -81,21 +100,59 @@ def _insert_turn(conversation: Conversation, client_message_id: str, content: st
         ) from exc
 
 
+def _rewritten(conversation: Conversation, kind: str):
+    """(user message id, reply id) of a turn that works on the last message: a regenerate or
+    continue rewrites the last reply; an ``edit_regenerate`` after an edited player message
+    that has no reply yet answers it with a new reply."""
+    last = message_reads.last_message(conversation.tenant, conversation.session_id)
+    if last is not None and last.role == "assistant":
+        return None, last.id
+    if last is not None and last.role == "user" and kind == TurnKind.EDIT_REGENERATE:
+        return last.id, uuid.uuid4()
+    raise NothingToRewrite(
+        "nothing_to_rewrite",
+        f"{kind} needs a reply to work on: the conversation's last message is not one",
+    )
+
+
+def answers_new_message(turn: Turn) -> bool:
+    """Whether the turn's reply is a new message (rather than a rewrite of a stored one)."""
+    return turn.kind == TurnKind.CHAT or (
+        turn.kind == TurnKind.EDIT_REGENERATE and turn.user_message_id is not None
+    )
+
+
 def finish_turn(
     turn: Turn, *, content: str, status: str, usage=None, error_code=None, trace=None, config=None
 ) -> None:
-    """Store the assistant message (partial text kept on failure) and close the turn."""
+    """Commit the reply (partial text kept on failure) and close the turn: a new message for
+    ``chat``, a new alternative for a regenerate, more text for a continue."""
+    metadata = {"turn_id": str(turn.id), **({"error": error_code} if error_code else {})}
     with transaction.atomic():
-        if content or status == TurnStatus.COMPLETE:
-            message_store.save_message(
-                turn.tenant,
-                str(turn.conversation_id),
-                role="assistant",
-                content=content,
-                kind="chat",
-                status=_MESSAGE_STATUS[status],
-                metadata={"turn_id": str(turn.id), **({"error": error_code} if error_code else {})},
-                message_id=turn.assistant_message_id,
+        if answers_new_message(turn):
+            if content or status == TurnStatus.COMPLETE:
+                message_store.save_message(
+                    turn.tenant,
+                    str(turn.conversation_id),
+                    role="assistant",
+                    content=content,
+                    kind="chat",
+                    status=_MESSAGE_STATUS[status],
+                    metadata=metadata,
+                    message_id=turn.assistant_message_id,
+                )
+        elif turn.kind in (TurnKind.REGENERATE, TurnKind.EDIT_REGENERATE):
+            if content:
+                alternatives.add_alternative(
+                    turn.tenant,
+                    turn.assistant_message_id,
+                    content=content,
+                    status=_MESSAGE_STATUS[status],
+                    metadata=metadata,
+                )
+        elif content:  # a continue
+            alternatives.extend_message(
+                turn.tenant, turn.assistant_message_id, content, status=MessageStatus.COMPLETE
             )
         Turn.objects.filter(pk=turn.pk).update(
             status=status,

@@ -33,6 +33,7 @@ from roleplay.models import Turn, TurnStatus
 from roleplay.priority import STARTS
 from roleplay.worldbook_context import WorldbookTurnError
 
+from . import phases
 from .context import TurnContext, load_context
 from .records import LEASE, finish_turn
 
@@ -50,51 +51,21 @@ Emit = Callable[[dict], Awaitable[None]]
 async def run_turn(
     turn: Turn, emit: Emit, cancel: asyncio.Event, preloaded: TurnContext | Exception | None = None
 ) -> None:
-    """Generate and stream the reply of ``turn``; always ends the turn in the database."""
+    """Generate and stream the reply of ``turn``; always ends the turn in the database.
+
+    load → pre-Actor phases → Actor stream → finish (committed) → ``turn.completed`` →
+    post-turn phases (``phases``)."""
     token = turn_id_var.set(str(turn.id))
     started = time.perf_counter()
     parts: list[str] = []
-    base = {"turn_id": str(turn.id)}
     trace: dict = {}
     try:
         ctx = preloaded if preloaded is not None else await run_db(load_context, turn)
         if isinstance(ctx, Exception):
             raise ctx
         trace = ctx.trace
-        pconfig = provider_config(ctx.config)
-        prompt = build_actor_prompt(
-            ctx.sheet,
-            ctx.history,
-            ctx.user_input,
-            context_limit=pconfig.context_limit,
-            max_output_tokens=pconfig.max_output_tokens,
-            count_messages=count_messages,
-            user_name=ctx.user_name,
-            blocks=ctx.blocks,
-        )
-        trace["prompt"] = {
-            "messages": len(prompt.messages),
-            "tokens": prompt.prompt_tokens,
-            "budget": prompt.budget,
-            "dropped_history": prompt.dropped_history,
-        }
-        gateway = Gateway(turn.tenant, ctx.config, "actor", turn_id=turn.id, run_db=run_db)
-        seq = 0
-        result = None
-        renewed = time.monotonic()
-        async for event in gateway.stream(ModelRequest(prompt.messages), cancel=cancel):
-            if time.monotonic() - renewed > RENEW_EVERY:
-                renewed = time.monotonic()
-                await _renew_lease(turn)
-            if isinstance(event, TextDelta):
-                if not event.text:
-                    continue
-                parts.append(event.text)
-                await emit({"type": "delta", **base, "seq": seq, "text": event.text})
-                seq += 1
-            elif isinstance(event, StreamDone):
-                result = event.result
-        usage = _usage(result)
+        await phases.run_stage("pre_actor", ctx, emit, cancel, partial(_renew_lease, turn))
+        usage, result = await _stream_reply(ctx, emit, cancel, parts)
         trace["model"] = {"model": result.model if result else None, "attempts": _attempts(result)}
         trace["duration_ms"] = round((time.perf_counter() - started) * 1000, 1)
         content = "".join(parts)
@@ -110,29 +81,92 @@ async def run_turn(
         await emit(
             {
                 "type": "turn.completed",
-                **base,
+                "turn_id": str(turn.id),
+                "kind": turn.kind,
                 "assistant_message_id": str(turn.assistant_message_id),
                 "usage": usage,
-                "content": content,
+                "content": (ctx.continuing or "") + content,
             }
         )
     except (ModelCancelled, asyncio.CancelledError) as exc:
         await _fail(turn, parts, trace, TurnStatus.CANCELLED, "turn_cancelled", "cancelled", emit)
         if isinstance(exc, asyncio.CancelledError):
             raise
-    except (ContextOverflow, WorldbookTurnError) as exc:
+        return
+    except (ContextOverflow, WorldbookTurnError, phases.PhaseFailed) as exc:
         await _fail(turn, parts, trace, TurnStatus.FAILED, exc.code, str(exc), emit)
+        return
     except ModelError as exc:
         await _fail(turn, parts, trace, TurnStatus.FAILED, exc.code, str(exc), emit)
+        return
     except STORAGE_ERRORS:
         logger.warning("turn failed: the database is unavailable", exc_info=True)
         message = "the conversation could not be saved; try again in a moment"
         await _fail(turn, parts, trace, TurnStatus.FAILED, "storage_unavailable", message, emit)
+        return
     except Exception:
         logger.exception("turn failed")
         await _fail(turn, parts, trace, TurnStatus.FAILED, "internal_error", "turn failed", emit)
+        return
     finally:
         turn_id_var.reset(token)
+    await _after_commit(ctx, emit)
+
+
+async def _stream_reply(ctx: TurnContext, emit: Emit, cancel: asyncio.Event, parts: list[str]):
+    """Build the Actor prompt, stream the reply into ``parts``; (usage, result)."""
+    turn = ctx.turn
+    pconfig = provider_config(ctx.config)
+    prompt = build_actor_prompt(
+        ctx.sheet,
+        ctx.chat_history(),
+        ctx.user_input,
+        context_limit=pconfig.context_limit,
+        max_output_tokens=pconfig.max_output_tokens,
+        count_messages=count_messages,
+        user_name=ctx.user_name,
+        blocks=ctx.blocks,
+        continuing=ctx.continuing,
+    )
+    ctx.trace["prompt"] = {
+        "messages": len(prompt.messages),
+        "tokens": prompt.prompt_tokens,
+        "budget": prompt.budget,
+        "dropped_history": prompt.dropped_history,
+    }
+    gateway = Gateway(turn.tenant, ctx.config, "actor", turn_id=turn.id, run_db=run_db)
+    request = ModelRequest(prompt.messages, continue_final_message=ctx.continuing is not None)
+    seq, result, renewed = 0, None, time.monotonic()
+    async for event in gateway.stream(request, cancel=cancel):
+        if time.monotonic() - renewed > RENEW_EVERY:
+            renewed = time.monotonic()
+            await _renew_lease(turn)
+        if isinstance(event, TextDelta):
+            if not event.text:
+                continue
+            parts.append(event.text)
+            await emit({"type": "delta", "turn_id": str(turn.id), "seq": seq, "text": event.text})
+            seq += 1
+        elif isinstance(event, StreamDone):
+            result = event.result
+    return _usage(result), result
+
+
+async def _after_commit(ctx: TurnContext, emit: Emit) -> None:
+    """Post-turn phases, then their records added to the committed turn's trace. Nothing here
+    can change or lose the reply; a failure is logged."""
+    stage_cancel = asyncio.Event()  # the player's cancel no longer applies once committed
+    before = len(ctx.trace.get("phases", []))
+    try:
+        await phases.run_stage("post_turn", ctx, emit, stage_cancel)
+    except Exception:
+        logger.exception("post-turn phases failed")
+    added = ctx.trace.get("phases", [])[before:]
+    if added:
+        try:
+            await run_db(Turn.objects.filter(pk=ctx.turn.pk).update, trace=ctx.trace)
+        except STORAGE_ERRORS:
+            logger.warning("could not record the post-turn phases of turn %s", ctx.turn.id)
 
 
 # What a database outage raises: Django's wrapped errors, and the pool's own (a timeout

@@ -40,9 +40,10 @@ def test_start_stores_the_message_and_the_turn_and_reads_the_context(conversatio
     assert user.metadata == {"client_message_id": "c2"}
     # Read again later, the turn has the same context.
     reference = turns.load_context(turn)
+    assert ctx.history == reference.history
+    assert all(m.id and m.ts for m in ctx.history)  # ids and timestamps reach the phases
     assert (
-        ctx.history
-        == reference.history
+        ctx.chat_history()
         == [
             {"role": "user", "content": "Hello"},
             {"role": "assistant", "content": "reply to Hello"},

@@ -1,0 +1,92 @@
+"""A conversation's stored messages changed by a person: edit, pick an alternative, delete.
+
+Each checks the message belongs to the conversation (a foreign or unknown id is a 404) and
+refuses while a reply is being generated in it (409 ``turn_in_progress``): the turn would
+commit against a history that moved under it. The conversation row is locked for the
+check, the way deleting conversations does, so a turn cannot start meanwhile. The writes
+themselves are the message store's (``memory.alternatives``, ``memory.services``).
+"""
+
+from __future__ import annotations
+
+from django.db import transaction
+from django.db.models import Q
+from django.utils import timezone
+
+from console.scoping import LOOKUP_MISSES
+from memory import alternatives
+from memory import services as message_store
+from memory.models import Message
+from roleplay.errors import NotFound, TurnInProgress
+from roleplay.models import Conversation, Turn, TurnStatus
+
+
+def _quiet(conversation: Conversation) -> None:
+    """Lock the conversation; refuse if a turn is live in it (a dead one does not count)."""
+    Conversation.objects.select_for_update().filter(pk=conversation.pk).first()
+    live = Q(lease_expires_at__isnull=True) | Q(lease_expires_at__gte=timezone.now())
+    running = Turn.objects.filter(conversation=conversation, status=TurnStatus.RUNNING)
+    if running.filter(live).exists():
+        raise TurnInProgress(
+            message="a reply is being generated in this conversation; retry when it ends",
+            details={"conversation_id": str(conversation.id)},
+        )
+
+
+def _message(conversation: Conversation, message_id) -> Message:
+    try:
+        message = Message.objects.filter(
+            tenant=conversation.tenant, session_id=conversation.session_id, pk=message_id
+        ).first()
+    except LOOKUP_MISSES:  # a malformed id is just another unknown one
+        message = None
+    if message is None:
+        raise NotFound("message_not_found", "no such message in this conversation")
+    return message
+
+
+@transaction.atomic
+def edit_message(conversation: Conversation, message_id, content: str, *, editor: str) -> Message:
+    """Replace a user's or assistant's text, recording who changed it and when."""
+    _quiet(conversation)
+    message = _message(conversation, message_id)
+    return alternatives.edit_message(conversation.tenant, message.id, content, editor=editor)
+
+
+@transaction.atomic
+def select_alternative(conversation: Conversation, message_id, index: int) -> Message:
+    """Make alternative ``index`` the reply that history and every capability see."""
+    _quiet(conversation)
+    message = _message(conversation, message_id)
+    return alternatives.select_alternative(conversation.tenant, message.id, index)
+
+
+@transaction.atomic
+def rollback_to(conversation: Conversation, message_id) -> list[str]:
+    """Delete the message and every later one of the conversation; their ids."""
+    _quiet(conversation)
+    message = _message(conversation, message_id)
+    doomed = Message.objects.filter(
+        tenant=conversation.tenant, session_id=conversation.session_id, ts__gte=message.ts
+    )
+    ids = [str(i) for i in doomed.values_list("id", flat=True)]
+    stamps = list(doomed.values_list("ts", flat=True))
+    message_store.delete_messages_by_timestamps(
+        conversation.tenant, conversation.session_id, stamps
+    )
+    return ids
+
+
+@transaction.atomic
+def delete_last_exchange(conversation: Conversation) -> list[str]:
+    """Delete the last player message and everything after it (its replies); their ids.
+    With no player message, the last message alone."""
+    _quiet(conversation)
+    latest = Message.objects.filter(
+        tenant=conversation.tenant, session_id=conversation.session_id, archived=False
+    ).order_by("-ts")
+    last_user = latest.filter(role="user").first()
+    target = last_user or latest.first()
+    if target is None:
+        return []
+    return rollback_to(conversation, target.id)

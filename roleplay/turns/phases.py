@@ -1,0 +1,164 @@
+"""The phases of a turn around the Actor, where capabilities plug in.
+
+A turn runs: load → context hooks (cheap, synchronous) → **pre-Actor phases** → Actor stream
+→ finish (the reply committed) → **post-turn phases**. A capability registers a
+:class:`Phase` with :func:`register`:
+
+- a pre-Actor phase may call models; it runs with a deadline, honours the player's cancel,
+  reports progress to the sockets (``phase.started`` / ``phase.progress`` /
+  ``phase.completed``), and adds to the context (``ctx.variables``, ``ctx.blocks``,
+  ``ctx.trace``). A failure of an optional phase is recorded and the turn goes on; a
+  ``required`` one fails the turn with its code.
+- a post-turn phase runs after the reply is committed and the player has it; it must not
+  change the stored reply, and its failure never loses it. Durable work goes to Celery:
+  ``await run_db(enqueue)`` where ``enqueue`` calls ``transaction.on_commit(task.delay)``.
+
+Every phase's outcome and timing go into the turn trace (``trace["phases"]``), which the
+console shows.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from console.failures import DomainError
+from roleplay.llm.errors import ModelCancelled, ModelError
+from roleplay.models import TurnKind
+
+from .context import TurnContext
+
+logger = logging.getLogger(__name__)
+
+Stage = Literal["pre_actor", "post_turn"]
+Emit = Callable[[dict], Awaitable[None]]
+ALL_KINDS = frozenset(TurnKind.values)
+
+
+class PhaseFailed(Exception):
+    """A required pre-Actor phase failed: the turn fails with ``code``."""
+
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+@dataclass
+class PhaseRun:
+    """What a running phase gets besides the context: the turn's cancel, and a way to tell
+    the player's sockets how far it got."""
+
+    name: str
+    cancel: asyncio.Event
+    _emit: Emit
+    _turn_id: str
+
+    async def progress(self, **detail: Any) -> None:
+        await self._emit(
+            {"type": "phase.progress", "turn_id": self._turn_id, "phase": self.name, **detail}
+        )
+
+
+@dataclass(frozen=True)
+class Phase:
+    """``run(ctx, phase_run)`` for the turn kinds in ``kinds``, within ``deadline_s``."""
+
+    name: str
+    stage: Stage
+    run: Callable[[TurnContext, PhaseRun], Awaitable[None]]
+    kinds: frozenset[str] = ALL_KINDS
+    deadline_s: float = 30.0
+    required: bool = False
+
+
+@dataclass
+class Registry:
+    phases: list[Phase] = field(default_factory=list)
+
+    def register(self, phase: Phase) -> None:
+        """Add ``phase`` (a phase of the same name replaces the earlier one)."""
+        self.phases = [p for p in self.phases if p.name != phase.name] + [phase]
+
+    def unregister(self, name: str) -> None:
+        self.phases = [p for p in self.phases if p.name != name]
+
+    def of(self, stage: Stage, kind: str) -> list[Phase]:
+        return [p for p in self.phases if p.stage == stage and kind in p.kinds]
+
+
+PHASES = Registry()
+register = PHASES.register
+
+
+async def run_stage(
+    stage: Stage,
+    ctx: TurnContext,
+    emit: Emit,
+    cancel: asyncio.Event,
+    between: Callable[[], Awaitable[None]] | None = None,
+) -> None:
+    """Run the stage's phases in order, recording each in ``ctx.trace["phases"]``.
+
+    ``between`` runs after each phase (the turn renews its lease there). A cancel during a
+    pre-Actor phase stops it and raises ``ModelCancelled``; a required phase's failure
+    raises :class:`PhaseFailed`."""
+    turn_id = str(ctx.turn.id)
+    records = ctx.trace.setdefault("phases", [])
+    for phase in PHASES.of(stage, ctx.kind):
+        await emit({"type": "phase.started", "turn_id": turn_id, "phase": phase.name})
+        started = time.perf_counter()
+        outcome, error = await _run_one(phase, ctx, PhaseRun(phase.name, cancel, emit, turn_id))
+        record = {
+            "name": phase.name,
+            "stage": stage,
+            "outcome": outcome,
+            "duration_ms": round((time.perf_counter() - started) * 1000, 1),
+        }
+        if error:
+            record["error"] = error
+        records.append(record)
+        await emit(
+            {
+                "type": "phase.completed",
+                "turn_id": turn_id,
+                "phase": phase.name,
+                "outcome": outcome,
+                "duration_ms": record["duration_ms"],
+            }
+        )
+        if between is not None:
+            await between()
+        if outcome == "cancelled":
+            raise ModelCancelled("cancelled during a phase")
+        if outcome != "ok" and phase.required and stage == "pre_actor":
+            raise PhaseFailed(error or f"phase_{outcome}", f"phase {phase.name} {outcome}")
+
+
+async def _run_one(phase: Phase, ctx: TurnContext, run: PhaseRun) -> tuple[str, str | None]:
+    """("ok" | "failed" | "timeout" | "cancelled", error code or None) of one phase."""
+    if run.cancel.is_set():
+        return "cancelled", None
+    work = asyncio.ensure_future(phase.run(ctx, run))
+    stop = asyncio.ensure_future(run.cancel.wait())
+    try:
+        done, _ = await asyncio.wait(
+            {work, stop}, timeout=phase.deadline_s, return_when="FIRST_COMPLETED"
+        )
+        if work in done:
+            work.result()
+            return "ok", None
+        work.cancel()
+        await asyncio.gather(work, return_exceptions=True)
+        return ("cancelled", None) if stop in done else ("timeout", "phase_timeout")
+    except (DomainError, ModelError) as exc:
+        logger.warning("phase %s failed: %s", phase.name, exc)
+        return "failed", exc.code
+    except Exception:
+        logger.exception("phase %s failed", phase.name)
+        return "failed", "phase_error"
+    finally:
+        stop.cancel()
