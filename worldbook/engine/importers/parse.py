@@ -80,7 +80,7 @@ def parse_import(filename: str, data: bytes, *, max_bytes: int = DEFAULT_MAX_BYT
     elif filename.lower().endswith(".png"):
         raise ImportFailure(INVALID_PNG, "not a PNG file (bad signature)", {})
     else:
-        obj = _load_json(data)
+        obj = load_json(data)
         fmt = detect_format(obj)
     report = ImportReport(format=fmt, source_sha256=sha256)
     for message in warnings:
@@ -97,7 +97,10 @@ def parse_import(filename: str, data: bytes, *, max_bytes: int = DEFAULT_MAX_BYT
     return ImportResult(book=book, report=report.to_dict(), format=fmt, sha256=sha256)
 
 
-def _load_json(data: bytes) -> Any:
+def load_json(data: bytes) -> Any:
+    """An uploaded JSON file as Python values (UTF-8, a BOM allowed; no NaN or Infinity);
+    each problem is an ``invalid_json`` failure. Public: the character card reader uses it."""
+
     def reject_constant(name: str) -> Any:
         raise ValueError(f"{name} is not valid JSON")
 
