@@ -70,7 +70,7 @@ chromium:
 MYPY_PATHS := worldbook/engine roleplay/llm/types.py roleplay/llm/errors.py \
 	roleplay/llm/provider.py roleplay/llm/transcript.py roleplay/llm/wire.py \
 	roleplay/llm/local_server.py roleplay/actor.py console/tokens.py console/failures.py \
-	roleplay/prompting/syntax.py roleplay/prompting/macros.py \
+	roleplay/prompting/syntax.py roleplay/prompting/macros.py roleplay/prompting/placement.py \
 	roleplay/cards
 
 lint: bootstrap
