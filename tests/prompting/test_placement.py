@@ -468,3 +468,16 @@ def test_other_inputs_are_checked():
         p.INVALID_MESSAGE,
         lambda: place_context_blocks([{"role": "system", "content": None}], layout, []),
     )
+
+
+def test_macro_outlets_feed_the_layout():
+    """How assembly chains the engines: expand, declare the outlets the macros saw, place."""
+    from roleplay.prompting.macros import MacroContext, expand_macros
+
+    expanded = expand_macros("{{char}} knows: {{outlet::lore}}", MacroContext(char="Mira"))
+    messages = [system(expanded.text), {"role": "user", "content": "hi"}]
+    layout = Layout(outlets={name: 0 for name in expanded.outlets})
+    result = place_context_blocks(
+        messages, layout, [Block("gate", "outlet", "the gate is shut", outlet_name="lore")]
+    )
+    assert contents(result) == ["Mira knows: the gate is shut", "hi"]
