@@ -63,6 +63,31 @@ def violated_constraint(exc: IntegrityError) -> str | None:
     return getattr(diag, "constraint_name", None)
 
 
+def check(instance: models.Model, problems: dict[str, list[str]] | None = None) -> None:
+    """The checks of :func:`save` without saving: the model's field validators, storable
+    text, and ``problems`` a caller found across fields; raises :class:`FieldErrors`. For
+    writes that are not a plain save (a compare-and-set UPDATE)."""
+    errors = {**_unstorable(instance)}
+    try:
+        instance.full_clean(validate_unique=False, validate_constraints=False)
+    except ValidationError as exc:
+        errors = {**exc.message_dict, **errors}
+    for name, messages in (problems or {}).items():
+        errors.setdefault(name, []).extend(m for m in messages if m not in errors.get(name, []))
+    if errors:
+        raise FieldErrors(errors)
+
+
+def duplicate_of(instance: models.Model, exc: IntegrityError) -> Duplicate | None:
+    """The :class:`Duplicate` naming the field of the unique constraint ``exc`` reports, or
+    None when it is another integrity error."""
+    field = unique_fields(type(instance)).get(violated_constraint(exc) or "")
+    if field is None:
+        return None
+    noun = instance._meta.verbose_name
+    return Duplicate(field, f"a {noun} with this {field} already exists")
+
+
 def save(
     instance: models.Model,
     *,
@@ -77,15 +102,7 @@ def save(
     caller did not change, or one another service owns (the default flag), keeps what the
     database holds, whatever the instance in memory says.
     """
-    errors = {**_unstorable(instance)}
-    try:
-        instance.full_clean(validate_unique=False, validate_constraints=False)
-    except ValidationError as exc:
-        errors = {**exc.message_dict, **errors}
-    for name, messages in (problems or {}).items():
-        errors.setdefault(name, []).extend(m for m in messages if m not in errors.get(name, []))
-    if errors:
-        raise FieldErrors(errors)
+    check(instance, problems)
     update_fields = None
     if changed is not None:
         stamps = [f.name for f in instance._meta.concrete_fields if getattr(f, "auto_now", False)]
@@ -94,11 +111,10 @@ def save(
         with transaction.atomic():
             instance.save(update_fields=update_fields)
     except IntegrityError as exc:
-        field = unique_fields(type(instance)).get(violated_constraint(exc) or "")
-        if field is None:
+        duplicate = duplicate_of(instance, exc)
+        if duplicate is None:
             raise
-        noun = instance._meta.verbose_name
-        raise Duplicate(field, f"a {noun} with this {field} already exists") from exc
+        raise duplicate from exc
     except DatabaseError as exc:
         if update_fields is None or isinstance(exc, IntegrityError):
             raise
