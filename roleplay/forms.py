@@ -14,7 +14,7 @@ from django import forms
 
 from console.models import Player
 from console.scoping import scoped
-from roleplay.models import Character, ModelConfig
+from roleplay.models import Character, ModelConfig, Preset
 from roleplay.services.characters import CHARACTER_FIELDS
 from roleplay.services.model_configs import MODEL_CONFIG_FIELDS
 
@@ -61,6 +61,13 @@ class ModelConfigForm(forms.ModelForm):
         help_text="A JSON object of provider parameters sent as-is (extra_body for HTTP, "
         "llama.cpp options locally). No credentials.",
     )
+    preset = forms.ModelChoiceField(
+        queryset=Preset.objects.none(),
+        required=False,
+        empty_label="Shipped default preset",
+        help_text="The prompts replies with this model are built from, and the role templates "
+        "(director, auto_reply...) its capabilities look up.",
+    )
 
     class Meta:
         model = ModelConfig
@@ -74,6 +81,10 @@ class ModelConfigForm(forms.ModelForm):
             "api_key_env": "The NAME of the environment variable that holds the key "
             "(e.g. OPENAI_API_KEY), never the key itself. Leave empty for local servers.",
         }
+
+    def __init__(self, *args, tenant, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["preset"].queryset = scoped(Preset, tenant).order_by("name")
 
 
 class NewConversationForm(forms.Form):

@@ -190,7 +190,7 @@ def model_config_list(request):
 
 @console_view(read=Role.ADMIN, write=Role.ADMIN)
 def model_config_create(request):
-    form = ModelConfigForm(posted(request))
+    form = ModelConfigForm(posted(request), tenant=request.tenant)
     if request.method == "POST" and form.is_valid():
         config = _write(form, model_configs.create_model_config, request.tenant)
         if config is not None:
@@ -202,7 +202,7 @@ def model_config_create(request):
 @console_view(write=Role.ADMIN)
 def model_config_edit(request, pk):
     config = get_scoped_or_404(ModelConfig, request.tenant, pk=pk)
-    form = ModelConfigForm(posted(request), instance=config)
+    form = ModelConfigForm(posted(request), instance=config, tenant=request.tenant)
     if request.method == "POST" and form.is_valid():
         if _write(form, model_configs.update_model_config, config) is not None:
             flash.success(request, f"Model config “{config.name}” saved.")

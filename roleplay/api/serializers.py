@@ -14,7 +14,7 @@ from console.models import Player
 from console.scoping import scoped
 from memory.models import Message
 from memory.selectors import DEFAULT_HISTORY_LIMIT
-from roleplay.models import Character, Conversation, ModelConfig, Turn
+from roleplay.models import Character, Conversation, ModelConfig, Preset, Turn
 from roleplay.selectors import api_key_status
 from roleplay.services.characters import CHARACTER_FIELDS
 from roleplay.services.conversations import CONVERSATION_FIELDS
@@ -80,9 +80,11 @@ class StrictSerializer(RejectUnknownFields, serializers.ModelSerializer):
 
 class ModelConfigSerializer(StrictSerializer):
     """How to reach a model. ``api_key_env`` names an environment variable; keys never
-    appear here (``api_key_configured`` says whether that variable is set)."""
+    appear here (``api_key_configured`` says whether that variable is set). ``preset`` is the
+    tenant's preset its prompts come from; null means the shipped default preset."""
 
     api_key_configured = serializers.SerializerMethodField()
+    preset = TenantRelatedField(Preset, allow_null=True, required=False)
 
     class Meta:
         model = ModelConfig

@@ -1,7 +1,8 @@
 """Writes of model configs: how to reach a model, and the tenant's one default.
 
 A config names the environment variable that holds its key, never the key (see
-``roleplay.validation``). One config per tenant may be the default; the database allows at
+``roleplay.validation``), and may name one of the tenant's presets (none: the shipped
+default preset). One config per tenant may be the default; the database allows at
 most one (a partial unique index), and every switch happens here under a lock on the tenant
 row, so two concurrent switches wait for each other instead of tripping the index.
 """
@@ -27,6 +28,7 @@ MODEL_CONFIG_FIELDS = (
     "top_p",
     "timeout_ms",
     "extra",
+    "preset",
 )
 
 
@@ -63,7 +65,14 @@ def _save(config: ModelConfig, fields: dict, *, update: bool) -> None:
         fields["api_key_env"] = (fields["api_key_env"] or "").strip()
     if "extra" in fields and fields["extra"] is None:
         fields["extra"] = {}
-    rows.write(config, fields, allowed=MODEL_CONFIG_FIELDS, update=update, rules=_rules)
+    rows.write(
+        config,
+        fields,
+        allowed=MODEL_CONFIG_FIELDS,
+        related=("preset",),
+        update=update,
+        rules=_rules,
+    )
 
 
 def _rules(config: ModelConfig) -> dict[str, list[str]]:
