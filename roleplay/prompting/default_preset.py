@@ -43,13 +43,12 @@ from __future__ import annotations
 
 from functools import cache
 
+from roleplay.prompting.director_state import DIRECTOR_STATE_HEADER, DIRECTOR_STATE_SECTIONS
 from roleplay.prompting.presets import (
     AUTO_REPLY,
     CHAT_HISTORY,
     COMPACTOR,
     DIRECTOR,
-    DIRECTOR_STATE_HEADER,
-    DIRECTOR_STATE_SECTIONS,
     MAIN,
     ORCHESTRATOR,
     POST_HISTORY,

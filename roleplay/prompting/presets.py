@@ -54,10 +54,10 @@ character prompt slot, is part of the Actor's list; the role templates
 (:func:`validate_prompts`, each problem with a stable ``code``):
 
 - ``auto_reply`` holds ``{{getvar::language}}`` (the seed's rule);
-- ``director`` holds the state header :data:`DIRECTOR_STATE_HEADER` and, after it, every
-  section label of :data:`DIRECTOR_STATE_SECTIONS` followed by ``:``, in that order (what
-  "an explicit state header and sections" means here; Agent V2 checks the Director's
-  output against the same two constants);
+- ``director`` holds the state header and, after it, every section label followed by ``:``,
+  in order (what "an explicit state header and sections" means here; the format and its
+  check are :mod:`roleplay.prompting.director_state`'s, which Agent V2 uses for the
+  Director's output too);
 - at most one prompt per named-prompt name; without a ``roleplay`` prompt, at most one
   ``{{getvar::systemPrompt}}`` across the Actor's prompts (the seed's slot rule; a preset
   with neither is valid, but :meth:`LoadedPreset.character_slot` then fails).
@@ -67,7 +67,6 @@ Pure: no Django; the services store ``model_dump`` of these models as ``Preset.p
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Annotated, Any, Literal
@@ -85,6 +84,9 @@ from pydantic_core import ErrorDetails
 
 from console import failures
 from roleplay.errors import RoleplayError
+from roleplay.prompting.director_state import (
+    state_format_problems,
+)
 from roleplay.prompting.macros import referenced_variables
 from roleplay.prompting.syntax import iter_macros, split_name
 
@@ -143,25 +145,6 @@ NAMED_PROMPTS = (ROLEPLAY, *ROLE_TEMPLATES)
 
 LANGUAGE_VARIABLE = "language"
 SYSTEM_PROMPT_VARIABLE = "systemPrompt"
-
-DIRECTOR_STATE_HEADER = "[Agentic RP State]"
-DIRECTOR_STATE_SECTIONS = (
-    "Current scene",
-    "Character life and near-term goals",
-    "Flexible main line",
-    "Possible future developments",
-    "Relationships and pronoun ownership",
-    "Knowledge boundaries",
-    "Locations and access limits",
-    "New character arrivals",
-    "Time and off-screen life",
-    "Open callbacks, promises, items, injuries, and deadlines",
-    "Scene focus",
-    "Character initiative",
-    "Facts to keep",
-    "Directions the user declined",
-)
-
 
 # --- the spec -----------------------------------------------------------------------------
 
@@ -418,12 +401,11 @@ def _marker_problems(prompts: Sequence[Prompt]) -> Iterable[Problem]:
 
 
 def _named_problems(prompts: Sequence[Prompt]) -> Iterable[Problem]:
-    counts = Counter(p.name for p in prompts if p.name in NAMED_PROMPTS)
     seen: set[str] = set()
     for i, p in enumerate(prompts):
         if p.name not in NAMED_PROMPTS:
             continue
-        if p.name in seen and counts[p.name] > 1:
+        if p.name in seen:
             msg = f"more than one prompt is named {p.name!r}; a named prompt must be unique"
             yield _at(i, p, "duplicate_named_prompt", msg, "name")
         seen.add(p.name)
@@ -435,19 +417,16 @@ def _named_problems(prompts: Sequence[Prompt]) -> Iterable[Problem]:
             yield _at(i, p, "roleplay_not_placed", msg, "injection")
         elif p.name != ROLEPLAY:
             yield from _template_problems(i, p)
-    if ROLEPLAY not in counts:
-        slots = [
-            i
+    if ROLEPLAY not in seen:
+        slots = {
+            i: n
             for i, p in enumerate(prompts)
-            if p.placed and SYSTEM_PROMPT_VARIABLE in referenced_variables(p.content)
-        ]
-        total = sum(
-            referenced_variables(prompts[i].content).count(SYSTEM_PROMPT_VARIABLE) for i in slots
-        )
-        if total > 1:
+            if p.placed and (n := referenced_variables(p.content).count(SYSTEM_PROMPT_VARIABLE))
+        }
+        if sum(slots.values()) > 1:
             msg = (
                 f"without a roleplay prompt there must be at most one "
-                f"{{{{getvar::{SYSTEM_PROMPT_VARIABLE}}}}} placeholder; found {total}"
+                f"{{{{getvar::{SYSTEM_PROMPT_VARIABLE}}}}} placeholder; found {sum(slots.values())}"
             )
             for i in slots:
                 yield _at(i, prompts[i], "ambiguous_character_slot", msg, "content")
@@ -463,34 +442,9 @@ def _template_problems(i: int, p: Prompt) -> Iterable[Problem]:
         msg = "auto_reply must contain {{getvar::language}}"
         yield _at(i, p, "auto_reply_needs_language", msg, "content")
     if p.name == DIRECTOR:
-        trouble = director_format_problems(p.content)
+        trouble = state_format_problems(p.content)
         if trouble:
             yield _at(i, p, "director_state_format", trouble, "content")
-
-
-def director_format_problems(text: str) -> str:
-    """What the director template (or a state text) lacks of the state header and its
-    sections in order; empty when it has them all."""
-    start = text.find(DIRECTOR_STATE_HEADER)
-    if start < 0:
-        return f"the state header {DIRECTOR_STATE_HEADER} is missing"
-    pos = start + len(DIRECTOR_STATE_HEADER)
-    missing, misplaced = [], []
-    for section in DIRECTOR_STATE_SECTIONS:
-        label = f"{section}:"
-        found = text.find(label, pos)
-        if found >= 0:
-            pos = found + len(label)
-        elif label in text:
-            misplaced.append(section)
-        else:
-            missing.append(section)
-    parts = []
-    if missing:
-        parts.append("missing sections: " + ", ".join(missing))
-    if misplaced:
-        parts.append("sections out of order: " + ", ".join(misplaced))
-    return "; ".join(parts)
 
 
 # --- a loaded preset and its lookups ------------------------------------------------------

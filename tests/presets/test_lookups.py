@@ -6,8 +6,12 @@ from __future__ import annotations
 import pytest
 
 from roleplay.prompting import presets as p
+from roleplay.prompting.director_state import (
+    DIRECTOR_STATE_HEADER,
+    DIRECTOR_STATE_SECTIONS,
+)
 
-STATE = "\n".join([p.DIRECTOR_STATE_HEADER, *(f"{s}:" for s in p.DIRECTOR_STATE_SECTIONS)])
+STATE = "\n".join([DIRECTOR_STATE_HEADER, *(f"{s}:" for s in DIRECTOR_STATE_SECTIONS)])
 
 
 def loaded(*prompts: dict, name: str = "Mine") -> p.LoadedPreset:

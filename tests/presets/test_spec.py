@@ -6,6 +6,11 @@ import pytest
 
 from roleplay.prompting import presets as p
 from roleplay.prompting.default_preset import DIRECTOR_TEMPLATE
+from roleplay.prompting.director_state import (
+    DIRECTOR_STATE_HEADER,
+    DIRECTOR_STATE_SECTIONS,
+    state_format_problems,
+)
 
 
 def prompt(identifier: str, name: str | None = None, **fields) -> dict:
@@ -195,12 +200,12 @@ def test_one_system_prompt_placeholder_without_a_roleplay_prompt():
     assert p.validate_prompts([*one[:1], unplaced, *one[1:]])
 
 
-STATE = "\n".join([p.DIRECTOR_STATE_HEADER, *(f"{s}:" for s in p.DIRECTOR_STATE_SECTIONS)])
+STATE = "\n".join([DIRECTOR_STATE_HEADER, *(f"{s}:" for s in DIRECTOR_STATE_SECTIONS)])
 
 
 def test_director_template_needs_the_state_header_and_every_section_in_order():
     assert p.validate_prompts(base(template("director", "Write the state:\n" + STATE)))
-    no_header = STATE.replace(p.DIRECTOR_STATE_HEADER, "")
+    no_header = STATE.replace(DIRECTOR_STATE_HEADER, "")
     assert codes(base(template("director", no_header))) == ["director_state_format"]
     missing = STATE.replace("Scene focus:", "")
     errors = problems(base(template("director", missing)))
@@ -211,12 +216,12 @@ def test_director_template_needs_the_state_header_and_every_section_in_order():
     errors = problems(base(template("director", "\n".join(lines))))
     assert "out of order: Character life and near-term goals" in errors[0]["msg"]
     # Sections before the header do not count.
-    before = "\n".join(lines[1:]) + "\n" + p.DIRECTOR_STATE_HEADER
+    before = "\n".join(lines[1:]) + "\n" + DIRECTOR_STATE_HEADER
     assert "out of order" in problems(base(template("director", before)))[0]["msg"]
 
 
 def test_the_shipped_director_template_passes_its_own_check():
-    assert p.director_format_problems(DIRECTOR_TEMPLATE) == ""
+    assert state_format_problems(DIRECTOR_TEMPLATE) == ""
 
 
 def test_every_problem_is_reported_at_once_with_its_prompt():
