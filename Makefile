@@ -72,7 +72,8 @@ MYPY_PATHS := worldbook/engine roleplay/llm/types.py roleplay/llm/errors.py \
 	roleplay/llm/local_server.py roleplay/actor.py console/tokens.py console/failures.py \
 	roleplay/prompting/syntax.py roleplay/prompting/macros.py roleplay/prompting/placement.py \
 	roleplay/cards roleplay/prompting/presets.py roleplay/prompting/default_preset.py \
-	roleplay/prompting/director_state.py
+	roleplay/prompting/director_state.py roleplay/prompting/sillytavern.py \
+	roleplay/prompting/preset_files.py
 
 lint: bootstrap
 	$(VENV)/bin/ruff check .

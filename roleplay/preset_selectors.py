@@ -19,9 +19,12 @@ from django.db.models.functions import Coalesce
 from console.scoping import scoped
 from roleplay.models import ModelConfig, Preset
 from roleplay.prompting.default_preset import default_preset
-from roleplay.prompting.presets import LoadedPreset, validate_prompts
+from roleplay.prompting.preset_files import native_file
+from roleplay.prompting.presets import LoadedPreset, dump_prompts, validate_prompts
+from roleplay.prompting.sillytavern import export_sillytavern
 
 CACHE_SIZE = 256
+EXPORT_FORMATS = ("native", "sillytavern")
 
 
 class _Loaded:
@@ -94,3 +97,12 @@ def preset_users(preset: Preset) -> list[ModelConfig]:
     return list(
         ModelConfig.objects.filter(tenant_id=preset.tenant_id, preset=preset).order_by("name")
     )
+
+
+def export_preset(preset: Preset, fmt: str) -> tuple[dict, list[str]]:
+    """The preset as a file of ``fmt`` (``native`` or ``sillytavern``) and notes on what
+    that format cannot carry."""
+    loaded = load_preset(preset)
+    if fmt == "sillytavern":
+        return export_sillytavern(loaded.prompts)
+    return native_file(preset.name, preset.description, dump_prompts(loaded.prompts)), []

@@ -18,10 +18,11 @@ from django.db.models import F
 from django.utils import timezone
 
 from console import failures
-from roleplay.errors import NotFound, RoleplayError
+from roleplay.errors import FieldErrors, NotFound, RoleplayError
 from roleplay.models import ModelConfig, Preset
 from roleplay.prompting.default_preset import default_prompt_data
-from roleplay.prompting.presets import dump_prompts, validate_prompts
+from roleplay.prompting.preset_files import read_preset_file
+from roleplay.prompting.presets import MAX_NAME_CHARS, dump_prompts, validate_prompts
 from roleplay.services import rows
 
 PRESET_FIELDS = ("name", "description", "prompts")
@@ -136,3 +137,25 @@ def delete_preset(preset: Preset, *, detach: bool = False) -> int:
     users.update(preset=None)
     locked.delete()
     return len(configs)
+
+
+def import_preset(
+    tenant, data, *, name: str | None = None, description: str | None = None, filename: str = ""
+) -> tuple[Preset, dict]:
+    """A new preset from a decoded file, ours or SillyTavern's, and its import report.
+
+    The name is ``name``, else the one the file carries (ours), else the file's name without
+    its extension; the prompts pass the same rules as any other save.
+    """
+    parsed = read_preset_file(data)
+    stem = filename.rsplit("/", 1)[-1].rsplit(".", 1)[0].strip()[:MAX_NAME_CHARS]
+    chosen = name or parsed.name or stem
+    if not chosen:
+        raise FieldErrors({"name": ["give the preset a name: the file does not have one"]})
+    preset = create_preset(
+        tenant,
+        name=chosen,
+        description=description if description is not None else parsed.description or "",
+        prompts=parsed.prompts,
+    )
+    return preset, parsed.report

@@ -216,3 +216,23 @@ def test_list_and_users(tenant, other_tenant):
     rows = list(preset_list(tenant))
     assert [(r.name, r.model_config_count) for r in rows] == [("A", 2), ("B", 0)]
     assert [c.name for c in preset_users(a)] == ["x", "y"]
+
+
+def test_import_names_the_preset_and_validates_it(tenant):
+    from roleplay.preset_selectors import export_preset
+    from roleplay.services.presets import import_preset
+    from tests.presets.st_fixture import st_preset
+
+    preset, report = import_preset(tenant, st_preset(), filename="uploads/Noir v2.json")
+    assert preset.name == "Noir v2" and report["format"] == "sillytavern"
+    assert load_preset(preset).prompt("userInput") is not None
+    native, notes = export_preset(preset, "native")
+    assert notes == []
+    again, report = import_preset(tenant, native, name="Copy")
+    assert (again.name, again.prompts, report) == ("Copy", preset.prompts, {"format": "native"})
+    with pytest.raises(FieldErrors) as info:
+        import_preset(tenant, {"prompts": []})
+    assert "name" in info.value.by_field
+    bad = {"format": "roleplay-preset", "prompts": [{"identifier": "x", "name": "x"}]}
+    with pytest.raises(PresetInvalid):
+        import_preset(tenant, bad, name="Bad")
