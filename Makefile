@@ -69,7 +69,8 @@ chromium:
 # error base and the tokenizer.
 MYPY_PATHS := worldbook/engine roleplay/llm/types.py roleplay/llm/errors.py \
 	roleplay/llm/provider.py roleplay/llm/transcript.py roleplay/llm/wire.py \
-	roleplay/llm/local_server.py roleplay/actor.py console/tokens.py console/failures.py \
+	roleplay/llm/local_server.py roleplay/prompting/assembly.py roleplay/prompting/notes.py \
+	console/tokens.py console/failures.py \
 	roleplay/prompting/syntax.py roleplay/prompting/macros.py roleplay/prompting/placement.py \
 	roleplay/cards roleplay/prompting/presets.py roleplay/prompting/default_preset.py \
 	roleplay/prompting/director_state.py roleplay/prompting/sillytavern.py \

@@ -42,20 +42,6 @@ def _conversation_id(text: str) -> str | None:
         return None
 
 
-def message_event(message) -> dict:
-    """``message.updated``: a stored message's text and which alternative it shows."""
-    return {
-        "type": "message.updated",
-        "message_id": str(message.id),
-        "role": message.role,
-        "content": message.content,
-        "status": message.status,
-        "selected_alternative": message.selected_alternative,
-        "alternatives": message.alternatives.count(),
-        "edited": message.edited,
-    }
-
-
 @sync_to_async
 def _authorize(scope, conversation_id: str):
     """(conversation, can_write, editor) for this socket, or None. Foreign ids look absent.
@@ -177,14 +163,7 @@ class ConversationConsumer(AsyncWebsocketConsumer):
                 return
             raise
         turn = start.turn
-        event = {
-            "type": "turn.started",
-            "turn_id": str(turn.id),
-            "kind": turn.kind,
-            "client_message_id": client_id,
-            "user_message_id": str(turn.user_message_id) if turn.user_message_id else None,
-            "assistant_message_id": str(turn.assistant_message_id),
-        }
+        event = turns.started_event(start, client_id)
         if start.duplicate:
             STARTS.end()
             await self.send(json.dumps({**event, "duplicate": True, "status": turn.status}))
@@ -211,7 +190,7 @@ class ConversationConsumer(AsyncWebsocketConsumer):
             messages.edit_message, data.get("message_id"), content, editor=self.editor
         )
         if message is not None:
-            await hub.announce(self.conversation.id, await run_db(message_event, message))
+            await hub.announce(self.conversation.id, await run_db(hub.message_updated, message))
             if regenerate:
                 await self._start(client_id, TurnKind.EDIT_REGENERATE)
 
@@ -222,7 +201,7 @@ class ConversationConsumer(AsyncWebsocketConsumer):
             return
         message = await self._change(messages.select_alternative, data.get("message_id"), index)
         if message is not None:
-            await hub.announce(self.conversation.id, await run_db(message_event, message))
+            await hub.announce(self.conversation.id, await run_db(hub.message_updated, message))
 
     async def _delete(self, data: dict) -> None:
         """``delete``: the last exchange, or (with ``message_id``) that message and all after."""

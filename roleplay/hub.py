@@ -77,6 +77,21 @@ async def deliver_local(conversation_id, text: str) -> None:
             leave(conversation_id, socket)
 
 
+def message_updated(message) -> dict:
+    """``message.updated``: a stored message's text and which alternative it shows (one
+    query: it counts the alternatives, so call it on a database thread)."""
+    return {
+        "type": "message.updated",
+        "message_id": str(message.id),
+        "role": message.role,
+        "content": message.content,
+        "status": message.status,
+        "selected_alternative": message.selected_alternative,
+        "alternatives": message.alternatives.count(),
+        "edited": message.edited,
+    }
+
+
 async def announce(conversation_id, event: dict) -> None:
     """One event that is not part of a turn's stream (a message edited, deleted, another
     alternative picked) to every socket on the conversation, here and in other processes."""

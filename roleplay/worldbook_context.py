@@ -9,7 +9,7 @@ book revisions; the next turn resolves again.
 from __future__ import annotations
 
 from memory.models import Message
-from roleplay.actor import PlacedBlock
+from roleplay.prompting.assembly import capabilities
 from worldbook.engine.schema import SelectRequest
 from worldbook.errors import WorldbookError
 from worldbook.retrieval import select_context
@@ -17,8 +17,11 @@ from worldbook.selectors import resolve_bindings
 
 HISTORY_MESSAGES = 20
 TOKEN_BUDGET = 2400
-CAPABILITIES = ["before_character", "after_character", "at_depth"]
 MAX_QUERY = 8000
+# The worldbook's reason for an entry whose position this turn's layout lacks, and the
+# name the turn trace gives it (it is reported, never dropped silently).
+PLACEMENT_UNSUPPORTED = "placement_unsupported"
+POSITION_UNAVAILABLE = "position_unavailable"
 MAX_HISTORY_CHARS = 16_000
 
 
@@ -54,7 +57,9 @@ def apply(ctx, conversation) -> None:
         token_budget=TOKEN_BUDGET,
         seed=str(ctx.turn.id),
         template_vars={"char": character.name, "user": ctx.user_name},
-        placement_capabilities=CAPABILITIES,
+        # Exactly the positions this turn's prompt layout has (preset, examples, author's
+        # note, outlets), so the worldbook never selects what cannot be placed.
+        placement_capabilities=list(capabilities(ctx.preset, ctx.actor_inputs(blocks=False))),
         conversation_id=conversation.session_id,
         message_index=message_index,
     )
@@ -62,10 +67,10 @@ def apply(ctx, conversation) -> None:
         result = select_context(tenant, request)
     except WorldbookError as exc:
         raise WorldbookTurnError(exc.code, exc.message) from exc
-    ctx.blocks = [
-        PlacedBlock(content=b["content"], position=b["position"], depth=b["depth"], role=b["role"])
+    ctx.blocks.extend(
+        {key: b[key] for key in PLACEMENT_KEYS if b.get(key) is not None}
         for b in result["blocks"]
-    ]
+    )
     ctx.trace["worldbook"] = {
         "books": books,
         "selected": [
@@ -73,7 +78,7 @@ def apply(ctx, conversation) -> None:
             for b in result["blocks"]
         ],
         "excluded": [
-            {"entry_id": d["entry_id"], "reason": d["reason"]}
+            {"entry_id": d["entry_id"], "reason": _reason(d["reason"]), "details": d["details"]}
             for d in result["decisions"]
             if not d.get("selected") and d.get("reason") != "not_triggered"
         ][:100],
@@ -81,3 +86,10 @@ def apply(ctx, conversation) -> None:
         "degraded": result["degraded"],
         "selection_fingerprint": result["selection_fingerprint"],
     }
+
+
+PLACEMENT_KEYS = ("id", "position", "content", "order", "depth", "role", "outlet_name")
+
+
+def _reason(reason: str) -> str:
+    return POSITION_UNAVAILABLE if reason == PLACEMENT_UNSUPPORTED else reason

@@ -150,6 +150,8 @@ class MessageSerializer(serializers.ModelSerializer):
             "metadata",
             "timestamp",
             "archived",
+            "selected_alternative",
+            "edited",
             "created_at",
         ]
 
@@ -159,6 +161,7 @@ class TurnSerializer(serializers.ModelSerializer):
         model = Turn
         fields = [
             "id",
+            "kind",
             "client_message_id",
             "user_message_id",
             "assistant_message_id",

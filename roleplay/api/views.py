@@ -22,6 +22,7 @@ from console.viewsets import TenantModelViewSet
 from memory import selectors as message_reads
 from memory import services as message_store
 from roleplay.api import serializers as s
+from roleplay.api.message_actions import MessageActions
 from roleplay.models import Character, Conversation, ModelConfig
 from roleplay.services import characters, conversations, model_configs, players
 
@@ -88,7 +89,7 @@ class PlayerViewSet(ServiceWrites):
     delete_service = players.delete_player
 
 
-class ConversationViewSet(ServiceWrites):
+class ConversationViewSet(MessageActions, ServiceWrites):
     model = Conversation
     serializer_class = s.ConversationSerializer
     required_scope = Scope.PLAY

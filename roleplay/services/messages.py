@@ -33,7 +33,8 @@ def _quiet(conversation: Conversation) -> None:
         )
 
 
-def _message(conversation: Conversation, message_id) -> Message:
+def message_of(conversation: Conversation, message_id) -> Message:
+    """The conversation's message ``message_id`` (missing, foreign or malformed: 404)."""
     try:
         message = Message.objects.filter(
             tenant=conversation.tenant, session_id=conversation.session_id, pk=message_id
@@ -49,7 +50,7 @@ def _message(conversation: Conversation, message_id) -> Message:
 def edit_message(conversation: Conversation, message_id, content: str, *, editor: str) -> Message:
     """Replace a user's or assistant's text, recording who changed it and when."""
     _quiet(conversation)
-    message = _message(conversation, message_id)
+    message = message_of(conversation, message_id)
     return alternatives.edit_message(conversation.tenant, message.id, content, editor=editor)
 
 
@@ -57,7 +58,7 @@ def edit_message(conversation: Conversation, message_id, content: str, *, editor
 def select_alternative(conversation: Conversation, message_id, index: int) -> Message:
     """Make alternative ``index`` the reply that history and every capability see."""
     _quiet(conversation)
-    message = _message(conversation, message_id)
+    message = message_of(conversation, message_id)
     return alternatives.select_alternative(conversation.tenant, message.id, index)
 
 
@@ -65,7 +66,7 @@ def select_alternative(conversation: Conversation, message_id, index: int) -> Me
 def rollback_to(conversation: Conversation, message_id) -> list[str]:
     """Delete the message and every later one of the conversation; their ids."""
     _quiet(conversation)
-    message = _message(conversation, message_id)
+    message = message_of(conversation, message_id)
     doomed = Message.objects.filter(
         tenant=conversation.tenant, session_id=conversation.session_id, ts__gte=message.ts
     )

@@ -40,7 +40,9 @@ __all__ = [
     "load_context",
     "register",
     "request_cancel",
+    "run_to_end",
     "run_turn",
+    "started_event",
 ]
 
 
@@ -57,3 +59,40 @@ def begin_and_load(
         return start, load_context(start.turn, content if kind == "chat" else None)
     except Exception as exc:
         return start, exc
+
+
+def started_event(start: TurnStart, client_message_id: str) -> dict:
+    """``turn.started`` of a turn, for every socket on the conversation."""
+    turn = start.turn
+    return {
+        "type": "turn.started",
+        "turn_id": str(turn.id),
+        "kind": turn.kind,
+        "client_message_id": client_message_id,
+        "user_message_id": str(turn.user_message_id) if turn.user_message_id else None,
+        "assistant_message_id": str(turn.assistant_message_id),
+    }
+
+
+def run_to_end(conversation, client_message_id: str, content: str = "", *, kind: str = "chat"):
+    """A turn started without a socket (the REST API): run it to its end and return the
+    Turn row. Its events still reach every socket on the conversation; a repeated client id
+    returns the earlier turn as it is now."""
+    import asyncio
+
+    from asgiref.sync import async_to_sync
+
+    from roleplay.priority import STARTS
+
+    start, preloaded = begin_and_load(conversation, client_message_id, content, kind=kind)
+    if not start.duplicate:
+
+        async def drive() -> None:
+            STARTS.begin()
+            await asyncio.shield(
+                launch(start.turn, started_event(start, client_message_id), preloaded)
+            )
+
+        async_to_sync(drive)()
+    start.turn.refresh_from_db()
+    return start.turn

@@ -20,10 +20,15 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from django.utils import timezone
+
 from memory import selectors as message_reads
-from roleplay.actor import CharacterSheet
 from roleplay.llm.gateway import resolve_config
 from roleplay.models import Character, Conversation, ModelConfig, Turn, TurnKind
+from roleplay.preset_selectors import effective_preset
+from roleplay.prompting.assembly import ActorInputs, AuthorNote, Card
+from roleplay.prompting.notes import effective_note
+from roleplay.prompting.presets import LoadedPreset
 
 from .records import answers_new_message
 
@@ -64,34 +69,66 @@ class TurnContext:
     character: Character
     persona: PersonaView
     config: ModelConfig | None
+    preset: LoadedPreset
     history: list[HistoryMessage]
     user_input: str | None
     continuing: str | None = None
+    greeting: str = ""
+    author_note: AuthorNote | None = None
     variables: dict[str, str] = field(default_factory=dict)
-    blocks: list = field(default_factory=list)
+    # Placed context: the worldbook's selected blocks and any a phase adds, as placement
+    # blocks ``{id, position, content, order?, depth?, role?, outlet_name?}``.
+    blocks: list[dict[str, Any]] = field(default_factory=list)
     trace: dict[str, Any] = field(default_factory=dict)
 
     @property
     def user_name(self) -> str:
         return self.persona.name
 
-    @property
-    def sheet(self) -> CharacterSheet:
-        character = self.character
-        return CharacterSheet(
-            name=character.name,
-            description=character.description,
-            first_message=character.first_message,
-            example_dialogues=character.example_dialogues,
-        )
-
     def chat_history(self) -> list[dict[str, str]]:
         return [m.chat() for m in self.history]
+
+    def actor_inputs(self, *, blocks: bool = True) -> ActorInputs:
+        """What the Actor prompt is assembled from (``prompting.assembly``)."""
+        character = self.character
+        player_messages = sum(1 for m in self.history if m.role == "user")
+        return ActorInputs(
+            card=Card(
+                name=character.name,
+                description=character.description,
+                personality=character.personality,
+                scenario=character.scenario,
+                mes_examples=character.example_dialogues,
+                system_prompt=character.system_prompt,
+                post_history_instructions=character.post_history_instructions,
+                greeting=self.greeting,
+            ),
+            persona_name=self.persona.name,
+            persona_description=self.persona.description,
+            history=self.chat_history(),
+            user_input=self.user_input,
+            continuing=self.continuing,
+            blocks=list(self.blocks) if blocks else [],
+            author_note=self.author_note,
+            player_messages=player_messages + (1 if self.user_input is not None else 0),
+            variables=dict(self.variables),
+            now=timezone.now(),
+            seed=str(self.turn.id),
+        )
 
 
 # Capabilities add themselves here (worldbook selection...): f(ctx, conversation). Cheap and
 # synchronous; anything that calls a model belongs in a pre-Actor phase instead.
 CONTEXT_HOOKS: list[Callable[[TurnContext, Conversation], None]] = []
+
+
+def greeting_of(conversation: Conversation) -> str:
+    """The opening line the conversation chose: the first message, or an alternate one."""
+    character, index = conversation.character, conversation.greeting_index
+    alternates = character.alternate_greetings or []
+    if 0 < index <= len(alternates) and isinstance(alternates[index - 1], str):
+        return alternates[index - 1]
+    return character.first_message
 
 
 def persona_of(conversation: Conversation) -> PersonaView:
@@ -109,7 +146,12 @@ def load_context(turn: Turn, user_input: str | None = None) -> TurnContext:
     persona, a changed model config), the history the turn's kind calls for, and every
     capability hook's additions."""
     conversation = Conversation.objects.select_related(
-        "tenant", "character", "player", "persona", "model_config", "character__model_config"
+        "tenant",
+        "character",
+        "player",
+        "persona",
+        "model_config__preset",
+        "character__model_config__preset",
     ).get(pk=turn.conversation_id)
     rows = [
         HistoryMessage(*row)
@@ -128,14 +170,18 @@ def load_context(turn: Turn, user_input: str | None = None) -> TurnContext:
         character=conversation.character,
         persona=persona_of(conversation),
         config=config,
+        preset=effective_preset(config),
         history=history,
         user_input=user_input,
         continuing=continuing,
+        greeting=greeting_of(conversation),
+        author_note=effective_note(conversation.author_note, conversation.character.author_note),
     )
     ctx.trace["read"] = {
         "kind": turn.kind,
         "history_messages": len(history),
         "model_config": str(config.id) if config else "env-default",
+        "preset": ctx.preset.id or "default",
     }
     for hook in CONTEXT_HOOKS:
         hook(ctx, conversation)

@@ -24,13 +24,13 @@ from console.db import run_db
 from console.logging import turn_id_var
 from console.tokens import count_messages
 from roleplay import cancels
-from roleplay.actor import ContextOverflow, build_actor_prompt
 from roleplay.hub import TurnFanout
 from roleplay.llm.errors import ModelCancelled, ModelError
 from roleplay.llm.gateway import Gateway, provider_config
 from roleplay.llm.types import ModelRequest, StreamDone, TextDelta
 from roleplay.models import Turn, TurnStatus
 from roleplay.priority import STARTS
+from roleplay.prompting.assembly import AssembledPrompt, ContextOverflow, assemble
 from roleplay.worldbook_context import WorldbookTurnError
 
 from . import phases
@@ -114,26 +114,17 @@ async def run_turn(
 
 
 async def _stream_reply(ctx: TurnContext, emit: Emit, cancel: asyncio.Event, parts: list[str]):
-    """Build the Actor prompt, stream the reply into ``parts``; (usage, result)."""
+    """Assemble the Actor prompt, stream the reply into ``parts``; (usage, result)."""
     turn = ctx.turn
     pconfig = provider_config(ctx.config)
-    prompt = build_actor_prompt(
-        ctx.sheet,
-        ctx.chat_history(),
-        ctx.user_input,
+    prompt = assemble(
+        ctx.preset,
+        ctx.actor_inputs(),
+        count_messages=count_messages,
         context_limit=pconfig.context_limit,
         max_output_tokens=pconfig.max_output_tokens,
-        count_messages=count_messages,
-        user_name=ctx.user_name,
-        blocks=ctx.blocks,
-        continuing=ctx.continuing,
     )
-    ctx.trace["prompt"] = {
-        "messages": len(prompt.messages),
-        "tokens": prompt.prompt_tokens,
-        "budget": prompt.budget,
-        "dropped_history": prompt.dropped_history,
-    }
+    ctx.trace["prompt"] = prompt_trace(prompt)
     gateway = Gateway(turn.tenant, ctx.config, "actor", turn_id=turn.id, run_db=run_db)
     request = ModelRequest(prompt.messages, continue_final_message=ctx.continuing is not None)
     seq, result, renewed = 0, None, time.monotonic()
@@ -150,6 +141,21 @@ async def _stream_reply(ctx: TurnContext, emit: Emit, cancel: asyncio.Event, par
         elif isinstance(event, StreamDone):
             result = event.result
     return _usage(result), result
+
+
+def prompt_trace(prompt: AssembledPrompt) -> dict:
+    """What the console shows of the assembled prompt: each message's source and tokens."""
+    trace = {
+        "messages": len(prompt.messages),
+        "tokens": prompt.prompt_tokens,
+        "budget": prompt.budget,
+        "dropped_history": prompt.dropped_history,
+        "parts": [[part.source, part.role, part.tokens] for part in prompt.parts],
+    }
+    for name in ("unavailable", "unknown_macros", "missing_variables"):
+        if getattr(prompt, name):
+            trace[name] = list(getattr(prompt, name))
+    return trace
 
 
 async def _after_commit(ctx: TurnContext, emit: Emit) -> None:
@@ -242,7 +248,9 @@ def _attempts(result) -> int:
     return getattr(result, "attempts", 1) if result else 0
 
 
-def launch(turn: Turn, started: dict, preloaded: TurnContext | Exception | None = None) -> None:
+def launch(
+    turn: Turn, started: dict, preloaded: TurnContext | Exception | None = None
+) -> asyncio.Task:
     """Start generation as a task that outlives the socket that asked for it; ``started``
     (the ``turn.started`` event) goes out first. The caller has called ``STARTS.begin()``
     for the turn; the task calls ``end()`` once the turn is visibly under way."""
@@ -283,6 +291,7 @@ def launch(turn: Turn, started: dict, preloaded: TurnContext | Exception | None 
     task = asyncio.get_running_loop().create_task(_run())
     _TASKS.add(task)
     task.add_done_callback(_done)
+    return task
 
 
 def request_cancel(conversation_id: str, turn_id: str | None = None) -> int:

@@ -17,7 +17,6 @@ from console.asgi import application
 from console.failures import Invalid
 from console.tickets import issue_ticket
 from memory.models import Message
-from roleplay.actor import PlacedBlock
 from roleplay.llm.scripted_server import Reply
 from roleplay.models import Turn
 from roleplay.turns import Phase, phases
@@ -61,7 +60,9 @@ async def test_a_pre_actor_phase_adds_context_and_reports_progress(conversation,
         await run.progress(step="searching")
         assert ctx.history == [] and ctx.user_input == "Hi"
         ctx.variables["language"] = "English"
-        ctx.blocks.append(PlacedBlock("Mira owes the harbour master a favour."))
+        ctx.blocks.append(
+            {"id": "recall", "position": "before_character", "content": "Mira owes a favour."}
+        )
 
     with registered(Phase("recall", "pre_actor", recall)):
         events = await turn(conversation)
@@ -69,7 +70,7 @@ async def test_a_pre_actor_phase_adds_context_and_reports_progress(conversation,
     assert kinds[:4] == ["turn.started", "phase.started", "phase.progress", "phase.completed"]
     assert events[2]["step"] == "searching" and events[3]["outcome"] == "ok"
     assert kinds[-1] == "turn.completed"
-    assert "harbour master" in llm.requests[-1]["messages"][0]["content"]
+    assert "Mira owes a favour." in llm.requests[-1]["messages"][0]["content"]
     record = (await Turn.objects.aget(pk=events[0]["turn_id"])).trace["phases"][0]
     assert record["name"] == "recall" and record["outcome"] == "ok" and record["duration_ms"] >= 0
 

@@ -42,16 +42,13 @@ def test_start_stores_the_message_and_the_turn_and_reads_the_context(conversatio
     reference = turns.load_context(turn)
     assert ctx.history == reference.history
     assert all(m.id and m.ts for m in ctx.history)  # ids and timestamps reach the phases
-    assert (
-        ctx.chat_history()
-        == [
-            {"role": "user", "content": "Hello"},
-            {"role": "assistant", "content": "reply to Hello"},
-            {"role": "user", "content": "And you?"},
-            {"role": "assistant", "content": "reply to And you?"},
-        ]
-    )
-    assert ctx.sheet == reference.sheet
+    assert ctx.chat_history() == [
+        {"role": "user", "content": "Hello"},
+        {"role": "assistant", "content": "reply to Hello"},
+        {"role": "user", "content": "And you?"},
+        {"role": "assistant", "content": "reply to And you?"},
+    ]
+    assert ctx.character == reference.character and ctx.greeting == reference.greeting == "Welcome."
     assert ctx.user_input == reference.user_input == "Third"
     assert ctx.user_name == reference.user_name
     assert ctx.config == reference.config and ctx.config is not None

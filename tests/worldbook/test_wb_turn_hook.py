@@ -11,6 +11,8 @@ from types import SimpleNamespace
 
 import pytest
 
+from roleplay.prompting.assembly import ActorInputs, Card
+from roleplay.prompting.default_preset import default_preset
 from roleplay.worldbook_context import WorldbookTurnError, apply
 from worldbook import services
 from worldbook.engine.schema import BookIn
@@ -20,8 +22,10 @@ pytestmark = pytest.mark.django_db
 
 
 def _context():
+    inputs = ActorInputs(card=Card(name="Mira"), persona_name="Ann")
     return SimpleNamespace(
-        facts={},
+        preset=default_preset(),
+        actor_inputs=lambda blocks=True: inputs,
         trace={},
         user_input="hello",
         history=[],
@@ -64,5 +68,5 @@ def test_a_working_binding_places_blocks(tenant, character):
     services.put_bindings(tenant, str(character.id), [{"book_id": str(book.id)}])
     ctx = _context()
     apply(ctx, _conversation(tenant, character))
-    assert [block.content for block in ctx.blocks] == ["Always."]
+    assert [block["content"] for block in ctx.blocks] == ["Always."]
     assert ctx.trace["worldbook"]["books"] == [{"book_id": str(book.id), "revision": 1}]

@@ -1,0 +1,431 @@
+"""The Actor's prompt: preset → layout → placement → token budget. Pure.
+
+1. **Preset.** The preset's enabled Actor prompts (``presets.LoadedPreset.actor_prompts``), in
+   order, become messages: each prompt's macros are expanded (``macros``; the seed names the
+   turn and the prompt, so a retry expands alike); markers are filled from the card, the
+   persona, the history and the input; a card's ``system_prompt`` and
+   ``post_history_instructions`` replace ``main`` and ``postHistoryInstructions`` unless
+   the prompt forbids overrides. A prompt whose text comes out blank adds nothing.
+2. **Layout.** What the messages offer the placement engine: the character region (between
+   the ``worldInfoBefore`` and ``worldInfoAfter`` markers, else the character's own prompts),
+   the examples region (``dialogueExamples``), the real history (the opening line and the
+   stored messages, with ``chatHistory``'s place when empty), the author's note message
+   (inserted in the history at its depth when its frequency says so) and the
+   ``{{outlet::name}}`` slots. :func:`capabilities` tells the worldbook, before it selects,
+   which positions the layout will have.
+3. **Placement.** Worldbook blocks and the preset's ``at_depth`` prompts are placed
+   (``placement``); a block whose position the layout lacks is never dropped silently: it is
+   returned in ``unavailable``. Then the system messages before the history are joined with
+   blank lines into one (many chat templates accept only one system message).
+4. **Budget.** ``context_limit - max_output_tokens - margin``, counted on the final messages;
+   the oldest history goes first, one whole message at a time; everything else is fixed and
+   never dropped; when the fixed part alone does not fit it is ``context_overflow``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from datetime import datetime
+from typing import Any
+
+from console.failures import Invalid
+from roleplay.prompting import presets as p
+from roleplay.prompting.macros import MacroContext, expand_macros
+from roleplay.prompting.placement import (
+    Block,
+    History,
+    Layout,
+    Placement,
+    Span,
+    place_context_blocks,
+    placement_capabilities,
+)
+
+SAFETY_MARGIN_TOKENS = 64
+MessageCounter = Callable[[Sequence[Mapping[str, Any]]], int]
+NOTE_POSITIONS = ("author_note_top", "author_note_bottom")
+CHARACTER_PROMPTS = (p.MAIN, p.ROLEPLAY, "charDescription", "charPersonality", "scenario")
+
+
+class ContextOverflow(Invalid):
+    """Even without any history the prompt does not fit the model's budget."""
+
+    default_code = "context_overflow"
+
+
+@dataclass(frozen=True)
+class Card:
+    """The character's text as the prompt uses it (``greeting``: the conversation's chosen
+    opening line)."""
+
+    name: str
+    description: str = ""
+    personality: str = ""
+    scenario: str = ""
+    mes_examples: str = ""
+    system_prompt: str = ""
+    post_history_instructions: str = ""
+    greeting: str = ""
+
+
+@dataclass(frozen=True)
+class AuthorNote:
+    """SillyTavern's author's note: ``content`` inserted in the history ``depth`` messages from
+    its end, on every ``frequency``-th player message (0: never)."""
+
+    content: str
+    depth: int = 4
+    frequency: int = 1
+    role: str = "system"
+
+
+@dataclass(frozen=True)
+class ActorInputs:
+    """Everything of the turn the Actor prompt is made of."""
+
+    card: Card
+    persona_name: str
+    persona_description: str = ""
+    history: Sequence[Mapping[str, str]] = ()
+    user_input: str | None = None
+    continuing: str | None = None
+    blocks: Sequence[Mapping[str, Any]] = ()
+    author_note: AuthorNote | None = None
+    player_messages: int = 0
+    variables: Mapping[str, str] = field(default_factory=dict)
+    now: datetime | None = None
+    seed: str = ""
+
+
+@dataclass(frozen=True)
+class Part:
+    """One message of the result and where it came from, for the trace and the preview."""
+
+    source: str
+    role: str
+    tokens: int
+
+
+@dataclass(frozen=True)
+class AssembledPrompt:
+    messages: list[dict[str, Any]]
+    parts: list[Part]
+    prompt_tokens: int
+    budget: int
+    dropped_history: int
+    placements: tuple[Placement, ...]
+    unavailable: tuple[str, ...]
+    unknown_macros: tuple[str, ...]
+    missing_variables: tuple[str, ...]
+
+
+def note_active(inputs: ActorInputs) -> bool:
+    note = inputs.author_note
+    if note is None or not note.content.strip() or note.frequency <= 0:
+        return False
+    return inputs.player_messages % note.frequency == 0
+
+
+def capabilities(preset: p.LoadedPreset, inputs: ActorInputs) -> tuple[str, ...]:
+    """The positions (and ``outlet:<name>``) the layout of this turn will offer: what the
+    worldbook may select for."""
+    built = _Builder(preset, inputs, list(inputs.history)).build()
+    return placement_capabilities(built.layout)
+
+
+def assemble(
+    preset: p.LoadedPreset,
+    inputs: ActorInputs,
+    *,
+    count_messages: MessageCounter,
+    context_limit: int,
+    max_output_tokens: int,
+) -> AssembledPrompt:
+    """The Actor's messages for ``inputs`` (see the module docstring)."""
+    budget = context_limit - max_output_tokens - SAFETY_MARGIN_TOKENS
+    history = list(inputs.history)
+    dropped = 0
+    while True:
+        built = _Builder(preset, inputs, history[dropped:]).build()
+        capable = set(placement_capabilities(built.layout))
+        blocks = [b for b in built.blocks if _capability(b) in capable]
+        unavailable = tuple(b.id for b in built.blocks if _capability(b) not in capable)
+        placed = place_context_blocks(built.messages, built.layout, blocks)
+        messages, sources = _join_head(list(placed.messages), built, placed.placements)
+        tokens = count_messages(messages)
+        if tokens <= budget:
+            break
+        if dropped >= len(history):
+            raise ContextOverflow(
+                message=f"the prompt needs {tokens} tokens but the budget is {budget} "
+                f"(context_limit {context_limit} - max_output_tokens {max_output_tokens} "
+                f"- margin {SAFETY_MARGIN_TOKENS})",
+                details={"tokens": tokens, "budget": budget},
+            )
+        # Drop just enough of the oldest messages to cover the excess (a message's cost is
+        # additive), then re-check: merged blocks may still move the total a little.
+        excess, cut, costs = tokens - budget, 0, iter(built.history_costs(count_messages))
+        while dropped < len(history) and cut < excess:
+            cut += next(costs)
+            dropped += 1
+    parts = [
+        Part(source, m["role"], count_messages([m]) - count_messages([]))
+        for m, source in zip(messages, sources, strict=True)
+    ]
+    return AssembledPrompt(
+        messages=messages,
+        parts=parts,
+        prompt_tokens=tokens,
+        budget=budget,
+        dropped_history=dropped,
+        placements=placed.placements,
+        unavailable=unavailable,
+        unknown_macros=built.unknown,
+        missing_variables=built.missing,
+    )
+
+
+def _capability(block: Block) -> str:
+    return f"outlet:{block.outlet_name}" if block.position == "outlet" else block.position
+
+
+@dataclass
+class _Built:
+    messages: list[dict[str, Any]]
+    sources: list[str]
+    layout: Layout
+    blocks: list[Block]
+    head_end: int  # messages before this index precede the history
+    unknown: tuple[str, ...]
+    missing: tuple[str, ...]
+    history_indices: tuple[int, ...] = ()
+
+    def history_costs(self, count_messages: MessageCounter) -> list[int]:
+        """Tokens each stored history message adds, oldest first."""
+        empty = count_messages([])
+        return [count_messages([self.messages[i]]) - empty for i in self.history_indices]
+
+
+class _Builder:
+    """One pass over the preset's Actor prompts for a given history."""
+
+    def __init__(self, preset: p.LoadedPreset, inputs: ActorInputs, history: list) -> None:
+        self.preset, self.inputs, self.history = preset, inputs, history
+        card = inputs.card
+        self.macros = MacroContext(
+            char=card.name,
+            user=inputs.persona_name,
+            persona=inputs.persona_description,
+            description=card.description,
+            personality=card.personality,
+            scenario=card.scenario,
+            mes_examples=card.mes_examples,
+            variables={"systemPrompt": card.system_prompt, **inputs.variables},
+            now=inputs.now,
+            seed=inputs.seed,
+        )
+        self.messages: list[dict[str, Any]] = []
+        self.sources: list[str] = []
+        self.blocks: list[Block] = [Block.from_mapping(b) for b in inputs.blocks]
+        self.unknown: dict[str, None] = {}
+        self.missing: dict[str, None] = {}
+        self.outlets: dict[str, int] = {}
+        self.marks: dict[str, int] = {}
+        self.character: list[int] = []
+        self.examples: Span | None = None
+        self.conversation: History | None = None
+        self.note: int | None = None
+        self.history_indices: list[int] = []
+
+    def expand(self, text: str, identifier: str) -> str:
+        result = expand_macros(text, _seeded(self.macros, identifier))
+        self.unknown.update(dict.fromkeys(result.unknown))
+        self.missing.update(dict.fromkeys(result.missing_variables))
+        for name in result.outlets:
+            self.outlets[name] = len(self.messages)
+        return result.text
+
+    def add(self, role: str, content: str, source: str, **extra: Any) -> int:
+        self.messages.append({"role": role, "content": content, **extra})
+        self.sources.append(source)
+        return len(self.messages) - 1
+
+    def build(self) -> _Built:
+        head_end = None
+        for prompt in self.preset.actor_prompts():
+            if isinstance(prompt.injection, p.AtDepth):
+                self.depth_prompt(prompt)
+                continue
+            ident = prompt.identifier
+            if ident in p.WORLD_INFO_MARKERS:
+                self.marks[ident] = len(self.messages)
+            elif ident == p.CHAT_HISTORY:
+                head_end = len(self.messages)
+                self.chat_history()
+            elif ident == p.USER_INPUT:
+                self.user_input()
+            else:
+                self.prompt(prompt)
+        if self.inputs.continuing is not None:
+            self.add("assistant", self.inputs.continuing, "continuing", name=self.inputs.card.name)
+        return _Built(
+            self.messages,
+            self.sources,
+            self.layout(),
+            self.blocks,
+            head_end if head_end is not None else len(self.messages),
+            tuple(self.unknown),
+            tuple(self.missing),
+            tuple(self.history_indices),
+        )
+
+    def prompt(self, prompt: p.Prompt) -> None:
+        ident, card = prompt.identifier, self.inputs.card
+        text = prompt.content
+        if ident in p.MARKER_FIELDS:
+            value = _field_value(ident, card, self.inputs)
+            if not value.strip():
+                return
+            text = text or "{{" + p.MARKER_FIELDS[ident] + "}}"
+        elif ident == p.MAIN and card.system_prompt.strip() and not prompt.forbid_overrides:
+            text = card.system_prompt
+        elif ident == p.POST_HISTORY and card.post_history_instructions.strip():
+            if not prompt.forbid_overrides:
+                text = card.post_history_instructions
+        content = self.expand(text, ident)
+        if not content.strip():
+            return
+        index = self.add(prompt.role, content, f"prompt:{ident}")
+        if ident in CHARACTER_PROMPTS or prompt.name == p.ROLEPLAY:
+            self.character.append(index)
+        elif ident == "dialogueExamples":
+            self.examples = Span(index, index + 1)
+
+    def depth_prompt(self, prompt: p.Prompt) -> None:
+        injection = prompt.injection
+        assert isinstance(injection, p.AtDepth)
+        content = self.expand(prompt.content, prompt.identifier)
+        if content.strip():
+            self.blocks.append(
+                Block(
+                    id=f"prompt:{prompt.identifier}",
+                    position="at_depth",
+                    content=content,
+                    order=injection.order,
+                    depth=injection.depth,
+                    role=prompt.role,
+                )
+            )
+
+    def chat_history(self) -> None:
+        card, inputs = self.inputs.card, self.inputs
+        start = len(self.messages)
+        indices = []
+        if card.greeting.strip():
+            indices.append(
+                self.add("assistant", self.expand(card.greeting, "greeting"), "greeting",
+                         name=card.name)
+            )  # fmt: skip
+        for message in self.history:
+            role = message["role"]
+            name = card.name if role == "assistant" else inputs.persona_name
+            indices.append(self.add(role, message["content"], "history", name=name))
+        first_stored = 1 if card.greeting.strip() else 0
+        if note_active(inputs):
+            self.insert_note(indices)
+        self.history_indices = indices[first_stored:]
+        self.conversation = History(tuple(indices), start)
+
+    def insert_note(self, indices: list[int]) -> None:
+        """The author's note as a message of its own, ``depth`` messages from the end."""
+        note = self.inputs.author_note
+        assert note is not None
+        count = len(indices)
+        if count == 0 or note.depth == 0:
+            at = len(self.messages)  # after the last real message
+        elif note.depth >= count:
+            at = indices[0]  # deeper than the history: before its earliest message
+        else:
+            at = indices[count - note.depth]
+        content = self.expand(note.content, "authorNote")
+        self.messages.insert(at, {"role": note.role, "content": content})
+        self.sources.insert(at, "author_note")
+        for i, index in enumerate(indices):
+            if index >= at:
+                indices[i] = index + 1
+        self.note = at
+
+    def user_input(self) -> None:
+        text = self.inputs.user_input
+        if text is not None:
+            self.add("user", text, "input", name=self.inputs.persona_name)
+
+    def layout(self) -> Layout:
+        before, after = self.marks.get("worldInfoBefore"), self.marks.get("worldInfoAfter")
+        character = None
+        if before is not None and after is not None and before <= after:
+            character = Span(before, after)
+        elif self.character:
+            character = Span(min(self.character), max(self.character) + 1)
+        return Layout(
+            character=character,
+            examples=self.examples,
+            conversation=self.conversation,
+            author_note=self.note,
+            outlets=self.outlets,
+        )
+
+
+def _field_value(identifier: str, card: Card, inputs: ActorInputs) -> str:
+    return {
+        "charDescription": card.description,
+        "charPersonality": card.personality,
+        "scenario": card.scenario,
+        "personaDescription": inputs.persona_description,
+        "dialogueExamples": card.mes_examples,
+    }[identifier]
+
+
+def _seeded(context: MacroContext, identifier: str) -> MacroContext:
+    """The turn's seed plus the prompt's identifier: identical macros in two prompts draw
+    differently, the same prompt on a retry draws alike."""
+    return replace(context, seed=f"{context.seed}:{identifier}")
+
+
+def _join_head(
+    messages: list[dict[str, Any]], built: _Built, placements: tuple[Placement, ...]
+) -> tuple[list[dict[str, Any]], list[str]]:
+    """Join the system messages before the history into one; (messages, their sources)."""
+    sources = _placed_sources(built, placements, len(messages))
+    head_end = _placed_head_end(built, placements)
+    joined: list[dict[str, Any]] = []
+    joined_sources: list[str] = []
+    for index, message in enumerate(messages):
+        joins = index < head_end and joined and message["role"] == joined[-1]["role"] == "system"
+        if joins:
+            content = joined[-1]["content"] + "\n\n" + message["content"]
+            joined[-1] = {**joined[-1], "content": content}
+            joined_sources[-1] = joined_sources[-1] + "+" + sources[index]
+            continue
+        joined.append(message)
+        joined_sources.append(sources[index])
+    return joined, joined_sources
+
+
+def _placed_sources(built: _Built, placements: tuple[Placement, ...], count: int) -> list[str]:
+    """The source of every placed message: the builder's, shifted by inserted blocks."""
+    inserted = {pl.message_index: f"block:{pl.block_id}" for pl in placements if not pl.merged}
+    sources, original = [], iter(built.sources)
+    for index in range(count):
+        sources.append(inserted[index] if index in inserted else next(original))
+    return sources
+
+
+def _placed_head_end(built: _Built, placements: tuple[Placement, ...]) -> int:
+    """Where the history starts once blocks were inserted before it."""
+    shift = sum(1 for pl in placements if not pl.merged and pl.position in _HEAD_POSITIONS)
+    return built.head_end + shift
+
+
+_HEAD_POSITIONS = ("before_character", "after_character", "before_examples", "after_examples")
