@@ -14,6 +14,9 @@ from django import forms
 
 from console.models import Player
 from console.scoping import scoped
+from roleplay.cards.errors import CardFailure
+from roleplay.cards.images import MAX_AVATAR_BYTES, normalize_avatar
+from roleplay.form_lists import TagsField, TextListField, TextListWidget
 from roleplay.models import Character, ModelConfig, Preset
 from roleplay.services.characters import CHARACTER_FIELDS
 from roleplay.services.model_configs import MODEL_CONFIG_FIELDS
@@ -24,6 +27,9 @@ def _tenant_configs(tenant):
 
 
 class CharacterForm(forms.ModelForm):
+    """Every card field; greetings as a list of text areas, tags as one line, and the
+    avatar, decoded here (a bad image is a field error before anything is saved)."""
+
     model_config = forms.ModelChoiceField(
         queryset=ModelConfig.objects.none(),
         required=False,
@@ -31,19 +37,66 @@ class CharacterForm(forms.ModelForm):
         label="Default model config",
         help_text="Used by this character's conversations unless a conversation sets its own.",
     )
+    alternate_greetings = TextListField(
+        required=False,
+        widget=TextListWidget(add_label="Add a greeting"),
+        help_text="Other openings a conversation may start with; empty boxes are left out.",
+    )
+    tags = TagsField(required=False, help_text="Separated by commas.")
+    extensions = forms.JSONField(
+        required=False,
+        initial=dict,
+        widget=forms.Textarea(attrs={"rows": 4, "spellcheck": "false"}),
+        help_text="A card's extensions (a JSON object), kept as they are for export.",
+    )
+    avatar = forms.FileField(
+        required=False,
+        label="Avatar image",
+        widget=forms.ClearableFileInput(attrs={"accept": "image/png,image/jpeg,image/webp"}),
+        help_text="PNG, JPEG or WebP, at most 8 MiB; stored as PNG.",
+    )
+    remove_avatar = forms.BooleanField(required=False, label="Remove the avatar")
 
     class Meta:
         model = Character
         fields = list(CHARACTER_FIELDS)
         widgets = {
             "description": forms.Textarea(attrs={"rows": 8}),
+            "personality": forms.Textarea(attrs={"rows": 3}),
+            "scenario": forms.Textarea(attrs={"rows": 3}),
             "first_message": forms.Textarea(attrs={"rows": 4}),
             "example_dialogues": forms.Textarea(attrs={"rows": 6}),
+            "system_prompt": forms.Textarea(attrs={"rows": 3}),
+            "post_history_instructions": forms.Textarea(attrs={"rows": 3}),
+            "creator_notes": forms.Textarea(attrs={"rows": 3}),
+        }
+        help_texts = {
+            "system_prompt": "Replaces the preset's main prompt for this character.",
+            "post_history_instructions": "Sent after the chat history.",
         }
 
     def __init__(self, *args, tenant, **kwargs):
         super().__init__(*args, **kwargs)
         self.fields["model_config"].queryset = _tenant_configs(tenant)
+        if not (self.instance.pk and self.instance.avatar is not None):
+            del self.fields["remove_avatar"]
+
+    def clean_extensions(self):
+        return self.cleaned_data.get("extensions") or {}
+
+    def clean_avatar(self):
+        """The upload as the PNG the services store (``normalize_avatar``), or None."""
+        upload = self.cleaned_data.get("avatar")
+        if not upload:
+            return None
+        try:
+            return normalize_avatar(upload.read(MAX_AVATAR_BYTES + 1))
+        except CardFailure as exc:
+            raise forms.ValidationError(exc.message, code=exc.code) from exc
+
+    def character_fields(self) -> dict:
+        """The cleaned values the character services take."""
+        return {name: self.cleaned_data[name] for name in CHARACTER_FIELDS}
 
 
 class ModelConfigForm(forms.ModelForm):

@@ -12,18 +12,63 @@ import os
 from dataclasses import dataclass, field
 from datetime import timedelta
 
-from django.db.models import CharField, Count, IntegerField, OuterRef, Subquery, Value
+from django.db.models import (
+    BooleanField,
+    CharField,
+    Count,
+    ExpressionWrapper,
+    IntegerField,
+    OuterRef,
+    Q,
+    Subquery,
+    Value,
+)
 from django.db.models.functions import Cast, Coalesce, Greatest
 from django.utils import timezone
 
 from console.scoping import scoped
 from memory import selectors as message_reads
 from memory.models import Message
+from roleplay.cards.images import CONTENT_TYPE, default_avatar, etag
 from roleplay.llm.gateway import env_default_config
 from roleplay.models import Character, Conversation, ModelCall, ModelConfig, Turn, TurnStatus
 
 # The named sections of a turn trace, in the order the console shows them.
 TRACE_SECTIONS = ("read", "prompt", "model", "error")
+
+
+def without_avatars(qs):
+    """``qs`` without the avatar bytes (a list must not load every image), each row with
+    ``avatar_set``: whether it has one (see :func:`has_avatar`)."""
+    flag = ExpressionWrapper(Q(avatar__isnull=False), output_field=BooleanField())
+    return qs.defer("avatar").annotate(avatar_set=flag)
+
+
+def has_avatar(obj) -> bool:
+    """Whether a character or persona has an avatar, without loading it when the row came
+    from :func:`without_avatars`."""
+    flag = getattr(obj, "avatar_set", None)
+    return flag if flag is not None else obj.avatar is not None
+
+
+@dataclass(frozen=True)
+class Avatar:
+    """An avatar to serve: PNG bytes, their type and validator, and whether it is the plain
+    generated image of an owner that has none."""
+
+    data: bytes
+    content_type: str
+    etag: str
+    generated: bool
+
+
+def avatar_of(owner) -> Avatar:
+    """The avatar of a character or persona, or a plain image made from its name."""
+    if owner.avatar is not None:
+        data = bytes(owner.avatar)
+        return Avatar(data, owner.avatar_content_type or CONTENT_TYPE, etag(data), False)
+    data = default_avatar(owner.name)
+    return Avatar(data, CONTENT_TYPE, etag(data), True)
 
 
 def character_list(tenant):
@@ -37,7 +82,7 @@ def character_list(tenant):
         .values("n")
     )
     return (
-        scoped(Character, tenant)
+        without_avatars(scoped(Character, tenant))
         .select_related("model_config")
         .annotate(
             conversation_count=Coalesce(

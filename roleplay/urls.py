@@ -1,6 +1,6 @@
 from django.urls import path
 
-from roleplay import views, views_play
+from roleplay import views, views_characters, views_play
 
 urlpatterns = [
     path("play/<uuid:conversation_id>/", views_play.play, name="play"),
@@ -9,6 +9,11 @@ urlpatterns = [
     path("console/characters/new/", views.character_create, name="character_create"),
     path("console/characters/<uuid:pk>/", views.character_edit, name="character_edit"),
     path("console/characters/<uuid:pk>/delete/", views.character_delete, name="character_delete"),
+    path(
+        "console/characters/<uuid:pk>/avatar/",
+        views_characters.character_avatar,
+        name="character_avatar",
+    ),
     path("console/conversations/", views.conversation_list, name="conversations"),
     path("console/conversations/new/", views.conversation_create, name="conversation_create"),
     path(

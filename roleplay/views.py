@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from django.contrib import messages as flash
 from django.core.paginator import Paginator
+from django.db import transaction
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
@@ -23,8 +24,9 @@ from roleplay import selectors
 from roleplay.errors import Duplicate, FieldErrors
 from roleplay.forms import CharacterForm, ModelConfigForm, NewConversationForm
 from roleplay.models import Character, Conversation, ConversationStatus, ModelConfig
-from roleplay.services import characters, conversations, model_configs
+from roleplay.services import avatars, characters, conversations, model_configs
 from roleplay.services.config_check import run_config_test
+from roleplay.views_characters import character_page, files
 
 PAGE_SIZE = 50
 
@@ -73,9 +75,9 @@ def character_list(request):
 
 @console_view(read=Role.OPERATOR)
 def character_create(request):
-    form = CharacterForm(posted(request), tenant=request.tenant)
+    form = CharacterForm(posted(request), files(request), tenant=request.tenant)
     if request.method == "POST" and form.is_valid():
-        character = _write(form, characters.create_character, request.tenant)
+        character = _save_character(form, characters.create_character, request.tenant)
         if character is not None:
             flash.success(request, f"Character “{character.name}” created.")
             return redirect("character_edit", pk=character.pk)
@@ -85,14 +87,29 @@ def character_create(request):
 @console_view()
 def character_edit(request, pk):
     character = get_scoped_or_404(Character, request.tenant, pk=pk)
-    form = CharacterForm(posted(request), instance=character, tenant=request.tenant)
+    form = CharacterForm(posted(request), files(request), instance=character, tenant=request.tenant)
     if request.method == "POST" and form.is_valid():
-        if _write(form, characters.update_character, character) is not None:
+        if _save_character(form, characters.update_character, character) is not None:
             flash.success(request, f"Character “{character.name}” saved.")
             return redirect("character_edit", pk=character.pk)
     if not request.membership.can_edit():
         _read_only(form)
-    return render(request, "roleplay/characters/form.html", {"form": form, "character": character})
+    return render(request, "roleplay/characters/form.html", character_page(character, form))
+
+
+def _save_character(form, service, *args):
+    """The character's fields and its avatar in one transaction: a refused field saves no
+    image, and the image (already decoded by the form) cannot fail after the fields."""
+    with transaction.atomic():
+        character = _write(form, service, *args, **form.character_fields())
+        if character is None:
+            transaction.set_rollback(True)
+            return None
+        if form.cleaned_data.get("avatar"):
+            avatars.store_png(character, form.cleaned_data["avatar"])
+        elif form.cleaned_data.get("remove_avatar"):
+            avatars.clear_avatar(character)
+    return character
 
 
 @console_view(read=Role.OPERATOR)

@@ -14,8 +14,9 @@ from console.models import Player
 from console.scoping import scoped
 from memory.models import Message
 from memory.selectors import DEFAULT_HISTORY_LIMIT
+from roleplay.cards import limits
 from roleplay.models import Character, Conversation, ModelConfig, Preset, Turn
-from roleplay.selectors import api_key_status
+from roleplay.selectors import api_key_status, has_avatar
 from roleplay.services.characters import CHARACTER_FIELDS
 from roleplay.services.conversations import CONVERSATION_FIELDS
 from roleplay.services.model_configs import MODEL_CONFIG_FIELDS
@@ -104,14 +105,54 @@ class ModelConfigSerializer(StrictSerializer):
 
 
 class CharacterSerializer(StrictSerializer):
-    """A character card; ``model_config`` is its default model (same tenant only)."""
+    """A character card; ``model_config`` is its default model (same tenant only).
+
+    The card's lists and ``extensions`` obey :mod:`roleplay.cards.limits` (the services check
+    them again for every door); the avatar is read and written at ``avatar_url``.
+    """
 
     model_config = TenantRelatedField(ModelConfig, allow_null=True, required=False)
+    alternate_greetings = serializers.ListField(
+        child=StrictCharField(max_length=limits.MAX_GREETING_CHARS, allow_blank=True),
+        max_length=limits.MAX_GREETINGS,
+        required=False,
+    )
+    tags = serializers.ListField(
+        child=StrictCharField(max_length=limits.MAX_TAG_CHARS),
+        max_length=limits.MAX_TAGS,
+        required=False,
+    )
+    extensions = serializers.DictField(
+        required=False,
+        help_text="A card's extensions, kept verbatim (at most "
+        f"{limits.MAX_EXTENSIONS_BYTES} bytes as JSON, {limits.MAX_EXTENSIONS_DEPTH} levels).",
+    )
+    has_avatar = serializers.SerializerMethodField()
+    avatar_url = serializers.SerializerMethodField()
 
     class Meta:
         model = Character
-        fields = ["id", *CHARACTER_FIELDS, "created_at", "updated_at"]
+        fields = [
+            "id",
+            *CHARACTER_FIELDS,
+            "has_avatar",
+            "avatar_url",
+            "created_at",
+            "updated_at",
+        ]
         read_only_fields = ["id", "created_at", "updated_at"]
+
+    def validate_extensions(self, value):
+        problems = limits.extensions_problems(value)
+        if problems:
+            raise serializers.ValidationError(problems)
+        return value
+
+    def get_has_avatar(self, obj) -> bool:
+        return has_avatar(obj)
+
+    def get_avatar_url(self, obj) -> str:
+        return f"/api/v1/characters/{obj.pk}/avatar"
 
 
 class PlayerSerializer(StrictSerializer):

@@ -1,7 +1,9 @@
-from django.urls import include, path
+from django.urls import include, path, re_path
 from rest_framework.routers import DefaultRouter
 
 from roleplay.api import views
+from roleplay.api.avatars import CharacterAvatarView
+from roleplay.api.presets import PresetViewSet
 
 
 class OptionalSlashRouter(DefaultRouter):
@@ -23,5 +25,14 @@ router.register("model-configs", views.ModelConfigViewSet, basename="modelconfig
 router.register("characters", views.CharacterViewSet, basename="character")
 router.register("players", views.PlayerViewSet, basename="player")
 router.register("conversations", views.ConversationViewSet, basename="conversation")
+router.register("presets", PresetViewSet, basename="preset")
 
-urlpatterns = [path("", include(router.urls))]
+# Views of their own (a file's body limit), ahead of the router's ``characters/{pk}``.
+urlpatterns = [
+    re_path(
+        r"^characters/(?P<pk>[^/.]+)/avatar/?$",
+        CharacterAvatarView.as_view(),
+        name="character-avatar",
+    ),
+    path("", include(router.urls)),
+]

@@ -22,6 +22,7 @@ from console.viewsets import TenantModelViewSet
 from memory import selectors as message_reads
 from memory import services as message_store
 from roleplay.api import serializers as s
+from roleplay.api.cards import CardActions
 from roleplay.api.message_actions import MessageActions
 from roleplay.models import Character, Conversation, ModelConfig
 from roleplay.services import characters, conversations, model_configs, players
@@ -70,7 +71,7 @@ class ModelConfigViewSet(ServiceWrites):
     delete_service = model_configs.delete_model_config
 
 
-class CharacterViewSet(ServiceWrites):
+class CharacterViewSet(CardActions, ServiceWrites):
     model = Character
     serializer_class = s.CharacterSerializer
     required_scope = Scope.CONTENT

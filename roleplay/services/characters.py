@@ -1,15 +1,46 @@
-"""Writes of characters: the cards players chat with."""
+"""Writes of characters: the cards players chat with.
+
+Text fields carry their limits on the model; the list and JSON fields a card brings
+(``alternate_greetings``, ``tags``, ``extensions``) are checked here against
+:mod:`roleplay.cards.limits` for every door, along with the storability of every string in
+them (PostgreSQL's jsonb refuses NUL). Avatars are written by :mod:`.avatars`; a card file
+becomes a character through :mod:`.card_import`.
+"""
 
 from __future__ import annotations
 
 from django.db import transaction
 
+from roleplay.cards import limits
 from roleplay.models import Character, Conversation
 from roleplay.services import rows
 from roleplay.services.conversations import delete_conversations
+from worldbook import errors as worldbook_errors
 from worldbook import services as worldbooks
 
-CHARACTER_FIELDS = ("name", "description", "first_message", "example_dialogues", "model_config")
+CHARACTER_FIELDS = (
+    "name",
+    "description",
+    "personality",
+    "scenario",
+    "first_message",
+    "alternate_greetings",
+    "example_dialogues",
+    "system_prompt",
+    "post_history_instructions",
+    "creator_notes",
+    "tags",
+    "creator",
+    "character_version",
+    "extensions",
+    "model_config",
+)
+# JSON fields and the rule each obeys.
+JSON_RULES = {
+    "alternate_greetings": limits.greetings_problems,
+    "tags": limits.tags_problems,
+    "extensions": limits.extensions_problems,
+}
 
 
 def create_character(tenant, **fields) -> Character:
@@ -22,16 +53,42 @@ def update_character(character: Character, **fields) -> Character:
 
 
 def _write(character: Character, fields: dict, update: bool) -> Character:
+    for name in ("alternate_greetings", "tags"):
+        if name in fields and fields[name] is None:
+            fields[name] = []
+    if "extensions" in fields and fields["extensions"] is None:
+        fields["extensions"] = {}
     return rows.write(
-        character, fields, allowed=CHARACTER_FIELDS, related=("model_config",), update=update
+        character,
+        fields,
+        allowed=CHARACTER_FIELDS,
+        related=("model_config",),
+        update=update,
+        rules=json_problems,
     )
+
+
+def json_problems(character: Character) -> dict[str, list[str]]:
+    """Field -> problems of the JSON fields the row would hold."""
+    problems: dict[str, list[str]] = {}
+    for name, rule in JSON_RULES.items():
+        value = getattr(character, name)
+        found = rule(value)
+        if not found:
+            try:
+                worldbooks.check_storable(value, name)
+            except worldbook_errors.Invalid as exc:
+                found = [exc.message]
+        if found:
+            problems[name] = found
+    return problems
 
 
 @transaction.atomic
 def delete_character(character: Character) -> int:
     """Delete the character, its conversations (with everything kept by their id) and its
     worldbook bindings, which name it by id without a foreign key; returns how many
-    conversations went."""
+    conversations went. Books bound to it stay: they are worldbooks of their own."""
     gone = delete_conversations(
         character.tenant, Conversation.objects.filter(tenant=character.tenant, character=character)
     )

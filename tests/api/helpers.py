@@ -108,15 +108,29 @@ def api_routes(prefix: str = API_PREFIX) -> list[Route]:
     return sorted(routes.values(), key=lambda r: r.template)
 
 
+def takes_files_only(route: Route, method: str) -> bool:
+    """A write whose body is a file upload (multipart only, never JSON): the JSON-body
+    checks here do not apply to it. Its limits, tenancy and scopes are checked by
+    ``tests/limits``, ``tests/matrix`` and the schema fuzzer of ``tests/contract``; its
+    content by its own tests (``tests/characters``)."""
+    from rest_framework.parsers import JSONParser
+
+    if method not in ("POST", "PUT", "PATCH"):
+        return False
+    parsers = getattr(route.view_class, "parser_classes", ())
+    return bool(parsers) and not any(issubclass(p, JSONParser) for p in parsers)
+
+
 def route_cases(predicate=lambda route, method: True, prefix: str = API_PREFIX):
-    """``(route, method)`` pairs for ``pytest.mark.parametrize`` with readable ids."""
+    """``(route, method)`` pairs for ``pytest.mark.parametrize`` with readable ids; the
+    JSON-body checks of this package leave file uploads out (:func:`takes_files_only`)."""
     import pytest
 
     return [
         pytest.param(route, method, id=f"{method} {route.template}")
         for route in api_routes(prefix)
         for method in route.methods
-        if predicate(route, method)
+        if predicate(route, method) and not takes_files_only(route, method)
     ]
 
 

@@ -14,8 +14,10 @@ MODEL_CONFIG_FIELDS = {
     "preset", "is_default", "is_demo", "created_at", "updated_at",
 }  # fmt: skip
 CHARACTER_FIELDS = {
-    "id", "name", "description", "first_message", "example_dialogues", "model_config",
-    "created_at", "updated_at",
+    "id", "name", "description", "personality", "scenario", "first_message",
+    "alternate_greetings", "example_dialogues", "system_prompt", "post_history_instructions",
+    "creator_notes", "tags", "creator", "character_version", "extensions", "model_config",
+    "has_avatar", "avatar_url", "created_at", "updated_at",
 }  # fmt: skip
 PLAYER_FIELDS = {"id", "external_id", "display_name", "persona", "created_at"}
 CONVERSATION_FIELDS = {

@@ -32,7 +32,11 @@ def generated(served_document, tmp_path_factory) -> Path:
     document = workdir / "openapi.json"
     document.write_text(json.dumps(served_document))
     config = workdir / "config.json"
-    config.write_text(json.dumps({"package_name_override": PACKAGE, "post_hooks": []}))
+    # Images (avatars, PNG cards) are bytes to a client; the generator reads only
+    # application/octet-stream as bytes unless told.
+    overrides = {"image/png": "application/octet-stream"}
+    settings = {"package_name_override": PACKAGE, "post_hooks": []}
+    config.write_text(json.dumps({**settings, "content_type_overrides": overrides}))
     result = subprocess.run(
         [sys.executable, "-m", "openapi_python_client", "generate", "--path", str(document),
          "--config", str(config), "--meta", "none", "--output-path", str(workdir / PACKAGE),

@@ -23,6 +23,7 @@ PUBLIC = {"/", "login", "logout", "healthz", "schema", "docs", "admin:login"}
 PK_MODELS = {
     "character_edit": Character,
     "character_delete": Character,
+    "character_avatar": Character,
     "conversation_detail": Conversation,
     "model_config_edit": ModelConfig,
     "model_config_delete": ModelConfig,
