@@ -66,11 +66,18 @@ ID_FIELDS = {
     "player": lambda w: w.objects.player.pk,
     "character": lambda w: str(w.objects.character.pk),
     "model_config": lambda w: str(w.objects.model_config.pk),
+    "preset": lambda w: _preset_id(w),
     "conversation_id": lambda w: str(w.objects.conversation.pk),
     "book_id": lambda w: w.book_id,
     "revision": lambda w: w.revision,
     "expected_revision": lambda w: w.revision,
 }
+
+
+def _preset_id(world) -> str:
+    from roleplay.models import Preset
+
+    return str(world.object_for(Preset).pk)
 
 
 def plant_ids(value, world, draw) -> None:
