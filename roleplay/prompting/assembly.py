@@ -129,8 +129,8 @@ def note_active(inputs: ActorInputs) -> bool:
 
 def capabilities(preset: p.LoadedPreset, inputs: ActorInputs) -> tuple[str, ...]:
     """The positions (and ``outlet:<name>``) the layout of this turn will offer: what the
-    worldbook may select for."""
-    built = _Builder(preset, inputs, list(inputs.history)).build()
+    worldbook may select for. The history's text changes nothing here, so it is left out."""
+    built = _Builder(preset, inputs, []).build()
     return placement_capabilities(built.layout)
 
 

@@ -32,7 +32,8 @@ from roleplay.prompting.presets import LoadedPreset
 
 from .records import answers_new_message
 
-HISTORY_LIMIT = 50
+# The newest messages a turn reads; the prompt's token budget decides how many it keeps.
+HISTORY_LIMIT = 200
 
 
 @dataclass(frozen=True)
@@ -145,14 +146,18 @@ def load_context(turn: Turn, user_input: str | None = None) -> TurnContext:
     """The context of ``turn``: its conversation as it is now (a renamed character or
     persona, a changed model config), the history the turn's kind calls for, and every
     capability hook's additions."""
-    conversation = Conversation.objects.select_related(
-        "tenant",
-        "character",
-        "player",
-        "persona",
-        "model_config__preset",
-        "character__model_config__preset",
-    ).get(pk=turn.conversation_id)
+    conversation = (
+        Conversation.objects.select_related(
+            "tenant",
+            "character",
+            "player",
+            "persona",
+            "model_config__preset",
+            "character__model_config__preset",
+        )
+        .defer("character__avatar", "persona__avatar")
+        .get(pk=turn.conversation_id)
+    )
     rows = [
         HistoryMessage(*row)
         for row in message_reads.get_history_lines(

@@ -26,6 +26,7 @@ def _context():
     return SimpleNamespace(
         preset=default_preset(),
         actor_inputs=lambda blocks=True: inputs,
+        chat_history=lambda: [{"role": "user", "content": "earlier"}],
         trace={},
         user_input="hello",
         history=[],

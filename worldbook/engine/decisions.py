@@ -100,6 +100,31 @@ def render(facts: DecisionFacts) -> list[dict[str, Any]]:
     return out
 
 
+def notable(facts: DecisionFacts, limit: int) -> list[dict[str, Any]]:
+    """The records of entries that were not selected for a reason worth showing (anything
+    but not triggered or disabled), at most ``limit``, in book and entry order, without
+    rendering every entry's record: what a turn's trace lists."""
+    out: list[dict[str, Any]] = []
+    if limit <= 0:
+        return out
+    for b, book in enumerate(facts.books):
+        verdicts = facts.verdicts[b]
+        candidates: set[int] = {i for i in verdicts.failed if verdicts.reasons[i] != DISABLED}
+        for slots in (facts.lost, facts.drops, facts.active, facts.near):
+            candidates.update(i for bb, i in slots if bb == b)
+        bases = revision_view(book, facts.revisions[b]).decision_bases()
+        for i in sorted(candidates):
+            if (b, i) in facts.selected:
+                continue
+            reason, details = _decision(facts, b, i)
+            if reason == NOT_TRIGGERED:
+                continue
+            out.append({**bases[i], "reason": reason, "details": details})
+            if len(out) >= limit:
+                return out
+    return out
+
+
 def renderer(facts: DecisionFacts) -> Callable[[], list[dict[str, Any]]]:
     """The lazy renderer a result calls on first access to ``decisions``.
 

@@ -22,7 +22,7 @@ import math
 import re
 import threading
 from collections import Counter, OrderedDict
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -275,13 +275,16 @@ class IndexCache:
         self._items: OrderedDict[str, LexicalIndex] = OrderedDict()
         self._lock = threading.Lock()
 
-    def get_or_build(self, content_hash: str, docs: Sequence[Doc]) -> LexicalIndex:
+    def get_or_build(
+        self, content_hash: str, docs: Sequence[Doc] | Callable[[], Sequence[Doc]]
+    ) -> LexicalIndex:
+        """``docs`` may be a function that makes them: called only when the index is built."""
         with self._lock:
             cached = self._items.get(content_hash)
             if cached is not None:
                 self._items.move_to_end(content_hash)
                 return cached
-        built = LexicalIndex.build(docs)
+        built = LexicalIndex.build(docs() if callable(docs) else docs)
         with self._lock:
             self._items[content_hash] = built
             self._items.move_to_end(content_hash)
@@ -302,11 +305,18 @@ DEFAULT_CACHE = IndexCache()
 
 
 def index_for(
-    docs: Sequence[Doc], *, content_hash: str | None = None, cache: IndexCache | None = None
+    docs: Sequence[Doc] | Callable[[], Sequence[Doc]],
+    *,
+    content_hash: str | None = None,
+    cache: IndexCache | None = None,
 ) -> LexicalIndex:
     """The cached index of ``docs``, building it on first use.
 
-    Callers that already know the revision's content hash pass it to skip hashing the text.
+    Callers that already know the revision's content hash pass it to skip hashing the text,
+    and may pass a function that makes the docs, so a cached index costs no list of docs.
     """
-    key = content_hash or docs_content_hash(docs)
+    if content_hash is None:
+        made = docs() if callable(docs) else docs
+        return (cache or DEFAULT_CACHE).get_or_build(docs_content_hash(made), made)
+    key = content_hash
     return (cache or DEFAULT_CACHE).get_or_build(key, docs)

@@ -29,7 +29,7 @@ from worldbook.engine.budget import (
     resolve_conflicts,
     trim_to_actual,
 )
-from worldbook.engine.decisions import DEPENDENCY, DecisionFacts, renderer
+from worldbook.engine.decisions import DEPENDENCY, DecisionFacts, notable, renderer
 from worldbook.engine.eligibility import EligibilityContext
 from worldbook.engine.errors import BOOK_MISMATCH, REQUIRED_UNPLACEABLE, SelectionError
 from worldbook.engine.groups import Member, resolve_groups
@@ -86,12 +86,24 @@ class SelectionResult:
     activated: frozenset[tuple[str, str]] = field(default_factory=frozenset, repr=False)
     _render: Callable[[], list[dict[str, Any]]] = field(default=list, repr=False)
     _decisions: list[dict[str, Any]] | None = field(default=None, repr=False)
+    _facts: Any = field(default=None, repr=False)
 
     @property
     def decisions(self) -> list[dict[str, Any]]:
         if self._decisions is None:
             self._decisions = self._render()
         return self._decisions
+
+    def excluded(self, limit: int = 100) -> list[dict[str, Any]]:
+        """Decisions of entries left out for a reason worth showing (not merely untriggered
+        or disabled), at most ``limit``, without rendering all of ``decisions``."""
+        if self._facts is None:
+            return [
+                d
+                for d in self.decisions
+                if not d["selected"] and d["reason"] not in ("not_triggered", "disabled")
+            ][:limit]
+        return notable(self._facts, limit)
 
     def response(self) -> dict[str, Any]:
         """The ``SelectResponse`` body: exactly its fields, in its order."""
@@ -364,6 +376,7 @@ def select(
         timed_state=run.timed.result(),
         activated=frozenset(run.stable_id(slot) for slot in active),
         _render=renderer(facts),
+        _facts=facts,
     )
 
 

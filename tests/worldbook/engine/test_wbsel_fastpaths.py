@@ -195,3 +195,30 @@ def test_rendering_restores_the_garbage_collector_state():
         assert not gc.isenabled()
     finally:
         gc.enable()
+
+
+@SETTINGS
+@given(
+    entries(),
+    st.sampled_from([None, ["before_character", "outlet:scene"], list(POSITIONS[:-1])]),
+    st.sampled_from(["text", "hi", "x"]),
+    st.integers(0, 5),
+)
+def test_excluded_is_the_rendered_decisions_worth_showing(items, caps, query, limit):
+    """``SelectionResult.excluded`` (what a turn traces) renders only notable records; it
+    must equal filtering the full ``decisions``."""
+    required = [e for e in items if e["required"]]
+    for entry in required:  # a required entry that cannot be placed is an error, not a record
+        entry["required"] = False
+    req = request(query, placement_capabilities=caps, template_vars={"char": "A"})
+    try:
+        result = select(req, [loaded(book(*items))])
+    except Exception as exc:  # selection errors are another test's business
+        assert getattr(exc, "code", None)
+        return
+    reference = [
+        d
+        for d in result.decisions
+        if not d["selected"] and d["reason"] not in ("not_triggered", "disabled")
+    ][:limit]
+    assert result.excluded(limit) == reference
