@@ -148,6 +148,8 @@ STATIC_ROOT = embedded.VAR_DIR / "static"  # collectstatic target, for a CDN or 
 DATA_UPLOAD_MAX_MEMORY_SIZE = 48 * 1024 * 1024
 FILE_UPLOAD_MAX_MEMORY_SIZE = 16 * 1024 * 1024
 DATA_UPLOAD_MAX_NUMBER_FILES = 10
+# The preset editor posts about ten fields per prompt, for up to 200 prompts.
+DATA_UPLOAD_MAX_NUMBER_FIELDS = 2500
 
 # Pub/sub layer: one PUBLISH per group message. Delivery is at-most-once, which suits live
 # stream events (``turn.completed`` carries the whole reply, and history is in PostgreSQL).

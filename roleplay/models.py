@@ -138,6 +138,21 @@ class Character(TenantScopedModel):
         return self.name
 
 
+class CharacterImport(TenantScopedModel):
+    """A card file that became a character: its SHA-256 (a re-import of the same file is
+    recognised), format, file name, and the import report the character page shows."""
+
+    character = models.ForeignKey(Character, on_delete=models.CASCADE, related_name="imports")
+    sha256 = models.CharField(max_length=64)
+    format = models.CharField(max_length=20)
+    filename = models.CharField(max_length=300, blank=True, default="")
+    report = models.JSONField(default=dict, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        indexes = [models.Index(fields=["tenant", "sha256"], name="character_import_sha")]
+
+
 class Persona(TenantScopedModel):
     """Who the player is in a conversation: ``{{user}}`` is its name, ``{{persona}}`` its
     description. A player has at most one default; a conversation may pick another."""

@@ -1,12 +1,13 @@
 from django.urls import path
 
-from roleplay import views, views_characters, views_play
+from roleplay import views, views_characters, views_play, views_presets
 
 urlpatterns = [
     path("play/<uuid:conversation_id>/", views_play.play, name="play"),
     # Console pages of the runtime.
     path("console/characters/", views.character_list, name="characters"),
     path("console/characters/new/", views.character_create, name="character_create"),
+    path("console/characters/import/", views_characters.character_import, name="character_import"),
     path("console/characters/<uuid:pk>/", views.character_edit, name="character_edit"),
     path("console/characters/<uuid:pk>/delete/", views.character_delete, name="character_delete"),
     path(
@@ -35,4 +36,11 @@ urlpatterns = [
         name="model_config_make_default",
     ),
     path("console/models/<uuid:pk>/test/", views.model_config_test, name="model_config_test"),
+    path("console/presets/", views_presets.preset_list, name="presets"),
+    path("console/presets/new/", views_presets.preset_create, name="preset_create"),
+    path("console/presets/import/", views_presets.preset_import, name="preset_import"),
+    path("console/presets/default/", views_presets.preset_default, name="preset_default"),
+    path("console/presets/<uuid:pk>/", views_presets.preset_edit, name="preset_edit"),
+    path("console/presets/<uuid:pk>/delete/", views_presets.preset_delete, name="preset_delete"),
+    path("console/presets/<uuid:pk>/export/", views_presets.preset_export, name="preset_export"),
 ]

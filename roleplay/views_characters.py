@@ -7,11 +7,19 @@ through ``get_scoped_or_404`` (another tenant's id is a 404), writes through the
 
 from __future__ import annotations
 
-from console.access import console_view
+from django import forms
+from django.contrib import messages as flash
+from django.shortcuts import redirect, render
+
+from console.access import console_view, posted
+from console.failures import DomainError
+from console.models import Role
 from console.scoping import get_scoped_or_404
 from roleplay import selectors
+from roleplay.cards.read import MAX_FILE_BYTES
 from roleplay.downloads import image_response
-from roleplay.models import Character
+from roleplay.models import Character, CharacterImport
+from roleplay.services.card_import import import_card
 from worldbook import selectors as worldbook_reads
 
 
@@ -27,6 +35,9 @@ def character_page(character: Character, form) -> dict:
         "character": character,
         "has_avatar": selectors.has_avatar(character),
         "bound_books": worldbook_reads.list_bindings(character.tenant, str(character.pk)),
+        "last_import": CharacterImport.objects.filter(character=character)
+        .order_by("-created_at")
+        .first(),
     }
 
 
@@ -35,3 +46,46 @@ def character_avatar(request, pk):
     """The avatar as an image (or a plain one), for the console's ``<img>`` tags."""
     character = get_scoped_or_404(Character, request.tenant, pk=pk)
     return image_response(request, selectors.avatar_of(character))
+
+
+class CardImportForm(forms.Form):
+    file = forms.FileField(
+        label="Character card",
+        widget=forms.ClearableFileInput(attrs={"accept": ".png,.json,.charx"}),
+        help_text="CCv2 or CCv3, as PNG, JSON or .charx, at most 16 MiB. An embedded "
+        "worldbook becomes a book bound to the character.",
+    )
+    on_duplicate = forms.ChoiceField(
+        choices=[
+            ("existing", "Open the character it made"),
+            ("copy", "Make another character"),
+        ],
+        initial="existing",
+        widget=forms.RadioSelect,
+        label="If this file was imported before",
+    )
+
+
+@console_view(read=Role.OPERATOR)
+def character_import(request):
+    """Upload a card; the character page then shows what the import mapped, kept, dropped."""
+    form = CardImportForm(posted(request), files(request))
+    if request.method == "POST" and form.is_valid():
+        upload = form.cleaned_data["file"]
+        try:
+            result = import_card(
+                request.tenant,
+                upload.name or "card",
+                upload.read(MAX_FILE_BYTES + 1),
+                on_duplicate=form.cleaned_data["on_duplicate"],
+            )
+        except DomainError as exc:
+            form.add_error("file", f"{exc.message} ({exc.code})")
+        else:
+            name = result.character.name
+            if result.deduplicated:
+                flash.info(request, f"This file was imported before: here is “{name}”.")
+            else:
+                flash.success(request, f"Imported “{name}” from {upload.name}.")
+            return redirect("character_edit", pk=result.character.pk)
+    return render(request, "roleplay/characters/import.html", {"form": form})

@@ -37,7 +37,7 @@ FILE_UPLOAD = {
 }
 IMAGE = {(200, "image/png"): OpenApiTypes.BINARY, 304: OpenApiResponse(description="unchanged")}
 # Multipart framing around the largest image.
-_FRAMING = 64 * 1024
+FRAMING = 64 * 1024
 
 
 def uploaded_file(request, field: str = "file", limit: int = MAX_AVATAR_BYTES) -> tuple[str, bytes]:
@@ -54,7 +54,7 @@ class AvatarView(ImageAnswers, BodyLimit, APIView):
 
     model = Character
     parser_classes = [MultiPartParser]
-    max_body_bytes = MAX_AVATAR_BYTES + _FRAMING
+    max_body_bytes = MAX_AVATAR_BYTES + FRAMING
 
     def owner(self, request, pk):
         try:

@@ -3,6 +3,7 @@ from rest_framework.routers import DefaultRouter
 
 from roleplay.api import views
 from roleplay.api.avatars import CharacterAvatarView
+from roleplay.api.card_import import CharacterImportView
 from roleplay.api.presets import PresetViewSet
 
 
@@ -29,6 +30,7 @@ router.register("presets", PresetViewSet, basename="preset")
 
 # Views of their own (a file's body limit), ahead of the router's ``characters/{pk}``.
 urlpatterns = [
+    re_path(r"^characters/import/?$", CharacterImportView.as_view(), name="character-import"),
     re_path(
         r"^characters/(?P<pk>[^/.]+)/avatar/?$",
         CharacterAvatarView.as_view(),

@@ -1,6 +1,7 @@
 """Writes of characters: the cards players chat with.
 
-Text fields carry their limits on the model; the list and JSON fields a card brings
+Text fields carry their limits on the model (checked here too: Django leaves a TextField's
+``max_length`` to forms); the list and JSON fields a card brings
 (``alternate_greetings``, ``tags``, ``extensions``) are checked here against
 :mod:`roleplay.cards.limits` for every door, along with the storability of every string in
 them (PostgreSQL's jsonb refuses NUL). Avatars are written by :mod:`.avatars`; a card file
@@ -9,7 +10,7 @@ becomes a character through :mod:`.card_import`.
 
 from __future__ import annotations
 
-from django.db import transaction
+from django.db import models, transaction
 
 from roleplay.cards import limits
 from roleplay.models import Character, Conversation
@@ -68,9 +69,24 @@ def _write(character: Character, fields: dict, update: bool) -> Character:
     )
 
 
-def json_problems(character: Character) -> dict[str, list[str]]:
-    """Field -> problems of the JSON fields the row would hold."""
+def text_problems(instance: models.Model) -> dict[str, list[str]]:
+    """Field -> problem for text longer than its ``max_length``: Django only puts a
+    TextField's ``max_length`` on form widgets, so without this a door with no form (a
+    card import, a command) could store a description of any length."""
     problems: dict[str, list[str]] = {}
+    for field in instance._meta.concrete_fields:
+        value = getattr(instance, field.attname)
+        if isinstance(field, models.TextField) and field.max_length and isinstance(value, str):
+            if len(value) > field.max_length:
+                problems[field.name] = [
+                    f"at most {field.max_length} characters (it has {len(value)})"
+                ]
+    return problems
+
+
+def json_problems(character: Character) -> dict[str, list[str]]:
+    """Field -> problems of the text and JSON fields the row would hold."""
+    problems = text_problems(character)
     for name, rule in JSON_RULES.items():
         value = getattr(character, name)
         found = rule(value)

@@ -13,7 +13,7 @@ import json
 import re
 
 from console.models import ApiToken
-from roleplay.models import Character, Conversation, ModelConfig
+from roleplay.models import Character, Conversation, ModelConfig, Preset
 from tests.matrix.world import BY_PARAMETER, PROMPT_ID
 
 # Routes anyone may open without signing in.
@@ -30,6 +30,9 @@ PK_MODELS = {
     "model_config_make_default": ModelConfig,
     "model_config_test": ModelConfig,
     "token_revoke": ApiToken,
+    "preset_edit": Preset,
+    "preset_delete": Preset,
+    "preset_export": Preset,
 }
 
 

@@ -1,0 +1,94 @@
+"""``POST /api/v1/characters/import``: a card file (multipart ``file``) becomes a character.
+
+CCv2 and CCv3, as JSON, PNG or ``.charx``, at most 16 MiB, with the worldbook importer's
+PNG, decompression and CRC limits (``roleplay.services.card_import``). The answer is the
+character, the import report (every card field mapped, kept in ``extensions`` or dropped,
+and the embedded book's own report) and the books bound to it: ``201``, or ``200`` with
+``deduplicated: true`` when the same file (by SHA-256) was imported before and
+``on_duplicate`` is ``existing`` (the default); ``copy`` makes another character.
+``Idempotency-Key`` replays the first answer of a retried upload.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+
+from drf_spectacular.utils import extend_schema
+from rest_framework import serializers
+from rest_framework.parsers import MultiPartParser
+from rest_framework.utils import encoders
+from rest_framework.views import APIView
+
+from console.body_limit import BodyLimit
+from console.idempotency import IDEMPOTENCY_KEY, run_idempotent
+from console.models import Scope
+from roleplay.api.avatars import FRAMING, uploaded_file
+from roleplay.api.serializers import CharacterSerializer
+from roleplay.cards.read import MAX_FILE_BYTES
+from roleplay.errors import FieldErrors
+from roleplay.services.card_import import ON_DUPLICATE, import_card
+
+FIELDS = ("file", "on_duplicate")
+CARD_UPLOAD = {
+    "multipart/form-data": {
+        "type": "object",
+        "properties": {
+            "file": {"type": "string", "format": "binary"},
+            "on_duplicate": {"type": "string", "enum": list(ON_DUPLICATE), "default": "existing"},
+        },
+        "required": ["file"],
+    }
+}
+
+
+class BoundBookSerializer(serializers.Serializer):
+    book_id = serializers.UUIDField()
+    name = serializers.CharField()
+    revision = serializers.IntegerField(allow_null=True)
+
+
+class CardImportSerializer(serializers.Serializer):
+    character = CharacterSerializer()
+    report = serializers.DictField()
+    books = BoundBookSerializer(many=True)
+    deduplicated = serializers.BooleanField()
+    replayed = serializers.BooleanField()
+
+
+class CharacterImportView(BodyLimit, APIView):
+    required_scope = Scope.CONTENT
+    parser_classes = [MultiPartParser]
+    max_body_bytes = MAX_FILE_BYTES + FRAMING
+
+    @extend_schema(
+        request=CARD_UPLOAD,
+        responses={201: CardImportSerializer, 200: CardImportSerializer},
+        parameters=[IDEMPOTENCY_KEY],
+    )
+    def post(self, request):
+        unknown = sorted(set(request.data) - set(FIELDS))
+        if unknown:
+            raise FieldErrors({name: ["unknown field"] for name in unknown})
+        mode = request.data.get("on_duplicate") or "existing"
+        name, data = uploaded_file(request, "file", MAX_FILE_BYTES)
+        fingerprint = {
+            "file": hashlib.sha256(data).hexdigest(),
+            "filename": name,
+            "on_duplicate": mode,
+        }
+
+        def work():
+            result = import_card(request.tenant, name, data, on_duplicate=mode)
+            body = {
+                "character": CharacterSerializer(result.character).data,
+                "report": result.report,
+                "books": result.books,
+                "deduplicated": result.deduplicated,
+                "replayed": False,
+            }
+            # Stored as the record's JSON, so ids and times become their JSON text now.
+            body = json.loads(json.dumps(body, cls=encoders.JSONEncoder))
+            return body, 200 if result.deduplicated else 201
+
+        return run_idempotent(request, "roleplay.character_import", fingerprint, work)
