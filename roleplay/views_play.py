@@ -1,4 +1,10 @@
-"""Player chat page (console session auth); the socket protocol is in docs/websocket.md."""
+"""Player chat page (console session auth); the socket protocol is in docs/websocket.md.
+
+The page changes the conversation only over the socket. ``?part=transcript`` returns the
+transcript alone, rendered by the same partials: the page reads it again when an event does
+not say everything it needs (another tab's player message, a turn that ended in an error,
+a reconnect after missed events), instead of a second JSON shape of the same messages.
+"""
 
 from __future__ import annotations
 
@@ -6,9 +12,12 @@ from django.contrib.auth.decorators import login_required
 from django.shortcuts import render
 
 from console.scoping import get_scoped_or_404
-from memory import selectors as message_reads
+from roleplay import play_selectors
 from roleplay.llm.gateway import provider_config, resolve_config
 from roleplay.models import Conversation
+from roleplay.turns.context import greeting_of
+
+TRANSCRIPT_PART = "transcript"
 
 
 @login_required
@@ -16,23 +25,23 @@ def play(request, conversation_id):
     membership = getattr(request.user, "membership", None)
     tenant = membership.tenant if membership else None
     conversation = get_scoped_or_404(
-        Conversation.objects.select_related("character", "player", "model_config"),
+        Conversation.objects.select_related("tenant", "character", "player", "model_config"),
         tenant,
         pk=conversation_id,
     )
+    context = {
+        "conversation": conversation,
+        "character": conversation.character,
+        "opening": greeting_of(conversation),
+        "history": play_selectors.transcript(conversation),
+        "running_turn": play_selectors.running_turn(conversation),
+        "can_write": membership.can_edit() if membership else False,
+    }
+    if request.GET.get("part") == TRANSCRIPT_PART:
+        return render(request, "roleplay/play/_transcript.html", context)
     config = resolve_config(tenant, conversation=conversation, character=conversation.character)
-    messages = message_reads.get_history(tenant, conversation.session_id, 50)
-    return render(
-        request,
-        "roleplay/play.html",
-        {
-            "conversation": conversation,
-            "character": conversation.character,
-            "history": messages,
-            "model_config": config,
-            "is_demo_model": (
-                config.is_demo if config else provider_config(None).provider == "llama_cpp"
-            ),
-            "can_write": membership.can_edit() if membership else False,
-        },
+    context["model_config"] = config
+    context["is_demo_model"] = (
+        config.is_demo if config else provider_config(None).provider == "llama_cpp"
     )
+    return render(request, "roleplay/play.html", context)

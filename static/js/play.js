@@ -1,87 +1,303 @@
-// Player chat over /ws/conversations/<id>/ (protocol: docs/websocket.md).
-(function () {
-  "use strict";
-  const root = document.getElementById("play");
-  if (!root) return;
-  const conversationId = root.dataset.conversation;
-  const characterName = root.dataset.character;
-  const transcript = document.getElementById("transcript");
-  const form = document.getElementById("composer");
-  const input = document.getElementById("input");
-  const cancelButton = document.getElementById("cancel");
-  const errorBox = document.getElementById("play-error");
-  const bubbles = new Map(); // assistant message id -> text element
-  let socket = null;
-  let retry = 0;
+// Player chat over /ws/conversations/<id>/ (protocol: docs/websocket.md): the socket, what
+// each server event does to the transcript, and the composer. The transcript's DOM is
+// play-transcript.js; the message controls are play-controls.js.
 
-  function bubble(role, who, text, id) {
-    const li = document.createElement("li");
-    li.className = "msg " + role;
-    if (id) li.dataset.id = id;
-    const b = document.createElement("b");
-    b.textContent = who;
-    const div = document.createElement("div");
-    div.className = "text";
-    div.textContent = text;
-    li.append(b, div);
-    transcript.append(li);
-    li.scrollIntoView({ block: "end" });
-    return div;
+import * as T from "./play-transcript.js";
+import { closeEditor, initControls, refresh, releasePendingEdits } from "./play-controls.js";
+
+const root = document.getElementById("play");
+const conversationId = root.dataset.conversation;
+const canWrite = root.dataset.canWrite === "1";
+const form = document.getElementById("composer");
+const input = document.getElementById("input");
+const sendButton = document.getElementById("send");
+const cancelButton = document.getElementById("cancel");
+const errorBox = document.getElementById("play-error");
+
+// Kinds whose reply is a new alternative of a stored message: it streams into that bubble.
+const REWRITES = new Set(["regenerate", "edit_regenerate"]);
+const turns = new Map(); // turn id -> {li, kind, rewriting, before}
+const unsent = new Map(); // client_message_id of a sent player message -> its bubble
+let activeTurn = null; // the turn running in the conversation, as far as this page knows
+let socket = null;
+let retry = 0;
+let everOpen = false;
+
+function clientId(prefix) {
+  const random = (crypto.randomUUID && crypto.randomUUID()) || String(Date.now()) + Math.random();
+  return prefix + "-" + random;
+}
+
+function showError(message) {
+  errorBox.textContent = message;
+  errorBox.hidden = !message;
+}
+
+function connected() {
+  return socket !== null && socket.readyState === WebSocket.OPEN;
+}
+
+function ready() {
+  return canWrite && connected() && activeTurn === null;
+}
+
+function send(frame) {
+  if (!connected()) {
+    showError("Not connected to the conversation; reconnecting…");
+    return false;
   }
+  showError("");
+  socket.send(JSON.stringify(frame));
+  return true;
+}
 
-  function showError(message) {
-    errorBox.textContent = message;
-    errorBox.hidden = !message;
+function update() {
+  sendButton.disabled = !ready();
+  cancelButton.hidden = activeTurn === null || !canWrite;
+  root.dataset.busy = activeTurn === null ? "" : "1";
+  refresh();
+}
+
+function setActive(turnId) {
+  activeTurn = turnId;
+  update();
+}
+
+// --- Re-reading the transcript -------------------------------------------------------
+// Events carry what changed, not always all of it (another tab's player message, how many
+// alternatives a failed regenerate left): then the page reads its transcript again.
+
+let syncing = null;
+let syncAgain = false;
+
+function keepWhileSyncing(li) {
+  return li.classList.contains("streaming") || Boolean(li.querySelector(".msg-editor"));
+}
+
+async function readTranscript() {
+  const response = await fetch(location.pathname + "?part=transcript", {
+    credentials: "same-origin",
+    headers: { Accept: "text/html" },
+  });
+  const html = response.ok ? await response.text() : "";
+  const fresh = new DOMParser().parseFromString(html, "text/html").getElementById("transcript");
+  if (!fresh) throw new Error("the transcript could not be read (signed out?)");
+  return fresh;
+}
+
+/** Resolves with the server's running turn ({runningTurn, runningKind, runningReply}). */
+function resync() {
+  if (syncing) {
+    syncAgain = true;
+    return syncing;
   }
-
-  function connect() {
-    const scheme = location.protocol === "https:" ? "wss" : "ws";
-    socket = new WebSocket(scheme + "://" + location.host + "/ws/conversations/" + conversationId + "/");
-    socket.onopen = function () { retry = 0; root.dataset.connected = "1"; };
-    socket.onclose = function () {
-      root.dataset.connected = "";
-      retry = Math.min(retry + 1, 5);
-      setTimeout(connect, 500 * retry);
-    };
-    socket.onmessage = function (event) {
-      const msg = JSON.parse(event.data);
-      if (msg.type === "turn.started") {
-        showError("");
-        if (!document.querySelector('[data-id="' + msg.user_message_id + '"]') && msg.content_echo) {
-          bubble("user", "You", msg.content_echo, msg.user_message_id);
-        }
-        bubbles.set(msg.assistant_message_id, bubble("assistant streaming", characterName, "", msg.assistant_message_id));
-        cancelButton.hidden = false;
-      } else if (msg.type === "delta") {
-        const target = [...bubbles.values()].pop();
-        if (target) target.textContent += msg.text;
-      } else if (msg.type === "turn.completed") {
-        const el = bubbles.get(msg.assistant_message_id);
-        if (el) el.parentElement.classList.remove("streaming");
-        cancelButton.hidden = true;
-      } else if (msg.type === "error") {
-        showError(msg.code + ": " + msg.message);
-        const el = msg.assistant_message_id && bubbles.get(msg.assistant_message_id);
-        if (el) el.parentElement.classList.add(msg.code === "turn_cancelled" ? "cancelled" : "failed");
-        cancelButton.hidden = true;
+  syncing = (async function () {
+    let running = {};
+    do {
+      syncAgain = false;
+      try {
+        const fresh = await readTranscript();
+        T.reconcile(fresh, keepWhileSyncing);
+        running = { ...fresh.dataset };
+      } catch (error) {
+        showError(String(error.message || error));
       }
-    };
-  }
+    } while (syncAgain);
+    return running;
+  })().finally(function () {
+    syncing = null;
+    update();
+  });
+  return syncing;
+}
 
-  form.addEventListener("submit", function (event) {
-    event.preventDefault();
-    const content = input.value.trim();
-    if (!content || !socket || socket.readyState !== WebSocket.OPEN) return;
-    const clientId = (crypto.randomUUID && crypto.randomUUID()) || String(Date.now()) + Math.random();
-    bubble("user", "You", content);
-    socket.send(JSON.stringify({ type: "user_message", client_message_id: clientId, content: content }));
+/** A turn the page did not see start (it was running when the page loaded or while the
+ * socket was down): follow it, so its deltas and its end land in the right bubble. */
+function adopt(running) {
+  if (!running.runningTurn || turns.has(running.runningTurn)) return;
+  const li = T.byId(running.runningReply);
+  turns.set(running.runningTurn, {
+    li: li,
+    reply: running.runningReply,
+    kind: running.runningKind,
+    rewriting: Boolean(li),
+    before: li ? T.textOf(li) : "",
+  });
+  if (li && REWRITES.has(running.runningKind)) T.setText(li, ""); // its deltas from here on
+  if (li) li.classList.add("streaming");
+  setActive(running.runningTurn);
+}
+
+// --- Server events -------------------------------------------------------------------
+
+function turnStarted(msg) {
+  const mine = unsent.get(msg.client_message_id);
+  if (mine) {
+    unsent.delete(msg.client_message_id);
+    if (msg.user_message_id && T.byId(msg.user_message_id)) mine.remove();
+    else if (msg.user_message_id) mine.dataset.id = msg.user_message_id;
+  }
+  if (msg.duplicate) {
+    if (msg.status !== "running") resync();
+    return;
+  }
+  let li = T.byId(msg.assistant_message_id);
+  const rewriting = Boolean(li);
+  if (!li) li = T.addMessage("assistant", "", msg.assistant_message_id);
+  const before = T.textOf(li);
+  closeEditor(li);
+  if (rewriting && REWRITES.has(msg.kind)) T.setText(li, "");
+  li.classList.add("streaming");
+  turns.set(msg.turn_id, { li, kind: msg.kind, rewriting, before });
+  if (msg.user_message_id && !T.byId(msg.user_message_id)) resync(); // another tab's message
+  setActive(msg.turn_id);
+}
+
+function bubbleOf(turn) {
+  if (!turn.li) turn.li = T.byId(turn.reply) || T.addMessage("assistant", "", turn.reply);
+  turn.li.classList.add("streaming");
+  return turn.li;
+}
+
+function delta(msg) {
+  const turn = turns.get(msg.turn_id);
+  if (turn) T.appendText(bubbleOf(turn), msg.text);
+}
+
+function turnCompleted(msg) {
+  const turn = turns.get(msg.turn_id);
+  turns.delete(msg.turn_id);
+  if (turn) {
+    const li = bubbleOf(turn);
+    const state = { content: msg.content, status: "complete" };
+    if (turn.rewriting && REWRITES.has(turn.kind)) {
+      // The old text became an alternative and the new one is shown (memory.alternatives).
+      const total = Math.min(Math.max(T.stateOf(li).alternatives, 1) + 1, T.MAX_ALTERNATIVES);
+      state.alternatives = total;
+      state.selected = total - 1;
+    }
+    T.applyState(li, state);
+  } else {
+    resync();
+  }
+  if (activeTurn === msg.turn_id || activeTurn === null) setActive(null);
+}
+
+function turnFailed(msg) {
+  const turn = turns.get(msg.turn_id);
+  turns.delete(msg.turn_id);
+  if (turn && turn.li) {
+    if (turn.rewriting && REWRITES.has(turn.kind)) {
+      // A failed alternative is kept beside the others; the shown text does not change.
+      T.setText(turn.li, turn.before);
+      turn.li.classList.remove("streaming");
+    } else if (turn.rewriting) {
+      turn.li.classList.remove("streaming"); // a continue keeps what it added
+    } else {
+      T.applyState(turn.li, { status: msg.code === "turn_cancelled" ? "cancelled" : "failed" });
+    }
+  }
+  if (activeTurn === msg.turn_id || activeTurn === null) setActive(null);
+  resync(); // what was stored of it, and how many alternatives there are now
+}
+
+function frameRefused(msg) {
+  const mine = msg.client_message_id && unsent.get(msg.client_message_id);
+  if (mine) {
+    // Not stored (docs/websocket.md): give the text back to send again.
+    unsent.delete(msg.client_message_id);
+    if (!input.value) input.value = T.textOf(mine);
+    mine.remove();
+  }
+  releasePendingEdits();
+  if (msg.code === "turn_in_progress" && activeTurn === null) resync().then(adopt);
+}
+
+function messageUpdated(msg) {
+  const li = T.byId(msg.message_id);
+  if (!li) return;
+  T.applyState(li, {
+    role: msg.role,
+    content: msg.content,
+    status: msg.status,
+    alternatives: msg.alternatives,
+    selected: msg.selected_alternative,
+    edited: msg.edited,
+  });
+  closeEditor(li);
+}
+
+const EVENTS = {
+  "turn.started": turnStarted,
+  delta: delta,
+  "turn.completed": turnCompleted,
+  "message.updated": messageUpdated,
+  "messages.deleted": (msg) => T.removeIds(msg.message_ids),
+  error: function (msg) {
+    showError(msg.code + ": " + msg.message);
+    if (msg.turn_id) turnFailed(msg);
+    else frameRefused(msg);
+  },
+};
+
+function connect() {
+  const scheme = location.protocol === "https:" ? "wss" : "ws";
+  socket = new WebSocket(scheme + "://" + location.host + "/ws/conversations/" + conversationId + "/");
+  socket.onopen = function () {
+    retry = 0;
+    root.dataset.connected = "1";
+    update();
+    if (everOpen) reconnected();
+    everOpen = true;
+  };
+  socket.onclose = function () {
+    root.dataset.connected = "";
+    update();
+    retry = Math.min(retry + 1, 5);
+    setTimeout(connect, 500 * retry);
+  };
+  socket.onmessage = function (event) {
+    const msg = JSON.parse(event.data);
+    const handle = EVENTS[msg.type];
+    if (handle) handle(msg);
+    if (msg.type !== "delta") update();
+  };
+}
+
+/** Events sent while the socket was down are lost: read the transcript again, and forget a
+ * turn that ended meanwhile. */
+async function reconnected() {
+  const running = await resync();
+  if (activeTurn !== null && running.runningTurn !== activeTurn) {
+    for (const turn of turns.values()) if (turn.li) turn.li.classList.remove("streaming");
+    turns.clear();
+    setActive(null);
+    await resync();
+  }
+  adopt(running);
+}
+
+form.addEventListener("submit", function (event) {
+  event.preventDefault();
+  const content = input.value.trim();
+  if (!content || !ready()) return;
+  const id = clientId("c");
+  if (send({ type: "user_message", client_message_id: id, content: content })) {
+    unsent.set(id, T.addMessage("user", content));
     input.value = "";
-  });
-  cancelButton.addEventListener("click", function () {
-    if (socket) socket.send(JSON.stringify({ type: "cancel" }));
-  });
-  input.addEventListener("keydown", function (event) {
-    if (event.key === "Enter" && !event.shiftKey) { event.preventDefault(); form.requestSubmit(); }
-  });
-  connect();
-})();
+  }
+});
+cancelButton.addEventListener("click", function () {
+  send({ type: "cancel" });
+});
+input.addEventListener("keydown", function (event) {
+  if (event.key === "Enter" && !event.shiftKey) {
+    event.preventDefault();
+    form.requestSubmit();
+  }
+});
+
+initControls({ send: send, clientId: clientId, showError: showError, ready: ready });
+adopt({ ...document.getElementById("transcript").dataset });
+update();
+connect();

@@ -1,0 +1,45 @@
+"""Reads of the play page: the transcript with what its message controls need, and the turn
+running in the conversation, if any.
+
+The history rule (which messages, in which order) stays ``memory.selectors.get_history``'s;
+this module only adds, per message, how many alternatives (swipes) it has, so the page can
+show ``2/3`` without a request per message. The page renders the same partial on load and
+when it re-reads the transcript after an event it could not apply by itself (another tab's
+message, a turn that ended in an error, a reconnect), so both go through here.
+"""
+
+from __future__ import annotations
+
+from django.db.models import Count, Q
+from django.utils import timezone
+
+from memory import selectors as message_reads
+from memory.models import Message, MessageAlternative
+from roleplay.models import Conversation, Turn, TurnStatus
+
+TRANSCRIPT_LIMIT = message_reads.DEFAULT_HISTORY_LIMIT
+
+
+def transcript(conversation: Conversation, limit: int = TRANSCRIPT_LIMIT) -> list[Message]:
+    """The conversation's history as the turn sees it (ascending), each message with
+    ``alternative_count``: its stored alternatives, 0 for a message that never had a second
+    one (its text is then its only version). Two queries whatever the length."""
+    messages = message_reads.get_history(conversation.tenant, conversation.session_id, limit)
+    counts = dict(
+        MessageAlternative.objects.filter(message_id__in=[m.id for m in messages])
+        .values("message_id")
+        .annotate(n=Count("id"))
+        .values_list("message_id", "n")
+    )
+    for message in messages:
+        message.alternative_count = counts.get(message.id, 0)
+    return messages
+
+
+def running_turn(conversation: Conversation) -> Turn | None:
+    """The turn generating a reply now, if any. A running turn whose lease ran out was
+    abandoned by a dead process and blocks nothing (the same rule the message services
+    apply), so the page does not show it as busy."""
+    live = Q(lease_expires_at__isnull=True) | Q(lease_expires_at__gte=timezone.now())
+    running = Turn.objects.filter(conversation=conversation, status=TurnStatus.RUNNING)
+    return running.filter(live).only("id", "kind", "assistant_message_id").first()
