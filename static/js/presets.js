@@ -81,19 +81,17 @@
     moved(item);
   });
 
-  // 1. drag and drop by the handle
-  list.addEventListener("mousedown", function (event) {
-    const handle = event.target.closest && event.target.closest("[data-drag-handle]");
-    if (handle) handle.closest("li.preset-prompt").setAttribute("draggable", "true");
-  });
-
+  // 1. drag and drop by the handle (the handle is the draggable element, so text in the
+  // prompt's inputs stays selectable; the whole prompt is the drag image)
   list.addEventListener("dragstart", function (event) {
-    const item = event.target.closest && event.target.closest("li.preset-prompt");
-    if (!item || item.getAttribute("draggable") !== "true") { event.preventDefault(); return; }
+    const handle = event.target.closest && event.target.closest("[data-drag-handle]");
+    if (!handle) { event.preventDefault(); return; }
+    const item = handle.closest("li.preset-prompt");
     dragged = item;
     item.classList.add("is-dragged");
     event.dataTransfer.effectAllowed = "move";
     event.dataTransfer.setData("text/plain", item.getAttribute("data-key"));
+    if (event.dataTransfer.setDragImage) event.dataTransfer.setDragImage(item, 20, 20);
   });
 
   list.addEventListener("dragover", function (event) {
@@ -121,10 +119,7 @@
   });
 
   list.addEventListener("dragend", function () {
-    items().forEach(function (el) {
-      el.classList.remove("drop-before", "drop-after", "is-dragged");
-      el.removeAttribute("draggable");
-    });
+    items().forEach(function (el) { el.classList.remove("drop-before", "drop-after", "is-dragged"); });
     dragged = null;
   });
 
