@@ -11,6 +11,11 @@ urlpatterns = [
     path("console/characters/<uuid:pk>/", views.character_edit, name="character_edit"),
     path("console/characters/<uuid:pk>/delete/", views.character_delete, name="character_delete"),
     path(
+        "console/characters/<uuid:pk>/export/",
+        views_characters.character_export,
+        name="character_export",
+    ),
+    path(
         "console/characters/<uuid:pk>/avatar/",
         views_characters.character_avatar,
         name="character_avatar",

@@ -16,11 +16,19 @@ from console.failures import DomainError
 from console.models import Role
 from console.scoping import get_scoped_or_404
 from roleplay import selectors
+from roleplay.card_export import export_character
+from roleplay.cards.build import EXPORT_FORMATS
 from roleplay.cards.read import MAX_FILE_BYTES
-from roleplay.downloads import image_response
+from roleplay.downloads import download, image_response
 from roleplay.models import Character, CharacterImport
 from roleplay.services.card_import import import_card
 from worldbook import selectors as worldbook_reads
+
+EXPORT_LABELS = [
+    ("ccv3_png", "PNG card (CCv3 + CCv2)"),
+    ("ccv3_json", "CCv3 JSON"),
+    ("ccv2_json", "CCv2 JSON"),
+]
 
 
 def files(request):
@@ -35,6 +43,7 @@ def character_page(character: Character, form) -> dict:
         "character": character,
         "has_avatar": selectors.has_avatar(character),
         "bound_books": worldbook_reads.list_bindings(character.tenant, str(character.pk)),
+        "export_formats": EXPORT_LABELS,
         "last_import": CharacterImport.objects.filter(character=character)
         .order_by("-created_at")
         .first(),
@@ -89,3 +98,18 @@ def character_import(request):
                 flash.success(request, f"Imported “{name}” from {upload.name}.")
             return redirect("character_edit", pk=result.character.pk)
     return render(request, "roleplay/characters/import.html", {"form": form})
+
+
+@console_view()
+def character_export(request, pk):
+    """The character as a card file to download (``?format=``, as the API's export)."""
+    character = get_scoped_or_404(Character, request.tenant, pk=pk)
+    fmt = request.GET.get("format", "ccv3_png")
+    if fmt not in EXPORT_FORMATS:
+        fmt = "ccv3_png"
+    try:
+        card = export_character(request.tenant, character, fmt)
+    except DomainError as exc:
+        flash.error(request, f"Export failed: {exc.message} ({exc.code})")
+        return redirect("character_edit", pk=character.pk)
+    return download(card.data, card.content_type, card.filename)

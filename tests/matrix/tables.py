@@ -24,6 +24,7 @@ PK_MODELS = {
     "character_edit": Character,
     "character_delete": Character,
     "character_avatar": Character,
+    "character_export": Character,
     "conversation_detail": Conversation,
     "model_config_edit": ModelConfig,
     "model_config_delete": ModelConfig,
