@@ -170,24 +170,17 @@ _SETTINGS = {
 }
 
 
+def _order(character_id: int, entries: list[tuple[str, bool]]) -> dict:
+    return {
+        "character_id": character_id,
+        "order": [{"identifier": i, "enabled": e} for i, e in entries],
+    }
+
+
 def st_preset() -> dict:
     """A fresh copy of the preset file."""
-    return copy.deepcopy(
-        {
-            **_SETTINGS,
-            "prompts": _PROMPTS,
-            "prompt_order": [
-                {
-                    "character_id": 100000,
-                    "order": [{"identifier": i, "enabled": e} for i, e in _ORDER_100000],
-                },
-                {
-                    "character_id": 100001,
-                    "order": [{"identifier": i, "enabled": e} for i, e in ORDER_100001],
-                },
-            ],
-        }
-    )
+    orders = [_order(100000, _ORDER_100000), _order(100001, ORDER_100001)]
+    return copy.deepcopy({**_SETTINGS, "prompts": _PROMPTS, "prompt_order": orders})
 
 
 # The keys and types of their default preset's prompt objects, by kind.

@@ -9,12 +9,11 @@ import re
 
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
-from django.test import Client
 
-from console.services import ensure_console_user
 from roleplay.models import ModelConfig, Preset
 from roleplay.preset_forms import EditorRows
 from roleplay.services.presets import create_preset, update_preset
+from tests.characters.conftest import signed_in
 from tests.presets.st_fixture import st_preset
 
 pytestmark = pytest.mark.django_db
@@ -27,21 +26,14 @@ MINIMAL = [
 ]
 
 
-def client_for(tenant, role: str) -> Client:
-    user, _ = ensure_console_user(tenant, f"{role}-user", None, role)
-    client = Client()
-    client.force_login(user)
-    return client
-
-
 @pytest.fixture
 def operator(tenant):
-    return client_for(tenant, "operator")
+    return signed_in(tenant, "operator")
 
 
 @pytest.fixture
 def viewer(tenant):
-    return client_for(tenant, "viewer")
+    return signed_in(tenant, "viewer")
 
 
 @pytest.fixture
@@ -232,7 +224,7 @@ def test_the_shipped_default_is_shown_read_only(operator):
 
 def test_the_model_config_form_offers_the_tenants_presets(tenant, other_tenant, preset):
     create_preset(other_tenant, name="Theirs", prompts=MINIMAL)
-    admin = client_for(tenant, "admin")
+    admin = signed_in(tenant, "admin")
     page = admin.get("/console/models/new/").content.decode()
     assert "Noir" in page and "Theirs" not in page and "Shipped default preset" in page
     response = admin.post(
