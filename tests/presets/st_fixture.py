@@ -117,35 +117,23 @@ _PROMPTS = [
     },
 ]
 
-_ORDER_100000 = [
-    ("main", True),
-    ("worldInfoBefore", True),
-    ("charDescription", True),
-    ("charPersonality", True),
-    ("scenario", True),
-    ("enhanceDefinitions", False),
-    ("nsfw", True),
-    ("worldInfoAfter", True),
-    ("dialogueExamples", True),
-    ("chatHistory", True),
-    ("jailbreak", True),
-]
-ORDER_100001 = [
-    ("main", True),
-    (CUSTOM_RULES, True),
-    ("worldInfoBefore", True),
-    ("personaDescription", True),
-    ("charDescription", True),
-    ("charPersonality", True),
-    ("scenario", True),
-    ("enhanceDefinitions", False),
-    ("nsfw", True),
-    ("worldInfoAfter", True),
-    ("dialogueExamples", True),
-    ("chatHistory", True),
-    (CUSTOM_DEPTH, True),
-    ("jailbreak", True),
-]
+# Their default preset's order (character 100000); the global order (100001) adds the
+# persona and the custom prompts.
+_DEFAULT_ORDER = (
+    "main", "worldInfoBefore", "charDescription", "charPersonality", "scenario",
+    "enhanceDefinitions", "nsfw", "worldInfoAfter", "dialogueExamples", "chatHistory", "jailbreak",
+)  # fmt: skip
+
+
+def _enabled(identifiers) -> list[tuple[str, bool]]:
+    return [(i, i != "enhanceDefinitions") for i in identifiers]
+
+
+_ORDER_100000 = _enabled(_DEFAULT_ORDER)
+ORDER_100001 = _enabled(
+    ["main", CUSTOM_RULES, "worldInfoBefore", "personaDescription", *_DEFAULT_ORDER[2:-1]]
+    + [CUSTOM_DEPTH, "jailbreak"]
+)
 
 _SETTINGS = {
     "chat_completion_source": "openai",
