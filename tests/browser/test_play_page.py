@@ -8,8 +8,10 @@ runtime and the scripted OpenAI-compatible model over HTTP.
 from __future__ import annotations
 
 import pytest
+from playwright.sync_api import expect
 
 from roleplay.llm.scripted_server import Reply
+from tests.browser.play_support import PlayPage
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -29,18 +31,12 @@ WATCH_ASSISTANT = """() => {
 }"""
 
 
-def open_play(page, login, conversation, user="op", password="pw-op-123456"):
-    login(page, user, password, next_path=f"/play/{conversation.id}/")
-    assert f"/play/{conversation.id}/" in page.url
-    page.wait_for_function("() => document.getElementById('play').dataset.connected === '1'")
-
-
 def test_message_streams_into_transcript_and_survives_reload(
     operator_user, conversation, llm, browser_page, login, orm
 ):
     llm.enqueue(Reply(content=REPLY, chunks=CHUNKS, chunk_delay=0.08))
-    page = browser_page
-    open_play(page, login, conversation)
+    play = PlayPage(browser_page, conversation).open(login)
+    page = play.page
     transcript = page.locator("#transcript")
     assert transcript.locator("li.opening .text").inner_text() == "Welcome."
     assert page.locator(".badge.demo").count() == 0
@@ -57,6 +53,9 @@ def test_message_streams_into_transcript_and_survives_reload(
         "() => !document.querySelector('#transcript li.msg.assistant.streaming')"
     )
     assert page.locator("#play-error").is_hidden()
+    # The sent bubble took its stored id from turn.started: its controls work at once.
+    expect(transcript.locator("li.msg.user .msg-edit")).to_be_visible()
+    expect(assistant.locator(".swipe-count")).to_have_text("1/1")
 
     seen = page.evaluate("window.__assistantTexts")
     growing = [text for text in dict.fromkeys(seen) if text]
@@ -89,6 +88,7 @@ def test_message_streams_into_transcript_and_survives_reload(
         ("assistant", REPLY, "complete"),
     ]
     assert [r["messages"][-1]["content"] for r in llm.requests] == ["Where am I?"]
+    assert play.problems() == []
 
 
 @pytest.fixture
@@ -101,9 +101,24 @@ def demo_config(model_config):
 
 
 def test_demo_model_badge(operator_user, conversation, demo_config, browser_page, login):
-    page = browser_page
-    open_play(page, login, conversation)
+    page = PlayPage(browser_page, conversation).open(login).page
     badge = page.locator(".badge.demo")
     assert badge.is_visible()
     assert "Demo model" in badge.inner_text()
     assert demo_config.name in badge.inner_text()
+
+
+def test_another_tab_shows_the_message_and_the_reply(
+    operator_user, conversation, llm, browser_page, login
+):
+    llm.enqueue(Reply(content=REPLY, chunks=CHUNKS))
+    mine = PlayPage(browser_page, conversation).open(login)
+    other = PlayPage(browser_page.context.new_page(), conversation).visit()
+
+    mine.page.fill("#input", "Is anyone there?")
+    mine.page.click("#send")
+    # The socket's events do not carry the player's text: the other tab reads it back.
+    expect(other.messages.locator(".text")).to_have_text(["Is anyone there?", REPLY])
+    other.wait_idle()
+    expect(other.message(0).locator(".msg-edit")).to_be_visible()
+    assert mine.problems() == [] and other.problems() == []
