@@ -11,6 +11,7 @@ errors next to these fields.
 from __future__ import annotations
 
 from django import forms
+from django.core.exceptions import ValidationError
 
 from console.models import Player
 from console.scoping import scoped
@@ -18,6 +19,7 @@ from roleplay.cards.errors import CardFailure
 from roleplay.cards.images import MAX_AVATAR_BYTES, normalize_avatar
 from roleplay.form_lists import TagsField, TextListField, TextListWidget
 from roleplay.models import Character, ModelConfig, Preset
+from roleplay.selectors import greeting_choices
 from roleplay.services.characters import CHARACTER_FIELDS
 from roleplay.services.model_configs import MODEL_CONFIG_FIELDS
 
@@ -140,6 +142,18 @@ class ModelConfigForm(forms.ModelForm):
         self.fields["preset"].queryset = scoped(Preset, tenant).order_by("name")
 
 
+# A choice that changes what else the form offers asks the page again (htmx) and swaps the
+# dependent fields in place; without JavaScript the server checks the choice on submit.
+OPTIONS_REFRESH = {
+    "hx-get": "/console/conversations/new/",
+    "hx-trigger": "change",
+    "hx-include": "closest form",
+    "hx-select": "#conversation-fields",
+    "hx-target": "#conversation-fields",
+    "hx-swap": "outerHTML",
+}
+
+
 class NewConversationForm(forms.Form):
     character = forms.ModelChoiceField(queryset=Character.objects.none())
     player = forms.ModelChoiceField(
@@ -153,6 +167,14 @@ class NewConversationForm(forms.Form):
         empty_label="Character's default",
         label="Model config",
     )
+    greeting_index = forms.TypedChoiceField(
+        coerce=int,
+        empty_value=0,
+        required=False,
+        label="Opening",
+        choices=[(0, "First message")],
+        help_text="The character's first message or one of its alternate greetings.",
+    )
     title = forms.CharField(max_length=200, required=False)
 
     def __init__(self, *args, tenant, me_label: str = "Me", **kwargs):
@@ -161,3 +183,35 @@ class NewConversationForm(forms.Form):
         self.fields["player"].queryset = scoped(Player, tenant).order_by("external_id")
         self.fields["player"].empty_label = me_label
         self.fields["model_config"].queryset = _tenant_configs(tenant)
+        character = self._chosen(Character, "character", tenant)
+        if character is not None:
+            self.fields["greeting_index"].choices = greeting_options(character)
+        self.fields["character"].widget.attrs.update(OPTIONS_REFRESH)
+        self.fields["player"].widget.attrs.update(OPTIONS_REFRESH)
+
+    def _chosen(self, model, name: str, tenant):
+        """The object the form names in ``name`` (posted, else initial), if it is the
+        tenant's: the openings (and personas) offered depend on it."""
+        value = self.data.get(name) if self.is_bound else self.initial.get(name)
+        if not value:
+            return None
+        rows = scoped(model, tenant)
+        if any(field.name == "avatar" for field in model._meta.concrete_fields):
+            rows = rows.defer("avatar")
+        try:
+            return rows.filter(pk=value).first()
+        except (ValueError, TypeError, ValidationError):
+            return None
+
+
+NEW_CONVERSATION_FIELDS = tuple(NewConversationForm.base_fields)
+
+
+def greeting_options(character: Character) -> list[tuple[int, str]]:
+    """The opening choices of a conversation with ``character``, each shortened to a line."""
+    options = []
+    for index, text in greeting_choices(character):
+        label = "First message" if index == 0 else f"Alternate greeting {index}"
+        line = " ".join(text.split())
+        options.append((index, f"{label}: {line[:90]}{'…' if len(line) > 90 else ''}"))
+    return options

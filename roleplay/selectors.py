@@ -71,6 +71,24 @@ def avatar_of(owner) -> Avatar:
     return Avatar(data, CONTENT_TYPE, etag(data), True)
 
 
+def greeting_choices(character: Character) -> list[tuple[int, str]]:
+    """(greeting_index, text) of every opening a conversation with ``character`` may choose:
+    0 the first message, n the n-th alternate greeting."""
+    openings = [character.first_message, *(character.alternate_greetings or [])]
+    return [(index, text) for index, text in enumerate(openings) if isinstance(text, str)]
+
+
+def greeting_for(conversation: Conversation) -> str:
+    """The opening line of ``conversation``: its character's first message, or the alternate
+    greeting it chose; the first message again if that greeting was removed since."""
+    character = conversation.character
+    alternates = character.alternate_greetings or []
+    index = conversation.greeting_index
+    if 0 < index <= len(alternates) and isinstance(alternates[index - 1], str):
+        return alternates[index - 1]
+    return character.first_message
+
+
 def character_list(tenant):
     """Characters with their default config and how many conversations use them."""
     conversations = (

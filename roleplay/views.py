@@ -22,7 +22,12 @@ from console.scoping import get_scoped_or_404, scoped
 from console.services import console_player_external_id, ensure_console_player
 from roleplay import selectors
 from roleplay.errors import Duplicate, FieldErrors
-from roleplay.forms import CharacterForm, ModelConfigForm, NewConversationForm
+from roleplay.forms import (
+    NEW_CONVERSATION_FIELDS,
+    CharacterForm,
+    ModelConfigForm,
+    NewConversationForm,
+)
 from roleplay.models import Character, Conversation, ConversationStatus, ModelConfig
 from roleplay.services import avatars, characters, conversations, model_configs
 from roleplay.services.config_check import run_config_test
@@ -159,9 +164,15 @@ def conversation_list(request):
 @console_view(read=Role.OPERATOR)
 def conversation_create(request):
     me = f"Me ({console_player_external_id(request.user)})"
-    form = NewConversationForm(posted(request), tenant=request.tenant, me_label=me)
-    if "character" in request.GET and request.method == "GET":
-        form.initial["character"] = request.GET["character"]
+    # Query values preselect (``?character=`` from a character's page); the character and
+    # player decide the openings and personas offered, and the page asks itself again
+    # through htmx (with the form's values) when either changes.
+    initial = {}
+    if request.method == "GET":
+        initial = {
+            name: request.GET[name] for name in NEW_CONVERSATION_FIELDS if name in request.GET
+        }
+    form = NewConversationForm(posted(request), tenant=request.tenant, me_label=me, initial=initial)
     if request.method == "POST" and form.is_valid():
         data = form.cleaned_data
         player = data["player"] or ensure_console_player(request.tenant, request.user)
@@ -187,6 +198,7 @@ def conversation_detail(request, pk):
         "roleplay/conversations/detail.html",
         {
             "conversation": conversation,
+            "greeting": selectors.greeting_for(conversation),
             "transcript": transcript,
             "rows": [(m, transcript.turn_of_message.get(str(m.id))) for m in transcript.messages],
         },

@@ -59,3 +59,11 @@ class CardActions(ImageAnswers):
         character = self.get_object()  # its avatar, deferred in lists, loads on first use
         card = export_character(request.tenant, character, query.validated_data["format"])
         return download(card.data, card.content_type, card.filename)
+
+
+class ConversationCardReads:
+    """Mixin of ``ConversationViewSet``: a conversation answers with its greeting's text,
+    so its character comes in the same query (without the avatar bytes)."""
+
+    def get_queryset(self):
+        return super().get_queryset().select_related("character").defer("character__avatar")

@@ -16,7 +16,7 @@ from memory.models import Message
 from memory.selectors import DEFAULT_HISTORY_LIMIT
 from roleplay.cards import limits
 from roleplay.models import Character, Conversation, ModelConfig, Preset, Turn
-from roleplay.selectors import api_key_status, has_avatar
+from roleplay.selectors import api_key_status, greeting_for, has_avatar
 from roleplay.services.characters import CHARACTER_FIELDS
 from roleplay.services.conversations import CONVERSATION_FIELDS
 from roleplay.services.model_configs import MODEL_CONFIG_FIELDS
@@ -165,16 +165,25 @@ class PlayerSerializer(StrictSerializer):
 
 
 class ConversationSerializer(StrictSerializer):
-    """A player's chat with a character; every related id must be of the caller's tenant."""
+    """A player's chat with a character; every related id must be of the caller's tenant.
+    ``greeting_index`` picks the opening (0: the first message, n: the n-th alternate
+    greeting, checked against the character); ``greeting`` is its text."""
 
     player = TenantRelatedField(Player)
     character = TenantRelatedField(Character)
     model_config = TenantRelatedField(ModelConfig, allow_null=True, required=False)
+    greeting_index = serializers.IntegerField(
+        min_value=0, max_value=limits.MAX_GREETINGS, required=False
+    )
+    greeting = serializers.SerializerMethodField()
 
     class Meta:
         model = Conversation
-        fields = ["id", *CONVERSATION_FIELDS, "created_at", "updated_at"]
+        fields = ["id", *CONVERSATION_FIELDS, "greeting", "created_at", "updated_at"]
         read_only_fields = ["id", "created_at", "updated_at"]
+
+    def get_greeting(self, obj) -> str:
+        return greeting_for(obj)
 
 
 class MessageSerializer(serializers.ModelSerializer):

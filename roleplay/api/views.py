@@ -22,7 +22,7 @@ from console.viewsets import TenantModelViewSet
 from memory import selectors as message_reads
 from memory import services as message_store
 from roleplay.api import serializers as s
-from roleplay.api.cards import CardActions
+from roleplay.api.cards import CardActions, ConversationCardReads
 from roleplay.api.message_actions import MessageActions
 from roleplay.models import Character, Conversation, ModelConfig
 from roleplay.services import characters, conversations, model_configs, players
@@ -90,7 +90,7 @@ class PlayerViewSet(ServiceWrites):
     delete_service = players.delete_player
 
 
-class ConversationViewSet(MessageActions, ServiceWrites):
+class ConversationViewSet(MessageActions, ConversationCardReads, ServiceWrites):
     model = Conversation
     serializer_class = s.ConversationSerializer
     required_scope = Scope.PLAY

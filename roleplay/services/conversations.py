@@ -18,7 +18,14 @@ from roleplay.models import Conversation, ConversationStatus, ModelConfig, Turn,
 from roleplay.services import rows
 from worldbook import services as worldbooks
 
-CONVERSATION_FIELDS = ("player", "character", "model_config", "title", "status")
+CONVERSATION_FIELDS = (
+    "player",
+    "character",
+    "model_config",
+    "greeting_index",
+    "title",
+    "status",
+)
 
 
 def start_conversation(
@@ -27,13 +34,20 @@ def start_conversation(
     character,
     player,
     model_config: ModelConfig | None = None,
+    greeting_index: int = 0,
     title: str = "",
     status: str = ConversationStatus.ACTIVE,
 ) -> Conversation:
     """A new conversation of ``player`` with ``character``; all three related objects must be
-    the tenant's own."""
+    the tenant's own. ``greeting_index`` picks the opening: 0 the character's first message,
+    n its n-th alternate greeting."""
     fields = dict(
-        character=character, player=player, model_config=model_config, title=title, status=status
+        character=character,
+        player=player,
+        model_config=model_config,
+        greeting_index=greeting_index,
+        title=title,
+        status=status,
     )
     return _write(Conversation(tenant=tenant), fields, update=False)
 
@@ -49,7 +63,23 @@ def _write(conversation: Conversation, fields: dict, update: bool) -> Conversati
         allowed=CONVERSATION_FIELDS,
         related=("player", "character", "model_config"),
         update=update,
+        rules=_rules,
     )
+
+
+def _rules(conversation: Conversation) -> dict[str, list[str]]:
+    """The greeting must be one the character has (judged on the values the row will hold,
+    so changing the character re-checks it)."""
+    problems: dict[str, list[str]] = {}
+    index = conversation.greeting_index
+    if isinstance(index, int) and conversation.character_id is not None:
+        count = len(conversation.character.alternate_greetings or [])
+        if index > count:
+            problems["greeting_index"] = [
+                f"the character has {count} alternate greeting(s): choose 0 (its first "
+                f"message) to {count}"
+            ]
+    return problems
 
 
 def delete_conversation(conversation: Conversation) -> None:

@@ -21,7 +21,8 @@ CHARACTER_FIELDS = {
 }  # fmt: skip
 PLAYER_FIELDS = {"id", "external_id", "display_name", "persona", "created_at"}
 CONVERSATION_FIELDS = {
-    "id", "player", "character", "model_config", "title", "status", "created_at", "updated_at",
+    "id", "player", "character", "model_config", "greeting_index", "greeting", "title",
+    "status", "created_at", "updated_at",
 }  # fmt: skip
 
 
