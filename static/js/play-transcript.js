@@ -113,9 +113,10 @@ export function removeIds(ids) {
 }
 
 /** Bring the transcript to the server's (a freshly rendered #transcript): known messages
- * are updated in place (focus and open editors survive), new ones imported, gone ones
- * removed. Bubbles the server cannot know yet stay at the end: a reply still streaming
- * and a sent message not yet confirmed. */
+ * are updated in place (focus survives; those for which `keep(li)` is true are left as
+ * they are, such as one being edited), new ones imported, gone ones removed. Bubbles the
+ * server cannot know yet stay at the end: a reply still streaming and a sent message not
+ * yet confirmed. */
 export function reconcile(fresh, keep) {
   const wanted = [];
   const opening = transcript.querySelector("li.opening");
@@ -133,10 +134,12 @@ export function reconcile(fresh, keep) {
   }
   const known = new Set(wanted);
   for (const li of transcript.querySelectorAll("li.msg")) {
-    if (!known.has(li) && (!li.dataset.id || keep(li))) wanted.push(li);
+    const unknownYet = !li.dataset.id || li.classList.contains("streaming");
+    if (!known.has(li) && unknownYet) wanted.push(li);
   }
+  const staying = new Set(wanted);
   for (const li of transcript.querySelectorAll("li.msg")) {
-    if (!wanted.includes(li)) li.remove();
+    if (!staying.has(li)) li.remove();
   }
   wanted.forEach(function (li, i) {
     if (transcript.children[i] !== li) transcript.insertBefore(li, transcript.children[i] || null);

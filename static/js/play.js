@@ -69,6 +69,8 @@ function setActive(turnId) {
 
 let syncing = null;
 let syncAgain = false;
+let changes = 0; // events that changed the transcript, to tell a stale read from a fresh one
+const STALE_READS = 5;
 
 function keepWhileSyncing(li) {
   return li.classList.contains("streaming") || Boolean(li.querySelector(".msg-editor"));
@@ -93,10 +95,18 @@ function resync() {
   }
   syncing = (async function () {
     let running = {};
+    let reads = 0;
     do {
       syncAgain = false;
       try {
+        const before = changes;
         const fresh = await readTranscript();
+        reads += 1;
+        if (changes !== before && reads < STALE_READS) {
+          // An event came while it was read: what it did may be missing from this copy.
+          syncAgain = true;
+          continue;
+        }
         T.reconcile(fresh, keepWhileSyncing);
         running = { ...fresh.dataset };
       } catch (error) {
@@ -211,6 +221,7 @@ function frameRefused(msg) {
   }
   releasePendingEdits();
   if (msg.code === "turn_in_progress" && activeTurn === null) resync().then(adopt);
+  if (msg.code === "message_not_found" || msg.code === "alternative_not_found") resync();
 }
 
 function messageUpdated(msg) {
@@ -259,6 +270,7 @@ function connect() {
   socket.onmessage = function (event) {
     const msg = JSON.parse(event.data);
     const handle = EVENTS[msg.type];
+    if (msg.type !== "delta") changes += 1;
     if (handle) handle(msg);
     if (msg.type !== "delta") update();
   };

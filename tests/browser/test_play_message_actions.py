@@ -145,6 +145,28 @@ def test_delete_the_last_exchange_and_from_a_message_on(
     assert play.problems() == []
 
 
+def test_a_refused_change_is_shown_and_the_page_catches_up(
+    operator_user, conversation, exchange, llm, browser_page, login, orm
+):
+    play = PlayPage(browser_page, conversation).open(login)
+    reply = play.reply
+    reply.locator(".msg-edit").click()
+    reply.locator(".msg-editor textarea").fill("Too late.")
+
+    def forget_the_reply():  # gone without an event, as when the socket was down
+        from memory.models import Message
+
+        Message.objects.filter(pk=exchange[1].pk).delete()
+
+    orm(forget_the_reply)
+    reply.get_by_role("button", name="Save", exact=True).click()
+    expect(play.error).to_contain_text("message_not_found")
+    expect(play.messages).to_have_count(1)  # read again from the server
+    assert play.texts() == [QUESTION]
+    expect(play.message(0).locator(".msg-delete")).to_be_enabled()
+    assert play.problems() == []
+
+
 @pytest.fixture
 def viewer(tenant):
     from console.services import ensure_console_user
