@@ -235,7 +235,9 @@ function messageUpdated(msg) {
     selected: msg.selected_alternative,
     edited: msg.edited,
   });
-  closeEditor(li);
+  // This page's own edit is done; an editor open while someone else changed the message
+  // stays open, so the text typed in it is not lost.
+  if (li.dataset.pendingEdit) closeEditor(li);
 }
 
 const EVENTS = {
