@@ -13,6 +13,7 @@ NAV = [
     ("Worldbooks", "wb_books", Role.VIEWER),
     ("Characters", "characters", Role.VIEWER),
     ("Conversations", "conversations", Role.VIEWER),
+    ("Players", "players", Role.VIEWER),
     ("Models", "model_configs", Role.VIEWER),
     ("Presets", "presets", Role.VIEWER),
     ("API tokens", "tokens", Role.ADMIN),

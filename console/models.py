@@ -46,11 +46,11 @@ class Membership(models.Model):
 
 
 class Player(TenantScopedModel):
-    """An end user of chat, identified by the integrator's own user id."""
+    """An end user of chat, identified by the integrator's own user id. Who they are in a
+    conversation is one of their personas (``roleplay.Persona``)."""
 
     external_id = models.CharField(max_length=200)
     display_name = models.CharField(max_length=200, blank=True, default="")
-    persona = models.TextField(blank=True, default="", max_length=8000)
     user = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL
     )

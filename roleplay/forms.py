@@ -18,8 +18,8 @@ from console.scoping import scoped
 from roleplay.cards.errors import CardFailure
 from roleplay.cards.images import MAX_AVATAR_BYTES, normalize_avatar
 from roleplay.form_lists import TagsField, TextListField, TextListWidget
-from roleplay.models import Character, ModelConfig, Preset
-from roleplay.selectors import greeting_choices
+from roleplay.models import Character, ModelConfig, Persona, Preset
+from roleplay.selectors import greeting_choices, player_personas
 from roleplay.services.characters import CHARACTER_FIELDS
 from roleplay.services.model_configs import MODEL_CONFIG_FIELDS
 
@@ -28,7 +28,36 @@ def _tenant_configs(tenant):
     return scoped(ModelConfig, tenant).order_by("name")
 
 
-class CharacterForm(forms.ModelForm):
+class AvatarFields(forms.Form):
+    """The avatar upload of character and persona forms, decoded as the form is cleaned (a
+    bad image is a field error before anything is saved); ``remove_avatar`` is offered only
+    when there is one to remove."""
+
+    avatar = forms.FileField(
+        required=False,
+        label="Avatar image",
+        widget=forms.ClearableFileInput(attrs={"accept": "image/png,image/jpeg,image/webp"}),
+        help_text="PNG, JPEG or WebP, at most 8 MiB; stored as PNG.",
+    )
+    remove_avatar = forms.BooleanField(required=False, label="Remove the avatar")
+
+    def offer_avatar_removal(self) -> None:
+        instance = getattr(self, "instance", None)
+        if not (instance is not None and instance.pk and instance.avatar is not None):
+            del self.fields["remove_avatar"]
+
+    def clean_avatar(self):
+        """The upload as the PNG the services store (``normalize_avatar``), or None."""
+        upload = self.cleaned_data.get("avatar")
+        if not upload:
+            return None
+        try:
+            return normalize_avatar(upload.read(MAX_AVATAR_BYTES + 1))
+        except CardFailure as exc:
+            raise forms.ValidationError(exc.message, code=exc.code) from exc
+
+
+class CharacterForm(AvatarFields, forms.ModelForm):
     """Every card field; greetings as a list of text areas, tags as one line, and the
     avatar, decoded here (a bad image is a field error before anything is saved)."""
 
@@ -51,13 +80,6 @@ class CharacterForm(forms.ModelForm):
         widget=forms.Textarea(attrs={"rows": 4, "spellcheck": "false"}),
         help_text="A card's extensions (a JSON object), kept as they are for export.",
     )
-    avatar = forms.FileField(
-        required=False,
-        label="Avatar image",
-        widget=forms.ClearableFileInput(attrs={"accept": "image/png,image/jpeg,image/webp"}),
-        help_text="PNG, JPEG or WebP, at most 8 MiB; stored as PNG.",
-    )
-    remove_avatar = forms.BooleanField(required=False, label="Remove the avatar")
 
     class Meta:
         model = Character
@@ -80,21 +102,10 @@ class CharacterForm(forms.ModelForm):
     def __init__(self, *args, tenant, **kwargs):
         super().__init__(*args, **kwargs)
         self.fields["model_config"].queryset = _tenant_configs(tenant)
-        if not (self.instance.pk and self.instance.avatar is not None):
-            del self.fields["remove_avatar"]
+        self.offer_avatar_removal()
 
     def clean_extensions(self):
         return self.cleaned_data.get("extensions") or {}
-
-    def clean_avatar(self):
-        """The upload as the PNG the services store (``normalize_avatar``), or None."""
-        upload = self.cleaned_data.get("avatar")
-        if not upload:
-            return None
-        try:
-            return normalize_avatar(upload.read(MAX_AVATAR_BYTES + 1))
-        except CardFailure as exc:
-            raise forms.ValidationError(exc.message, code=exc.code) from exc
 
     def character_fields(self) -> dict:
         """The cleaned values the character services take."""
@@ -167,6 +178,12 @@ class NewConversationForm(forms.Form):
         empty_label="Character's default",
         label="Model config",
     )
+    persona = forms.ModelChoiceField(
+        queryset=Persona.objects.none(),
+        required=False,
+        empty_label="The player's default",
+        help_text="Who the player is in this conversation ({{user}}, {{persona}}).",
+    )
     greeting_index = forms.TypedChoiceField(
         coerce=int,
         empty_value=0,
@@ -177,7 +194,7 @@ class NewConversationForm(forms.Form):
     )
     title = forms.CharField(max_length=200, required=False)
 
-    def __init__(self, *args, tenant, me_label: str = "Me", **kwargs):
+    def __init__(self, *args, tenant, me_label: str = "Me", me: Player | None = None, **kwargs):
         super().__init__(*args, **kwargs)
         self.fields["character"].queryset = scoped(Character, tenant).order_by("name")
         self.fields["player"].queryset = scoped(Player, tenant).order_by("external_id")
@@ -186,6 +203,9 @@ class NewConversationForm(forms.Form):
         character = self._chosen(Character, "character", tenant)
         if character is not None:
             self.fields["greeting_index"].choices = greeting_options(character)
+        player = self._chosen(Player, "player", tenant) or me
+        if player is not None:
+            self.fields["persona"].queryset = player_personas(tenant, player)
         self.fields["character"].widget.attrs.update(OPTIONS_REFRESH)
         self.fields["player"].widget.attrs.update(OPTIONS_REFRESH)
 
@@ -215,3 +235,27 @@ def greeting_options(character: Character) -> list[tuple[int, str]]:
         line = " ".join(text.split())
         options.append((index, f"{label}: {line[:90]}{'…' if len(line) > 90 else ''}"))
     return options
+
+
+class PersonaForm(AvatarFields, forms.ModelForm):
+    """A persona's name, description, avatar, and whether it is its player's default."""
+
+    is_default = forms.BooleanField(
+        required=False,
+        label="The player's default persona",
+        help_text="Used by the player's conversations that do not choose one.",
+    )
+
+    class Meta:
+        model = Persona
+        fields = ["name", "description"]
+        widgets = {"description": forms.Textarea(attrs={"rows": 5})}
+        help_texts = {
+            "name": "{{user}} in prompts.",
+            "description": "{{persona}} in prompts: who the player is in the story.",
+        }
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["is_default"].initial = self.instance.is_default
+        self.offer_avatar_removal()

@@ -26,12 +26,21 @@ from django.db.models import (
 from django.db.models.functions import Cast, Coalesce, Greatest
 from django.utils import timezone
 
+from console.models import Player
 from console.scoping import scoped
 from memory import selectors as message_reads
 from memory.models import Message
 from roleplay.cards.images import CONTENT_TYPE, default_avatar, etag
 from roleplay.llm.gateway import env_default_config
-from roleplay.models import Character, Conversation, ModelCall, ModelConfig, Turn, TurnStatus
+from roleplay.models import (
+    Character,
+    Conversation,
+    ModelCall,
+    ModelConfig,
+    Persona,
+    Turn,
+    TurnStatus,
+)
 
 # The named sections of a turn trace, in the order the console shows them.
 TRACE_SECTIONS = ("read", "prompt", "model", "error")
@@ -87,6 +96,72 @@ def greeting_for(conversation: Conversation) -> str:
     if 0 < index <= len(alternates) and isinstance(alternates[index - 1], str):
         return alternates[index - 1]
     return character.first_message
+
+
+@dataclass(frozen=True)
+class ActivePersona:
+    """Who the player is in a conversation: ``{{user}}`` is ``name``, ``{{persona}}`` is
+    ``description``. ``source`` says where it came from: the ``conversation``'s choice,
+    the player's ``default``, or the ``player`` themselves (no persona: their name)."""
+
+    name: str
+    description: str
+    source: str
+    persona_id: str | None = None
+
+
+def persona_for(conversation: Conversation) -> ActivePersona:
+    """The conversation's persona, else its player's default one, else a plain persona
+    named after the player (display name, else external id)."""
+    chosen, source = conversation.persona, "conversation"
+    if chosen is None:
+        chosen = (
+            Persona.objects.filter(player_id=conversation.player_id, is_default=True)
+            .defer("avatar")
+            .first()
+        )
+        source = "default"
+    if chosen is not None:
+        return ActivePersona(chosen.name, chosen.description, source, str(chosen.pk))
+    player = conversation.player
+    return ActivePersona(player.display_name or player.external_id, "", "player")
+
+
+def player_personas(tenant, player):
+    """The player's personas, the default first, without avatar bytes."""
+    return without_avatars(scoped(Persona, tenant).filter(player=player)).order_by(
+        "-is_default", "name", "created_at"
+    )
+
+
+def player_list(tenant):
+    """Players with how many personas and conversations each has, newest first."""
+    personas = (
+        scoped(Persona, tenant)
+        .filter(player=OuterRef("pk"))
+        .order_by()
+        .values("player")
+        .annotate(n=Count("pk"))
+        .values("n")
+    )
+    conversations = (
+        scoped(Conversation, tenant)
+        .filter(player=OuterRef("pk"))
+        .order_by()
+        .values("player")
+        .annotate(n=Count("pk"))
+        .values("n")
+    )
+    return (
+        scoped(Player, tenant)
+        .annotate(
+            persona_count=Coalesce(Subquery(personas, output_field=IntegerField()), Value(0)),
+            conversation_count=Coalesce(
+                Subquery(conversations, output_field=IntegerField()), Value(0)
+            ),
+        )
+        .order_by("-created_at", "-pk")
+    )
 
 
 def character_list(tenant):

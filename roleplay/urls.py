@@ -1,6 +1,6 @@
 from django.urls import path
 
-from roleplay import views, views_characters, views_play, views_presets
+from roleplay import views, views_characters, views_personas, views_play, views_presets
 
 urlpatterns = [
     path("play/<uuid:conversation_id>/", views_play.play, name="play"),
@@ -26,6 +26,29 @@ urlpatterns = [
         "console/conversations/<uuid:pk>/",
         views.conversation_detail,
         name="conversation_detail",
+    ),
+    path(
+        "console/conversations/<uuid:pk>/persona/",
+        views_personas.conversation_persona,
+        name="conversation_persona",
+    ),
+    path("console/players/", views_personas.player_list, name="players"),
+    path(
+        "console/players/<int:pk>/personas/",
+        views_personas.player_personas,
+        name="player_personas",
+    ),
+    path("console/personas/<uuid:pk>/", views_personas.persona_edit, name="persona_edit"),
+    path(
+        "console/personas/<uuid:pk>/default/",
+        views_personas.persona_make_default,
+        name="persona_make_default",
+    ),
+    path(
+        "console/personas/<uuid:pk>/delete/", views_personas.persona_delete, name="persona_delete"
+    ),
+    path(
+        "console/personas/<uuid:pk>/avatar/", views_personas.persona_avatar, name="persona_avatar"
     ),
     path("console/models/", views.model_config_list, name="model_configs"),
     path("console/models/new/", views.model_config_create, name="model_config_create"),

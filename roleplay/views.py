@@ -17,7 +17,7 @@ from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
 from console.access import console_view, has_role, posted
-from console.models import Role
+from console.models import Player, Role
 from console.scoping import get_scoped_or_404, scoped
 from console.services import console_player_external_id, ensure_console_player
 from roleplay import selectors
@@ -172,7 +172,14 @@ def conversation_create(request):
         initial = {
             name: request.GET[name] for name in NEW_CONVERSATION_FIELDS if name in request.GET
         }
-    form = NewConversationForm(posted(request), tenant=request.tenant, me_label=me, initial=initial)
+    mine = (
+        scoped(Player, request.tenant)
+        .filter(external_id=console_player_external_id(request.user))
+        .first()
+    )
+    form = NewConversationForm(
+        posted(request), tenant=request.tenant, me_label=me, me=mine, initial=initial
+    )
     if request.method == "POST" and form.is_valid():
         data = form.cleaned_data
         player = data["player"] or ensure_console_player(request.tenant, request.user)
@@ -199,6 +206,8 @@ def conversation_detail(request, pk):
         {
             "conversation": conversation,
             "greeting": selectors.greeting_for(conversation),
+            "persona": selectors.persona_for(conversation),
+            "personas": selectors.player_personas(request.tenant, conversation.player),
             "transcript": transcript,
             "rows": [(m, transcript.turn_of_message.get(str(m.id))) for m in transcript.messages],
         },

@@ -15,7 +15,7 @@ from console.scoping import scoped
 from memory.models import Message
 from memory.selectors import DEFAULT_HISTORY_LIMIT
 from roleplay.cards import limits
-from roleplay.models import Character, Conversation, ModelConfig, Preset, Turn
+from roleplay.models import Character, Conversation, ModelConfig, Persona, Preset, Turn
 from roleplay.selectors import api_key_status, greeting_for, has_avatar
 from roleplay.services.characters import CHARACTER_FIELDS
 from roleplay.services.conversations import CONVERSATION_FIELDS
@@ -166,12 +166,14 @@ class PlayerSerializer(StrictSerializer):
 
 class ConversationSerializer(StrictSerializer):
     """A player's chat with a character; every related id must be of the caller's tenant.
-    ``greeting_index`` picks the opening (0: the first message, n: the n-th alternate
-    greeting, checked against the character); ``greeting`` is its text."""
+    ``persona`` is one of the player's (null: the player's default); ``greeting_index``
+    picks the opening (0: the first message, n: the n-th alternate greeting, checked against
+    the character); ``greeting`` is its text."""
 
     player = TenantRelatedField(Player)
     character = TenantRelatedField(Character)
     model_config = TenantRelatedField(ModelConfig, allow_null=True, required=False)
+    persona = TenantRelatedField(Persona, allow_null=True, required=False)
     greeting_index = serializers.IntegerField(
         min_value=0, max_value=limits.MAX_GREETINGS, required=False
     )

@@ -4,6 +4,7 @@ from rest_framework.routers import DefaultRouter
 from roleplay.api import views
 from roleplay.api.avatars import CharacterAvatarView
 from roleplay.api.card_import import CharacterImportView
+from roleplay.api.personas import PersonaAvatarView, PersonaViewSet
 from roleplay.api.presets import PresetViewSet
 
 
@@ -26,6 +27,7 @@ router.register("model-configs", views.ModelConfigViewSet, basename="modelconfig
 router.register("characters", views.CharacterViewSet, basename="character")
 router.register("players", views.PlayerViewSet, basename="player")
 router.register("conversations", views.ConversationViewSet, basename="conversation")
+router.register("personas", PersonaViewSet, basename="persona")
 router.register("presets", PresetViewSet, basename="preset")
 
 # Views of their own (a file's body limit), ahead of the router's ``characters/{pk}``.
@@ -35,6 +37,9 @@ urlpatterns = [
         r"^characters/(?P<pk>[^/.]+)/avatar/?$",
         CharacterAvatarView.as_view(),
         name="character-avatar",
+    ),
+    re_path(
+        r"^personas/(?P<pk>[^/.]+)/avatar/?$", PersonaAvatarView.as_view(), name="persona-avatar"
     ),
     path("", include(router.urls)),
 ]

@@ -14,7 +14,14 @@ from django.utils import timezone
 
 from memory import services as message_store
 from roleplay.errors import TurnInProgress
-from roleplay.models import Conversation, ConversationStatus, ModelConfig, Turn, TurnStatus
+from roleplay.models import (
+    Conversation,
+    ConversationStatus,
+    ModelConfig,
+    Persona,
+    Turn,
+    TurnStatus,
+)
 from roleplay.services import rows
 from worldbook import services as worldbooks
 
@@ -22,6 +29,7 @@ CONVERSATION_FIELDS = (
     "player",
     "character",
     "model_config",
+    "persona",
     "greeting_index",
     "title",
     "status",
@@ -34,17 +42,20 @@ def start_conversation(
     character,
     player,
     model_config: ModelConfig | None = None,
+    persona: Persona | None = None,
     greeting_index: int = 0,
     title: str = "",
     status: str = ConversationStatus.ACTIVE,
 ) -> Conversation:
     """A new conversation of ``player`` with ``character``; all three related objects must be
-    the tenant's own. ``greeting_index`` picks the opening: 0 the character's first message,
-    n its n-th alternate greeting."""
+    the tenant's own. ``persona`` is one of the player's (None: the player's default, see
+    ``selectors.persona_for``); ``greeting_index`` picks the opening: 0 the character's first
+    message, n its n-th alternate greeting."""
     fields = dict(
         character=character,
         player=player,
         model_config=model_config,
+        persona=persona,
         greeting_index=greeting_index,
         title=title,
         status=status,
@@ -61,16 +72,19 @@ def _write(conversation: Conversation, fields: dict, update: bool) -> Conversati
         conversation,
         fields,
         allowed=CONVERSATION_FIELDS,
-        related=("player", "character", "model_config"),
+        related=("player", "character", "model_config", "persona"),
         update=update,
         rules=_rules,
     )
 
 
 def _rules(conversation: Conversation) -> dict[str, list[str]]:
-    """The greeting must be one the character has (judged on the values the row will hold,
-    so changing the character re-checks it)."""
+    """The persona must be the player's and the greeting one the character has (judged on
+    the values the row will hold, so changing the player or character re-checks them)."""
     problems: dict[str, list[str]] = {}
+    persona = conversation.persona
+    if persona is not None and persona.player_id != conversation.player_id:
+        problems["persona"] = ["not one of this conversation's player's personas"]
     index = conversation.greeting_index
     if isinstance(index, int) and conversation.character_id is not None:
         count = len(conversation.character.alternate_greetings or [])

@@ -14,7 +14,7 @@ from roleplay.models import Conversation
 from roleplay.services import rows
 from roleplay.services.conversations import delete_conversations
 
-PLAYER_FIELDS = ("external_id", "display_name", "persona")
+PLAYER_FIELDS = ("external_id", "display_name")
 
 
 def create_player(tenant, **fields) -> Player:

@@ -34,9 +34,11 @@ class World:
     player: object
     conversation: object
     messages: list
+    persona: object = None
 
     def object_for(self, model):
-        for obj in (self.model_config, self.character, self.player, self.conversation):
+        objects = (self.model_config, self.character, self.player, self.conversation)
+        for obj in (*objects, self.persona):
             if isinstance(obj, model):
                 return obj
         raise LookupError(
@@ -47,7 +49,7 @@ class World:
 
 def build_world(tenant, base_url: str, label: str) -> World:
     from console.models import Player
-    from roleplay.models import Character, Conversation, ModelConfig
+    from roleplay.models import Character, Conversation, ModelConfig, Persona
 
     config = ModelConfig.objects.create(
         tenant=tenant,
@@ -63,8 +65,11 @@ def build_world(tenant, base_url: str, label: str) -> World:
         tenant=tenant, name=f"{label}-char", first_message="Hi.", model_config=config
     )
     player = Player.objects.create(tenant=tenant, external_id=f"{label}-player")
+    persona = Persona.objects.create(
+        tenant=tenant, player=player, name=f"{label}-persona", is_default=True
+    )
     conversation = Conversation.objects.create(
-        tenant=tenant, player=player, character=character, model_config=config
+        tenant=tenant, player=player, character=character, model_config=config, persona=persona
     )
     messages = [
         message_store.save_message(
@@ -72,7 +77,7 @@ def build_world(tenant, base_url: str, label: str) -> World:
         )
         for i, role in enumerate(["user", "assistant", "user", "assistant"])
     ]
-    return World(tenant, config, character, player, conversation, messages)
+    return World(tenant, config, character, player, conversation, messages, persona)
 
 
 @pytest.fixture

@@ -143,6 +143,7 @@ def valid_body(route: Route, method: str, world) -> dict:
             "character": {"name": "n"},
             "player": {"external_id": "n"},
             "conversation": {"player": world.player.id, "character": str(world.character.id)},
+            "persona": {"player": world.player.id, "name": "n"},
         }.get(basename, {})
     return {
         "conversation-archive": {"keep_recent": 0},

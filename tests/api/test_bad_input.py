@@ -108,7 +108,6 @@ OVER_LONG = [
     ("/api/v1/characters/", "example_dialogues", 50_001, {"name": "n"}),
     ("/api/v1/players/", "external_id", 201, {}),
     ("/api/v1/players/", "display_name", 201, {"external_id": "x"}),
-    ("/api/v1/players/", "persona", 8_001, {"external_id": "x"}),
     ("/api/v1/model-configs/", "name", 101, {"provider": "llama_cpp", "model": "m"}),
     ("/api/v1/model-configs/", "model", 201, {"name": "n", "provider": "llama_cpp"}),
     ("/api/v1/model-configs/", "base_url", 501, {"name": "n", "provider": "openai_compatible",

@@ -19,9 +19,13 @@ CHARACTER_FIELDS = {
     "creator_notes", "tags", "creator", "character_version", "extensions", "model_config",
     "has_avatar", "avatar_url", "created_at", "updated_at",
 }  # fmt: skip
-PLAYER_FIELDS = {"id", "external_id", "display_name", "persona", "created_at"}
+PLAYER_FIELDS = {"id", "external_id", "display_name", "created_at"}
+PERSONA_FIELDS = {
+    "id", "player", "name", "description", "is_default", "has_avatar", "avatar_url",
+    "created_at", "updated_at",
+}  # fmt: skip
 CONVERSATION_FIELDS = {
-    "id", "player", "character", "model_config", "greeting_index", "greeting", "title",
+    "id", "player", "character", "model_config", "persona", "greeting_index", "greeting", "title",
     "status", "created_at", "updated_at",
 }  # fmt: skip
 
@@ -54,9 +58,15 @@ def _bodies(own):
         ),
         "players": (
             PLAYER_FIELDS,
-            {"external_id": "user-42", "display_name": "Bo", "persona": "A sailor."},
+            {"external_id": "user-42", "display_name": "Bo"},
             {"external_id": "user-43"},
             {"display_name": "Bob"},
+        ),
+        "personas": (
+            PERSONA_FIELDS,
+            {"player": own.player.id, "name": "Sailor", "description": "Salt and rope."},
+            {"player": own.player.id, "name": "Sailor II", "description": ""},
+            {"is_default": True},
         ),
         "conversations": (
             CONVERSATION_FIELDS,
@@ -68,7 +78,7 @@ def _bodies(own):
     }  # fmt: skip
 
 
-RESOURCES = ["model-configs", "characters", "players", "conversations"]
+RESOURCES = ["model-configs", "characters", "players", "personas", "conversations"]
 
 
 @pytest.mark.parametrize("resource", RESOURCES)
@@ -118,6 +128,7 @@ def test_routes_answer_with_and_without_trailing_slash(api, own, resource):
         "model-configs": own.model_config,
         "characters": own.character,
         "players": own.player,
+        "personas": own.persona,
         "conversations": own.conversation,
     }[resource]
     for path in (f"/api/v1/{resource}", f"/api/v1/{resource}/{obj.id}"):

@@ -66,6 +66,7 @@ ID_FIELDS = {
     "player": lambda w: w.objects.player.pk,
     "character": lambda w: str(w.objects.character.pk),
     "model_config": lambda w: str(w.objects.model_config.pk),
+    "persona": lambda w: str(w.objects.persona.pk),
     "preset": lambda w: _preset_id(w),
     "conversation_id": lambda w: str(w.objects.conversation.pk),
     "book_id": lambda w: w.book_id,

@@ -12,8 +12,8 @@ from __future__ import annotations
 import json
 import re
 
-from console.models import ApiToken
-from roleplay.models import Character, Conversation, ModelConfig, Preset
+from console.models import ApiToken, Player
+from roleplay.models import Character, Conversation, ModelConfig, Persona, Preset
 from tests.matrix.world import BY_PARAMETER, PROMPT_ID
 
 # Routes anyone may open without signing in.
@@ -25,6 +25,12 @@ PK_MODELS = {
     "character_delete": Character,
     "character_avatar": Character,
     "character_export": Character,
+    "conversation_persona": Conversation,
+    "player_personas": Player,
+    "persona_edit": Persona,
+    "persona_make_default": Persona,
+    "persona_delete": Persona,
+    "persona_avatar": Persona,
     "conversation_detail": Conversation,
     "model_config_edit": ModelConfig,
     "model_config_delete": ModelConfig,

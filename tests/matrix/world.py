@@ -68,6 +68,7 @@ class Tenancy:
         label (in every name and message) and every UUID (integer ids would match anything)."""
         objects = self.objects
         ids = [objects.model_config.pk, objects.character.pk, objects.conversation.pk]
+        ids.append(objects.persona.pk)
         ids.append(self.preset.pk)
         ids += [message.pk for message in objects.messages]
         return [self.label, self.book_id, self.token.prefix, *map(str, ids)]

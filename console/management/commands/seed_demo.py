@@ -1,4 +1,5 @@
-"""Idempotent demo data: tenant ``demo``, an operator login, a character, the local model.
+"""Idempotent demo data: tenant ``demo``, an operator login, a character (with a scenario,
+personality and an alternate greeting), the demo player's persona, the local model.
 
 Everything is written through the services every other door uses, so the demo data obeys
 the same rules (one default model config, a console user's player, bindings by character).
@@ -14,9 +15,9 @@ from django.db import transaction
 from console.embedded import VAR_DIR
 from console.models import Role, Tenant
 from console.services import create_tenant, ensure_console_player, ensure_console_user
-from roleplay.models import Character, Conversation, ModelConfig
+from roleplay.models import Character, Conversation, ModelConfig, Persona
 from roleplay.selectors import default_model_config
-from roleplay.services import characters, conversations, model_configs
+from roleplay.services import characters, conversations, model_configs, personas
 
 DEMO_USER = "demo"
 CREDENTIALS = VAR_DIR / "demo-login.txt"
@@ -27,6 +28,22 @@ DEMO_DESCRIPTION = (
     "its streets at night."
 )
 DEMO_FIRST = "*Mira looks up from her logbook.* A visitor, at this hour? Come in out of the fog."
+# The card fields a full character has; filled in on an older demo Mira that lacks them.
+DEMO_CARD = {
+    "personality": "Dry-humoured, patient, curious about strangers; hides worry behind tea.",
+    "scenario": "A foggy night at the Greyport lighthouse. The lamp must be trimmed soon, "
+    "and someone has knocked at the door.",
+    "alternate_greetings": [
+        "*The lamp hisses overhead as Mira trims its wick.* Careful on the stairs. "
+        "You're soaked; the kettle's on."
+    ],
+    "tags": ["lighthouse", "steam city", "demo"],
+}
+DEMO_PERSONA = {
+    "name": "Traveller",
+    "description": "A traveller who came to Greyport on the evening boat, looking for "
+    "somewhere dry to wait out the fog.",
+}
 DEMO_CONFIG = {
     "name": "Bundled demo model (gemma-3-270m)",
     "provider": "llama_cpp",
@@ -95,9 +112,18 @@ class Command(BaseCommand):
         character = Character.objects.filter(tenant=tenant, name="Mira").first()
         if character is None:
             character = characters.create_character(
-                tenant, name="Mira", description=DEMO_DESCRIPTION, first_message=DEMO_FIRST
+                tenant,
+                name="Mira",
+                description=DEMO_DESCRIPTION,
+                first_message=DEMO_FIRST,
+                **DEMO_CARD,
             )
+        missing = {name: value for name, value in DEMO_CARD.items() if not getattr(character, name)}
+        if missing:
+            characters.update_character(character, **missing)
         player = ensure_console_player(tenant, user, display_name="Traveller")
+        if not Persona.objects.filter(player=player).exists():
+            personas.create_persona(tenant, player=player, **DEMO_PERSONA)
         self._demo_worldbook(tenant, character)
         conversation = (
             Conversation.objects.filter(tenant=tenant, player=player, character=character)
