@@ -15,7 +15,7 @@ from console.scoping import get_scoped_or_404
 from roleplay import play_selectors
 from roleplay.llm.gateway import provider_config, resolve_config
 from roleplay.models import Conversation
-from roleplay.turns.context import greeting_of
+from roleplay.selectors import greeting_for
 
 TRANSCRIPT_PART = "transcript"
 
@@ -32,7 +32,7 @@ def play(request, conversation_id):
     context = {
         "conversation": conversation,
         "character": conversation.character,
-        "opening": greeting_of(conversation),
+        "opening": greeting_for(conversation),
         "history": play_selectors.transcript(conversation),
         "running_turn": play_selectors.running_turn(conversation),
         "can_write": membership.can_edit() if membership else False,

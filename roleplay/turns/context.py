@@ -29,6 +29,7 @@ from roleplay.preset_selectors import effective_preset
 from roleplay.prompting.assembly import ActorInputs, AuthorNote, Card
 from roleplay.prompting.notes import effective_note
 from roleplay.prompting.presets import LoadedPreset
+from roleplay.selectors import ActivePersona, greeting_for, persona_for
 
 from .records import answers_new_message
 
@@ -51,14 +52,6 @@ class HistoryMessage:
         return {"role": self.role, "content": self.content}
 
 
-@dataclass(frozen=True)
-class PersonaView:
-    """Who the player is in this conversation: ``{{user}}`` and ``{{persona}}``."""
-
-    name: str
-    description: str = ""
-
-
 @dataclass
 class TurnContext:
     """Everything generation needs, read once before the first model call; pre-Actor phases
@@ -68,7 +61,7 @@ class TurnContext:
     turn: Turn
     conversation: Conversation
     character: Character
-    persona: PersonaView
+    persona: ActivePersona
     config: ModelConfig | None
     preset: LoadedPreset
     history: list[HistoryMessage]
@@ -123,25 +116,6 @@ class TurnContext:
 CONTEXT_HOOKS: list[Callable[[TurnContext, Conversation], None]] = []
 
 
-def greeting_of(conversation: Conversation) -> str:
-    """The opening line the conversation chose: the first message, or an alternate one."""
-    character, index = conversation.character, conversation.greeting_index
-    alternates = character.alternate_greetings or []
-    if 0 < index <= len(alternates) and isinstance(alternates[index - 1], str):
-        return alternates[index - 1]
-    return character.first_message
-
-
-def persona_of(conversation: Conversation) -> PersonaView:
-    """The conversation's persona, else its player's default one, else the player's name."""
-    persona = conversation.persona
-    if persona is None:
-        persona = conversation.player.personas.filter(is_default=True).first()
-    if persona is not None:
-        return PersonaView(persona.name, persona.description)
-    return PersonaView(conversation.player.display_name or "User")
-
-
 def load_context(turn: Turn, user_input: str | None = None) -> TurnContext:
     """The context of ``turn``: its conversation as it is now (a renamed character or
     persona, a changed model config), the history the turn's kind calls for, and every
@@ -173,13 +147,13 @@ def load_context(turn: Turn, user_input: str | None = None) -> TurnContext:
         turn=turn,
         conversation=conversation,
         character=conversation.character,
-        persona=persona_of(conversation),
+        persona=persona_for(conversation),
         config=config,
         preset=effective_preset(config),
         history=history,
         user_input=user_input,
         continuing=continuing,
-        greeting=greeting_of(conversation),
+        greeting=greeting_for(conversation),
         author_note=effective_note(conversation.author_note, conversation.character.author_note),
     )
     ctx.trace["read"] = {
