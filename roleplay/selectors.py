@@ -134,31 +134,27 @@ def player_personas(tenant, player):
     )
 
 
+def row_count(model, tenant, field: str):
+    """How many of the tenant's ``model`` rows point at the outer row through ``field``, as
+    an annotation (0 when none): a correlated count, not a join that multiplies rows."""
+    counts = (
+        scoped(model, tenant)
+        .filter(**{field: OuterRef("pk")})
+        .order_by()
+        .values(field)
+        .annotate(n=Count("pk"))
+        .values("n")
+    )
+    return Coalesce(Subquery(counts, output_field=IntegerField()), Value(0))
+
+
 def player_list(tenant):
     """Players with how many personas and conversations each has, newest first."""
-    personas = (
-        scoped(Persona, tenant)
-        .filter(player=OuterRef("pk"))
-        .order_by()
-        .values("player")
-        .annotate(n=Count("pk"))
-        .values("n")
-    )
-    conversations = (
-        scoped(Conversation, tenant)
-        .filter(player=OuterRef("pk"))
-        .order_by()
-        .values("player")
-        .annotate(n=Count("pk"))
-        .values("n")
-    )
     return (
         scoped(Player, tenant)
         .annotate(
-            persona_count=Coalesce(Subquery(personas, output_field=IntegerField()), Value(0)),
-            conversation_count=Coalesce(
-                Subquery(conversations, output_field=IntegerField()), Value(0)
-            ),
+            persona_count=row_count(Persona, tenant, "player"),
+            conversation_count=row_count(Conversation, tenant, "player"),
         )
         .order_by("-created_at", "-pk")
     )
@@ -166,22 +162,10 @@ def player_list(tenant):
 
 def character_list(tenant):
     """Characters with their default config and how many conversations use them."""
-    conversations = (
-        scoped(Conversation, tenant)
-        .filter(character=OuterRef("pk"))
-        .order_by()
-        .values("character")
-        .annotate(n=Count("pk"))
-        .values("n")
-    )
     return (
         without_avatars(scoped(Character, tenant))
         .select_related("model_config")
-        .annotate(
-            conversation_count=Coalesce(
-                Subquery(conversations, output_field=IntegerField()), Value(0)
-            )
-        )
+        .annotate(conversation_count=row_count(Conversation, tenant, "character"))
         .order_by("name", "created_at")
     )
 

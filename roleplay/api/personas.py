@@ -13,22 +13,21 @@ from rest_framework import serializers
 
 from console.models import Player, Scope
 from roleplay.api.avatars import AvatarView
-from roleplay.api.serializers import StrictSerializer, TenantRelatedField
+from roleplay.api.serializers import AvatarLinks, StrictSerializer, TenantRelatedField
 from roleplay.api.views import ServiceWrites
 from roleplay.models import Persona
-from roleplay.selectors import has_avatar, without_avatars
+from roleplay.selectors import without_avatars
 from roleplay.services import personas
 from roleplay.services.personas import PERSONA_FIELDS
 
 
-class PersonaSerializer(StrictSerializer):
+class PersonaSerializer(AvatarLinks, StrictSerializer):
     """Who a player is in a conversation: ``{{user}}`` is ``name``, ``{{persona}}`` is
     ``description``. A player's first persona is its default unless ``is_default`` is false."""
 
     player = TenantRelatedField(Player)
     is_default = serializers.BooleanField(required=False)
-    has_avatar = serializers.SerializerMethodField()
-    avatar_url = serializers.SerializerMethodField()
+    avatar_path = "personas"
 
     class Meta:
         model = Persona
@@ -45,12 +44,6 @@ class PersonaSerializer(StrictSerializer):
         # The one default per player is the service's switch (under a lock), not a
         # validator that would ask every body for ``is_default``.
         validators: list = []
-
-    def get_has_avatar(self, obj) -> bool:
-        return has_avatar(obj)
-
-    def get_avatar_url(self, obj) -> str:
-        return f"/api/v1/personas/{obj.pk}/avatar"
 
 
 class PersonaQuerySerializer(serializers.Serializer):

@@ -104,7 +104,22 @@ class ModelConfigSerializer(StrictSerializer):
         return api_key_status(obj) == "set"
 
 
-class CharacterSerializer(StrictSerializer):
+class AvatarLinks(serializers.Serializer):
+    """``has_avatar`` and ``avatar_url`` (``/api/v1/<avatar_path>/{id}/avatar``) of a
+    character or persona; the bytes are never in the JSON."""
+
+    avatar_path = ""
+    has_avatar = serializers.SerializerMethodField()
+    avatar_url = serializers.SerializerMethodField()
+
+    def get_has_avatar(self, obj) -> bool:
+        return has_avatar(obj)
+
+    def get_avatar_url(self, obj) -> str:
+        return f"/api/v1/{self.avatar_path}/{obj.pk}/avatar"
+
+
+class CharacterSerializer(AvatarLinks, StrictSerializer):
     """A character card; ``model_config`` is its default model (same tenant only).
 
     The card's lists and ``extensions`` obey :mod:`roleplay.cards.limits` (the services check
@@ -127,8 +142,7 @@ class CharacterSerializer(StrictSerializer):
         help_text="A card's extensions, kept verbatim (at most "
         f"{limits.MAX_EXTENSIONS_BYTES} bytes as JSON, {limits.MAX_EXTENSIONS_DEPTH} levels).",
     )
-    has_avatar = serializers.SerializerMethodField()
-    avatar_url = serializers.SerializerMethodField()
+    avatar_path = "characters"
 
     class Meta:
         model = Character
@@ -147,12 +161,6 @@ class CharacterSerializer(StrictSerializer):
         if problems:
             raise serializers.ValidationError(problems)
         return value
-
-    def get_has_avatar(self, obj) -> bool:
-        return has_avatar(obj)
-
-    def get_avatar_url(self, obj) -> str:
-        return f"/api/v1/characters/{obj.pk}/avatar"
 
 
 class PlayerSerializer(StrictSerializer):

@@ -138,10 +138,8 @@ def test_a_bad_image_in_the_console_saves_nothing(operator_client, character):
     assert character.name == "Mira" and character.avatar is None
 
 
-def test_the_console_avatar_of_another_tenant_is_404(other_tenant, character):
-    from tests.characters.conftest import signed_in
-
-    client = signed_in(other_tenant, "admin")
+def test_the_console_avatar_of_another_tenant_is_404(console_client, other_tenant, character):
+    client = console_client(other_tenant, "admin")
     assert client.get(f"/console/characters/{character.pk}/avatar/").status_code == 404
 
 
