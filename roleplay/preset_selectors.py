@@ -13,15 +13,13 @@ from __future__ import annotations
 import threading
 from collections import OrderedDict
 
-from django.db.models import Count, IntegerField, OuterRef, Subquery, Value
-from django.db.models.functions import Coalesce
-
 from console.scoping import scoped
 from roleplay.models import ModelConfig, Preset
 from roleplay.prompting.default_preset import default_preset
 from roleplay.prompting.preset_files import native_file
 from roleplay.prompting.presets import LoadedPreset, dump_prompts, validate_prompts
 from roleplay.prompting.sillytavern import export_sillytavern
+from roleplay.selectors import row_count
 
 CACHE_SIZE = 256
 EXPORT_FORMATS = ("native", "sillytavern")
@@ -75,19 +73,9 @@ def effective_preset(config: ModelConfig | None) -> LoadedPreset:
 
 def preset_list(tenant):
     """The tenant's presets by name, each with how many model configs use it."""
-    users = (
-        scoped(ModelConfig, tenant)
-        .filter(preset=OuterRef("pk"))
-        .order_by()
-        .values("preset")
-        .annotate(n=Count("pk"))
-        .values("n")
-    )
     return (
         scoped(Preset, tenant)
-        .annotate(
-            model_config_count=Coalesce(Subquery(users, output_field=IntegerField()), Value(0))
-        )
+        .annotate(model_config_count=row_count(ModelConfig, tenant, "preset"))
         .order_by("name", "created_at")
     )
 

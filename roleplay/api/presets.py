@@ -195,6 +195,7 @@ class PresetViewSet(ServiceWrites):
         detail=False,
         methods=["post"],
         url_path="import",
+        url_name="import",
         parser_classes=[BoundedJSONParser, MultiPartParser],
     )
     def import_file(self, request):

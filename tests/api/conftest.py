@@ -35,10 +35,11 @@ class World:
     conversation: object
     messages: list
     persona: object = None
+    preset: object = None
 
     def object_for(self, model):
         objects = (self.model_config, self.character, self.player, self.conversation)
-        for obj in (*objects, self.persona):
+        for obj in (*objects, self.persona, self.preset):
             if isinstance(obj, model):
                 return obj
         raise LookupError(
@@ -50,6 +51,7 @@ class World:
 def build_world(tenant, base_url: str, label: str) -> World:
     from console.models import Player
     from roleplay.models import Character, Conversation, ModelConfig, Persona
+    from roleplay.services.presets import create_preset
 
     config = ModelConfig.objects.create(
         tenant=tenant,
@@ -77,12 +79,14 @@ def build_world(tenant, base_url: str, label: str) -> World:
         )
         for i, role in enumerate(["user", "assistant", "user", "assistant"])
     ]
-    return World(tenant, config, character, player, conversation, messages, persona)
+    preset = create_preset(tenant, name=f"{label}-preset")
+    return World(tenant, config, character, player, conversation, messages, persona, preset)
 
 
 @pytest.fixture
 def foreign(other_tenant, llm) -> World:
-    """Another tenant's model config, character, player, conversation and messages."""
+    """Another tenant's model config, character, player, conversation, messages, persona
+    and preset."""
     return build_world(other_tenant, llm.base_url, "foreign")
 
 

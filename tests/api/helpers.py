@@ -137,6 +137,8 @@ def route_cases(predicate=lambda route, method: True, prefix: str = API_PREFIX):
 def valid_body(route: Route, method: str, world) -> dict:
     """A body the route accepts for ``world``'s tenant (creates and PUTs need all fields)."""
     basename, _, kind = route.name.partition("-")
+    if basename == "preset" and method in ("PUT", "PATCH") and kind == "detail":
+        return {"name": "n", "version": world.preset.version}  # compare-and-set
     if method in ("POST", "PUT", "PATCH") and kind in ("list", "detail"):
         return {
             "modelconfig": {"name": "n", "provider": "llama_cpp", "model": "m"},
@@ -144,10 +146,12 @@ def valid_body(route: Route, method: str, world) -> dict:
             "player": {"external_id": "n"},
             "conversation": {"player": world.player.id, "character": str(world.character.id)},
             "persona": {"player": world.player.id, "name": "n"},
+            "preset": {"name": "n"},
         }.get(basename, {})
     return {
         "conversation-archive": {"keep_recent": 0},
         "conversation-rollback": {"timestamps": [m.ts for m in world.messages]},
+        "preset-import": {"name": "n", "preset": {"prompts": []}},
     }.get(route.name, {})
 
 

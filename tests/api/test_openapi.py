@@ -99,7 +99,9 @@ def test_api_root_lists_the_resources(api):
     response = api.get("/api/v1/")
     assert response.status_code == 200
     body = response.json()
-    assert set(body) == {"model-configs", "characters", "players", "personas", "conversations"}
+    assert set(body) == {
+        "model-configs", "characters", "players", "personas", "conversations", "presets",
+    }  # fmt: skip
     for url in body.values():
         assert api.get(url).status_code == 200
 

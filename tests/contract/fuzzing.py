@@ -67,18 +67,12 @@ ID_FIELDS = {
     "character": lambda w: str(w.objects.character.pk),
     "model_config": lambda w: str(w.objects.model_config.pk),
     "persona": lambda w: str(w.objects.persona.pk),
-    "preset": lambda w: _preset_id(w),
+    "preset": lambda w: str(w.objects.preset.pk),
     "conversation_id": lambda w: str(w.objects.conversation.pk),
     "book_id": lambda w: w.book_id,
     "revision": lambda w: w.revision,
     "expected_revision": lambda w: w.revision,
 }
-
-
-def _preset_id(world) -> str:
-    from roleplay.models import Preset
-
-    return str(world.object_for(Preset).pk)
 
 
 def plant_ids(value, world, draw) -> None:

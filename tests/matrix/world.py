@@ -27,8 +27,7 @@ PROMPT_ID = "mira"  # both tenants bind their book to the same prompt id
 
 @dataclass
 class Tenancy:
-    """A tenant, its runtime objects, a worldbook book at revision 1, an admin token and a
-    preset."""
+    """A tenant, its runtime objects, a worldbook book at revision 1, and an admin token."""
 
     label: str
     objects: World
@@ -36,7 +35,6 @@ class Tenancy:
     revision: int
     token: object
     raw_token: str
-    preset: object = None
 
     @property
     def tenant(self):
@@ -44,15 +42,12 @@ class Tenancy:
 
     def object_for(self, model):
         from console.models import ApiToken
-        from roleplay.models import Preset
         from worldbook.models import Book
 
         if model is Book:
             return Book.objects.get(pk=self.book_id)
         if model is ApiToken:
             return self.token
-        if model is Preset:
-            return self.preset
         return self.objects.object_for(model)
 
     def value(self, parameter: str, model=None):
@@ -69,21 +64,19 @@ class Tenancy:
         objects = self.objects
         ids = [objects.model_config.pk, objects.character.pk, objects.conversation.pk]
         ids.append(objects.persona.pk)
-        ids.append(self.preset.pk)
+        ids.append(objects.preset.pk)
         ids += [message.pk for message in objects.messages]
         return [self.label, self.book_id, self.token.prefix, *map(str, ids)]
 
 
 def build_tenancy(tenant, base_url: str, label: str, api_client_for) -> Tenancy:
     from console.services import create_api_token
-    from roleplay.services.presets import create_preset
 
     objects = build_world(tenant, base_url, label)
-    preset = create_preset(tenant, name=f"{label}-preset")
     token, raw = create_api_token(tenant, f"{label}-token", ["admin"])
     client = api_client_for(tenant)
     created = create(client, book(label, entry("e1", f"{label} lore", keys=["lighthouse"])))
     bindings = {"bindings": [{"book_id": created["book_id"]}]}
     response = client.put(f"/v1/prompt-bindings?prompt_id={PROMPT_ID}", bindings, format="json")
     assert response.status_code == 200, response.content[:300]
-    return Tenancy(label, objects, created["book_id"], created["revision"], token, raw, preset)
+    return Tenancy(label, objects, created["book_id"], created["revision"], token, raw)

@@ -13,7 +13,6 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from roleplay.models import ModelConfig, Preset
 from roleplay.preset_forms import EditorRows
 from roleplay.services.presets import create_preset, update_preset
-from tests.characters.conftest import signed_in
 from tests.presets.st_fixture import st_preset
 
 pytestmark = pytest.mark.django_db
@@ -214,9 +213,11 @@ def test_the_shipped_default_is_shown_read_only(operator_client):
     assert "specialist_direct_scene" in page
 
 
-def test_the_model_config_form_offers_the_tenants_presets(tenant, other_tenant, preset):
+def test_the_model_config_form_offers_the_tenants_presets(
+    tenant, other_tenant, preset, console_client
+):
     create_preset(other_tenant, name="Theirs", prompts=MINIMAL)
-    admin = signed_in(tenant, "admin")
+    admin = console_client(tenant, "admin")
     page = admin.get("/console/models/new/").content.decode()
     assert "Noir" in page and "Theirs" not in page and "Shipped default preset" in page
     response = admin.post(
