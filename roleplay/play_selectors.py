@@ -10,12 +10,12 @@ message, a turn that ended in an error, a reconnect), so both go through here.
 
 from __future__ import annotations
 
-from django.db.models import Count, Q
-from django.utils import timezone
+from django.db.models import Count
 
 from memory import selectors as message_reads
 from memory.models import Message, MessageAlternative
-from roleplay.models import Conversation, Turn, TurnStatus
+from roleplay.models import Conversation, Turn
+from roleplay.turns.records import live_turns
 
 TRANSCRIPT_LIMIT = message_reads.DEFAULT_HISTORY_LIMIT
 
@@ -40,6 +40,5 @@ def running_turn(conversation: Conversation) -> Turn | None:
     """The turn generating a reply now, if any. A running turn whose lease ran out was
     abandoned by a dead process and blocks nothing (the same rule the message services
     apply), so the page does not show it as busy."""
-    live = Q(lease_expires_at__isnull=True) | Q(lease_expires_at__gte=timezone.now())
-    running = Turn.objects.filter(conversation=conversation, status=TurnStatus.RUNNING)
-    return running.filter(live).only("id", "kind", "assistant_message_id").first()
+    running = live_turns().filter(conversation=conversation)
+    return running.only("id", "kind", "assistant_message_id").first()

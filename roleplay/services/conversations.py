@@ -9,8 +9,6 @@ or of a character's or a player's, goes through :func:`delete_conversations`.
 from __future__ import annotations
 
 from django.db import transaction
-from django.db.models import Q
-from django.utils import timezone
 
 from memory import services as message_store
 from roleplay.errors import TurnInProgress
@@ -19,10 +17,9 @@ from roleplay.models import (
     ConversationStatus,
     ModelConfig,
     Persona,
-    Turn,
-    TurnStatus,
 )
 from roleplay.services import rows
+from roleplay.turns.records import live_turns
 from worldbook import services as worldbooks
 
 CONVERSATION_FIELDS = (
@@ -111,10 +108,9 @@ def delete_conversations(tenant, conversations) -> int:
     (lease expired) does not block.
     """
     ids = list(conversations.filter(tenant=tenant).select_for_update().values_list("id", flat=True))
-    live = Q(lease_expires_at__isnull=True) | Q(lease_expires_at__gte=timezone.now())
     busy = (
-        Turn.objects.filter(conversation_id__in=ids, status=TurnStatus.RUNNING)
-        .filter(live)
+        live_turns()
+        .filter(conversation_id__in=ids)
         .values_list("conversation_id", flat=True)
         .first()
     )

@@ -10,23 +10,20 @@ themselves are the message store's (``memory.alternatives``, ``memory.services``
 from __future__ import annotations
 
 from django.db import transaction
-from django.db.models import Q
-from django.utils import timezone
 
 from console.scoping import LOOKUP_MISSES
 from memory import alternatives
 from memory import services as message_store
 from memory.models import Message
 from roleplay.errors import NotFound, TurnInProgress
-from roleplay.models import Conversation, Turn, TurnStatus
+from roleplay.models import Conversation
+from roleplay.turns.records import live_turns
 
 
 def _quiet(conversation: Conversation) -> None:
     """Lock the conversation; refuse if a turn is live in it (a dead one does not count)."""
     Conversation.objects.select_for_update().filter(pk=conversation.pk).first()
-    live = Q(lease_expires_at__isnull=True) | Q(lease_expires_at__gte=timezone.now())
-    running = Turn.objects.filter(conversation=conversation, status=TurnStatus.RUNNING)
-    if running.filter(live).exists():
+    if live_turns().filter(conversation=conversation).exists():
         raise TurnInProgress(
             message="a reply is being generated in this conversation; retry when it ends",
             details={"conversation_id": str(conversation.id)},

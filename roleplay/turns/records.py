@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from datetime import timedelta
 
 from django.db import IntegrityError, transaction
+from django.db.models import Q
 from django.utils import timezone
 
 from memory import alternatives
@@ -162,6 +163,13 @@ def finish_turn(
             trace=trace or {},
             finished_at=timezone.now(),
         )
+
+
+def live_turns():
+    """Running turns whose lease has not run out: a reply is being generated. A running
+    turn with an expired lease was abandoned by a dead process and blocks nothing."""
+    live = Q(lease_expires_at__isnull=True) | Q(lease_expires_at__gte=timezone.now())
+    return Turn.objects.filter(status=TurnStatus.RUNNING).filter(live)
 
 
 def expire_abandoned(conversation: Conversation | None = None) -> int:

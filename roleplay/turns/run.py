@@ -23,7 +23,8 @@ from django.utils import timezone
 from console.db import run_db
 from console.logging import turn_id_var
 from console.tokens import count_messages
-from roleplay import cancels
+from memory.models import Message
+from roleplay import cancels, hub
 from roleplay.hub import TurnFanout
 from roleplay.llm.errors import ModelCancelled, ModelError
 from roleplay.llm.gateway import Gateway, provider_config
@@ -35,7 +36,7 @@ from roleplay.worldbook_context import WorldbookTurnError
 
 from . import phases
 from .context import TurnContext, load_context
-from .records import LEASE, finish_turn
+from .records import LEASE, answers_new_message, finish_turn
 
 logger = logging.getLogger(__name__)
 
@@ -160,7 +161,15 @@ def prompt_trace(prompt: AssembledPrompt) -> dict:
 
 async def _after_commit(ctx: TurnContext, emit: Emit) -> None:
     """Post-turn phases, then their records added to the committed turn's trace. Nothing here
-    can change or lose the reply; a failure is logged."""
+    can change or lose the reply; a failure is logged. A turn that rewrote an earlier reply
+    (regenerate, continue) also announces that message's new state as ``message.updated``,
+    the event an edit sends, so every page shows its alternatives and text alike."""
+    if not answers_new_message(ctx.turn):
+        try:
+            event = await run_db(_rewritten_message, ctx.turn)
+            await hub.announce(ctx.turn.conversation_id, event)
+        except STORAGE_ERRORS:
+            logger.warning("could not announce the rewritten message of turn %s", ctx.turn.id)
     stage_cancel = asyncio.Event()  # the player's cancel no longer applies once committed
     before = len(ctx.trace.get("phases", []))
     try:
@@ -173,6 +182,10 @@ async def _after_commit(ctx: TurnContext, emit: Emit) -> None:
             await run_db(Turn.objects.filter(pk=ctx.turn.pk).update, trace=ctx.trace)
         except STORAGE_ERRORS:
             logger.warning("could not record the post-turn phases of turn %s", ctx.turn.id)
+
+
+def _rewritten_message(turn: Turn) -> dict:
+    return hub.message_updated(Message.objects.get(pk=turn.assistant_message_id))
 
 
 # What a database outage raises: Django's wrapped errors, and the pool's own (a timeout

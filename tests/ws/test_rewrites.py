@@ -79,6 +79,14 @@ async def test_regenerate_keeps_both_replies_and_shows_the_new_one(conversation,
     assert all(m["content"] != "First answer." for m in sent)
     turn = await Turn.objects.aget(pk=started["turn_id"])
     assert turn.kind == "regenerate" and turn.status == "complete"
+    # Every page learns the message now has two alternatives and shows the second.
+    [shown] = await until(comm, "message.updated")
+    assert shown["message_id"] == first["assistant_message_id"]
+    assert (shown["content"], shown["selected_alternative"], shown["alternatives"]) == (
+        "Second answer.",
+        1,
+        2,
+    )
 
     await send(comm, type="select_alternative", message_id=first["assistant_message_id"], index=0)
     [updated] = await until(comm, "message.updated")
@@ -106,6 +114,8 @@ async def test_continue_extends_the_last_reply(conversation, llm):
     # The reply to go on from, then the request to continue it.
     assert sent[-2]["role"] == "assistant" and sent[-2]["content"] == "The gate opens"
     assert sent[-1]["role"] == "system" and "Continue" in sent[-1]["content"]
+    [shown] = await until(comm, "message.updated")
+    assert shown["content"] == "The gate opens at dawn."
     await comm.disconnect()
 
 
@@ -212,7 +222,7 @@ async def test_a_repeated_regenerate_client_id_starts_nothing_new(conversation, 
     await chat(comm, llm, "c1", "Hi", "Hello.")
     llm.enqueue(Reply(content="Again.", chunks=1))
     await send(comm, type="regenerate", client_message_id="r1")
-    await until(comm, "turn.completed")
+    await until(comm, "message.updated")
     await send(comm, type="regenerate", client_message_id="r1")
     [again] = await until(comm, "turn.started")
     assert again["duplicate"] is True
