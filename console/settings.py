@@ -207,8 +207,10 @@ SPECTACULAR_SETTINGS = {
     "COMPONENT_SPLIT_REQUEST": True,
     # The values of worldbook.contracts.IndexState.status: named here, drf-spectacular does
     # not warn of a "status" name collision in `check --deploy`; if they drift, it warns again.
+    # A stored message's (and alternative's) status likewise.
     "ENUM_NAME_OVERRIDES": {
-        "IndexStatusEnum": ["missing", "pending", "building", "ready", "failed"]
+        "IndexStatusEnum": ["missing", "pending", "building", "ready", "failed"],
+        "MessageStatusEnum": "memory.models.MessageStatus",
     },
     # 3.1: schema objects are JSON Schema 2020-12, the dialect the pydantic models emit.
     "OAS_VERSION": "3.1.0",

@@ -83,8 +83,11 @@ def _show(message: Message, alternative: MessageAlternative) -> None:
 
 @transaction.atomic
 def select_alternative(tenant, message_id, index: int) -> Message:
-    """Make alternative ``index`` the message's text (the reply history and capabilities see)."""
+    """Make alternative ``index`` the message's text (the reply history and capabilities see).
+    A message never regenerated has one alternative, 0: its own text."""
     message = _locked(tenant, message_id)
+    if index == 0:
+        _ensure_first(message)
     alternative = MessageAlternative.objects.filter(message=message, index=index).first()
     if alternative is None:
         raise NoSuchAlternative(

@@ -66,6 +66,7 @@ def export_character(tenant, character: Character, fmt: str) -> ExportedCard:
         ours: getattr(character, ours) for ours in (*TEXT_FIELDS.values(), *LIST_FIELDS.values())
     }
     fields["extensions"] = character.extensions
+    fields["author_note"] = character.author_note
     image = avatar_of(character).data if fmt == "ccv3_png" else None
     data = build_card(fields, fmt, book=character_book(tenant, character), image=image)
     stem = _UNSAFE.sub("_", character.name).strip("._") or "character"

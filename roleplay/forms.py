@@ -19,6 +19,7 @@ from roleplay.cards.errors import CardFailure
 from roleplay.cards.images import MAX_AVATAR_BYTES, normalize_avatar
 from roleplay.form_lists import TagsField, TextListField, TextListWidget
 from roleplay.models import Character, ModelConfig, Persona, Preset
+from roleplay.note_forms import AuthorNoteFields
 from roleplay.selectors import greeting_choices, player_personas
 from roleplay.services.characters import CHARACTER_FIELDS
 from roleplay.services.model_configs import MODEL_CONFIG_FIELDS
@@ -57,7 +58,7 @@ class AvatarFields(forms.Form):
             raise forms.ValidationError(exc.message, code=exc.code) from exc
 
 
-class CharacterForm(AvatarFields, forms.ModelForm):
+class CharacterForm(AvatarFields, AuthorNoteFields, forms.ModelForm):
     """Every card field; greetings as a list of text areas, tags as one line, and the
     avatar, decoded here (a bad image is a field error before anything is saved)."""
 
@@ -83,7 +84,7 @@ class CharacterForm(AvatarFields, forms.ModelForm):
 
     class Meta:
         model = Character
-        fields = list(CHARACTER_FIELDS)
+        fields = [name for name in CHARACTER_FIELDS if name != "author_note"]
         widgets = {
             "description": forms.Textarea(attrs={"rows": 8}),
             "personality": forms.Textarea(attrs={"rows": 3}),
@@ -103,13 +104,16 @@ class CharacterForm(AvatarFields, forms.ModelForm):
         super().__init__(*args, **kwargs)
         self.fields["model_config"].queryset = _tenant_configs(tenant)
         self.offer_avatar_removal()
+        if self.instance.pk:
+            self.show_note(self.instance.author_note)
 
     def clean_extensions(self):
         return self.cleaned_data.get("extensions") or {}
 
     def character_fields(self) -> dict:
         """The cleaned values the character services take."""
-        return {name: self.cleaned_data[name] for name in CHARACTER_FIELDS}
+        fields = {name: self.cleaned_data[name] for name in self._meta.fields}
+        return {**fields, "author_note": self.author_note()}
 
 
 class ModelConfigForm(forms.ModelForm):

@@ -43,7 +43,7 @@ from roleplay.models import (
 )
 
 # The named sections of a turn trace, in the order the console shows them.
-TRACE_SECTIONS = ("read", "prompt", "model", "error")
+TRACE_SECTIONS = ("read", "phases", "prompt", "model", "error")
 
 
 def without_avatars(qs):

@@ -28,6 +28,11 @@ urlpatterns = [
         name="conversation_detail",
     ),
     path(
+        "console/conversations/<uuid:pk>/author-note/",
+        views.conversation_author_note,
+        name="conversation_author_note",
+    ),
+    path(
         "console/conversations/<uuid:pk>/persona/",
         views_personas.conversation_persona,
         name="conversation_persona",
@@ -68,7 +73,13 @@ urlpatterns = [
     path("console/presets/new/", views_presets.preset_create, name="preset_create"),
     path("console/presets/import/", views_presets.preset_import, name="preset_import"),
     path("console/presets/default/", views_presets.preset_default, name="preset_default"),
+    path(
+        "console/presets/default/preview/",
+        views_presets.preset_preview,
+        name="preset_default_preview",
+    ),
     path("console/presets/<uuid:pk>/", views_presets.preset_edit, name="preset_edit"),
+    path("console/presets/<uuid:pk>/preview/", views_presets.preset_preview, name="preset_preview"),
     path("console/presets/<uuid:pk>/delete/", views_presets.preset_delete, name="preset_delete"),
     path("console/presets/<uuid:pk>/export/", views_presets.preset_export, name="preset_export"),
 ]

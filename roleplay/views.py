@@ -29,6 +29,7 @@ from roleplay.forms import (
     NewConversationForm,
 )
 from roleplay.models import Character, Conversation, ConversationStatus, ModelConfig
+from roleplay.note_forms import AuthorNoteForm
 from roleplay.services import avatars, characters, conversations, model_configs
 from roleplay.services.config_check import run_config_test
 from roleplay.views_characters import character_page, files
@@ -210,8 +211,32 @@ def conversation_detail(request, pk):
             "personas": selectors.player_personas(request.tenant, conversation.player),
             "transcript": transcript,
             "rows": [(m, transcript.turn_of_message.get(str(m.id))) for m in transcript.messages],
+            "note_form": _note_form(conversation),
         },
     )
+
+
+def _note_form(conversation: Conversation, data=None) -> AuthorNoteForm:
+    form = AuthorNoteForm(data, prefix="note")
+    form.show_note(conversation.author_note)
+    return form
+
+
+@console_view(read=Role.OPERATOR)
+@require_POST
+def conversation_author_note(request, pk):
+    """Set (or clear, with no content) the conversation's own author's note."""
+    conversation = get_scoped_or_404(Conversation, request.tenant, pk=pk)
+    form = _note_form(conversation, request.POST)
+    if form.is_valid() and _write(
+        form, conversations.update_conversation, conversation, author_note=form.author_note()
+    ):
+        note = "saved" if conversation.author_note else "cleared: the character's note applies"
+        flash.success(request, f"The conversation's author's note is {note}.")
+    else:
+        problems = "; ".join(f"{k}: {' '.join(v)}" for k, v in form.errors.items())
+        flash.error(request, f"The author's note is not saved ({problems}).")
+    return redirect("conversation_detail", pk=conversation.pk)
 
 
 # --- model configs (admins write; everyone reads) ----------------------------------------

@@ -15,10 +15,11 @@ from django.contrib import messages as flash
 from django.http import HttpResponseBadRequest, JsonResponse
 from django.shortcuts import redirect, render
 from django.utils.http import content_disposition_header
-from django.views.decorators.http import require_GET
+from django.views.decorators.http import require_GET, require_http_methods
 
 from console.access import console_view, posted
 from console.body_limit import RUNTIME_MAX_BODY_BYTES
+from console.failures import DomainError
 from console.models import Role
 from console.scoping import get_scoped_or_404
 from roleplay import preset_selectors as selectors
@@ -31,16 +32,29 @@ from roleplay.prompting.default_preset import (
     default_prompt_data,
 )
 from roleplay.prompting.preset_files import decode_json
-from roleplay.prompting.presets import ROLES, PresetInvalid, dump_prompts
+from roleplay.prompting.presets import (
+    ROLES,
+    LoadedPreset,
+    PresetInvalid,
+    dump_prompts,
+    validate_prompts,
+)
 from roleplay.prompting.sillytavern import PresetFileInvalid
+from roleplay.selectors import conversation_list
 from roleplay.services import presets
 from roleplay.services.presets import PresetVersionConflict
+from roleplay.turns.preview import SAMPLE_INPUT, preview_prompt
+from roleplay.worldbook_context import WorldbookTurnError
 
 POSITION_LABELS = [
     ("relative", "in the list"),
     ("at_depth", "in the chat, at a depth"),
     ("none", "not sent (role template)"),
 ]
+
+
+PREVIEW_CONVERSATIONS = 50
+MAX_PREVIEW_INPUT = 4000
 
 
 def _report_key(pk) -> str:
@@ -120,6 +134,7 @@ def _editor(request, context: dict):
     context.setdefault("rows", context["editor"].rows)
     context.update(roles=ROLES, positions=POSITION_LABELS)
     context.setdefault("named_status", context["editor"].named_status())
+    context["preview_conversations"] = conversation_list(request.tenant)[:PREVIEW_CONVERSATIONS]
     return render(request, "roleplay/presets/editor.html", context)
 
 
@@ -184,6 +199,46 @@ def preset_edit(request, pk):
 def _version(raw) -> int:
     """The version a page was rendered from; anything else can only conflict."""
     return int(raw) if raw and str(raw).isdigit() and len(str(raw)) < 10 else 0
+
+
+@console_view(write=Role.VIEWER)
+@require_http_methods(["GET", "POST"])
+def preset_preview(request, pk=None):
+    """The editor's live preview: the messages the chosen conversation's next turn would send
+    with the prompts as the page shows them (unsaved edits included; a viewer, whose page
+    sends no prompts, previews the saved ones), each with its tokens. Writes nothing."""
+    row = get_scoped_or_404(Preset, request.tenant, pk=pk) if pk else None
+    data = request.POST if request.method == "POST" else request.GET
+    conversations = list(conversation_list(request.tenant)[:PREVIEW_CONVERSATIONS])
+    chosen = str(data.get("preview_conversation", ""))
+    conversation = next((c for c in conversations if str(c.pk) == chosen), None)
+    if conversation is None and conversations:
+        conversation = conversations[0]
+    sample = str(data.get("preview_input", ""))[:MAX_PREVIEW_INPUT]
+    context = {
+        "conversations": conversations,
+        "conversation": conversation,
+        "sample": sample,
+        "sample_placeholder": SAMPLE_INPUT,
+    }
+    try:
+        preset = _previewed_preset(request, row)
+        if conversation is not None:
+            context["preview"] = preview_prompt(conversation, preset, sample)
+    except PresetInvalid as exc:
+        context["problems"] = [f"{p.loc}: {p.msg}" for p in exc.problems]
+    except (DomainError, WorldbookTurnError) as exc:
+        context["error"] = {"code": exc.code, "message": str(getattr(exc, "message", exc))}
+    return render(request, "roleplay/presets/_preview.html", context)
+
+
+def _previewed_preset(request, row: Preset | None) -> LoadedPreset:
+    editor = EditorRows.from_post(request.POST) if request.method == "POST" else None
+    if editor is None or not editor.rows or not request.membership.can_edit():
+        return selectors.load_preset(row) if row else default_preset()
+    name = row.name if row else DEFAULT_PRESET_NAME
+    prompts = tuple(validate_prompts(editor.prompts()))
+    return LoadedPreset(prompts, name=name, id=str(row.pk) if row else None)
 
 
 @console_view(read=Role.OPERATOR)

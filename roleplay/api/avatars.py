@@ -11,7 +11,7 @@ looked up first, so another tenant's id is a 404 before the body is read.
 from __future__ import annotations
 
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiResponse, extend_schema
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework.parsers import MultiPartParser
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -49,6 +49,11 @@ def uploaded_file(request, field: str = "file", limit: int = MAX_AVATAR_BYTES) -
     return upload.name or "upload", upload.read(limit + 1)
 
 
+# The owner's id in the path (``pk``, which the schema spells ``id``).
+OWNER_ID = OpenApiParameter("id", OpenApiTypes.UUID, OpenApiParameter.PATH)
+
+
+@extend_schema(parameters=[OWNER_ID])
 class AvatarView(ImageAnswers, BodyLimit, APIView):
     """Base of the avatar routes; subclasses name the ``model`` and its scopes."""
 

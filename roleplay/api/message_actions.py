@@ -5,7 +5,8 @@ same events go to every socket on the conversation."""
 from __future__ import annotations
 
 from asgiref.sync import async_to_sync
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import serializers
 from rest_framework.decorators import action
 from rest_framework.response import Response
@@ -23,6 +24,7 @@ from roleplay.services import messages
 # comes after ``messages/archive``, ``messages/rollback``... (tests call each of them).
 MESSAGE_ID = r"messages/(?P<message_id>[^/.]+)"
 MAX_CONTENT_CHARS = 16 * 1024
+MESSAGE_ID_PARAM = OpenApiParameter("message_id", OpenApiTypes.UUID, OpenApiParameter.PATH)
 
 
 class EditBody(RejectUnknownFields, serializers.Serializer):
@@ -31,6 +33,10 @@ class EditBody(RejectUnknownFields, serializers.Serializer):
 
 class SelectBody(RejectUnknownFields, serializers.Serializer):
     index = serializers.IntegerField(min_value=0, max_value=10_000)
+
+
+class NoBody(RejectUnknownFields, serializers.Serializer):
+    """An empty JSON object (or no body at all)."""
 
 
 class RollbackToBody(RejectUnknownFields, serializers.Serializer):
@@ -91,7 +97,7 @@ def _announce(conversation, event: dict) -> None:
 class MessageActions:
     """Actions of the conversation viewset on its messages and turns."""
 
-    @extend_schema(request=EditBody, responses=MessageSerializer)
+    @extend_schema(request=EditBody, responses=MessageSerializer, parameters=[MESSAGE_ID_PARAM])
     @action(detail=True, methods=["patch"], url_path=MESSAGE_ID)
     def update_message(self, request, pk=None, message_id=None):
         """Replace a message's text; the edit is recorded (who, when, hashes)."""
@@ -105,7 +111,7 @@ class MessageActions:
         _announce(conversation, hub.message_updated(message))
         return Response(MessageSerializer(message).data)
 
-    @extend_schema(responses=AlternativeListSerializer)
+    @extend_schema(responses=AlternativeListSerializer, parameters=[MESSAGE_ID_PARAM])
     @action(detail=True, methods=["get"], url_path=f"{MESSAGE_ID}/alternatives")
     def alternatives(self, request, pk=None, message_id=None):
         """A message's alternatives (swipes), in order, and which one it shows."""
@@ -119,7 +125,7 @@ class MessageActions:
             }
         )
 
-    @extend_schema(request=SelectBody, responses=MessageSerializer)
+    @extend_schema(request=SelectBody, responses=MessageSerializer, parameters=[MESSAGE_ID_PARAM])
     @action(detail=True, methods=["post"], url_path=f"{MESSAGE_ID}/select-alternative")
     def select_alternative(self, request, pk=None, message_id=None):
         """Make one alternative the text history and every capability see."""
@@ -129,11 +135,12 @@ class MessageActions:
         _announce(conversation, hub.message_updated(message))
         return Response(MessageSerializer(message).data)
 
-    @extend_schema(request=None, responses=DeletedIdsSerializer)
+    @extend_schema(request=NoBody, responses=DeletedIdsSerializer)
     @action(detail=True, methods=["post"], url_path="messages/delete-last")
     def delete_last(self, request, pk=None):
         """Delete the last exchange (the last player message and what follows it)."""
         conversation = self.get_object()
+        _body(NoBody, request)
         ids = messages.delete_last_exchange(conversation)
         _announce(conversation, {"type": "messages.deleted", "message_ids": ids})
         return Response({"deleted": ids})

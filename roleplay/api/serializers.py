@@ -119,6 +119,20 @@ class AvatarLinks(serializers.Serializer):
         return f"/api/v1/{self.avatar_path}/{obj.pk}/avatar"
 
 
+def author_note_field() -> serializers.DictField:
+    """A character's or conversation's author's note (``roleplay.prompting.notes``); the
+    services check its fields for every door."""
+    return serializers.DictField(
+        required=False,
+        allow_null=True,
+        help_text="The author's note: {content (at most 20000 characters), position "
+        "(in_chat | before_prompt | after_prompt, default in_chat), depth (0-1000, default 4: "
+        "messages from the end of the history), frequency (every n-th player message, 0 "
+        "never, default 1), role (system | user | assistant)}; {} or null for none. A "
+        "conversation's note replaces its character's.",
+    )
+
+
 class CharacterSerializer(AvatarLinks, StrictSerializer):
     """A character card; ``model_config`` is its default model (same tenant only).
 
@@ -142,6 +156,7 @@ class CharacterSerializer(AvatarLinks, StrictSerializer):
         help_text="A card's extensions, kept verbatim (at most "
         f"{limits.MAX_EXTENSIONS_BYTES} bytes as JSON, {limits.MAX_EXTENSIONS_DEPTH} levels).",
     )
+    author_note = author_note_field()
     avatar_path = "characters"
 
     class Meta:
@@ -186,6 +201,7 @@ class ConversationSerializer(StrictSerializer):
         min_value=0, max_value=limits.MAX_GREETINGS, required=False
     )
     greeting = serializers.SerializerMethodField()
+    author_note = author_note_field()
 
     class Meta:
         model = Conversation

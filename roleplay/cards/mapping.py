@@ -9,6 +9,10 @@ unknown keys and all. What has no column — CCv3's ``nickname``, ``group_only_g
 export puts each back where it came from: at ``data`` level in CCv3, inside that extension
 in CCv2 (which has no slot for them, and which our import reads back the same way).
 
+SillyTavern keeps a character's note (its "Character's Note") in
+``extensions.depth_prompt`` ``{prompt, depth, role}``: it becomes the character's author's
+note (in the chat at that depth), and an export writes the author's note back there.
+
 ``character_book`` is not a character field: the importer turns it into a worldbook bound
 to the character, and the exporter embeds the bound books again (:mod:`.book`).
 """
@@ -21,6 +25,7 @@ from typing import Any
 from roleplay.cards.errors import invalid
 from roleplay.cards.limits import CARD_EXTENSION
 from roleplay.cards.report import CardReport
+from roleplay.prompting.notes import MAX_NOTE_CHARS
 
 # card field -> Character field
 TEXT_FIELDS = {
@@ -51,6 +56,8 @@ BOOK = "character_book"
 # CCv1 (and SillyTavern's top-level copy of it) spells creator notes this way.
 V1_ALIASES = {"creatorcomment": "creator_notes"}
 CARD_FIELDS = frozenset({*TEXT_FIELDS, *LIST_FIELDS, *CCV3_EXTRAS, BOOK, "extensions"})
+DEPTH_PROMPT = "depth_prompt"  # SillyTavern's character note
+NOTE_ROLES = ("system", "user", "assistant")
 SPEC_NAMES = {"ccv2": ("chara_card_v2", "2.0"), "ccv3": ("chara_card_v3", "3.0")}
 
 
@@ -88,9 +95,43 @@ def card_to_fields(card: dict[str, Any], spec: str, report: CardReport) -> dict[
     if extras:
         extensions[CARD_EXTENSION] = extras
     fields["extensions"] = extensions
+    note = note_of_depth_prompt(extensions.get(DEPTH_PROMPT))
+    if note is not None:
+        fields["author_note"] = note
+        report.map(f"{prefix}extensions.{DEPTH_PROMPT}", "author_note")
     if BOOK in data and data[BOOK] is not None:
         report.map(prefix + BOOK, "worldbook")
     return fields
+
+
+def note_of_depth_prompt(value: Any) -> dict[str, Any] | None:
+    """SillyTavern's ``depth_prompt`` as an author's note, or None when it has no text."""
+    if not isinstance(value, dict):
+        return None
+    text = value.get("prompt")
+    if not isinstance(text, str) or not text.strip():
+        return None
+    depth = value.get("depth", 4)
+    depth = depth if isinstance(depth, int) and not isinstance(depth, bool) else 4
+    role = value.get("role")
+    return {
+        "content": text[:MAX_NOTE_CHARS],
+        "position": "in_chat",
+        "depth": min(max(depth, 0), 1000),
+        "frequency": 1,
+        "role": role if role in NOTE_ROLES else "system",
+    }
+
+
+def depth_prompt_of_note(note: Any) -> dict[str, Any] | None:
+    """An author's note as SillyTavern's ``depth_prompt`` (it has no other positions)."""
+    if not isinstance(note, dict) or not str(note.get("content", "")).strip():
+        return None
+    return {
+        "prompt": note["content"],
+        "depth": note.get("depth", 4),
+        "role": note.get("role", "system"),
+    }
 
 
 def _check_version(card: dict[str, Any], spec: str, report: CardReport) -> None:
@@ -166,13 +207,16 @@ def fields_to_card(
 ) -> dict[str, Any]:
     """A ``chara_card_v2``/``chara_card_v3`` object of a character's fields.
 
-    ``fields`` holds every key of :data:`TEXT_FIELDS`/:data:`LIST_FIELDS` values and
-    ``extensions``; ``book`` is a ``character_book`` object or None.
+    ``fields`` holds every key of :data:`TEXT_FIELDS`/:data:`LIST_FIELDS` values,
+    ``extensions`` and optionally ``author_note``; ``book`` is a ``character_book`` object or None.
     """
     name, version = SPEC_NAMES[spec]
     data: dict[str, Any] = {card: fields.get(ours, "") for card, ours in TEXT_FIELDS.items()}
     data.update({card: list(fields.get(ours) or []) for card, ours in LIST_FIELDS.items()})
     extensions = copy.deepcopy(fields.get("extensions") or {})
+    depth_prompt = depth_prompt_of_note(fields.get("author_note"))
+    if depth_prompt is not None:
+        extensions[DEPTH_PROMPT] = depth_prompt
     if spec == "ccv3":
         extras = extensions.pop(CARD_EXTENSION, None)
         extras = extras if isinstance(extras, dict) else {}

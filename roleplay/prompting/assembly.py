@@ -71,13 +71,15 @@ class Card:
 
 @dataclass(frozen=True)
 class AuthorNote:
-    """SillyTavern's author's note: ``content`` inserted in the history ``depth`` messages from
-    its end, on every ``frequency``-th player message (0: never)."""
+    """SillyTavern's author's note: ``content`` on every ``frequency``-th player message
+    (0: never), inserted in the history ``depth`` messages from its end (``in_chat``) or
+    just before or after the preset's main prompt (``before_prompt``, ``after_prompt``)."""
 
     content: str
     depth: int = 4
     frequency: int = 1
     role: str = "system"
+    position: str = "in_chat"
 
 
 @dataclass(frozen=True)
@@ -236,6 +238,7 @@ class _Builder:
         self.examples: Span | None = None
         self.conversation: History | None = None
         self.note: int | None = None
+        self.note_slot = _note_slot(preset, inputs)
         self.history_indices: list[int] = []
 
     def expand(self, text: str, identifier: str) -> str:
@@ -281,6 +284,20 @@ class _Builder:
         )
 
     def prompt(self, prompt: p.Prompt) -> None:
+        hosts_note = prompt.identifier == p.MAIN and self.note_slot != "in_chat"
+        if hosts_note and self.note_slot == "before_prompt":
+            self.add_note()
+        self.relative_prompt(prompt)
+        if hosts_note and self.note_slot == "after_prompt":
+            self.add_note()
+
+    def add_note(self) -> None:
+        note = self.inputs.author_note
+        assert note is not None
+        content = self.expand(note.content, "authorNote")
+        self.note = self.add(note.role, content, "author_note")
+
+    def relative_prompt(self, prompt: p.Prompt) -> None:
         ident, card = prompt.identifier, self.inputs.card
         text = prompt.content
         if ident in p.MARKER_FIELDS:
@@ -332,7 +349,7 @@ class _Builder:
             name = card.name if role == "assistant" else inputs.persona_name
             indices.append(self.add(role, message["content"], "history", name=name))
         first_stored = 1 if card.greeting.strip() else 0
-        if note_active(inputs):
+        if self.note_slot == "in_chat":
             self.insert_note(indices)
         self.history_indices = indices[first_stored:]
         self.conversation = History(tuple(indices), start)
@@ -375,6 +392,19 @@ class _Builder:
             author_note=self.note,
             outlets=self.outlets,
         )
+
+
+def _note_slot(preset: p.LoadedPreset, inputs: ActorInputs) -> str | None:
+    """Where this turn's author's note goes: None (no note this turn), ``in_chat``, or
+    before/after the main prompt when the preset sends one in its list."""
+    if not note_active(inputs):
+        return None
+    assert inputs.author_note is not None
+    position = inputs.author_note.position
+    if position == "in_chat":
+        return position
+    relative = (q for q in preset.actor_prompts() if not isinstance(q.injection, p.AtDepth))
+    return position if any(q.identifier == p.MAIN for q in relative) else "in_chat"
 
 
 def _field_value(identifier: str, card: Card, inputs: ActorInputs) -> str:

@@ -14,6 +14,7 @@ from django.db import models, transaction
 
 from roleplay.cards import limits
 from roleplay.models import Character, Conversation
+from roleplay.prompting.notes import normalise_note, note_problems
 from roleplay.services import rows
 from roleplay.services.conversations import delete_conversations
 from worldbook import errors as worldbook_errors
@@ -34,6 +35,7 @@ CHARACTER_FIELDS = (
     "creator",
     "character_version",
     "extensions",
+    "author_note",
     "model_config",
 )
 # JSON fields and the rule each obeys.
@@ -41,6 +43,7 @@ JSON_RULES = {
     "alternate_greetings": limits.greetings_problems,
     "tags": limits.tags_problems,
     "extensions": limits.extensions_problems,
+    "author_note": note_problems,
 }
 
 
@@ -59,6 +62,7 @@ def _write(character: Character, fields: dict, update: bool) -> Character:
             fields[name] = []
     if "extensions" in fields and fields["extensions"] is None:
         fields["extensions"] = {}
+    normalise_note(fields)
     return rows.write(
         character,
         fields,

@@ -18,6 +18,7 @@ from roleplay.models import (
     ModelConfig,
     Persona,
 )
+from roleplay.prompting.notes import normalise_note, note_problems
 from roleplay.services import rows
 from roleplay.turns.records import live_turns
 from worldbook import services as worldbooks
@@ -30,6 +31,7 @@ CONVERSATION_FIELDS = (
     "greeting_index",
     "title",
     "status",
+    "author_note",
 )
 
 
@@ -43,11 +45,13 @@ def start_conversation(
     greeting_index: int = 0,
     title: str = "",
     status: str = ConversationStatus.ACTIVE,
+    author_note: dict | None = None,
 ) -> Conversation:
     """A new conversation of ``player`` with ``character``; all three related objects must be
     the tenant's own. ``persona`` is one of the player's (None: the player's default, see
     ``selectors.persona_for``); ``greeting_index`` picks the opening: 0 the character's first
-    message, n its n-th alternate greeting."""
+    message, n its n-th alternate greeting; ``author_note`` (``prompting.notes``) replaces
+    the character's."""
     fields = dict(
         character=character,
         player=player,
@@ -56,6 +60,7 @@ def start_conversation(
         greeting_index=greeting_index,
         title=title,
         status=status,
+        author_note=author_note or {},
     )
     return _write(Conversation(tenant=tenant), fields, update=False)
 
@@ -65,6 +70,7 @@ def update_conversation(conversation: Conversation, **fields) -> Conversation:
 
 
 def _write(conversation: Conversation, fields: dict, update: bool) -> Conversation:
+    normalise_note(fields)
     return rows.write(
         conversation,
         fields,
@@ -79,6 +85,8 @@ def _rules(conversation: Conversation) -> dict[str, list[str]]:
     """The persona must be the player's and the greeting one the character has (judged on
     the values the row will hold, so changing the player or character re-checks them)."""
     problems: dict[str, list[str]] = {}
+    if found := note_problems(conversation.author_note):
+        problems["author_note"] = found
     persona = conversation.persona
     if persona is not None and persona.player_id != conversation.player_id:
         problems["persona"] = ["not one of this conversation's player's personas"]

@@ -22,11 +22,12 @@ from typing import Any
 
 from django.utils import timezone
 
+from console.tokens import count_messages
 from memory import selectors as message_reads
-from roleplay.llm.gateway import resolve_config
+from roleplay.llm.gateway import provider_config, resolve_config
 from roleplay.models import Character, Conversation, ModelConfig, Turn, TurnKind
 from roleplay.preset_selectors import effective_preset
-from roleplay.prompting.assembly import ActorInputs, AuthorNote, Card
+from roleplay.prompting.assembly import ActorInputs, AssembledPrompt, AuthorNote, Card, assemble
 from roleplay.prompting.notes import effective_note
 from roleplay.prompting.presets import LoadedPreset
 from roleplay.selectors import ActivePersona, greeting_for, persona_for
@@ -116,10 +117,13 @@ class TurnContext:
 CONTEXT_HOOKS: list[Callable[[TurnContext, Conversation], None]] = []
 
 
-def load_context(turn: Turn, user_input: str | None = None) -> TurnContext:
+def load_context(
+    turn: Turn, user_input: str | None = None, *, preset: LoadedPreset | None = None
+) -> TurnContext:
     """The context of ``turn``: its conversation as it is now (a renamed character or
     persona, a changed model config), the history the turn's kind calls for, and every
-    capability hook's additions."""
+    capability hook's additions. ``preset`` replaces the model config's (the preset
+    editor's preview of unsaved prompts)."""
     conversation = (
         Conversation.objects.select_related(
             "tenant",
@@ -149,7 +153,7 @@ def load_context(turn: Turn, user_input: str | None = None) -> TurnContext:
         character=conversation.character,
         persona=persona_for(conversation),
         config=config,
-        preset=effective_preset(config),
+        preset=preset or effective_preset(config),
         history=history,
         user_input=user_input,
         continuing=continuing,
@@ -165,6 +169,19 @@ def load_context(turn: Turn, user_input: str | None = None) -> TurnContext:
     for hook in CONTEXT_HOOKS:
         hook(ctx, conversation)
     return ctx
+
+
+def actor_prompt(ctx: TurnContext) -> AssembledPrompt:
+    """The Actor's messages for ``ctx`` within its model config's window: what a turn sends,
+    what the bench times and what the preset editor previews."""
+    pconfig = provider_config(ctx.config)
+    return assemble(
+        ctx.preset,
+        ctx.actor_inputs(),
+        count_messages=count_messages,
+        context_limit=pconfig.context_limit,
+        max_output_tokens=pconfig.max_output_tokens,
+    )
 
 
 def _split(

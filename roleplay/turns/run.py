@@ -22,20 +22,19 @@ from django.utils import timezone
 
 from console.db import run_db
 from console.logging import turn_id_var
-from console.tokens import count_messages
 from memory.models import Message
 from roleplay import cancels, hub
 from roleplay.hub import TurnFanout
 from roleplay.llm.errors import ModelCancelled, ModelError
-from roleplay.llm.gateway import Gateway, provider_config
+from roleplay.llm.gateway import Gateway
 from roleplay.llm.types import ModelRequest, StreamDone, TextDelta
 from roleplay.models import Turn, TurnStatus
 from roleplay.priority import STARTS
-from roleplay.prompting.assembly import AssembledPrompt, ContextOverflow, assemble
+from roleplay.prompting.assembly import AssembledPrompt, ContextOverflow
 from roleplay.worldbook_context import WorldbookTurnError
 
 from . import phases
-from .context import TurnContext, load_context
+from .context import TurnContext, actor_prompt, load_context
 from .records import LEASE, answers_new_message, finish_turn
 
 logger = logging.getLogger(__name__)
@@ -117,14 +116,7 @@ async def run_turn(
 async def _stream_reply(ctx: TurnContext, emit: Emit, cancel: asyncio.Event, parts: list[str]):
     """Assemble the Actor prompt, stream the reply into ``parts``; (usage, result)."""
     turn = ctx.turn
-    pconfig = provider_config(ctx.config)
-    prompt = assemble(
-        ctx.preset,
-        ctx.actor_inputs(),
-        count_messages=count_messages,
-        context_limit=pconfig.context_limit,
-        max_output_tokens=pconfig.max_output_tokens,
-    )
+    prompt = actor_prompt(ctx)
     ctx.trace["prompt"] = prompt_trace(prompt)
     gateway = Gateway(turn.tenant, ctx.config, "actor", turn_id=turn.id, run_db=run_db)
     request = ModelRequest(prompt.messages, continue_final_message=ctx.continuing is not None)

@@ -8,7 +8,8 @@
 // 3. every move renumbers the list and is announced in a live region;
 // 4. the depth and order inputs show (and are sent) only for "in the chat, at a depth";
 // 5. a disabled prompt is dimmed, the title follows the name, and leaving the page with
-//    unsaved edits asks first.
+//    unsaved edits asks first;
+// 6. a move tells the preview panel (``preset:moved``), which re-assembles the messages.
 // Saving stays a plain form post: the order of the prompts is the order of their inputs.
 (function () {
   "use strict";
@@ -47,6 +48,8 @@
     markDirty();
     const all = items();
     if (live) live.textContent = title(item) + " moved to position " + (all.indexOf(item) + 1) + " of " + all.length + ".";
+    // The preview (htmx, in the side panel) listens for this and assembles the new order.
+    document.body.dispatchEvent(new CustomEvent("preset:moved"));
   }
 
   function showDepth(item) {

@@ -37,6 +37,19 @@ class World:
     persona: object = None
     preset: object = None
 
+    def ids_for(self, route) -> dict:
+        """The ids of ``route``'s path in this world: ``pk`` its object of the route's model,
+        ``message_id`` the conversation's last message."""
+        ids = {}
+        for name in route.params:
+            if name == "pk":
+                ids[name] = self.object_for(route.model).pk
+            elif name == "message_id":
+                ids[name] = self.messages[-1].id
+            else:
+                raise LookupError(f"no {name!r} in the test world: add it to World.ids_for")
+        return ids
+
     def object_for(self, model):
         objects = (self.model_config, self.character, self.player, self.conversation)
         for obj in (*objects, self.persona, self.preset):

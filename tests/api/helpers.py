@@ -43,8 +43,21 @@ class Route:
     def model(self):
         return getattr(self.view_class, "model", None)
 
+    @property
+    def params(self) -> tuple[str, ...]:
+        return tuple(re.findall(r"\{(\w+)\}", self.template))
+
     def path(self, **ids) -> str:
         return self.template.format(**{k: str(v) for k, v in ids.items()})
+
+    def path_in(self, world) -> str:
+        """The route on ``world``'s objects (its conversation's last message for a
+        ``message_id``)."""
+        return self.path(**world.ids_for(self)) if self.has_id else self.template
+
+    def path_with(self, value) -> str:
+        """The route with ``value`` for every id."""
+        return self.path(**dict.fromkeys(self.params, value))
 
     def __str__(self) -> str:
         return f"{self.name} {self.template}"
@@ -151,6 +164,10 @@ def valid_body(route: Route, method: str, world) -> dict:
     return {
         "conversation-archive": {"keep_recent": 0},
         "conversation-rollback": {"timestamps": [m.ts for m in world.messages]},
+        "conversation-rollback-to": {"message_id": str(world.messages[-1].id)},
+        "conversation-update-message": {"content": "edited"},
+        "conversation-select-alternative": {"index": 0},
+        "conversation-run-turn": {"client_message_id": "c-1", "content": "Hello."},
         "preset-import": {"name": "n", "preset": {"prompts": []}},
     }.get(route.name, {})
 

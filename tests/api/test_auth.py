@@ -13,7 +13,7 @@ from tests.api.helpers import api_routes, assert_error, route_cases, valid_body
 
 @pytest.mark.parametrize(("route", "method"), route_cases())
 def test_every_route_without_credentials_is_401(db, route, method):
-    path = route.path(pk="00000000-0000-0000-0000-000000000000")
+    path = route.path_with("00000000-0000-0000-0000-000000000000")
     response = APIClient().generic(method, path, "{}", content_type="application/json")
     error = assert_error(response, 401, "unauthenticated")
     assert error["message"]
@@ -104,8 +104,7 @@ def test_content_token_cannot_play(content_api, conversation):
 
 @pytest.mark.parametrize(("route", "method"), route_cases())
 def test_admin_token_can_do_everything(api, own, route, method):
-    obj = own.object_for(route.model) if route.has_id else None
-    path = route.path(pk=obj.pk) if obj else route.template
+    path = route.path_in(own)
     response = api.generic(
         method, path, _json(valid_body(route, method, own)), content_type="application/json"
     )

@@ -19,7 +19,7 @@ WRITES = route_cases(lambda route, method: method in ("POST", "PUT", "PATCH"))
 
 
 def _path(route, own):
-    return route.path(pk=own.object_for(route.model).pk) if route.has_id else route.template
+    return route.path_in(own)
 
 
 def _raw(client, method, path, data: str | bytes, content_type="application/json"):

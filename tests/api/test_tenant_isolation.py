@@ -43,16 +43,18 @@ def test_the_route_table_is_complete():
 
 @pytest.mark.parametrize(("route", "method"), route_cases(lambda r, m: r.has_id))
 def test_foreign_id_is_404_and_changes_nothing(api, own, foreign, route, method):
-    target = foreign.object_for(route.model)
     body = valid_body(route, method, own)
-    before = db_snapshot()
-    response = _call(api, method, route.path(pk=target.pk), body)
-    assert_error(response, 404, "not_found")
-    assert snapshot_diff(before, db_snapshot()) == []
+    paths = [(route.path_in(foreign), "not_found")]
+    if "message_id" in route.params:  # my conversation, another tenant's message
+        mixed = route.path(**{**own.ids_for(route), "message_id": foreign.messages[-1].id})
+        paths.append((mixed, "message_not_found"))
+    for path, code in paths:
+        before = db_snapshot()
+        assert_error(_call(api, method, path, body), 404, code)
+        assert snapshot_diff(before, db_snapshot()) == []
     # The same call on the caller's own object is accepted: the 404 above is isolation, not
     # a broken body.
-    mine = own.object_for(route.model)
-    assert _call(api, method, route.path(pk=mine.pk), body).status_code < 300
+    assert _call(api, method, route.path_in(own), body).status_code < 300
 
 
 @pytest.mark.parametrize(("route", "method"), route_cases(lambda r, m: r.has_id))
@@ -60,7 +62,7 @@ def test_unknown_and_malformed_ids_are_404(api, own, route, method):
     body = valid_body(route, method, own)
     for pk in (uuid.uuid4(), 987654321, "not-a-uuid", "%20", "' OR 1=1 --", "9" * 40):
         before = db_snapshot()
-        assert_error(_call(api, method, route.path(pk=pk), body), 404, "not_found")
+        assert_error(_call(api, method, route.path_with(pk), body), 404, "not_found")
         assert snapshot_diff(before, db_snapshot()) == []
 
 

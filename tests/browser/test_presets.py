@@ -96,3 +96,70 @@ def test_reorder_toggle_save_and_reload(preset, browser_page, login, orm):
         ("userInput", True),
     ]
     assert violations(page, console_errors) == []
+
+
+@pytest.fixture
+def previewed(tenant, operator_user, conversation):
+    """A preset of the shipped defaults plus a "tone" prompt, and a conversation to preview
+    with three stored messages."""
+    from memory import services as message_store
+    from roleplay.prompting.default_preset import default_prompt_data
+    from roleplay.services.presets import create_preset
+
+    prompts = default_prompt_data()
+    prompts.insert(1, {"identifier": "tone", "name": "Tone", "content": "{{char}} is calm."})
+    for role, text in [("user", "Hello keeper."), ("assistant", "Welcome."), ("user", "Lamp?")]:
+        message_store.save_message(tenant, conversation.session_id, role=role, content=text)
+    return create_preset(tenant, name="Calm", prompts=prompts)
+
+
+def _preview_sources(page) -> list[str]:
+    return page.locator("#preset-preview-messages > li").evaluate_all(
+        "items => items.map(item => item.dataset.source)"
+    )
+
+
+def test_live_preview_follows_edits_moves_and_the_sample_input(previewed, browser_page, login):
+    page = browser_page
+    page.set_viewport_size({"width": 1400, "height": 3200})
+    page.add_init_script(RECORD_VIOLATIONS)
+    console_errors: list[str] = []
+    page.on("console", lambda message: console_errors.append(message.text))
+    login(page, USER, PASSWORD, next_path=f"/console/presets/{previewed.pk}/")
+
+    # The preview assembles on load: the conversation's history, the tone prompt, tokens.
+    messages = page.locator("#preset-preview-messages")
+    messages.get_by_text("Mira is calm.").wait_for()
+    assert messages.get_by_text("Hello keeper.").count() == 1
+    summary = page.locator("#preset-preview-summary")
+    assert int(summary.get_attribute("data-tokens")) > 0
+    tokens = page.locator("#preset-preview-messages .preview-tokens").all_inner_texts()
+    assert tokens and all(t.split()[0].isdigit() and int(t.split()[0]) > 0 for t in tokens)
+
+    # Typing in a prompt re-assembles without a save.
+    tone = page.locator("#preset-prompts > li[data-identifier='tone'] textarea")
+    tone.fill("{{char}} whispers to {{user}}.")
+    messages.get_by_text("Mira whispers to Ann.").wait_for()
+
+    # Moving the prompt below the history moves it in the preview.
+    before = _preview_sources(page)
+    # Before the history, the system prompts are joined into one message ("a+b+c").
+    tone_at = next(i for i, source in enumerate(before) if "prompt:tone" in source.split("+"))
+    assert tone_at < before.index("history")
+    down = page.locator("#preset-prompts > li[data-identifier='tone'] button[data-move='down']")
+    history_at = _order(page).index("chatHistory")
+    for _ in range(history_at - _order(page).index("tone")):
+        down.click()
+    page.wait_for_function(
+        """() => {
+          const s = [...document.querySelectorAll('#preset-preview-messages > li')]
+            .map(li => li.dataset.source);
+          const last = s.lastIndexOf('history');
+          return last >= 0 && s.indexOf('prompt:tone') > last;
+        }"""
+    )
+
+    # The sample player message is the last message of the preview.
+    page.fill("#preset-preview-input", "Is the lamp lit?")
+    page.locator("#preset-preview-messages > li").last.get_by_text("Is the lamp lit?").wait_for()
+    assert violations(page, console_errors) == []

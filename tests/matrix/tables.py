@@ -26,6 +26,7 @@ PK_MODELS = {
     "character_avatar": Character,
     "character_export": Character,
     "conversation_persona": Conversation,
+    "conversation_author_note": Conversation,
     "player_personas": Player,
     "persona_edit": Persona,
     "persona_make_default": Persona,
@@ -40,6 +41,7 @@ PK_MODELS = {
     "preset_edit": Preset,
     "preset_delete": Preset,
     "preset_export": Preset,
+    "preset_preview": Preset,
 }
 
 
@@ -83,6 +85,10 @@ VIEWER_POSTS = {
     # The page renders for any method; a player writes over the socket, where a viewer is
     # read-only (see the socket matrix).
     "play": [(lambda w: {}, 200)],
+    # The preset editor's preview assembles a prompt and stores nothing; a viewer's
+    # previews the saved prompts whatever it posts.
+    "preset_preview": [(lambda w: {"preview_conversation": str(w.objects.conversation.pk)}, 200)],
+    "preset_default_preview": [(lambda w: {}, 200)],
 }
 
 # API views whose POST only reads (``read_only_post``): a body that reaches the work.

@@ -19,6 +19,7 @@ BY_PARAMETER = {
     "character_id": lambda w: w.objects.character.pk,
     "book_id": lambda w: w.book_id,
     "revision": lambda w: w.revision,
+    "message_id": lambda w: w.objects.messages[-1].id,
 }
 
 

@@ -125,6 +125,34 @@ def test_the_author_note_sits_at_its_depth_with_its_blocks_and_frequency():
     assert all("foggy" not in m["content"] for m in hidden.messages)
 
 
+@pytest.mark.parametrize(
+    ("position", "head"),
+    [
+        ("before_prompt", ["author_note", "prompt:main", "prompt:roleplay"]),
+        ("after_prompt", ["prompt:main", "author_note", "prompt:roleplay"]),
+    ],
+)
+def test_the_author_note_before_or_after_the_main_prompt(position, head):
+    note = AuthorNote("Keep it foggy.", position=position)
+    blocks = [{"id": "bottom", "position": "author_note_bottom", "content": "NOTE-END"}]
+    prompt = build(history=history(4), user_input="Now?", author_note=note, player_messages=1,
+                   blocks=blocks)  # fmt: skip
+    # The system messages before the history are joined into one; its source lists them.
+    assert prompt.parts[0].source.split("+") == head
+    assert "Keep it foggy.\nNOTE-END" in prompt.messages[0]["content"]
+    assert all("foggy" not in m["content"] for m in prompt.messages[1:])
+
+
+def test_a_note_before_a_main_prompt_the_preset_lacks_goes_in_the_chat():
+    prompts = [p for p in PRESET.prompts if p.identifier != "main"]
+    preset = LoadedPreset(tuple(prompts), name="no main")
+    note = AuthorNote("Keep it foggy.", depth=0, position="before_prompt")
+    prompt = build(preset, history=history(2), user_input="Now?", author_note=note,
+                   player_messages=1)  # fmt: skip
+    sources = [part.source for part in prompt.parts]
+    assert sources.index("author_note") > max(i for i, s in enumerate(sources) if s == "history")
+
+
 def test_card_overrides_and_the_persona():
     card = Card(
         name="Mira",

@@ -1,0 +1,66 @@
+"""The Actor prompt a conversation's next turn would send, without a turn: the preset
+editor's live preview.
+
+It reads the context exactly as a ``chat`` turn does (``context.load_context`` with every
+capability hook, the worldbook's selection included) and assembles it with
+``context.actor_prompt``, with a preset the caller supplies (the editor's unsaved prompts)
+and a sample player message. Nothing is written: the turn is an unsaved row whose id seeds
+``{{random}}`` and ``{{roll}}`` from the conversation, so previewing twice shows the same
+expansion. Pre-Actor phases are not run (they may call models); their blocks are missing
+from a preview and the preview says so.
+"""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass, field
+from typing import Any
+
+from roleplay.models import Conversation, Turn, TurnKind
+from roleplay.prompting.assembly import AssembledPrompt
+from roleplay.prompting.presets import LoadedPreset
+
+from . import phases
+from .context import actor_prompt, load_context
+
+SAMPLE_INPUT = "(the player's next message)"
+
+
+@dataclass(frozen=True)
+class PreviewMessage:
+    role: str
+    source: str
+    tokens: int
+    content: str
+
+
+@dataclass
+class PromptPreview:
+    messages: list[PreviewMessage]
+    prompt: AssembledPrompt
+    worldbook: dict[str, Any] = field(default_factory=dict)
+    skipped_phases: list[str] = field(default_factory=list)
+
+
+def preview_prompt(
+    conversation: Conversation, preset: LoadedPreset, user_input: str = ""
+) -> PromptPreview:
+    """The messages the next turn of ``conversation`` would send with ``preset``; raises
+    what a turn would fail with (``ContextOverflow``, a missing named prompt, a worldbook
+    error)."""
+    turn = Turn(
+        id=uuid.uuid5(uuid.NAMESPACE_URL, f"preview:{conversation.pk}"),
+        tenant_id=conversation.tenant_id,
+        conversation=conversation,
+        kind=TurnKind.CHAT,
+        client_message_id="preview",
+        user_message_id=uuid.uuid4(),
+    )
+    ctx = load_context(turn, user_input.strip() or SAMPLE_INPUT, preset=preset)
+    prompt = actor_prompt(ctx)
+    messages = [
+        PreviewMessage(m["role"], part.source, part.tokens, str(m.get("content") or ""))
+        for m, part in zip(prompt.messages, prompt.parts, strict=True)
+    ]
+    skipped = [p.name for p in phases.PHASES.of("pre_actor", TurnKind.CHAT)]
+    return PromptPreview(messages, prompt, ctx.trace.get("worldbook", {}), skipped)
