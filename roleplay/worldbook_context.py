@@ -64,7 +64,7 @@ def apply(ctx, conversation) -> None:
         message_index=message_index,
     )
     try:
-        result = select_result(tenant, request)
+        result = select_result(tenant, request, record=ctx.record)
     except WorldbookError as exc:
         raise WorldbookTurnError(exc.code, exc.message) from exc
     ctx.blocks.extend(

@@ -15,11 +15,9 @@ import uuid
 from dataclasses import dataclass
 
 from console.models import Player, Tenant
-from console.tokens import count_messages
 from memory import services as message_store
 from roleplay.bench.stats import summary
 from roleplay.models import Character, Conversation, ModelConfig, Turn
-from roleplay.prompting.assembly import assemble
 from roleplay.prompting.default_preset import default_preset
 from roleplay.services import presets
 from roleplay.turns import context
@@ -122,13 +120,7 @@ def sample(bench: PromptBench) -> dict[str, float]:
         worldbook_hook(ctx, bench.conversation)
         selected = time.perf_counter()
         ctx.variables["mood"] = "calm"
-        prompt = assemble(
-            ctx.preset,
-            ctx.actor_inputs(),
-            count_messages=count_messages,
-            context_limit=32768,
-            max_output_tokens=512,
-        )
+        prompt = context.actor_prompt(ctx)
         done = time.perf_counter()
     finally:
         context.CONTEXT_HOOKS = hooks

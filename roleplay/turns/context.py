@@ -75,6 +75,8 @@ class TurnContext:
     # blocks ``{id, position, content, order?, depth?, role?, outlet_name?}``.
     blocks: list[dict[str, Any]] = field(default_factory=list)
     trace: dict[str, Any] = field(default_factory=dict)
+    # False for a preview: hooks read state (worldbook timed effects...) but write none.
+    record: bool = True
 
     @property
     def user_name(self) -> str:
@@ -118,12 +120,16 @@ CONTEXT_HOOKS: list[Callable[[TurnContext, Conversation], None]] = []
 
 
 def load_context(
-    turn: Turn, user_input: str | None = None, *, preset: LoadedPreset | None = None
+    turn: Turn,
+    user_input: str | None = None,
+    *,
+    preset: LoadedPreset | None = None,
+    record: bool = True,
 ) -> TurnContext:
     """The context of ``turn``: its conversation as it is now (a renamed character or
     persona, a changed model config), the history the turn's kind calls for, and every
     capability hook's additions. ``preset`` replaces the model config's (the preset
-    editor's preview of unsaved prompts)."""
+    editor's preview of unsaved prompts); ``record=False`` keeps hooks from writing."""
     conversation = (
         Conversation.objects.select_related(
             "tenant",
@@ -159,6 +165,7 @@ def load_context(
         continuing=continuing,
         greeting=greeting_for(conversation),
         author_note=effective_note(conversation.author_note, conversation.character.author_note),
+        record=record,
     )
     ctx.trace["read"] = {
         "kind": turn.kind,

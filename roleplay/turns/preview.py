@@ -4,10 +4,11 @@ editor's live preview.
 It reads the context exactly as a ``chat`` turn does (``context.load_context`` with every
 capability hook, the worldbook's selection included) and assembles it with
 ``context.actor_prompt``, with a preset the caller supplies (the editor's unsaved prompts)
-and a sample player message. Nothing is written: the turn is an unsaved row whose id seeds
-``{{random}}`` and ``{{roll}}`` from the conversation, so previewing twice shows the same
-expansion. Pre-Actor phases are not run (they may call models); their blocks are missing
-from a preview and the preview says so.
+and a sample player message. Nothing is written: hooks get ``record=False`` (the worldbook
+reads the conversation's timed effects without advancing them), and the turn is an unsaved
+row whose id seeds ``{{random}}`` and ``{{roll}}`` from the conversation, so previewing
+twice shows the same expansion. Pre-Actor phases are not run (they may call models): their
+blocks are missing from a preview, and the preview says so.
 """
 
 from __future__ import annotations
@@ -56,7 +57,7 @@ def preview_prompt(
         client_message_id="preview",
         user_message_id=uuid.uuid4(),
     )
-    ctx = load_context(turn, user_input.strip() or SAMPLE_INPUT, preset=preset)
+    ctx = load_context(turn, user_input.strip() or SAMPLE_INPUT, preset=preset, record=False)
     prompt = actor_prompt(ctx)
     messages = [
         PreviewMessage(m["role"], part.source, part.tokens, str(m.get("content") or ""))

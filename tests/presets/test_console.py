@@ -95,7 +95,7 @@ def test_the_editor_saves_order_toggles_and_edits(operator_client, preset):
     assert preset.version == 2
     page = operator_client.get(f"/console/presets/{preset.pk}/").content.decode()
     assert page.index('data-identifier="rules"') < page.index('data-identifier="main"')
-    assert 'id="preset-preview"' in page and 'id="preset-preview-body"></div>' in page
+    assert 'id="preset-preview"' in page  # the preview panel (tests/presets/test_preview.py)
 
 
 def test_an_in_chat_prompt_takes_depth_and_order(operator_client, preset):

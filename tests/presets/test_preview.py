@@ -184,3 +184,22 @@ def test_junk_never_breaks_the_preview(operator_client, chat, preset, junk):
 def test_without_conversations_the_page_says_so(operator_client, preset):
     page = operator_client.get(f"/console/presets/{preset.pk}/").content.decode()
     assert 'id="preset-preview-empty"' in page
+
+
+def test_a_preview_reads_the_worldbook_and_records_nothing(chat, preset, tenant, character):
+    from worldbook import services as worldbooks
+    from worldbook.engine.schema import BookIn
+    from worldbook.models import TimedEffectState
+
+    book = {
+        "name": "Harbor",
+        "entries": [
+            {"id": "lamp", "keys": ["lamp"], "content": "The lamp burns whale oil.", "sticky": 3}
+        ],
+    }
+    created, _ = worldbooks.create_book(tenant, BookIn.model_validate(book))
+    worldbooks.put_bindings(tenant, str(character.id), [{"book_id": str(created.id)}])
+    preview = preview_prompt(chat, load_preset(preset), "Is the lamp lit?")
+    assert any("whale oil" in m.content for m in preview.messages)
+    assert [s["id"].rsplit(":", 1)[-1] for s in preview.worldbook["selected"]] == ["lamp"]
+    assert not TimedEffectState.objects.filter(conversation_id=chat.session_id).exists()
