@@ -113,16 +113,11 @@ class ConversationConsumer(AsyncWebsocketConsumer):
 
     async def _user_message(self, data: dict) -> None:
         client_id = await self._client_id(data)
-        content = data.get("content")
         if client_id is None:
             return
-        if not isinstance(content, str) or not content.strip():
-            await self._error("empty_content", "content must be a non-empty string")
-            return
-        if len(content.encode()) > turns.MAX_CONTENT_BYTES:
-            await self._error("content_too_long", "content is larger than 16 KiB")
-            return
-        await self._start(client_id, TurnKind.CHAT, content)
+        content = await self._content(data)
+        if content is not None:
+            await self._start(client_id, TurnKind.CHAT, content)
 
     async def _regenerate(self, data: dict) -> None:
         client_id = await self._client_id(data)
@@ -133,6 +128,17 @@ class ConversationConsumer(AsyncWebsocketConsumer):
         client_id = await self._client_id(data)
         if client_id is not None:
             await self._start(client_id, TurnKind.CONTINUE)
+
+    async def _content(self, data: dict) -> str | None:
+        """The frame's ``content``: a non-empty string of at most 16 KiB, else an error."""
+        content = data.get("content")
+        if not isinstance(content, str) or not content.strip():
+            await self._error("empty_content", "content must be a non-empty string")
+            return None
+        if len(content.encode()) > turns.MAX_CONTENT_BYTES:
+            await self._error("content_too_long", "content is larger than 16 KiB")
+            return None
+        return content
 
     async def _client_id(self, data: dict) -> str | None:
         client_id = data.get("client_message_id")
@@ -172,12 +178,8 @@ class ConversationConsumer(AsyncWebsocketConsumer):
 
     async def _edit(self, data: dict) -> None:
         """``edit``: new text for a message; with ``regenerate``, a new reply after it."""
-        content = data.get("content")
-        if not isinstance(content, str) or not content.strip():
-            await self._error("empty_content", "content must be a non-empty string")
-            return
-        if len(content.encode()) > turns.MAX_CONTENT_BYTES:
-            await self._error("content_too_long", "content is larger than 16 KiB")
+        content = await self._content(data)
+        if content is None:
             return
         regenerate = data.get("regenerate", False)
         if not isinstance(regenerate, bool):

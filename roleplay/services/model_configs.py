@@ -91,15 +91,6 @@ def delete_model_config(config: ModelConfig) -> None:
     config.delete()
 
 
-@transaction.atomic
 def make_default_model_config(config: ModelConfig) -> ModelConfig:
     """Make ``config`` the tenant's default and no other one."""
-    # FOR NO KEY UPDATE: switches of the tenant wait for each other, while inserts of rows
-    # that reference the tenant (they take FOR KEY SHARE) go on.
-    list(Tenant.objects.select_for_update(no_key=True).filter(pk=config.tenant_id).values("pk"))
-    ModelConfig.objects.filter(tenant_id=config.tenant_id, is_default=True).exclude(
-        pk=config.pk
-    ).update(is_default=False)
-    ModelConfig.objects.filter(pk=config.pk).update(is_default=True)
-    config.is_default = True
-    return config
+    return rows.make_the_default(config, "tenant", Tenant)

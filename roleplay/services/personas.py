@@ -59,18 +59,9 @@ def update_persona(persona: Persona, *, is_default: bool | None = None, **fields
     return persona
 
 
-@transaction.atomic
 def make_default_persona(persona: Persona) -> Persona:
     """Make ``persona`` its player's default and no other one."""
-    # FOR NO KEY UPDATE on the player: switches wait for each other; inserts of rows that
-    # reference the player (FOR KEY SHARE) go on.
-    list(Player.objects.select_for_update(no_key=True).filter(pk=persona.player_id).values("pk"))
-    Persona.objects.filter(player_id=persona.player_id, is_default=True).exclude(
-        pk=persona.pk
-    ).update(is_default=False)
-    Persona.objects.filter(pk=persona.pk).update(is_default=True)
-    persona.is_default = True
-    return persona
+    return rows.make_the_default(persona, "player", Player)
 
 
 def delete_persona(persona: Persona) -> None:

@@ -141,3 +141,18 @@ def write(
     assign(instance, fields, allowed)
     problems = rules(instance) if rules else None
     return save(instance, changed=fields if update else None, problems=problems)
+
+
+@transaction.atomic
+def make_the_default(row: models.Model, owner: str, owner_model: type[models.Model]):
+    """Make ``row`` the one ``is_default`` row among those of its ``owner`` (a foreign key
+    field: the tenant of a model config, the player of a persona)."""
+    owner_id = getattr(row, f"{owner}_id")
+    # FOR NO KEY UPDATE on the owner: switches wait for each other, while inserts of rows
+    # that reference the owner (they take FOR KEY SHARE) go on.
+    list(owner_model.objects.select_for_update(no_key=True).filter(pk=owner_id).values("pk"))
+    siblings = type(row).objects.filter(**{f"{owner}_id": owner_id, "is_default": True})
+    siblings.exclude(pk=row.pk).update(is_default=False)
+    type(row).objects.filter(pk=row.pk).update(is_default=True)
+    row.is_default = True
+    return row

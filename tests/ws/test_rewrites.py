@@ -7,25 +7,13 @@ import json
 
 import pytest
 from asgiref.sync import sync_to_async
-from channels.testing import WebsocketCommunicator
 
-from console.asgi import application
-from console.tickets import issue_ticket
 from memory.models import Message, MessageAlternative, MessageEdit
 from roleplay.llm.scripted_server import Reply
 from roleplay.models import Turn
+from tests.ws.test_chat_socket import connect
 
 pytestmark = [pytest.mark.asyncio, pytest.mark.django_db(transaction=True)]
-
-
-async def connect(conversation):
-    ticket, _ = await sync_to_async(issue_ticket)(conversation)
-    comm = WebsocketCommunicator(
-        application, f"/ws/conversations/{conversation.id}/?ticket={ticket}"
-    )
-    connected, _ = await comm.connect()
-    assert connected
-    return comm
 
 
 async def send(comm, **frame):
