@@ -16,6 +16,30 @@ from worldbook.models import Book, BookIndex, BookRevision, PromptBinding
 _CACHE_SIZE = 64
 _cache: OrderedDict[tuple[str, int, str], LoadedBook] = OrderedDict()
 _cache_lock = Lock()
+# (book id, revision) -> content hash: a revision never changes once written (and goes only
+# with its book), so a turn need not ask the database again.
+_HASHES_SIZE = 4096
+_hashes: OrderedDict[tuple[str, int], str] = OrderedDict()
+
+
+def revision_hash(book_id, revision: int) -> str | None:
+    """The content hash of the book's revision, or None when there is no such revision."""
+    key = (str(book_id), revision)
+    with _cache_lock:
+        known = _hashes.get(key)
+    if known is not None:
+        return known
+    found = (
+        BookRevision.objects.filter(book_id=book_id, revision=revision)
+        .values_list("content_hash", flat=True)
+        .first()
+    )
+    if found is not None:
+        with _cache_lock:
+            _hashes[key] = found
+            while len(_hashes) > _HASHES_SIZE:
+                _hashes.popitem(last=False)
+    return found
 
 
 def get_book(tenant, book_id) -> Book:
@@ -50,11 +74,7 @@ def load_books(tenant, refs: list[tuple[str, int | None]]) -> list[LoadedBook]:
         if book is None:
             raise errors.not_found(f"book {book_id} not found")
         number = book.head_revision if revision is None else revision
-        meta = (
-            BookRevision.objects.filter(tenant=tenant, book=book, revision=number)
-            .values_list("content_hash", flat=True)
-            .first()
-        )
+        meta = revision_hash(book.id, number)
         if meta is None:
             raise errors.not_found(f"revision {number} of book {book_id} not found")
         key = (str(book.id), number, meta)
@@ -116,8 +136,7 @@ def resolve_bindings(tenant, prompt_id: str) -> list[dict]:
         if not binding.enabled:
             continue
         revision = binding.book.head_revision if binding.revision is None else binding.revision
-        exists = BookRevision.objects.filter(book=binding.book, revision=revision).exists()
-        if not exists:
+        if revision_hash(binding.book_id, revision) is None:
             raise errors.Conflict(
                 "binding_broken",
                 f"binding to book {binding.book_id} revision {revision} cannot be resolved",

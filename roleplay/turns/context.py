@@ -139,7 +139,15 @@ def load_context(
             "model_config__preset",
             "character__model_config__preset",
         )
-        .defer("character__avatar", "persona__avatar")
+        # Not read by a turn: images, a card's extensions (up to 256 KiB), and the presets'
+        # prompts, which effective_preset reads only when its (id, version) is not loaded.
+        .defer(
+            "character__avatar",
+            "character__extensions",
+            "persona__avatar",
+            "model_config__preset__prompts",
+            "character__model_config__preset__prompts",
+        )
         .get(pk=turn.conversation_id)
     )
     rows = [

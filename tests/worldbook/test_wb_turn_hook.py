@@ -33,6 +33,7 @@ def _context():
         turn=SimpleNamespace(id="turn-1"),
         user_name="Ann",
         blocks=[],
+        record=True,
     )
 
 
