@@ -34,6 +34,20 @@ class PreviewMessage:
     tokens: int
     content: str
 
+    @property
+    def parts(self) -> list[str]:
+        """What the message is made of, readably: ``main``, ``worldbook: lighthouse``..."""
+        return [_label(part) for part in self.source.split("+")]
+
+
+def _label(source: str) -> str:
+    kind, _, rest = source.partition(":")
+    if kind == "prompt":
+        return rest
+    if kind == "block":  # block:<book id>:<revision>:<entry id>, or a phase's own block id
+        return f"worldbook: {rest.rsplit(':', 1)[-1]}" if rest.count(":") >= 2 else rest
+    return source.replace("_", " ")
+
 
 @dataclass
 class PromptPreview:

@@ -203,3 +203,5 @@ def test_a_preview_reads_the_worldbook_and_records_nothing(chat, preset, tenant,
     assert any("whale oil" in m.content for m in preview.messages)
     assert [s["id"].rsplit(":", 1)[-1] for s in preview.worldbook["selected"]] == ["lamp"]
     assert not TimedEffectState.objects.filter(conversation_id=chat.session_id).exists()
+    parts = [part for m in preview.messages for part in m.parts]
+    assert "worldbook: lamp" in parts and "main" in parts and "history" in parts
