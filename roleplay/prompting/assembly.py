@@ -120,6 +120,14 @@ class AssembledPrompt:
     unavailable: tuple[str, ...]
     unknown_macros: tuple[str, ...]
     missing_variables: tuple[str, ...]
+    # (source, message) before the system messages at the head were joined: what the
+    # preview counts block by block.
+    pieces: tuple[tuple[str, Mapping[str, Any]], ...] = ()
+
+    def message_pieces(self) -> list[list[tuple[str, Mapping[str, Any]]]]:
+        """For each message, the pieces it was joined from (one for most messages)."""
+        pieces = iter(self.pieces)
+        return [[next(pieces) for _ in part.source.split("+")] for part in self.parts]
 
 
 def note_active(inputs: ActorInputs) -> bool:
@@ -185,6 +193,13 @@ def assemble(
         unavailable=unavailable,
         unknown_macros=built.unknown,
         missing_variables=built.missing,
+        pieces=tuple(
+            zip(
+                _placed_sources(built, placed.placements, len(placed.messages)),
+                placed.messages,
+                strict=True,
+            )
+        ),
     )
 
 

@@ -17,6 +17,7 @@ import uuid
 from dataclasses import dataclass, field
 from typing import Any
 
+from console.tokens import count_messages
 from roleplay.models import Conversation, Turn, TurnKind
 from roleplay.prompting.assembly import AssembledPrompt
 from roleplay.prompting.presets import LoadedPreset
@@ -33,11 +34,20 @@ class PreviewMessage:
     source: str
     tokens: int
     content: str
+    # (label, tokens) of each block the message was joined from, when it was joined.
+    blocks: tuple[tuple[str, int], ...] = ()
 
     @property
     def parts(self) -> list[str]:
         """What the message is made of, readably: ``main``, ``worldbook: lighthouse``..."""
         return [_label(part) for part in self.source.split("+")]
+
+
+def _blocks(pieces) -> tuple[tuple[str, int], ...]:
+    if len(pieces) < 2:
+        return ()
+    empty = count_messages([])
+    return tuple((_label(source), count_messages([m]) - empty) for source, m in pieces)
 
 
 def _label(source: str) -> str:
@@ -74,8 +84,12 @@ def preview_prompt(
     ctx = load_context(turn, user_input.strip() or SAMPLE_INPUT, preset=preset, record=False)
     prompt = actor_prompt(ctx)
     messages = [
-        PreviewMessage(m["role"], part.source, part.tokens, str(m.get("content") or ""))
-        for m, part in zip(prompt.messages, prompt.parts, strict=True)
+        PreviewMessage(
+            m["role"], part.source, part.tokens, str(m.get("content") or ""), _blocks(pieces)
+        )
+        for m, part, pieces in zip(
+            prompt.messages, prompt.parts, prompt.message_pieces(), strict=True
+        )
     ]
     skipped = [p.name for p in phases.PHASES.of("pre_actor", TurnKind.CHAT)]
     return PromptPreview(messages, prompt, ctx.trace.get("worldbook", {}), skipped)

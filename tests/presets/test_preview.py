@@ -62,6 +62,12 @@ def test_the_preview_is_what_the_next_turn_sends(chat, preset):
     assert "{{wat::x}}" in preview.prompt.unknown_macros
     assert sum(m.tokens for m in preview.messages) <= preview.prompt.prompt_tokens
     assert preview.prompt.prompt_tokens == count_messages(preview.prompt.messages)
+    # The system prompts before the history are joined into one message: its blocks are
+    # listed with their own tokens.
+    head = preview.messages[0]
+    assert [label for label, _ in head.blocks] == head.parts and len(head.parts) >= 2
+    assert "tone" in head.parts and all(tokens > 0 for _, tokens in head.blocks)
+    assert all(m.blocks == () for m in preview.messages[1:])
     # Stable: the same conversation previews the same expansion twice.
     again = preview_prompt(chat, load_preset(preset), "Is the lamp lit?")
     assert [m.content for m in again.messages] == contents
