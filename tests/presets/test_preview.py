@@ -7,6 +7,8 @@ from __future__ import annotations
 import re
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from console.tokens import count_messages
 from memory import services as message_store
@@ -211,3 +213,31 @@ def test_a_preview_reads_the_worldbook_and_records_nothing(chat, preset, tenant,
     assert not TimedEffectState.objects.filter(conversation_id=chat.session_id).exists()
     parts = [part for m in preview.messages for part in m.parts]
     assert "worldbook: lamp" in parts and "main" in parts and "history" in parts
+
+
+FIELDS = ["identifier", "name", "role", "content", "position", "depth", "order", "enabled"]
+junk_text = st.one_of(
+    st.text(max_size=40),
+    st.sampled_from(["at_depth", "relative", "none", "system", "user", "-1", "1e9", "{{", "}}"]),
+    st.sampled_from(["{{outlet::x}}", "{{getvar::", "{{roll::999999d999999}}", "\x00", "main"]),
+)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow,
+          HealthCheck.function_scoped_fixture])  # fmt: skip
+@given(
+    edits=st.dictionaries(
+        st.tuples(st.sampled_from(["r0", "r1", "r5", "zz"]), st.sampled_from(FIELDS)),
+        junk_text,
+        max_size=8,
+    )
+)
+def test_random_editor_posts_never_break_the_preview(operator_client, chat, preset, edits):
+    data = page_post(preset)
+    data["preview_conversation"] = str(chat.pk)
+    data.update({f"p-{key}-{name}": value for (key, name), value in edits.items()})
+    response = operator_client.post(preview_url(preset), data)
+    assert response.status_code == 200
+    html = response.content.decode()
+    outcomes = ('id="preset-preview-summary"', "preset-preview-problems", "preset-preview-error")
+    assert any(outcome in html for outcome in outcomes)
