@@ -8,7 +8,8 @@ lock, so two turns of one conversation never lose each other's sticky/cooldown u
 
 from __future__ import annotations
 
-from django.db import transaction
+from django.db import IntegrityError, transaction
+from django.utils import timezone
 from pgvector.django import CosineDistance
 
 from worldbook import errors, indexing
@@ -117,6 +118,10 @@ def select_context(tenant, request: SelectRequest, *, record: bool = True) -> di
     return select_result(tenant, request, record=record).response()
 
 
+# Compare-and-set tries of the timed-effect state before a selection waits for its lock.
+CAS_ATTEMPTS = 3
+
+
 def select_result(tenant, request: SelectRequest, *, record: bool = True) -> SelectionResult:
     """The selection itself (:func:`select_context`'s, before it is rendered as the response):
     a chat turn reads its blocks and only the decisions worth tracing."""
@@ -135,7 +140,11 @@ def select_result(tenant, request: SelectRequest, *, record: bool = True) -> Sel
             tenant=tenant, conversation_id=request.conversation_id
         ).first()
         return select(request, books, timed_state=row.state if row else {}, **options)
-    with transaction.atomic():
+    for _ in range(CAS_ATTEMPTS):
+        result = _select_and_set(tenant, request, books, options)
+        if result is not None:
+            return result
+    with transaction.atomic():  # still contended: wait for the row's lock instead
         row, _ = TimedEffectState.objects.select_for_update().get_or_create(
             tenant=tenant, conversation_id=request.conversation_id
         )
@@ -145,6 +154,29 @@ def select_result(tenant, request: SelectRequest, *, record: bool = True) -> Sel
             row.version += 1
             row.save(update_fields=["state", "version", "updated_at"])
         return result
+
+
+def _select_and_set(tenant, request, books, options) -> SelectionResult | None:
+    """Select against the conversation's timed-effect state and record what it became by
+    compare-and-set on ``version``: one read, and a write only when the state changed (most
+    turns change nothing). None when another writer got there first."""
+    key = {"tenant": tenant, "conversation_id": request.conversation_id}
+    row = TimedEffectState.objects.filter(**key).values_list("version", "state").first()
+    version, state = row if row is not None else (None, {})
+    result = select(request, books, timed_state=state, **options)
+    if result.timed_state == state:
+        return result
+    if version is None:
+        try:
+            with transaction.atomic():
+                TimedEffectState.objects.create(**key, state=result.timed_state, version=1)
+        except IntegrityError:
+            return None
+        return result
+    changed = TimedEffectState.objects.filter(**key, version=version).update(
+        state=result.timed_state, version=version + 1, updated_at=timezone.now()
+    )
+    return result if changed else None
 
 
 def search(tenant, *, query: str, refs, mode: str, limit: int) -> dict:

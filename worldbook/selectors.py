@@ -132,15 +132,18 @@ def list_bindings(tenant, prompt_id: str) -> list[PromptBinding]:
 def resolve_bindings(tenant, prompt_id: str) -> list[dict]:
     """Concrete ``book_id + revision`` of the enabled bindings; a broken one fails loudly."""
     out = []
-    for binding in list_bindings(tenant, prompt_id):
-        if not binding.enabled:
-            continue
-        revision = binding.book.head_revision if binding.revision is None else binding.revision
-        if revision_hash(binding.book_id, revision) is None:
+    rows = (
+        PromptBinding.objects.filter(tenant=tenant, prompt_id=prompt_id, enabled=True)
+        .order_by("position", "id")
+        .values_list("book_id", "revision", "book__head_revision")
+    )
+    for book_id, pinned, head in rows:  # every turn reads these: no model instances
+        revision = head if pinned is None else pinned
+        if revision_hash(book_id, revision) is None:
             raise errors.Conflict(
                 "binding_broken",
-                f"binding to book {binding.book_id} revision {revision} cannot be resolved",
-                {"book_id": str(binding.book_id), "revision": revision},
+                f"binding to book {book_id} revision {revision} cannot be resolved",
+                {"book_id": str(book_id), "revision": revision},
             )
-        out.append({"book_id": str(binding.book_id), "revision": revision})
+        out.append({"book_id": str(book_id), "revision": revision})
     return out

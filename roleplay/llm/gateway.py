@@ -94,12 +94,16 @@ def provider_config(config: ModelConfig | None) -> ProviderConfig:
 
 
 def resolve_config(tenant, *, conversation=None, character=None) -> ModelConfig | None:
-    """The conversation's config, else the character's default, else the tenant's default."""
-    if conversation is not None and conversation.model_config_id:
-        return conversation.model_config
-    if character is not None and character.model_config_id:
-        return character.model_config
-    return ModelConfig.objects.filter(tenant=tenant, is_default=True).first()
+    """The conversation's config, else the character's default, else the tenant's default;
+    read with its preset (but not the preset's prompts, which ``effective_preset`` reads
+    only when its id and version are not loaded yet) unless the caller already has it."""
+    rows = ModelConfig.objects.filter(tenant=tenant).select_related("preset")
+    for owner in (conversation, character):
+        if owner is not None and owner.model_config_id:
+            if type(owner).model_config.is_cached(owner):
+                return owner.model_config
+            return rows.defer("preset__prompts").filter(pk=owner.model_config_id).first()
+    return rows.defer("preset__prompts").filter(is_default=True).first()
 
 
 async def _on_caller_thread(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:

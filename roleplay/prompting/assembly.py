@@ -154,6 +154,7 @@ def assemble(
 ) -> AssembledPrompt:
     """The Actor's messages for ``inputs`` (see the module docstring)."""
     budget = context_limit - max_output_tokens - SAFETY_MARGIN_TOKENS
+    empty = count_messages([])
     history = list(inputs.history)
     dropped = 0
     while True:
@@ -163,7 +164,9 @@ def assemble(
         unavailable = tuple(b.id for b in built.blocks if _capability(b) not in capable)
         placed = place_context_blocks(built.messages, built.layout, blocks)
         messages, sources = _join_head(list(placed.messages), built, placed.placements)
-        tokens = count_messages(messages)
+        # A message's cost is additive: count each once, for the total and the trace.
+        costs = [count_messages([m]) - empty for m in messages]
+        tokens = empty + sum(costs)
         if tokens <= budget:
             break
         if dropped >= len(history):
@@ -175,13 +178,13 @@ def assemble(
             )
         # Drop just enough of the oldest messages to cover the excess (a message's cost is
         # additive), then re-check: merged blocks may still move the total a little.
-        excess, cut, costs = tokens - budget, 0, iter(built.history_costs(count_messages))
+        excess, cut, oldest = tokens - budget, 0, iter(built.history_costs(count_messages))
         while dropped < len(history) and cut < excess:
-            cut += next(costs)
+            cut += next(oldest)
             dropped += 1
     parts = [
-        Part(source, m["role"], count_messages([m]) - count_messages([]))
-        for m, source in zip(messages, sources, strict=True)
+        Part(source, m["role"], cost)
+        for m, source, cost in zip(messages, sources, costs, strict=True)
     ]
     return AssembledPrompt(
         messages=messages,

@@ -130,24 +130,12 @@ def load_context(
     persona, a changed model config), the history the turn's kind calls for, and every
     capability hook's additions. ``preset`` replaces the model config's (the preset
     editor's preview of unsaved prompts); ``record=False`` keeps hooks from writing."""
+    # Four tables, not eight: PostgreSQL plans a join of every model config and preset
+    # slower than it runs two small queries (resolve_config reads the config and its preset).
+    # Not read by a turn: images and a card's extensions (up to 256 KiB).
     conversation = (
-        Conversation.objects.select_related(
-            "tenant",
-            "character",
-            "player",
-            "persona",
-            "model_config__preset",
-            "character__model_config__preset",
-        )
-        # Not read by a turn: images, a card's extensions (up to 256 KiB), and the presets'
-        # prompts, which effective_preset reads only when its (id, version) is not loaded.
-        .defer(
-            "character__avatar",
-            "character__extensions",
-            "persona__avatar",
-            "model_config__preset__prompts",
-            "character__model_config__preset__prompts",
-        )
+        Conversation.objects.select_related("tenant", "character", "player", "persona")
+        .defer("character__avatar", "character__extensions", "persona__avatar")
         .get(pk=turn.conversation_id)
     )
     rows = [

@@ -79,8 +79,11 @@ def _build(api, tenant, base_url: str, label: str) -> dict:
             format="json",
         )
     )
+    # A sticky entry the chat turn triggers, so the conversation has timed-effect state.
+    sticky = {"id": "lamp-sticky", "keys": ["lamp"], "content": "The lamp burns.", "sticky": 2}
+    entries = [*DEMO_BOOK["entries"], sticky]
     book, _ = worldbooks.create_book(
-        tenant, BookIn.model_validate({**DEMO_BOOK, "name": f"{label}-book"})
+        tenant, BookIn.model_validate({**DEMO_BOOK, "name": f"{label}-book", "entries": entries})
     )
     worldbooks.put_bindings(tenant, character["id"], [{"book_id": str(book.id)}])
     return {

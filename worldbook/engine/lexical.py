@@ -183,10 +183,14 @@ class LexicalIndex:
                 scores[position] += weight
         if not touched:
             return []
-        candidates = ((score, position) for position, score in enumerate(scores) if score > 0)
-        best = heapq.nsmallest(limit, candidates, key=lambda item: (-item[0], item[1]))
+        # nlargest is sorted(..., reverse=True)[:limit], which keeps equal scores in document
+        # order; a C-level key over the positions avoids a Python call per document.
+        best = heapq.nlargest(limit, range(len(scores)), key=scores.__getitem__)
         hits = []
-        for score, position in best:
+        for position in best:
+            score = scores[position]
+            if score <= 0:
+                break
             doc = self._docs[position]
             source = doc.text if doc.text.strip() else doc.title
             hits.append(Hit(doc.key, round(score, 6), excerpt(source, terms)))

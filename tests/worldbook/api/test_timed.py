@@ -88,7 +88,7 @@ def test_without_a_conversation_timed_entries_say_so(api):
     assert TimedEffectState.objects.count() == 0
 
 
-def test_conversations_and_tenants_are_independent(api, other_api):
+def test_conversations_and_tenants_are_independent(api, other_api, tenant):
     mine = create(api, TIMED)["book_id"]
     theirs = create(other_api, TIMED)["book_id"]
     turn(api, mine, "bell", 1, conversation="shared-name")
@@ -97,7 +97,10 @@ def test_conversations_and_tenants_are_independent(api, other_api):
         "not_triggered"
     )
     assert turn(api, mine, "quiet", 2, conversation="shared-name")["bell"] == "sticky"
-    assert TimedEffectState.objects.filter(conversation_id="shared-name").count() == 2
+    # A row is kept only where there is state: mine holds the bell's sticky turns, the other
+    # tenant's "shared-name" triggered nothing.
+    rows = TimedEffectState.objects.filter(conversation_id="shared-name")
+    assert [row.tenant_id for row in rows] == [tenant.id]
 
 
 def test_state_of_other_books_is_kept(api, tenant):
@@ -108,3 +111,31 @@ def test_state_of_other_books_is_kept(api, tenant):
     state = TimedEffectState.objects.get(tenant=tenant, conversation_id="conv-1").state
     assert set(state) == {f"{first}:bell", f"{second}:horn"}
     assert turn(api, first, "quiet", 3)["bell"] == "sticky"
+
+
+@pytest.mark.parametrize("writers", [1, 3])
+def test_a_concurrent_writer_is_never_overwritten(api, tenant, monkeypatch, writers):
+    """Another request records the conversation's state between this one's read and write
+    (a real row update, ``writers`` times): the compare-and-set fails, the selection is made
+    again on the newer state, and after three lost races it waits for the row's lock."""
+    from worldbook import retrieval
+
+    book_id = create(api, TIMED)["book_id"]
+    turn(api, book_id, "ring the bell", 1)
+    real_select, races = retrieval.select, {"left": writers}
+
+    def racing_select(*args, **kwargs):
+        if races["left"]:
+            races["left"] -= 1
+            row = TimedEffectState.objects.get(tenant=tenant, conversation_id="conv-1")
+            state = {**row.state, "other:entry": {"activated_at": 1, "sticky_until": 9,
+                                                  "cooldown_until": None}}  # fmt: skip
+            TimedEffectState.objects.filter(pk=row.pk).update(state=state, version=row.version + 1)
+        return real_select(*args, **kwargs)
+
+    monkeypatch.setattr(retrieval, "select", racing_select)
+    assert turn(api, book_id, "the horn", 2)["horn"] == "keyword"
+    row = TimedEffectState.objects.get(tenant=tenant, conversation_id="conv-1")
+    assert "other:entry" in row.state  # the concurrent write survived
+    assert row.state[f"{book_id}:horn"]["activated_at"] == 2  # and so did this one
+    assert row.version == 1 + writers + 1

@@ -133,10 +133,11 @@ def test_viewer_may_run_but_not_write_timed_state(viewer, book):
     assert response.status_code == 403
 
 
-def test_operator_with_a_conversation_keeps_timed_state(operator, tenant, book):
+def test_operator_with_a_conversation_keeps_timed_state(operator, tenant, make_book):
     from worldbook.models import TimedEffectState
 
-    response = operator.post(URL, _form(book, conversation_id="c-1", message_index="3"))
+    sticky = make_book(tenant, [{**GATE, "sticky": 2}], name="Sticky")
+    response = operator.post(URL, _form(sticky, conversation_id="c-1", message_index="3"))
     assert response.status_code == 200
     assert TimedEffectState.objects.filter(tenant=tenant, conversation_id="c-1").exists()
 
