@@ -47,10 +47,11 @@ def apply(ctx, conversation) -> None:
     ).count()
     request = SelectRequest(
         books=books,
-        query=ctx.user_input[:MAX_QUERY] or "…",
+        # A continue turn has no new input: the reply it goes on from is what it is about.
+        query=(ctx.user_input or ctx.continuing or "")[:MAX_QUERY] or "…",
         history=[
-            {"role": m["role"], "content": m["content"][:MAX_HISTORY_CHARS]}
-            for m in ctx.chat_history()[-HISTORY_MESSAGES:]
+            {"role": m.role, "content": m.content[:MAX_HISTORY_CHARS]}
+            for m in ctx.history[-HISTORY_MESSAGES:]
         ],
         audience="actor",
         strategy="hybrid",

@@ -26,10 +26,9 @@ def _context():
     return SimpleNamespace(
         preset=default_preset(),
         actor_inputs=lambda blocks=True: inputs,
-        chat_history=lambda: [{"role": "user", "content": "earlier"}],
         trace={},
         user_input="hello",
-        history=[],
+        history=[SimpleNamespace(role="user", content="earlier")],
         turn=SimpleNamespace(id="turn-1"),
         user_name="Ann",
         blocks=[],

@@ -7,6 +7,7 @@ import json
 import pytest
 from asgiref.sync import sync_to_async
 
+from roleplay.llm.scripted_server import Reply
 from roleplay.models import Turn
 from tests.worldbook.api.test_smoke import GREYPORT
 from tests.ws.test_chat_socket import connect, receive_until
@@ -66,4 +67,24 @@ async def test_turn_without_bindings_skips_selection(conversation, llm):
     events = await receive_until(comm, "turn.completed")
     turn = await Turn.objects.aget(pk=events[0]["turn_id"])
     assert "worldbook" not in turn.trace
+    await comm.disconnect()
+
+
+async def test_continue_selects_with_the_reply_it_goes_on_from(
+    conversation, character, tenant, llm
+):
+    """A continue turn has no new player input: the worldbook selects with the text being
+    continued (here it names the copper key, 铜钥匙) and the turn completes."""
+    from tests.ws.test_rewrites import chat, send, until
+
+    await sync_to_async(_bind)(tenant, character)
+    comm = await connect(conversation)
+    await chat(comm, llm, "c1", "Hello", "她举起铜钥匙")
+    llm.enqueue(Reply(content=" to the guard.", chunks=2))
+    await send(comm, type="continue", client_message_id="k1")
+    events = await until(comm, "turn.completed")
+    assert events[-1]["type"] == "turn.completed", events[-1]
+    turn = await Turn.objects.aget(pk=events[-1]["turn_id"])
+    reasons = {s["id"].split(":")[-1]: s["reason"] for s in turn.trace["worldbook"]["selected"]}
+    assert reasons.get("copper-key") == "keyword"
     await comm.disconnect()
