@@ -2,8 +2,9 @@
 
 Selection loads the exact revisions (parsed once per process), adds hybrid recall scores
 (lexical BM25 blended with pgvector cosine when the revision's index is ready, lexical only
-with a ``degraded`` note otherwise) and keeps timed-effect state per conversation with a row
-lock, so two turns of one conversation never lose each other's sticky/cooldown updates.
+with a ``degraded`` note otherwise) and keeps timed-effect state per conversation by
+compare-and-set on its version (the row lock only after repeated lost races), so two turns
+of one conversation never lose each other's sticky/cooldown updates.
 """
 
 from __future__ import annotations

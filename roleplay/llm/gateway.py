@@ -98,12 +98,13 @@ def resolve_config(tenant, *, conversation=None, character=None) -> ModelConfig 
     read with its preset (but not the preset's prompts, which ``effective_preset`` reads
     only when its id and version are not loaded yet) unless the caller already has it."""
     rows = ModelConfig.objects.filter(tenant=tenant).select_related("preset")
+    rows = rows.defer("preset__prompts")
     for owner in (conversation, character):
         if owner is not None and owner.model_config_id:
             if type(owner).model_config.is_cached(owner):
                 return owner.model_config
-            return rows.defer("preset__prompts").filter(pk=owner.model_config_id).first()
-    return rows.defer("preset__prompts").filter(is_default=True).first()
+            return rows.filter(pk=owner.model_config_id).first()
+    return rows.filter(is_default=True).first()
 
 
 async def _on_caller_thread(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:

@@ -92,25 +92,19 @@ async def run_turn(
         await _fail(turn, parts, trace, TurnStatus.CANCELLED, "turn_cancelled", "cancelled", emit)
         if isinstance(exc, asyncio.CancelledError):
             raise
-        return
-    except (ContextOverflow, WorldbookTurnError, phases.PhaseFailed) as exc:
+    except (ContextOverflow, WorldbookTurnError, phases.PhaseFailed, ModelError) as exc:
         await _fail(turn, parts, trace, TurnStatus.FAILED, exc.code, str(exc), emit)
-        return
-    except ModelError as exc:
-        await _fail(turn, parts, trace, TurnStatus.FAILED, exc.code, str(exc), emit)
-        return
     except STORAGE_ERRORS:
         logger.warning("turn failed: the database is unavailable", exc_info=True)
         message = "the conversation could not be saved; try again in a moment"
         await _fail(turn, parts, trace, TurnStatus.FAILED, "storage_unavailable", message, emit)
-        return
     except Exception:
         logger.exception("turn failed")
         await _fail(turn, parts, trace, TurnStatus.FAILED, "internal_error", "turn failed", emit)
-        return
+    else:
+        await _after_commit(ctx, emit)
     finally:
         turn_id_var.reset(token)
-    await _after_commit(ctx, emit)
 
 
 async def _stream_reply(ctx: TurnContext, emit: Emit, cancel: asyncio.Event, parts: list[str]):
