@@ -63,16 +63,7 @@ def select_alternative(conversation: Conversation, message_id, index: int) -> Me
 def rollback_to(conversation: Conversation, message_id) -> list[str]:
     """Delete the message and every later one of the conversation; their ids."""
     _quiet(conversation)
-    message = message_of(conversation, message_id)
-    doomed = Message.objects.filter(
-        tenant=conversation.tenant, session_id=conversation.session_id, ts__gte=message.ts
-    )
-    ids = [str(i) for i in doomed.values_list("id", flat=True)]
-    stamps = list(doomed.values_list("ts", flat=True))
-    message_store.delete_messages_by_timestamps(
-        conversation.tenant, conversation.session_id, stamps
-    )
-    return ids
+    return _delete_from(conversation, message_of(conversation, message_id))
 
 
 @transaction.atomic
@@ -83,8 +74,16 @@ def delete_last_exchange(conversation: Conversation) -> list[str]:
     latest = Message.objects.filter(
         tenant=conversation.tenant, session_id=conversation.session_id, archived=False
     ).order_by("-ts")
-    last_user = latest.filter(role="user").first()
-    target = last_user or latest.first()
-    if target is None:
-        return []
-    return rollback_to(conversation, target.id)
+    target = latest.filter(role="user").first() or latest.first()
+    return [] if target is None else _delete_from(conversation, target)
+
+
+def _delete_from(conversation: Conversation, message: Message) -> list[str]:
+    doomed = Message.objects.filter(
+        tenant=conversation.tenant, session_id=conversation.session_id, ts__gte=message.ts
+    ).values_list("id", "ts")
+    rows = list(doomed)
+    message_store.delete_messages_by_timestamps(
+        conversation.tenant, conversation.session_id, [ts for _, ts in rows]
+    )
+    return [str(pk) for pk, _ in rows]
