@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from django.db import connection
 from django.db.models import Q
 
 from memory.models import MemoryMetadata, Message
@@ -22,13 +23,38 @@ def get_history(tenant, session_id: str, limit: int = DEFAULT_HISTORY_LIMIT) -> 
     return list(reversed(_latest(tenant, session_id, limit)))
 
 
+# The chat turn's two reads of the store as SQL: the ORM spends more time building these
+# statements than PostgreSQL spends running them. tests/memory/test_fast_reads.py pins each to
+# its ORM twin (``_latest`` for the history; a filtered ``count()`` for the message count).
+_HISTORY_SQL = f"""
+    SELECT id, ts, role, content, edited FROM {Message._meta.db_table}
+    WHERE tenant_id = %s AND session_id = %s AND NOT archived
+    ORDER BY ts DESC LIMIT %s
+"""
+_CHAT_COUNT_SQL = f"""
+    SELECT count(*) FROM {Message._meta.db_table}
+    WHERE tenant_id = %s AND session_id = %s AND role IN ('user', 'assistant')
+"""
+
+
 def get_history_lines(
     tenant, session_id: str, limit: int = DEFAULT_HISTORY_LIMIT
 ) -> list[tuple[object, int, str, str, bool]]:
     """The same history as ``(id, ts, role, content, edited)`` tuples, for the chat turn's
     hot path: building fifty model instances per turn cost more than the query."""
-    rows = _latest(tenant, session_id, limit).values_list("id", "ts", "role", "content", "edited")
-    return list(reversed(rows))
+    with connection.cursor() as cursor:
+        cursor.execute(_HISTORY_SQL, [tenant.pk, session_id, max(int(limit), 0)])
+        rows = cursor.fetchall()
+    rows.reverse()
+    return rows
+
+
+def count_chat_messages(tenant, session_id: str) -> int:
+    """How many user and assistant messages the session holds, archived ones included: the
+    position of the next message (what worldbook timed effects count in)."""
+    with connection.cursor() as cursor:
+        cursor.execute(_CHAT_COUNT_SQL, [tenant.pk, session_id])
+        return cursor.fetchone()[0]
 
 
 def last_message(tenant, session_id: str) -> Message | None:

@@ -12,6 +12,7 @@ import os
 from dataclasses import dataclass, field
 from datetime import timedelta
 
+from django.db import connection
 from django.db.models import (
     BooleanField,
     CharField,
@@ -110,19 +111,26 @@ class ActivePersona:
     persona_id: str | None = None
 
 
+# Every turn without a chosen persona reads this; pinned to the ORM read
+# (``Persona.objects.filter(player_id=..., is_default=True)``) by
+# tests/roleplay/test_persona_fast_read.py.
+_DEFAULT_PERSONA_SQL = f"""
+    SELECT id, name, description FROM {Persona._meta.db_table}
+    WHERE player_id = %s AND is_default
+"""
+
+
 def persona_for(conversation: Conversation) -> ActivePersona:
     """The conversation's persona, else its player's default one, else a plain persona
     named after the player (display name, else external id)."""
-    chosen, source = conversation.persona, "conversation"
-    if chosen is None:
-        chosen = (
-            Persona.objects.filter(player_id=conversation.player_id, is_default=True)
-            .defer("avatar")
-            .first()
-        )
-        source = "default"
+    chosen = conversation.persona
     if chosen is not None:
-        return ActivePersona(chosen.name, chosen.description, source, str(chosen.pk))
+        return ActivePersona(chosen.name, chosen.description, "conversation", str(chosen.pk))
+    with connection.cursor() as cursor:  # at most one: persona_one_default
+        cursor.execute(_DEFAULT_PERSONA_SQL, [conversation.player_id])
+        row = cursor.fetchone()
+    if row is not None:
+        return ActivePersona(row[1], row[2], "default", str(row[0]))
     player = conversation.player
     return ActivePersona(player.display_name or player.external_id, "", "player")
 

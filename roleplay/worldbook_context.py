@@ -8,12 +8,13 @@ book revisions; the next turn resolves again.
 
 from __future__ import annotations
 
-from memory.models import Message
+from memory.selectors import count_chat_messages
 from roleplay.prompting.assembly import capabilities
 from worldbook.engine.schema import SelectRequest
 from worldbook.errors import WorldbookError
+from worldbook.indexing import default_embedder
 from worldbook.retrieval import select_result
-from worldbook.selectors import resolve_bindings
+from worldbook.selectors import bound_revisions
 
 HISTORY_MESSAGES = 20
 TOKEN_BUDGET = 2400
@@ -35,16 +36,13 @@ def apply(ctx, conversation) -> None:
     tenant = conversation.tenant
     character = conversation.character
     try:
-        books = ctx.trace.get("worldbook", {}).get("books") or resolve_bindings(
-            tenant, str(character.id)
-        )
+        bound = bound_revisions(tenant, str(character.id), default_embedder().embedding_version)
     except WorldbookError as exc:
         raise WorldbookTurnError(exc.code, exc.message) from exc
-    if not books:
+    if not bound:
         return
-    message_index = Message.objects.filter(
-        tenant=tenant, session_id=conversation.session_id, role__in=["user", "assistant"]
-    ).count()
+    books = [b.ref() for b in bound]
+    message_index = count_chat_messages(tenant, conversation.session_id)
     request = SelectRequest(
         books=books,
         # A continue turn has no new input: the reply it goes on from is what it is about.
@@ -65,7 +63,7 @@ def apply(ctx, conversation) -> None:
         message_index=message_index,
     )
     try:
-        result = select_result(tenant, request, record=ctx.record)
+        result = select_result(tenant, request, record=ctx.record, bound=bound)
     except WorldbookError as exc:
         raise WorldbookTurnError(exc.code, exc.message) from exc
     ctx.blocks.extend(

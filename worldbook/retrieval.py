@@ -9,7 +9,9 @@ of one conversation never lose each other's sticky/cooldown updates.
 
 from __future__ import annotations
 
-from django.db import IntegrityError, transaction
+import json
+
+from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
 from pgvector.django import CosineDistance
 
@@ -18,7 +20,7 @@ from worldbook.engine.lexical import Doc, index_for
 from worldbook.engine.schema import SelectRequest
 from worldbook.engine.selection import LoadedBook, SelectionResult, select
 from worldbook.models import IndexChunk, TimedEffectState
-from worldbook.selectors import canonical_book_id, load_books
+from worldbook.selectors import BoundRevision, canonical_book_id, load_books
 from worldbook.tokenizer import CL100K
 
 LEXICAL_WEIGHT = 0.5
@@ -34,11 +36,11 @@ def _lexical(book: LoadedBook):
 
 
 def lexical_scores(book: LoadedBook, query: str, limit: int = RECALL_K) -> dict[str, float]:
-    hits = _lexical(book).search(query, limit)
-    if not hits:
+    ranked = _lexical(book).rank(query, limit)
+    if not ranked:
         return {}
-    top = hits[0].score or 1.0
-    return {hit.key: hit.score / top for hit in hits}
+    top = ranked[0][1] or 1.0
+    return {key: score / top for key, score in ranked}
 
 
 def vector_scores(
@@ -72,16 +74,21 @@ def _index_not_ready(book: LoadedBook, message: str) -> dict:
     }
 
 
-def hybrid_scores(tenant, books: list[LoadedBook], query: str):
-    """(scores keyed by (book_id, entry_id), degraded notes)."""
+def hybrid_scores(tenant, books: list[LoadedBook], query: str, index_ids=None):
+    """(scores keyed by (book_id, entry_id), degraded notes). ``index_ids`` (book id -> ready
+    index id or None) is what the caller already read; otherwise each book's is looked up."""
     scores: dict[tuple[str, str], float] = {}
     degraded: list[dict] = []
     embedder = indexing.default_embedder()
     query_vector = None
     for book in books:
         lexical = lexical_scores(book, query)
-        index = indexing.ready_index(tenant, book.book_id, book.revision, embedder)
-        if index is None:
+        if index_ids is not None:
+            index_id = index_ids.get(book.book_id)
+        else:
+            index = indexing.ready_index(tenant, book.book_id, book.revision, embedder)
+            index_id = index.id if index is not None else None
+        if index_id is None:
             note = "no ready vector index for this exact revision; lexical only"
             degraded.append(_index_not_ready(book, note))
             for entry_id, value in lexical.items():
@@ -89,7 +96,7 @@ def hybrid_scores(tenant, books: list[LoadedBook], query: str):
             continue
         if query_vector is None:
             query_vector = embedder.embed([query])[0]
-        vector = vector_scores(index.id, query_vector)
+        vector = vector_scores(index_id, query_vector)
         for entry_id in set(lexical) | set(vector):
             scores[(book.book_id, entry_id)] = blend(
                 lexical.get(entry_id, 0.0), vector.get(entry_id, (0.0, ""))[0]
@@ -123,24 +130,31 @@ def select_context(tenant, request: SelectRequest, *, record: bool = True) -> di
 CAS_ATTEMPTS = 3
 
 
-def select_result(tenant, request: SelectRequest, *, record: bool = True) -> SelectionResult:
+def select_result(
+    tenant, request: SelectRequest, *, record: bool = True, bound: list[BoundRevision] | None = None
+) -> SelectionResult:
     """The selection itself (:func:`select_context`'s, before it is rendered as the response):
-    a chat turn reads its blocks and only the decisions worth tracing."""
-    request = _canonical_refs(request)
-    books = load_books(tenant, [(ref.book_id, ref.revision) for ref in request.books])
+    a chat turn reads its blocks and only the decisions worth tracing. A turn passes the
+    ``bound`` revisions it resolved (``request.books`` are their refs), so nothing about the
+    books is read again."""
+    index_ids = None
+    if bound is None:
+        request = _canonical_refs(request)
+        books = load_books(tenant, [(ref.book_id, ref.revision) for ref in request.books])
+    else:
+        books = [b.load() for b in bound]
+        index_ids = {b.book_id: b.index_id for b in bound}
     scores, degraded = (None, [])
     if request.strategy == "hybrid":
-        scores, degraded = hybrid_scores(tenant, books, request.query)
+        scores, degraded = hybrid_scores(tenant, books, request.query, index_ids)
     options = {"hybrid_scores": scores, "degraded": degraded, "tokenizer": CL100K}
     timed = request.conversation_id is not None and request.message_index is not None
     # A SelectionError (a required entry that cannot be honoured) is a 422 of its own.
     if not timed:
         return select(request, books, **options)
     if not record:
-        row = TimedEffectState.objects.filter(
-            tenant=tenant, conversation_id=request.conversation_id
-        ).first()
-        return select(request, books, timed_state=row.state if row else {}, **options)
+        _, state = timed_state(tenant, request.conversation_id)
+        return select(request, books, timed_state=state, **options)
     for _ in range(CAS_ATTEMPTS):
         result = _select_and_set(tenant, request, books, options)
         if result is not None:
@@ -157,13 +171,31 @@ def select_result(tenant, request: SelectRequest, *, record: bool = True) -> Sel
         return result
 
 
+# Read by every turn of a character with books; pinned to the ORM read by
+# tests/worldbook/test_bound_revisions.py.
+_TIMED_SQL = f"""
+    SELECT version, state FROM {TimedEffectState._meta.db_table}
+    WHERE tenant_id = %s AND conversation_id = %s
+"""
+
+
+def timed_state(tenant, conversation_id: str) -> tuple[int | None, dict]:
+    """(version, state) of the conversation's timed effects; (None, {}) before the first."""
+    with connection.cursor() as cursor:
+        cursor.execute(_TIMED_SQL, [tenant.pk, conversation_id])
+        row = cursor.fetchone()
+    if row is None:
+        return None, {}
+    version, state = row
+    return version, json.loads(state) if isinstance(state, str) else state
+
+
 def _select_and_set(tenant, request, books, options) -> SelectionResult | None:
     """Select against the conversation's timed-effect state and record what it became by
     compare-and-set on ``version``: one read, and a write only when the state changed (most
     turns change nothing). None when another writer got there first."""
     key = {"tenant": tenant, "conversation_id": request.conversation_id}
-    row = TimedEffectState.objects.filter(**key).values_list("version", "state").first()
-    version, state = row if row is not None else (None, {})
+    version, state = timed_state(tenant, request.conversation_id)
     result = select(request, books, timed_state=state, **options)
     if result.timed_state == state:
         return result

@@ -4,13 +4,16 @@ from __future__ import annotations
 
 import uuid
 from collections import OrderedDict
+from dataclasses import dataclass
 from threading import Lock
+
+from django.db import connection
 
 from console.scoping import LOOKUP_MISSES, scoped
 from worldbook import errors
 from worldbook.engine.schema import BookIn, EntryIn
 from worldbook.engine.selection import LoadedBook
-from worldbook.models import Book, BookIndex, BookRevision, PromptBinding
+from worldbook.models import Book, BookIndex, BookRevision, IndexStatus, PromptBinding
 
 # Revisions are immutable, so a parsed revision can be cached forever by (id, rev, hash).
 _CACHE_SIZE = 64
@@ -77,22 +80,27 @@ def load_books(tenant, refs: list[tuple[str, int | None]]) -> list[LoadedBook]:
         meta = revision_hash(book.id, number)
         if meta is None:
             raise errors.not_found(f"revision {number} of book {book_id} not found")
-        key = (str(book.id), number, meta)
-        with _cache_lock:
-            hit = _cache.get(key)
-            if hit is not None:
-                _cache.move_to_end(key)
-        if hit is None:
-            content = BookRevision.objects.values_list("content", flat=True).get(
-                book=book, revision=number
-            )
-            hit = LoadedBook(str(book.id), number, meta, _parse(content))
-            with _cache_lock:
-                _cache[key] = hit
-                while len(_cache) > _CACHE_SIZE:
-                    _cache.popitem(last=False)
-        out.append(hit)
+        out.append(_loaded(str(book.id), number, meta))
     return out
+
+
+def _loaded(book_id: str, number: int, content_hash: str) -> LoadedBook:
+    """The parsed revision, from the process cache or (once) from the database."""
+    key = (book_id, number, content_hash)
+    with _cache_lock:
+        hit = _cache.get(key)
+        if hit is not None:
+            _cache.move_to_end(key)
+            return hit
+    content = BookRevision.objects.values_list("content", flat=True).get(
+        book_id=book_id, revision=number
+    )
+    hit = LoadedBook(book_id, number, content_hash, _parse(content))
+    with _cache_lock:
+        _cache[key] = hit
+        while len(_cache) > _CACHE_SIZE:
+            _cache.popitem(last=False)
+    return hit
 
 
 def canonical_book_id(book_id) -> str:
@@ -140,10 +148,63 @@ def resolve_bindings(tenant, prompt_id: str) -> list[dict]:
     for book_id, pinned, head in rows:  # every turn reads these: no model instances
         revision = head if pinned is None else pinned
         if revision_hash(book_id, revision) is None:
-            raise errors.Conflict(
-                "binding_broken",
-                f"binding to book {book_id} revision {revision} cannot be resolved",
-                {"book_id": str(book_id), "revision": revision},
-            )
+            raise _broken(book_id, revision)
         out.append({"book_id": str(book_id), "revision": revision})
     return out
+
+
+@dataclass(frozen=True)
+class BoundRevision:
+    """One enabled binding of a prompt as a turn selects with it: the exact revision, its
+    content hash and the ready vector index of that revision for the embedder (if any)."""
+
+    book_id: str
+    revision: int
+    content_hash: str
+    index_id: int | None
+
+    def ref(self) -> dict:
+        return {"book_id": self.book_id, "revision": self.revision}
+
+    def load(self) -> LoadedBook:
+        return _loaded(self.book_id, self.revision, self.content_hash)
+
+
+# Every turn of a character with books runs this: one statement for what the ORM reads in
+# 2 + 2 per book (bindings, books, revision hashes, ready indexes). Pinned to those slow
+# reads (resolve_bindings, load_books, ready_index) by tests/worldbook/test_bound_revisions.py.
+_BOUND_SQL = f"""
+    SELECT pb.book_id, rev.number, r.content_hash, (
+        SELECT i.id FROM {BookIndex._meta.db_table} i
+        WHERE i.book_id = pb.book_id AND i.revision = rev.number AND i.tenant_id = pb.tenant_id
+          AND i.embedding_version = %s AND i.status = '{IndexStatus.READY.value}'
+    )
+    FROM {PromptBinding._meta.db_table} pb
+    JOIN {Book._meta.db_table} b ON b.id = pb.book_id AND b.tenant_id = pb.tenant_id
+    CROSS JOIN LATERAL (SELECT COALESCE(pb.revision, b.head_revision) AS number) rev
+    LEFT JOIN {BookRevision._meta.db_table} r ON r.book_id = pb.book_id AND r.revision = rev.number
+    WHERE pb.tenant_id = %s AND pb.prompt_id = %s AND pb.enabled
+    ORDER BY pb.position, pb.id
+"""
+
+
+def bound_revisions(tenant, prompt_id: str, embedding_version: str) -> list[BoundRevision]:
+    """What :func:`resolve_bindings` resolves, with each revision's hash and ready index, in
+    one round trip; a broken binding fails loudly the same way."""
+    with connection.cursor() as cursor:
+        cursor.execute(_BOUND_SQL, [embedding_version, tenant.pk, prompt_id])
+        rows = cursor.fetchall()
+    out = []
+    for book_id, revision, content_hash, index_id in rows:
+        if content_hash is None:
+            raise _broken(book_id, revision)
+        out.append(BoundRevision(str(book_id), revision, content_hash, index_id))
+    return out
+
+
+def _broken(book_id, revision: int) -> errors.Conflict:
+    return errors.Conflict(
+        "binding_broken",
+        f"binding to book {book_id} revision {revision} cannot be resolved",
+        {"book_id": str(book_id), "revision": revision},
+    )

@@ -24,7 +24,7 @@ from django.utils import timezone
 
 from console.tokens import count_messages
 from memory import selectors as message_reads
-from roleplay.llm.gateway import provider_config, resolve_config
+from roleplay.llm.gateway import provider_config
 from roleplay.models import Character, Conversation, ModelConfig, Turn, TurnKind
 from roleplay.preset_selectors import effective_preset
 from roleplay.prompting.assembly import ActorInputs, AssembledPrompt, AuthorNote, Card, assemble
@@ -32,6 +32,7 @@ from roleplay.prompting.notes import effective_note
 from roleplay.prompting.presets import LoadedPreset
 from roleplay.selectors import ActivePersona, greeting_for, persona_for
 
+from .reads import turn_conversation
 from .records import answers_new_message
 
 # The newest messages a turn reads; the prompt's token budget decides how many it keeps.
@@ -130,14 +131,7 @@ def load_context(
     persona, a changed model config), the history the turn's kind calls for, and every
     capability hook's additions. ``preset`` replaces the model config's (the preset
     editor's preview of unsaved prompts); ``record=False`` keeps hooks from writing."""
-    # Four tables, not eight: PostgreSQL plans a join of every model config and preset
-    # slower than it runs two small queries (resolve_config reads the config and its preset).
-    # Not read by a turn: images and a card's extensions (up to 256 KiB).
-    conversation = (
-        Conversation.objects.select_related("tenant", "character", "player", "persona")
-        .defer("character__avatar", "character__extensions", "persona__avatar")
-        .get(pk=turn.conversation_id)
-    )
+    conversation, config = turn_conversation(turn.conversation_id)
     rows = [
         HistoryMessage(*row)
         for row in message_reads.get_history_lines(
@@ -145,9 +139,6 @@ def load_context(
         )
     ]
     history, user_input, continuing = _split(turn, rows, user_input)
-    config = resolve_config(
-        conversation.tenant, conversation=conversation, character=conversation.character
-    )
     ctx = TurnContext(
         kind=turn.kind,
         turn=turn,

@@ -17,7 +17,6 @@ reused by every search on that revision (see :func:`index_for`).
 from __future__ import annotations
 
 import hashlib
-import heapq
 import math
 import re
 import threading
@@ -25,6 +24,8 @@ from collections import Counter, OrderedDict
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
+
+import numpy as np
 
 EXCERPT_CHARS = 600
 BM25_K1 = 1.2
@@ -128,9 +129,7 @@ class LexicalIndex:
     postings of the query's few terms and stays in the millisecond range for 5,000 entries.
     """
 
-    def __init__(
-        self, docs: Sequence[Doc], postings: dict[str, tuple[list[int], list[float]]]
-    ) -> None:
+    def __init__(self, docs: Sequence[Doc], postings: dict[str, tuple[np.ndarray, np.ndarray]]):
         self._docs = list(docs)
         self._postings = postings
 
@@ -148,53 +147,70 @@ class LexicalIndex:
         frequency: Counter[str] = Counter()
         for counter in counts:
             frequency.update(counter.keys())
-        postings: dict[str, tuple[list[int], list[float]]] = {}
+        lists: dict[str, tuple[list[int], list[float]]] = {}
         for position, counter in enumerate(counts):
             norm = BM25_K1 * (1 - BM25_B + BM25_B * lengths[position] / average) if average else 0
             for term, tf in counter.items():
                 df = frequency[term]
                 idf = math.log(1 + (total - df + 0.5) / (df + 0.5))
                 weight = idf * tf * (BM25_K1 + 1) / (tf + norm)
-                posting = postings.get(term)
+                posting = lists.get(term)
                 if posting is None:
-                    posting = postings[term] = ([], [])
+                    posting = lists[term] = ([], [])
                 posting[0].append(position)
                 posting[1].append(weight)
+        # Arrays, not lists: a search adds a whole posting in one vector operation, and a
+        # revision's postings take a fraction of the memory.
+        postings = {
+            term: (np.array(positions, dtype=np.int32), np.array(weights, dtype=np.float64))
+            for term, (positions, weights) in lists.items()
+        }
         return cls(docs, postings)
 
     def __len__(self) -> int:
         return len(self._docs)
 
+    def rank(self, query: str, limit: int = 10) -> list[tuple[str, float]]:
+        """``(key, score)`` of the documents ranked by BM25 for ``query``, best first; ties
+        keep document order. What :meth:`search` returns, without the excerpts."""
+        return [
+            (self._docs[p].key, score) for p, score in self._ranked(set(query_terms(query)), limit)
+        ]
+
     def search(self, query: str, limit: int = 10) -> list[Hit]:
         """Documents ranked by BM25 for ``query``, best first; ties keep document order."""
+        terms = set(query_terms(query))
+        hits = []
+        for position, score in self._ranked(terms, limit):
+            doc = self._docs[position]
+            source = doc.text if doc.text.strip() else doc.title
+            hits.append(Hit(doc.key, score, excerpt(source, terms)))
+        return hits
+
+    def _ranked(self, terms: set[str], limit: int) -> list[tuple[int, float]]:
         if limit <= 0:
             return []
-        terms = set(query_terms(query))
-        # A dense score array: adding into a list by index is much cheaper than a dict when
-        # a common term's postings cover most of the book.
-        scores = [0.0] * len(self._docs)
+        scores = np.zeros(len(self._docs), dtype=np.float64)
         touched = False
-        for term in terms:
+        for term in terms:  # the order of the additions is fixed, so the sums are too
             posting = self._postings.get(term)
             if posting is None:
                 continue
             touched = True
-            for position, weight in zip(posting[0], posting[1], strict=True):
-                scores[position] += weight
+            scores[posting[0]] += posting[1]  # a document occurs once in a posting
         if not touched:
             return []
-        # nlargest is sorted(..., reverse=True)[:limit], which keeps equal scores in document
-        # order; a C-level key over the positions avoids a Python call per document.
-        best = heapq.nlargest(limit, range(len(scores)), key=scores.__getitem__)
-        hits = []
-        for position in best:
-            score = scores[position]
-            if score <= 0:
-                break
-            doc = self._docs[position]
-            source = doc.text if doc.text.strip() else doc.title
-            hits.append(Hit(doc.key, round(score, 6), excerpt(source, terms)))
-        return hits
+        positive = np.flatnonzero(scores > 0)
+        if len(positive) > limit:
+            # The ``limit`` best, equal scores in document order: everything above the
+            # limit-th score, then the earliest of those equal to it.
+            values = scores[positive]
+            kth = np.partition(values, len(values) - limit)[len(values) - limit]
+            above = positive[values > kth]
+            level = positive[values == kth][: limit - len(above)]
+            positive = np.concatenate([above, level])
+        order = positive[np.lexsort((positive, -scores[positive]))]
+        return [(int(p), round(float(scores[p]), 6)) for p in order]
 
 
 def excerpt(text: str, terms: set[str], limit: int = EXCERPT_CHARS) -> str:
