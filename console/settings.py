@@ -143,6 +143,12 @@ USE_TZ = True
 STATIC_URL = "/static/"
 STATICFILES_DIRS = [BASE_DIR / "static"]
 STATIC_ROOT = embedded.VAR_DIR / "static"  # collectstatic target, for a CDN or proxy in front
+# Prepared worldbook revisions shared by every process of this machine (worldbook/compiled.py);
+# WORLDBOOK_CACHE_ENTRIES bounds the entries each process keeps prepared in memory.
+WORLDBOOK_COMPILED_DIR = Path(
+    os.environ.get("WORLDBOOK_COMPILED_DIR", embedded.VAR_DIR / "worldbook-compiled")
+)
+WORLDBOOK_CACHE_ENTRIES = int(os.environ.get("WORLDBOOK_CACHE_ENTRIES", "120000"))
 
 # Request bodies: the worldbook seed allows 48 MiB batches; views enforce tighter limits.
 DATA_UPLOAD_MAX_MEMORY_SIZE = 48 * 1024 * 1024

@@ -25,6 +25,10 @@ EMBEDDED_REDIS = not os.environ.get("REDIS_URL")
 os.environ.setdefault(embedded.RUN_DIR_ENV, f"/tmp/{RUN_PREFIX}{os.getpid()}")
 os.environ.setdefault("TEST_DATABASE_NAME", f"{TEST_DATABASE_PREFIX}{os.getpid()}")
 os.environ.setdefault("SECRET_KEY", secrets.token_urlsafe(50))  # children sign alike
+# Prepared worldbook revisions of this run (children share them), gone with the run dir.
+os.environ.setdefault(
+    "WORLDBOOK_COMPILED_DIR", f"{os.environ[embedded.RUN_DIR_ENV]}/worldbook-compiled"
+)
 if EMBEDDED_REDIS:
     os.environ["REDIS_URL"] = embedded.expected_redis_url()  # the run's private server
 

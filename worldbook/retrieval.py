@@ -16,7 +16,8 @@ from django.utils import timezone
 from pgvector.django import CosineDistance
 
 from worldbook import errors, indexing
-from worldbook.engine.lexical import Doc, index_for
+from worldbook.engine.lexical import index_for
+from worldbook.engine.prepared import lexical_docs
 from worldbook.engine.schema import SelectRequest
 from worldbook.engine.selection import LoadedBook, SelectionResult, select
 from worldbook.models import IndexChunk, TimedEffectState
@@ -29,10 +30,11 @@ RECALL_K = 50
 
 
 def _lexical(book: LoadedBook):
-    def docs() -> list[Doc]:
-        return [Doc(e.id or "", e.title, e.content) for e in book.entries]
-
-    return index_for(docs, content_hash=f"{book.book_id}:{book.content_hash}")
+    if book.lexical is not None:  # prepared with the revision
+        return book.lexical
+    return index_for(
+        lambda: lexical_docs(book.entries), content_hash=f"{book.book_id}:{book.content_hash}"
+    )
 
 
 def lexical_scores(book: LoadedBook, query: str, limit: int = RECALL_K) -> dict[str, float]:

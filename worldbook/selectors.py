@@ -10,14 +10,10 @@ from threading import Lock
 from django.db import connection
 
 from console.scoping import LOOKUP_MISSES, scoped
-from worldbook import errors
-from worldbook.engine.schema import BookIn, EntryIn
+from worldbook import compiled, errors
 from worldbook.engine.selection import LoadedBook
 from worldbook.models import Book, BookIndex, BookRevision, IndexStatus, PromptBinding
 
-# Revisions are immutable, so a parsed revision can be cached forever by (id, rev, hash).
-_CACHE_SIZE = 64
-_cache: OrderedDict[tuple[str, int, str], LoadedBook] = OrderedDict()
 _cache_lock = Lock()
 # (book id, revision) -> content hash: a revision never changes once written (and goes only
 # with its book), so a turn need not ask the database again.
@@ -60,10 +56,6 @@ def get_revision(tenant, book: Book, revision: int | None) -> BookRevision:
     return row
 
 
-def _parse(row_content: dict) -> list[EntryIn]:
-    return BookIn.model_validate(row_content).entries
-
-
 def load_books(tenant, refs: list[tuple[str, int | None]]) -> list[LoadedBook]:
     """Exact revisions for selection/search; content is fetched only on a cache miss."""
     ids = [book_id for book_id, _ in refs]
@@ -85,22 +77,9 @@ def load_books(tenant, refs: list[tuple[str, int | None]]) -> list[LoadedBook]:
 
 
 def _loaded(book_id: str, number: int, content_hash: str) -> LoadedBook:
-    """The parsed revision, from the process cache or (once) from the database."""
-    key = (book_id, number, content_hash)
-    with _cache_lock:
-        hit = _cache.get(key)
-        if hit is not None:
-            _cache.move_to_end(key)
-            return hit
-    content = BookRevision.objects.values_list("content", flat=True).get(
-        book_id=book_id, revision=number
-    )
-    hit = LoadedBook(book_id, number, content_hash, _parse(content))
-    with _cache_lock:
-        _cache[key] = hit
-        while len(_cache) > _CACHE_SIZE:
-            _cache.popitem(last=False)
-    return hit
+    """The prepared revision (``worldbook.compiled``: this process, a shared file, or the
+    database)."""
+    return compiled.get(book_id, number, content_hash)
 
 
 def canonical_book_id(book_id) -> str:

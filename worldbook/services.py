@@ -9,7 +9,7 @@ from django.db.models import F
 from django.utils import timezone
 from pydantic import ValidationError
 
-from worldbook import errors
+from worldbook import errors, tasks
 from worldbook.contracts import (
     MAX_BATCH_BOOKS,
     MAX_PROMPT_ID,
@@ -23,8 +23,9 @@ from worldbook.engine.schema import (
     validate_book_for_publish,
     validation_error_details,
 )
+from worldbook.indexing import default_embedder
 from worldbook.models import Book, BookRevision, FileImport, PromptBinding, TimedEffectState
-from worldbook.selectors import get_book
+from worldbook.selectors import bound_revisions, get_book
 
 MAX_FILE_BYTES = 16 * 1024 * 1024
 MAX_BATCH_BYTES = 48 * 1024 * 1024
@@ -155,6 +156,9 @@ def publish_revision(
         number = expected_revision + 1
         report = {"format": "native", "entry_count": len(model.entries)}
         revision = _write_revision(tenant, book, number, model, report, stats)
+        followers = PromptBinding.objects.filter(book=book, revision__isnull=True, enabled=True)
+        if followers.exists():  # bound prompts read the new head from their next turn
+            tasks.queue_warm([(str(book.pk), number, revision.content_hash)])
     book.head_revision = number
     return revision
 
@@ -285,6 +289,8 @@ def put_bindings(tenant, prompt_id: str, bindings) -> list[PromptBinding]:
     with transaction.atomic():
         PromptBinding.objects.filter(tenant=tenant, prompt_id=prompt_id).delete()
         PromptBinding.objects.bulk_create(rows)
+        bound = bound_revisions(tenant, prompt_id, default_embedder().embedding_version)
+        tasks.queue_warm([(b.book_id, b.revision, b.content_hash) for b in bound])
     return rows
 
 

@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import logging
+
 from celery import shared_task
 from django.db import transaction
 from kombu.exceptions import OperationalError
 from redis.exceptions import RedisError
 
-from worldbook import errors, indexing
+from worldbook import compiled, errors, indexing
+
+log = logging.getLogger(__name__)
 
 
 @shared_task(acks_late=True, name="worldbook.build_index")
@@ -33,5 +37,30 @@ def queue_build(index_id: int) -> None:
             raise errors.Unavailable(
                 "broker_unavailable", "the task queue cannot take the build now; retry later"
             ) from exc
+
+    transaction.on_commit(send)
+
+
+@shared_task(acks_late=True, name="worldbook.warm_revisions")
+def warm_revisions(refs: list[list]) -> dict:
+    """Prepare revisions for every process of this machine (``worldbook.compiled``)."""
+    return {
+        f"{book_id}:{revision}": compiled.warm(book_id, revision, h)
+        for book_id, revision, h in refs
+    }
+
+
+def queue_warm(refs: list[tuple[str, int, str]]) -> None:
+    """After the transaction commits, ask the worker to prepare these ``(book id, revision,
+    content hash)`` revisions, so no turn prepares them inline. Best effort: a broker that
+    cannot take the task costs the first turn the preparation, never the write."""
+    if not refs:
+        return
+
+    def send() -> None:
+        try:
+            warm_revisions.delay([list(ref) for ref in refs])
+        except (OperationalError, RedisError, RuntimeError) as exc:
+            log.warning("could not queue worldbook warming: %s", exc)
 
     transaction.on_commit(send)

@@ -18,12 +18,12 @@ or sticky entry is active from the first round, as the author asked for it uncon
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from worldbook.engine.entry import Entry
 from worldbook.engine.matcher import CompiledBook, ScanHits, entry_of
-from worldbook.engine.schema import EntryIn
 
 Slot = tuple[int, int]  # (position of the book in the request, entry index in the book)
 
@@ -66,9 +66,12 @@ class ActivationInput:
 class ActivationResult:
     active: dict[Slot, Activation]
     near_misses: dict[Slot, dict[str, Any]]
+    # Entries a primary key of which occurred in the window or in recursed text, eligible
+    # or not: what a caller asking for the ``matched`` decisions sees.
+    matched: set[Slot] = field(default_factory=set)
 
 
-def secondary_ok(entry: EntryIn, hits: set[int] | None) -> bool:
+def secondary_ok(entry: Entry, hits: set[int] | None) -> bool:
     """The seed's secondary logic, applied only when selective and secondary keys exist."""
     if not entry.selective or not entry.secondary_keys:
         return True
@@ -83,7 +86,7 @@ def secondary_ok(entry: EntryIn, hits: set[int] | None) -> bool:
     return found < total
 
 
-def match_score(entry: EntryIn, primary: set[int] | None, secondary: set[int] | None) -> int:
+def match_score(entry: Entry, primary: set[int] | None, secondary: set[int] | None) -> int:
     """Keys matched, as inclusion-group scoring counts them (negated logics add nothing)."""
     score = len(primary) if primary else 0
     if secondary and entry.logic in ("and_any", "and_all"):
@@ -120,7 +123,7 @@ def window_hits(inp: ActivationInput) -> list[ScanHits]:
     return result
 
 
-def _keys(keys: list[str], found: set[int] | None) -> list[str]:
+def _keys(keys: Sequence[str], found: set[int] | None) -> list[str]:
     return [keys[i] for i in sorted(found)] if found else []
 
 
@@ -176,8 +179,10 @@ def activate(inp: ActivationInput) -> ActivationResult:
     for slot, act in active.items():
         if slot in inp.sticky:
             act.sticky = True
-    _recurse(inp, hits, active, near)
-    return ActivationResult(active, near)
+    seen = _recurse(inp, hits, active, near)
+    matched = {(b, i) for b, book_hits in enumerate(hits) for i in book_hits.primary}
+    matched.update((b, i) for b, primary in enumerate(seen) for i in primary)
+    return ActivationResult(active, near, matched)
 
 
 def _hybrid(inp: ActivationInput, active: dict[Slot, Activation]) -> None:
@@ -212,10 +217,11 @@ def _recurse(
     window: list[ScanHits],
     active: dict[Slot, Activation],
     near: dict[Slot, dict[str, Any]],
-) -> None:
+) -> list[dict[int, set[int]]]:
     """Extra rounds: text of newly active entries (unless ``prevent_recursion``) can activate
     entries that allow it (``exclude_recursion`` false); entries delayed until recursion
-    level L may also fire from their window hits from round L on."""
+    level L may also fire from their window hits from round L on. Returns, per book, the
+    primary keys found in recursed text."""
     newly = list(active)
     seen_primary: list[dict[int, set[int]]] = [{} for _ in inp.books]
     seen_secondary: list[dict[int, set[int]]] = [{} for _ in inp.books]
@@ -232,7 +238,7 @@ def _recurse(
             if not inp.books[slot[0]].entries[slot[1]].prevent_recursion
         ]
         if not texts:
-            return
+            return seen_primary
         text = "\n".join(texts)
         low = text.lower()
         candidates: dict[Slot, str] = {}
@@ -283,6 +289,7 @@ def _recurse(
                 },
             )
             newly.append(slot)
+    return seen_primary
 
 
 def _union(a: set[int] | None, b: set[int] | None) -> set[int] | None:

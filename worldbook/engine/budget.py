@@ -105,6 +105,8 @@ def build_groups(inp: BudgetInput, drops: dict[Slot, Drop]) -> list[Group]:
 def _closure(inp: BudgetInput, root: Slot) -> tuple[list[Slot], tuple[str, str] | None]:
     b = root[0]
     book = inp.books[b]
+    if not book.entries[root[1]].requires:  # most entries: a group of one
+        return [root], None
     members = [root]
     seen = {root[1]}
     queue = [root[1]]

@@ -8,14 +8,14 @@ result is identical whenever it is rendered, because the facts are frozen by the
 
 from __future__ import annotations
 
-import gc
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from worldbook.engine.activation import Activation, Slot
 from worldbook.engine.budget import BUDGET_DROPPED, Drop
 from worldbook.engine.eligibility import DISABLED, EligibilityContext
+from worldbook.engine.gc_pause import paused_gc
 from worldbook.engine.groups import GROUP_LOST
 from worldbook.engine.matcher import CompiledBook
 from worldbook.engine.revision import NOT_TRIGGERED, revision_view
@@ -38,6 +38,7 @@ class DecisionFacts:
     drops: dict[Slot, Drop]
     near: dict[Slot, dict[str, Any]]
     required_by: dict[Slot, list[str]]
+    matched: set[Slot] = field(default_factory=set)  # a primary key occurred (activation)
 
 
 def _decision(facts: DecisionFacts, b: int, i: int) -> tuple[str, dict[str, Any]]:
@@ -125,24 +126,40 @@ def notable(facts: DecisionFacts, limit: int) -> list[dict[str, Any]]:
     return out
 
 
-def renderer(facts: DecisionFacts) -> Callable[[], list[dict[str, Any]]]:
-    """The lazy renderer a result calls on first access to ``decisions``.
+def slots_for(facts: DecisionFacts, detail: str) -> list[Slot]:
+    """The entries whose records a ``detail`` other than ``all`` keeps, in book and entry
+    order (see ``SelectRequest.decisions``)."""
+    if detail == "none":
+        return []
+    chosen = set(facts.selected)
+    if detail == "matched":
+        for slots in (facts.active, facts.lost, facts.drops, facts.near, facts.matched):
+            chosen.update(slots)
+    return sorted(chosen)
 
-    Rendering allocates one tracked dict per entry in a burst. With the cyclic collector on,
-    that burst triggers young-generation collections mid-way, which promote the records being
-    built (still alive) towards the oldest generation and so bring on full collections of the
-    whole heap: measured through the Django test client, about three times the collector time
-    per request and a p95 several times higher. The records contain no reference cycles, so
-    the collector is paused for the burst and restored to its previous state afterwards.
-    """
+
+def render_slots(facts: DecisionFacts, slots: list[Slot]) -> list[dict[str, Any]]:
+    """The records of just these entries, equal to theirs in :func:`render`."""
+    out = []
+    for b, i in slots:
+        reason, details = _decision(facts, b, i)
+        base = revision_view(facts.books[b], facts.revisions[b]).decision_bases()[i]
+        out.append(
+            {**base, "selected": (b, i) in facts.selected, "reason": reason, "details": details}
+        )
+    return out
+
+
+def renderer(facts: DecisionFacts, detail: str = "all") -> Callable[[], list[dict[str, Any]]]:
+    """The lazy renderer a result calls on first access to ``decisions``: for ``all``, one
+    tracked dict per entry in a burst, so with the collector paused (see :mod:`.gc_pause`;
+    measured through the Django test client, the collector otherwise tripled its time per
+    request)."""
 
     def run() -> list[dict[str, Any]]:
-        was = gc.isenabled()
-        gc.disable()
-        try:
+        if detail != "all":
+            return render_slots(facts, slots_for(facts, detail))
+        with paused_gc():
             return render(facts)
-        finally:
-            if was:
-                gc.enable()
 
     return run

@@ -15,8 +15,9 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from worldbook.engine.entry import Entry
 from worldbook.engine.placement import capability_for, placeable
-from worldbook.engine.schema import SELECTABLE_KINDS, Condition, EntryIn
+from worldbook.engine.schema import SELECTABLE_KINDS, Condition
 from worldbook.engine.timed import TimedEffects, TimedStatus, state_key
 
 DISABLED = "disabled"
@@ -106,7 +107,7 @@ class Verdict:
     sticky: bool = False
 
 
-def check_entry(ctx: EligibilityContext, book_id: str, entry_id: str, entry: EntryIn) -> Verdict:
+def check_entry(ctx: EligibilityContext, book_id: str, entry_id: str, entry: Entry) -> Verdict:
     """Run the checks in the seed's order; the first failure wins."""
     if not entry.enabled:
         return Verdict(DISABLED, {})
@@ -156,5 +157,5 @@ def check_entry(ctx: EligibilityContext, book_id: str, entry_id: str, entry: Ent
 _NO_TIMED = TimedStatus()
 
 
-def _timed(entry: EntryIn) -> bool:
+def _timed(entry: Entry) -> bool:
     return bool(entry.sticky or entry.cooldown or entry.delay)

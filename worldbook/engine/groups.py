@@ -20,7 +20,7 @@ from collections.abc import Callable, Hashable
 from dataclasses import dataclass
 from typing import TypeVar
 
-from worldbook.engine.schema import EntryIn
+from worldbook.engine.entry import Entry
 
 GROUP_LOST = "group_lost"
 
@@ -31,7 +31,7 @@ Slot = TypeVar("Slot", bound=Hashable)
 class Member:
     """What group resolution needs to know about one activated entry."""
 
-    entry: EntryIn
+    entry: Entry
     stable_id: tuple[str, str]
     score: int
     sticky: bool
@@ -102,5 +102,5 @@ def _winners(
     return [alive[weighted_draw(seed, name, weights)]]
 
 
-def _scored(entry: EntryIn, default_scoring: bool) -> bool:
+def _scored(entry: Entry, default_scoring: bool) -> bool:
     return default_scoring if entry.use_group_scoring is None else entry.use_group_scoring

@@ -130,7 +130,11 @@ class LexicalIndex:
     """
 
     def __init__(self, docs: Sequence[Doc], postings: dict[str, tuple[np.ndarray, np.ndarray]]):
-        self._docs = list(docs)
+        # Columns, not Doc objects: a cached index of 5,000 entries then adds three tuples
+        # for the garbage collector to walk, not 5,000 objects.
+        self._keys = tuple(doc.key for doc in docs)
+        self._titles = tuple(doc.title for doc in docs)
+        self._texts = tuple(doc.text for doc in docs)
         self._postings = postings
 
     @classmethod
@@ -168,29 +172,28 @@ class LexicalIndex:
         return cls(docs, postings)
 
     def __len__(self) -> int:
-        return len(self._docs)
+        return len(self._keys)
 
     def rank(self, query: str, limit: int = 10) -> list[tuple[str, float]]:
         """``(key, score)`` of the documents ranked by BM25 for ``query``, best first; ties
         keep document order. What :meth:`search` returns, without the excerpts."""
-        return [
-            (self._docs[p].key, score) for p, score in self._ranked(set(query_terms(query)), limit)
-        ]
+        keys = self._keys
+        return [(keys[p], score) for p, score in self._ranked(set(query_terms(query)), limit)]
 
     def search(self, query: str, limit: int = 10) -> list[Hit]:
         """Documents ranked by BM25 for ``query``, best first; ties keep document order."""
         terms = set(query_terms(query))
         hits = []
         for position, score in self._ranked(terms, limit):
-            doc = self._docs[position]
-            source = doc.text if doc.text.strip() else doc.title
-            hits.append(Hit(doc.key, score, excerpt(source, terms)))
+            text = self._texts[position]
+            source = text if text.strip() else self._titles[position]
+            hits.append(Hit(self._keys[position], score, excerpt(source, terms)))
         return hits
 
     def _ranked(self, terms: set[str], limit: int) -> list[tuple[int, float]]:
         if limit <= 0:
             return []
-        scores = np.zeros(len(self._docs), dtype=np.float64)
+        scores = np.zeros(len(self._keys), dtype=np.float64)
         touched = False
         for term in terms:  # the order of the additions is fixed, so the sums are too
             posting = self._postings.get(term)
@@ -210,7 +213,8 @@ class LexicalIndex:
             level = positive[values == kth][: limit - len(above)]
             positive = np.concatenate([above, level])
         order = positive[np.lexsort((positive, -scores[positive]))]
-        return [(int(p), round(float(scores[p]), 6)) for p in order]
+        values = [round(value, 6) for value in scores[order].tolist()]
+        return list(zip(order.tolist(), values, strict=True))
 
 
 def excerpt(text: str, terms: set[str], limit: int = EXCERPT_CHARS) -> str:

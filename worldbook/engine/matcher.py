@@ -24,6 +24,8 @@ from dataclasses import dataclass, field
 import ahocorasick
 import re2
 
+from worldbook.engine.entry import Entry, compact
+from worldbook.engine.gc_pause import paused_gc
 from worldbook.engine.keys import (
     RegexKeyError,
     compile_regex_key,
@@ -96,10 +98,10 @@ def _build_automaton(words: dict[str, _Postings]) -> ahocorasick.Automaton | Non
 class CompiledBook:
     """Everything keyword matching needs for one book revision, built once and shared."""
 
-    def __init__(self, book_id: str, content_hash: str, entries: Sequence[EntryIn]) -> None:
+    def __init__(self, book_id: str, content_hash: str, entries: Sequence[EntryIn | Entry]) -> None:
         self.book_id = book_id
         self.content_hash = content_hash
-        self.entries: tuple[EntryIn, ...] = tuple(entries)
+        self.entries: tuple[Entry, ...] = tuple(compact(entries))
         self.ids: tuple[str, ...] = tuple(
             entry.id or f"entry-{i}" for i, entry in enumerate(self.entries)
         )
@@ -137,17 +139,22 @@ class CompiledBook:
                     (postings.whole if entry.match_whole_words else postings.plain).append(code)
         self._folded = _build_automaton(folded)
         self._verbatim = _build_automaton(verbatim)
-        self._regex_codes: list[tuple[int, ...]] = []
-        self._regex_set: re2.Set | None = None
-        if regex_codes:
-            options = re2.Options()
-            options.log_errors = False
-            regex_set = re2.Set.SearchSet(options)
-            for source, codes in regex_codes.items():
-                regex_set.Add(source)
-                self._regex_codes.append(tuple(codes))
-            regex_set.Compile()
-            self._regex_set = regex_set
+        self._regex_sources: tuple[str, ...] = tuple(regex_codes)
+        self._regex_codes: list[tuple[int, ...]] = [tuple(c) for c in regex_codes.values()]
+        self._regex_set = _regex_set(self._regex_sources)
+
+    # A compiled revision is written once to the shared store (``worldbook.compiled``) and
+    # read by every process: the automata pickle as they are, the RE2 set (which cannot be
+    # pickled) is rebuilt from its patterns.
+    def __getstate__(self) -> dict:
+        state = {name: getattr(self, name) for name in _STATE}
+        state["_regex_set"] = None
+        return state
+
+    def __setstate__(self, state: dict) -> None:
+        for name in _STATE:
+            setattr(self, name, state[name])
+        self._regex_set = _regex_set(self._regex_sources)
 
     def __len__(self) -> int:
         return len(self.entries)
@@ -172,6 +179,34 @@ class CompiledBook:
         return ScanHits.from_codes(self.scan_codes(text))
 
 
+_STATE = (
+    "book_id",
+    "content_hash",
+    "entries",
+    "ids",
+    "titles",
+    "index",
+    "invalid_regex",
+    "max_scan_depth_override",
+    "_folded",
+    "_verbatim",
+    "_regex_sources",
+    "_regex_codes",
+)
+
+
+def _regex_set(sources: Sequence[str]) -> re2.Set | None:
+    if not sources:
+        return None
+    options = re2.Options()
+    options.log_errors = False
+    regex_set = re2.Set.SearchSet(options)
+    for source in sources:
+        regex_set.Add(source)
+    regex_set.Compile()
+    return regex_set
+
+
 def _collect(automaton: ahocorasick.Automaton, text: str, codes: set[int]) -> None:
     for end, (length, plain, whole) in automaton.iter(text):
         if plain:
@@ -184,7 +219,9 @@ _cache: OrderedDict[tuple[str, str], CompiledBook] = OrderedDict()
 _cache_lock = threading.Lock()
 
 
-def compile_book(book_id: str, content_hash: str, entries: Sequence[EntryIn]) -> CompiledBook:
+def compile_book(
+    book_id: str, content_hash: str, entries: Sequence[EntryIn | Entry]
+) -> CompiledBook:
     """The compiled form of a revision, from an LRU cache keyed by (book id, content hash).
 
     The caller vouches that ``content_hash`` identifies ``entries``; revisions are immutable, so
@@ -197,7 +234,8 @@ def compile_book(book_id: str, content_hash: str, entries: Sequence[EntryIn]) ->
         if hit is not None and len(hit) == len(entries):
             _cache.move_to_end(cache_key)
             return hit
-    compiled = CompiledBook(book_id, content_hash, entries)
+    with paused_gc():
+        compiled = CompiledBook(book_id, content_hash, entries)
     with _cache_lock:
         _cache[cache_key] = compiled
         _cache.move_to_end(cache_key)

@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 
 from worldbook.engine.eligibility import condition_passes
+from worldbook.engine.entry import Entry
 from worldbook.engine.keys import find_plain, parse_regex_key
 from worldbook.engine.schema import SELECTABLE_KINDS, EntryIn, SelectRequest
 from worldbook.engine.selection import LoadedBook
@@ -20,7 +21,7 @@ from worldbook.engine.selection import LoadedBook
 _PY_FLAGS = {"i": re.IGNORECASE, "s": re.DOTALL, "m": re.MULTILINE}
 
 
-def _key_found(entry: EntryIn, key: str, messages: list[str]) -> bool:
+def _key_found(entry: EntryIn | Entry, key: str, messages: list[str]) -> bool:
     if not key:
         return False
     parsed = parse_regex_key(key)
@@ -40,7 +41,7 @@ def _key_found(entry: EntryIn, key: str, messages: list[str]) -> bool:
     return False
 
 
-def _secondary_ok(entry: EntryIn, messages: list[str]) -> bool:
+def _secondary_ok(entry: EntryIn | Entry, messages: list[str]) -> bool:
     if not entry.selective or not entry.secondary_keys:
         return True
     found = sum(1 for key in entry.secondary_keys if _key_found(entry, key, messages))

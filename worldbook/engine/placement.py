@@ -11,7 +11,8 @@ from collections.abc import Iterable
 from functools import lru_cache
 from typing import Any
 
-from worldbook.engine.schema import POSITIONS, EntryIn
+from worldbook.engine.entry import Entry
+from worldbook.engine.schema import POSITIONS
 from worldbook.engine.tokens import Tokenizer
 
 POSITION_RANK: dict[str, int] = {name: rank for rank, name in enumerate(POSITIONS)}
@@ -19,14 +20,14 @@ CONTEXT_OPEN = "<worldbook>"
 CONTEXT_CLOSE = "</worldbook>"
 
 
-def capability_for(entry: EntryIn) -> str | None:
+def capability_for(entry: Entry) -> str | None:
     """The capability an entry needs: its position, or ``outlet:NAME`` (``None`` if unnamed)."""
     if entry.position == "outlet":
         return f"outlet:{entry.outlet_name}" if entry.outlet_name else None
     return entry.position
 
 
-def placeable(entry: EntryIn, capabilities: frozenset[str]) -> bool:
+def placeable(entry: Entry, capabilities: frozenset[str]) -> bool:
     needed = capability_for(entry)
     return needed is not None and needed in capabilities
 

@@ -62,6 +62,13 @@ class RevisionView:
             found = self._ids[i] = f"{self.book.book_id}:{self.revision}:{self.book.ids[i]}"
         return found
 
+    def preload(self, tokenizer_name: str, tokens: list[int]) -> None:
+        """Every entry's block tokens, counted when the revision was prepared."""
+        self._tokens.update(((tokenizer_name, i), count) for i, count in enumerate(tokens))
+
+    def all_block_tokens(self, tokenizer: Tokenizer) -> list[int]:
+        return [self.block_tokens(i, tokenizer) for i in range(len(self.book.entries))]
+
     def block_tokens(self, i: int, tokenizer: Tokenizer) -> int:
         """Tokens of the entry's wrapped block with its own (unsubstituted) content."""
         key = (tokenizer.name, i)

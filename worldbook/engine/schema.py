@@ -242,6 +242,11 @@ class SelectRequest(BaseModel):
     message_index: Annotated[int, Field(ge=0)] | None = None
     use_group_scoring: bool = False
     hybrid_threshold: Annotated[float, Field(ge=0.0, le=1.0)] = 0.3
+    # Beyond the seed: how many decision records the answer carries. ``all`` (the seed's
+    # contract: one per entry of every book), ``matched`` (entries selected, activated, held
+    # back, or whose primary key occurred in the scanned text), ``selected`` or ``none``.
+    # The selection itself is the same whatever is asked for.
+    decisions: Literal["all", "matched", "selected", "none"] = "all"
 
     @field_validator("books")
     @classmethod

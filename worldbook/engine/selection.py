@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import hashlib
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -31,8 +31,10 @@ from worldbook.engine.budget import (
 )
 from worldbook.engine.decisions import DEPENDENCY, DecisionFacts, notable, renderer
 from worldbook.engine.eligibility import EligibilityContext
+from worldbook.engine.entry import Entry
 from worldbook.engine.errors import BOOK_MISMATCH, REQUIRED_UNPLACEABLE, SelectionError
 from worldbook.engine.groups import Member, resolve_groups
+from worldbook.engine.lexical import LexicalIndex
 from worldbook.engine.matcher import CompiledBook, compile_book
 from worldbook.engine.placement import (
     block_sort_key,
@@ -55,12 +57,17 @@ POLICY_VERSION = "wb-select/1"
 
 @dataclass(slots=True)
 class LoadedBook:
-    """A book revision resolved by the caller: exact revision, its content hash and entries."""
+    """A book revision resolved by the caller: exact revision, its content hash and entries.
+
+    A prepared revision (:mod:`.prepared`) also carries its compiled matcher and BM25 index,
+    which selection and recall then use instead of the process-wide caches."""
 
     book_id: str
     revision: int
     content_hash: str
-    entries: list[EntryIn]
+    entries: Sequence[EntryIn | Entry]  # records (``entry.compact``) when loaded to stay
+    compiled: CompiledBook | None = None
+    lexical: LexicalIndex | None = None
 
 
 @dataclass
@@ -82,11 +89,21 @@ class SelectionResult:
     selection_fingerprint: str
     duration_ms: float
     timed_state: dict[str, Any]
-    # Entries activated before groups, dependencies and budgets (diagnostics and tests).
-    activated: frozenset[tuple[str, str]] = field(default_factory=frozenset, repr=False)
+    # Slots activated before groups, dependencies and budgets, and their (book id, entry id)
+    # labels: ``activated`` (diagnostics and tests) is named only when read.
+    _activated: tuple[list[Slot], Callable[[Slot], tuple[str, str]]] | None = field(
+        default=None, repr=False
+    )
     _render: Callable[[], list[dict[str, Any]]] = field(default=list, repr=False)
     _decisions: list[dict[str, Any]] | None = field(default=None, repr=False)
     _facts: Any = field(default=None, repr=False)
+
+    @property
+    def activated(self) -> frozenset[tuple[str, str]]:
+        if self._activated is None:
+            return frozenset()
+        slots, name = self._activated
+        return frozenset(map(name, slots))
 
     @property
     def decisions(self) -> list[dict[str, Any]]:
@@ -145,7 +162,7 @@ class _Run:
         self.tokenizer = tokenizer
         self.books = books
         self.compiled: list[CompiledBook] = [
-            compile_book(b.book_id, b.content_hash, b.entries) for b in books
+            b.compiled or compile_book(b.book_id, b.content_hash, b.entries) for b in books
         ]
         self.views: list[RevisionView] = [
             revision_view(c, b.revision) for c, b in zip(self.compiled, books, strict=True)
@@ -175,7 +192,7 @@ class _Run:
     def block_id(self, slot: Slot) -> str:
         return self.views[slot[0]].block_id(slot[1])
 
-    def entry(self, slot: Slot) -> EntryIn:
+    def entry(self, slot: Slot) -> Entry:
         return self.compiled[slot[0]].entries[slot[1]]
 
     def content_of(self, slot: Slot) -> str:
@@ -343,7 +360,8 @@ def select(
         ]
     }
     prompt_inputs = {
-        "request": req.model_dump(mode="json"),
+        # How many decisions the caller wants changes nothing selected.
+        "request": req.model_dump(mode="json", exclude={"decisions"}),
         "snapshot": snapshot,
         "hybrid_scores": sorted([list(k), v] for k, v in (scores or {}).items()),
         "timed_state": timed_state or {},
@@ -359,6 +377,7 @@ def select(
         drops=drops,
         near=activation.near_misses,
         required_by=_required_by(run, taken, survivors),
+        matched=activation.matched,
     )
     return SelectionResult(
         blocks=blocks,
@@ -374,8 +393,8 @@ def select(
         selection_fingerprint=_sha256(canonical_json([[b["id"], b["content"]] for b in blocks])),
         duration_ms=round((time.perf_counter() - started) * 1000, 3),
         timed_state=run.timed.result(),
-        activated=frozenset(run.stable_id(slot) for slot in active),
-        _render=renderer(facts),
+        _activated=(list(active), run.stable_id),
+        _render=renderer(facts, req.decisions),
         _facts=facts,
     )
 

@@ -23,14 +23,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from worldbook.engine.schema import EntryIn
+from worldbook.engine.entry import Entry
 
 NEEDS_CONVERSATION = "timed_effect_needs_conversation"
 DELAY_PENDING = "delay_pending"
 COOLDOWN = "cooldown"
 
 
-def has_timed_effect(entry: EntryIn) -> bool:
+def has_timed_effect(entry: Entry) -> bool:
     return bool(entry.sticky or entry.cooldown or entry.delay)
 
 
@@ -94,7 +94,7 @@ class TimedEffects:
             "cooldown_until": cooldown_until,
         }
 
-    def status(self, key: str, entry: EntryIn) -> TimedStatus:
+    def status(self, key: str, entry: Entry) -> TimedStatus:
         if not has_timed_effect(entry):
             return TimedStatus()
         if not self.enabled:
@@ -116,7 +116,7 @@ class TimedEffects:
             return TimedStatus(blocked=COOLDOWN, details={"cooldown_until": cooldown_until})
         return TimedStatus()
 
-    def record_activation(self, key: str, entry: EntryIn) -> None:
+    def record_activation(self, key: str, entry: Entry) -> None:
         """Start sticky/cooldown periods for an entry that made it into this message."""
         if not self.enabled or key in self._live:
             return

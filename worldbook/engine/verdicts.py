@@ -36,9 +36,10 @@ from worldbook.engine.eligibility import (
     check_entry,
     condition_passes,
 )
+from worldbook.engine.entry import Entry
 from worldbook.engine.matcher import CompiledBook
 from worldbook.engine.placement import capability_for
-from worldbook.engine.schema import SELECTABLE_KINDS, Condition, EntryIn
+from worldbook.engine.schema import SELECTABLE_KINDS, Condition
 from worldbook.engine.timed import has_timed_effect
 
 
@@ -76,7 +77,7 @@ _profiles_lock = threading.Lock()
 
 
 def _cohort_key(
-    entry: EntryIn, condition_ids: tuple[int, ...]
+    entry: Entry, condition_ids: tuple[int, ...]
 ) -> tuple[tuple[int, ...], str | None, str | None] | None:
     """(conditions, terminal, needed) for an enabled entry, or ``None`` if it is "other"."""
     if entry.kind not in SELECTABLE_KINDS:
@@ -182,7 +183,7 @@ class BookVerdicts:
         return self._cohort_details(ctx, book.entries[i], reason, cohort)
 
     def _cohort_details(
-        self, ctx: EligibilityContext, entry: EntryIn, reason: str, cohort: int
+        self, ctx: EligibilityContext, entry: Entry, reason: str, cohort: int
     ) -> dict[str, Any]:
         """The details :func:`check_entry` gives for the same failure."""
         assert self.profile is not None

@@ -1,0 +1,165 @@
+"""Prepared revisions (``engine.prepared``): a bounded cache in each process, shared through
+files between the processes of a machine.
+
+Reading a revision for selection goes memory → file → database:
+
+1. this process's LRU, bounded by the number of entries it holds
+   (``WORLDBOOK_CACHE_ENTRIES``, 120,000 by default: 24 books of 5,000 entries);
+2. the file another process (normally the Celery worker, on publish or on a binding change:
+   ``tasks.warm_revisions``) wrote to ``WORLDBOOK_COMPILED_DIR``, named by book, revision,
+   content hash and format, so a file is either exactly right or not looked at;
+3. the revision's content in the database, prepared inline (and written for the others).
+
+A file that cannot be read (another format, truncated, tampered with) is prepared again and
+replaced; a directory that cannot be written costs the sharing, never the turn.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import os
+import pickle
+import tempfile
+import threading
+from collections import OrderedDict
+from pathlib import Path
+
+from django.conf import settings
+
+from worldbook.engine import prepared
+from worldbook.engine.schema import BookIn
+from worldbook.engine.selection import LoadedBook
+from worldbook.models import BookRevision
+from worldbook.tokenizer import CL100K
+
+log = logging.getLogger(__name__)
+
+_lock = threading.Lock()
+_memory: OrderedDict[tuple[str, int, str], LoadedBook] = OrderedDict()
+_held = 0  # entries in _memory
+# One preparation of a revision at a time in this process (a second turn waits for the
+# first): a lock per stripe of revisions.
+_STRIPES = tuple(threading.Lock() for _ in range(64))
+_FORMAT_TAG = hashlib.sha256(prepared.FORMAT.encode()).hexdigest()[:12]
+
+
+def get(book_id: str, revision: int, content_hash: str) -> LoadedBook:
+    """The prepared revision, from the first place that has it (see the module doc)."""
+    key = (book_id, revision, content_hash)
+    found = _cached(key)
+    if found is not None:
+        return found
+    with _STRIPES[hash(key) % len(_STRIPES)]:
+        found = _cached(key)
+        if found is None:
+            found = _read(key)
+            if found is None:
+                found = _build(key)
+                _write(key, found)
+            _remember(key, found)
+    return found
+
+
+def warm(book_id: str, revision: int, content_hash: str) -> str:
+    """Make sure the shared file exists: ``present``, or ``written`` after preparing it.
+    What the worker runs after a publish; it keeps nothing in its own memory."""
+    key = (book_id, revision, content_hash)
+    path = _path(key)
+    if path.exists() and _read(key) is not None:
+        return "present"
+    _write(key, _cached(key) or _build(key))
+    return "written"
+
+
+def resident() -> dict[str, int]:
+    """What this process holds: revisions and entries."""
+    with _lock:
+        return {"revisions": len(_memory), "entries": _held}
+
+
+def forget() -> None:
+    """Drop this process's prepared revisions (tests and benchmarks of a cold process)."""
+    global _held
+    with _lock:
+        _memory.clear()
+        _held = 0
+
+
+def path_for(book_id: str, revision: int, content_hash: str) -> Path:
+    return _path((book_id, revision, content_hash))
+
+
+def _path(key: tuple[str, int, str]) -> Path:
+    book_id, revision, content_hash = key
+    name = f"{book_id}-{revision}-{content_hash[:32]}-{_FORMAT_TAG}.bin"
+    return Path(settings.WORLDBOOK_COMPILED_DIR) / name
+
+
+def _cached(key) -> LoadedBook | None:
+    with _lock:
+        found = _memory.get(key)
+        if found is not None:
+            _memory.move_to_end(key)
+        return found
+
+
+def _remember(key, book: LoadedBook) -> None:
+    global _held
+    limit = max(int(settings.WORLDBOOK_CACHE_ENTRIES), 1)
+    with _lock:
+        if key in _memory:
+            return
+        _memory[key] = book
+        _held += len(book.entries)
+        # Keep at least the newest revision, however large.
+        while _held > limit and len(_memory) > 1:
+            _, gone = _memory.popitem(last=False)
+            _held -= len(gone.entries)
+
+
+def _read(key) -> LoadedBook | None:
+    path = _path(key)
+    try:
+        blob = path.read_bytes()
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        log.warning("prepared worldbook %s unreadable: %s", path.name, exc)
+        return None
+    try:
+        book = prepared.loads(blob)
+    except (pickle.UnpicklingError, prepared.FormatMismatch, ValueError, EOFError) as exc:
+        log.warning("prepared worldbook %s rejected (%s); preparing again", path.name, exc)
+        return None
+    if (book.book_id, book.revision, book.content_hash) != key:
+        log.warning("prepared worldbook %s holds another revision; preparing again", path.name)
+        return None
+    return book
+
+
+def _build(key) -> LoadedBook:
+    book_id, revision, content_hash = key
+    content = BookRevision.objects.values_list("content", flat=True).get(
+        book_id=book_id, revision=revision
+    )
+    entries = BookIn.model_validate(content).entries
+    return prepared.prepare(book_id, revision, content_hash, entries, CL100K)
+
+
+def _write(key, book: LoadedBook) -> None:
+    path = _path(key)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        blob = prepared.dumps(book, CL100K)
+        # Written beside, then renamed: a reader sees the whole file or none.
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-")
+        try:
+            with os.fdopen(fd, "wb") as handle:
+                handle.write(blob)
+            os.replace(tmp, path)
+        finally:
+            if os.path.exists(tmp):
+                os.unlink(tmp)
+    except OSError as exc:
+        log.warning("prepared worldbook %s not shared: %s", path.name, exc)

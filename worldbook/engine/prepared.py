@@ -1,0 +1,117 @@
+"""A revision prepared for selection, and its serialised form.
+
+Preparing a 5,000-entry revision (parse, compact records, keyword automata, BM25 index,
+every entry's block tokens) takes about half a second, far too long for a turn. Revisions
+are immutable, so it is done once, off the turn path, and the result is written as one blob
+that any process loads in a fraction of that time (``worldbook.compiled`` keeps the blobs).
+
+The blob is a pickle read back through :class:`_Unpickler`, which refuses every global but
+the few classes and functions a prepared revision is made of, so a tampered file cannot run
+code; ``FORMAT`` names the layout and the library versions it depends on, and a blob of
+another format is rejected (the store then prepares the revision again).
+"""
+
+from __future__ import annotations
+
+import io
+import pickle
+from collections.abc import Sequence
+from typing import Any
+
+import ahocorasick
+import numpy as np
+
+from worldbook.engine.entry import Entry, compact
+from worldbook.engine.gc_pause import paused_gc
+from worldbook.engine.lexical import Doc, LexicalIndex
+from worldbook.engine.matcher import CompiledBook
+from worldbook.engine.revision import revision_view
+from worldbook.engine.schema import Condition, EntryIn
+from worldbook.engine.selection import LoadedBook
+from worldbook.engine.tokens import Tokenizer
+
+FORMAT = (
+    f"wb-prepared/1 pyahocorasick={getattr(ahocorasick, '__version__', '?')} "
+    f"numpy={np.__version__.split('.')[0]}"
+)
+
+
+class FormatMismatch(ValueError):
+    """A blob written by another layout or library version (prepare the revision again)."""
+
+
+def lexical_docs(entries: Sequence[EntryIn | Entry]) -> list[Doc]:
+    """What recall indexes of each entry: its id, title and content."""
+    return [Doc(e.id or "", e.title, e.content) for e in entries]
+
+
+def prepare(
+    book_id: str,
+    revision: int,
+    content_hash: str,
+    entries: Sequence[EntryIn | Entry],
+    tokenizer: Tokenizer,
+) -> LoadedBook:
+    """Everything selection and recall read of the revision, built now."""
+    with paused_gc():
+        records = compact(entries)
+        compiled = CompiledBook(book_id, content_hash, records)
+        lexical = LexicalIndex.build(lexical_docs(records))
+        revision_view(compiled, revision).all_block_tokens(tokenizer)
+    return LoadedBook(book_id, revision, content_hash, compiled.entries, compiled, lexical)
+
+
+def dumps(book: LoadedBook, tokenizer: Tokenizer) -> bytes:
+    assert book.compiled is not None and book.lexical is not None, "prepare() the book first"
+    tokens = revision_view(book.compiled, book.revision).all_block_tokens(tokenizer)
+    state = (
+        FORMAT,
+        book.book_id,
+        book.revision,
+        book.content_hash,
+        book.compiled,
+        book.lexical,
+        tokenizer.name,
+        tokens,
+    )
+    with paused_gc():
+        return pickle.dumps(state, protocol=pickle.HIGHEST_PROTOCOL)
+
+
+def loads(blob: bytes) -> LoadedBook:
+    """The prepared revision of :func:`dumps`; :class:`FormatMismatch` or
+    :class:`pickle.UnpicklingError` when the blob is not one."""
+    with paused_gc():
+        state = _Unpickler(io.BytesIO(blob)).load()
+    if not isinstance(state, tuple) or not state or state[0] != FORMAT:
+        raise FormatMismatch("the blob was written by another format")
+    _, book_id, revision, content_hash, compiled, lexical, tokenizer_name, tokens = state
+    revision_view(compiled, revision).preload(tokenizer_name, tokens)
+    return LoadedBook(book_id, revision, content_hash, compiled.entries, compiled, lexical)
+
+
+# Everything a prepared revision pickles by reference.
+_ALLOWED: dict[tuple[str, str], Any] = {
+    ("worldbook.engine.entry", "Entry"): Entry,
+    ("worldbook.engine.matcher", "CompiledBook"): CompiledBook,
+    ("worldbook.engine.lexical", "LexicalIndex"): LexicalIndex,
+    ("worldbook.engine.schema", "Condition"): Condition,
+    ("ahocorasick", "Automaton"): ahocorasick.Automaton,
+    ("numpy", "dtype"): np.dtype,
+    ("numpy", "ndarray"): np.ndarray,
+}
+
+
+def _numpy_global(module: str, name: str) -> Any:
+    """NumPy's own array reconstructors, wherever this NumPy version keeps them."""
+    if name in ("_reconstruct", "_frombuffer") and module.startswith("numpy"):
+        return getattr(__import__(module, fromlist=[name]), name)
+    return None
+
+
+class _Unpickler(pickle.Unpickler):
+    def find_class(self, module: str, name: str) -> Any:
+        found = _ALLOWED.get((module, name)) or _numpy_global(module, name)
+        if found is None:
+            raise pickle.UnpicklingError(f"{module}.{name} is not part of a prepared revision")
+        return found
