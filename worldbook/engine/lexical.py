@@ -213,8 +213,8 @@ class LexicalIndex:
             level = positive[values == kth][: limit - len(above)]
             positive = np.concatenate([above, level])
         order = positive[np.lexsort((positive, -scores[positive]))]
-        values = [round(value, 6) for value in scores[order].tolist()]
-        return list(zip(order.tolist(), values, strict=True))
+        rounded = [round(value, 6) for value in scores[order].tolist()]
+        return list(zip(order.tolist(), rounded, strict=True))
 
 
 def excerpt(text: str, terms: set[str], limit: int = EXCERPT_CHARS) -> str:
