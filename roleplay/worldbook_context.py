@@ -8,12 +8,14 @@ book revisions; the next turn resolves again.
 
 from __future__ import annotations
 
+from console.failures import NotFound
+from console.scoping import LOOKUP_MISSES
 from memory.selectors import count_chat_messages
 from roleplay.prompting.assembly import capabilities
 from worldbook.engine.schema import SelectRequest
 from worldbook.errors import WorldbookError
 from worldbook.indexing import default_embedder
-from worldbook.retrieval import select_result
+from worldbook.retrieval import recording, replay, select_result
 from worldbook.selectors import bound_revisions
 
 HISTORY_MESSAGES = 20
@@ -82,10 +84,40 @@ def apply(ctx, conversation) -> None:
         "token_count": result.token_count,
         "degraded": result.degraded,
         "selection_fingerprint": result.selection_fingerprint,
+        # Every entry's decision is not kept (100,000 of them for 20 full books): the
+        # conversation's turn API selects again from this, on demand.
+        "replay": recording(request, result),
     }
 
 
 PLACEMENT_KEYS = ("id", "position", "content", "order", "depth", "role", "outlet_name")
+DECISION_DETAILS = ("all", "matched", "selected")
+
+
+def replayed_decisions(conversation, turn_id, detail: str = "all") -> dict:
+    """Every entry's decision in the selection turn ``turn_id`` of ``conversation`` made,
+    selected again from its trace (``worldbook.retrieval.replay``); ``reproduced`` says the
+    blocks came out exactly as the turn's. A turn of another conversation, or one that
+    selected nothing from a worldbook, is a 404."""
+    try:
+        turn = conversation.turns.filter(pk=turn_id).only("id", "trace").first()
+    except LOOKUP_MISSES:  # a malformed id is just another unknown one
+        turn = None
+    if turn is None:
+        raise NotFound("turn_not_found", "no such turn in this conversation")
+    recorded = (turn.trace or {}).get("worldbook", {}).get("replay")
+    if not recorded:
+        raise NotFound("no_worldbook_selection", "this turn selected nothing from a worldbook")
+    result = replay(conversation.tenant, recorded, decisions=detail)
+    fingerprint = turn.trace["worldbook"].get("selection_fingerprint")
+    return {
+        "turn_id": str(turn.id),
+        "detail": detail,
+        "reproduced": result.selection_fingerprint == fingerprint,
+        "selection_fingerprint": result.selection_fingerprint,
+        "snapshot": result.snapshot,
+        "decisions": result.decisions,
+    }
 
 
 def _reason(reason: str) -> str:

@@ -19,9 +19,9 @@ from __future__ import annotations
 import hashlib
 import logging
 import os
-import pickle
 import tempfile
 import threading
+import time
 from collections import OrderedDict
 from pathlib import Path
 
@@ -129,12 +129,16 @@ def _read(key) -> LoadedBook | None:
         return None
     try:
         book = prepared.loads(blob)
-    except (pickle.UnpicklingError, prepared.FormatMismatch, ValueError, EOFError) as exc:
+    except Exception as exc:  # any file that does not load is prepared again
         log.warning("prepared worldbook %s rejected (%s); preparing again", path.name, exc)
         return None
     if (book.book_id, book.revision, book.content_hash) != key:
         log.warning("prepared worldbook %s holds another revision; preparing again", path.name)
         return None
+    try:
+        os.utime(path)  # in use: not pruned (see _prune)
+    except OSError:
+        pass
     return book
 
 
@@ -161,5 +165,22 @@ def _write(key, book: LoadedBook) -> None:
         finally:
             if os.path.exists(tmp):
                 os.unlink(tmp)
+        _prune(path)
     except OSError as exc:
         log.warning("prepared worldbook %s not shared: %s", path.name, exc)
+
+
+# A book's files that no process has read or written for this long are deleted when another
+# revision of the book is written: old revisions, and files of another format.
+PRUNE_AFTER_S = 7 * 24 * 3600
+
+
+def _prune(written: Path) -> None:
+    book_id = written.name[:36]
+    cutoff = time.time() - PRUNE_AFTER_S
+    for other in written.parent.glob(f"{book_id}-*.bin"):
+        try:
+            if other != written and other.stat().st_mtime < cutoff:
+                other.unlink()
+        except OSError:
+            continue

@@ -128,6 +128,35 @@ def select_context(tenant, request: SelectRequest, *, record: bool = True) -> di
     return select_result(tenant, request, record=record).response()
 
 
+def replay(tenant, recorded: dict, *, decisions: str = "all") -> SelectionResult:
+    """The selection a turn made, made again from what its trace recorded (``recording``):
+    the same request over the same exact revisions, from the same timed-effect state,
+    without recording anything. Selection is deterministic for a seed, so its decisions are
+    the ones the turn's selection had; the caller compares ``selection_fingerprint``."""
+    request = SelectRequest.model_validate({**recorded["request"], "decisions": decisions})
+    books = load_books(tenant, [(ref.book_id, ref.revision) for ref in request.books])
+    scores, degraded = (None, [])
+    if request.strategy == "hybrid":
+        scores, degraded = hybrid_scores(tenant, books, request.query)
+    return select(
+        request,
+        books,
+        hybrid_scores=scores,
+        degraded=degraded,
+        timed_state=recorded.get("timed_state") or {},
+        tokenizer=CL100K,
+    )
+
+
+def recording(request: SelectRequest, result: SelectionResult) -> dict:
+    """What a turn's trace keeps to :func:`replay` its selection: the request (exact
+    revisions, no decisions asked for) and the timed-effect state it started from."""
+    return {
+        "request": request.model_dump(mode="json", exclude_defaults=True, exclude={"decisions"}),
+        "timed_state": result.timed_input,
+    }
+
+
 # Compare-and-set tries of the timed-effect state before a selection waits for its lock.
 CAS_ATTEMPTS = 3
 
@@ -139,15 +168,18 @@ def select_result(
     a chat turn reads its blocks and only the decisions worth tracing. A turn passes the
     ``bound`` revisions it resolved (``request.books`` are their refs), so nothing about the
     books is read again."""
-    index_ids = None
     if bound is None:
         request = _canonical_refs(request)
         books = load_books(tenant, [(ref.book_id, ref.revision) for ref in request.books])
     else:
         books = [b.load() for b in bound]
-        index_ids = {b.book_id: b.index_id for b in bound}
     scores, degraded = (None, [])
     if request.strategy == "hybrid":
+        if bound is None:
+            refs = [(b.book_id, b.revision) for b in books]
+            index_ids = indexing.ready_indexes(tenant, refs)
+        else:
+            index_ids = {b.book_id: b.index_id for b in bound}
         scores, degraded = hybrid_scores(tenant, books, request.query, index_ids)
     options = {"hybrid_scores": scores, "degraded": degraded, "tokenizer": CL100K}
     timed = request.conversation_id is not None and request.message_index is not None

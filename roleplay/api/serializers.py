@@ -291,6 +291,31 @@ class TurnListSerializer(serializers.Serializer):
     results = TurnSerializer(many=True)
 
 
+class DecisionsQuerySerializer(RejectUnknownFields, serializers.Serializer):
+    """Query of ``GET .../turns/<turn_id>/worldbook-decisions``: which records to return."""
+
+    detail = serializers.ChoiceField(choices=["all", "matched", "selected"], default="all")
+
+
+class WorldbookDecisionSerializer(serializers.Serializer):
+    book_id = serializers.CharField()
+    revision = serializers.IntegerField()
+    entry_id = serializers.CharField()
+    title = serializers.CharField(allow_blank=True)
+    selected = serializers.BooleanField()
+    reason = serializers.CharField()
+    details = serializers.DictField()
+
+
+class ReplayedDecisionsSerializer(serializers.Serializer):
+    turn_id = serializers.UUIDField()
+    detail = serializers.CharField()
+    reproduced = serializers.BooleanField()
+    selection_fingerprint = serializers.CharField()
+    snapshot = serializers.DictField()
+    decisions = WorldbookDecisionSerializer(many=True)
+
+
 class ArchivedSerializer(serializers.Serializer):
     archived = serializers.IntegerField()
 

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import json
 
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework.decorators import action
 from rest_framework.response import Response
 from rest_framework.utils import encoders
@@ -26,6 +27,9 @@ from roleplay.api.cards import CardActions, ConversationCardReads
 from roleplay.api.message_actions import MessageActions
 from roleplay.models import Character, Conversation, ModelConfig
 from roleplay.services import characters, conversations, model_configs, players
+from roleplay.worldbook_context import replayed_decisions
+
+TURN_ID_PARAM = OpenApiParameter("turn_id", OpenApiTypes.UUID, OpenApiParameter.PATH)
 
 
 class ServiceWrites(TenantModelViewSet):
@@ -139,6 +143,24 @@ class ConversationViewSet(MessageActions, ConversationCardReads, ServiceWrites):
         conversation = self.get_object()
         rows = conversation.turns.order_by("-started_at")[:50]
         return Response({"results": s.TurnSerializer(rows, many=True).data})
+
+    @extend_schema(
+        parameters=[s.DecisionsQuerySerializer, TURN_ID_PARAM],
+        responses=s.ReplayedDecisionsSerializer,
+    )
+    @action(
+        detail=True,
+        methods=["get"],
+        url_path=r"turns/(?P<turn_id>[^/.]+)/worldbook-decisions",
+    )
+    def worldbook_decisions(self, request, pk=None, turn_id=None):
+        """Every worldbook entry's decision in a turn's selection, selected again from the
+        turn's trace (the trace keeps only the selected entries and near misses)."""
+        conversation = self.get_object()
+        query = s.DecisionsQuerySerializer(data=request.query_params)
+        query.is_valid(raise_exception=True)
+        detail = query.validated_data["detail"]
+        return Response(replayed_decisions(conversation, turn_id, detail))
 
     @extend_schema(request=None, responses={201: s.WsTicketSerializer})
     @action(detail=True, methods=["post"], url_path="ws-ticket")

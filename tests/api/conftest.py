@@ -36,16 +36,19 @@ class World:
     messages: list
     persona: object = None
     preset: object = None
+    turn: object = None
 
     def ids_for(self, route) -> dict:
         """The ids of ``route``'s path in this world: ``pk`` its object of the route's model,
-        ``message_id`` the conversation's last message."""
+        ``message_id`` the conversation's last message, ``turn_id`` its finished turn."""
         ids = {}
         for name in route.params:
             if name == "pk":
                 ids[name] = self.object_for(route.model).pk
             elif name == "message_id":
                 ids[name] = self.messages[-1].id
+            elif name == "turn_id":
+                ids[name] = self.turn.pk
             else:
                 raise LookupError(f"no {name!r} in the test world: add it to World.ids_for")
         return ids
@@ -93,7 +96,32 @@ def build_world(tenant, base_url: str, label: str) -> World:
         for i, role in enumerate(["user", "assistant", "user", "assistant"])
     ]
     preset = create_preset(tenant, name=f"{label}-preset")
-    return World(tenant, config, character, player, conversation, messages, persona, preset)
+    turn = _turn_with_a_selection(tenant, conversation, label)
+    return World(tenant, config, character, player, conversation, messages, persona, preset, turn)
+
+
+def _turn_with_a_selection(tenant, conversation, label: str):
+    """A finished turn whose trace recorded a worldbook selection over a book of the tenant
+    (what ``.../turns/{turn_id}/worldbook-decisions`` selects again)."""
+    import uuid
+
+    from roleplay.models import Turn
+    from worldbook import services as worldbooks
+    from worldbook.engine.schema import BookIn
+
+    model = BookIn.model_validate(
+        {"name": f"{label}-book", "entries": [{"id": "e1", "content": f"{label} lore"}]}
+    )
+    book, _ = worldbooks.create_book(tenant, model)
+    request = {"books": [{"book_id": str(book.id), "revision": 1}], "query": "lighthouse"}
+    return Turn.objects.create(
+        tenant=tenant,
+        conversation=conversation,
+        client_message_id=f"{label}-turn",
+        assistant_message_id=uuid.uuid4(),
+        status="complete",
+        trace={"worldbook": {"replay": {"request": request, "timed_state": {}}}},
+    )
 
 
 @pytest.fixture

@@ -124,7 +124,7 @@ def _reference(index_docs: list[Doc], query: str, limit: int) -> list[tuple[str,
     built = LexicalIndex.build(index_docs)
     scores: dict[int, float] = {}
     for term in set(query_terms(query)):
-        posting = built._postings.get(term)
+        posting = built.postings(term)
         if posting is None:
             continue
         for position, weight in zip(posting[0].tolist(), posting[1].tolist(), strict=True):

@@ -20,6 +20,7 @@ BY_PARAMETER = {
     "book_id": lambda w: w.book_id,
     "revision": lambda w: w.revision,
     "message_id": lambda w: w.objects.messages[-1].id,
+    "turn_id": lambda w: w.objects.turn.pk,
 }
 
 
@@ -67,6 +68,7 @@ class Tenancy:
         ids.append(objects.persona.pk)
         ids.append(objects.preset.pk)
         ids += [message.pk for message in objects.messages]
+        ids.append(objects.turn.pk)
         return [self.label, self.book_id, self.token.prefix, *map(str, ids)]
 
 

@@ -108,19 +108,18 @@ def notable(facts: DecisionFacts, limit: int) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
     if limit <= 0:
         return out
-    for b, book in enumerate(facts.books):
+    for b in range(len(facts.books)):
         verdicts = facts.verdicts[b]
         candidates: set[int] = {i for i in verdicts.failed if verdicts.reasons[i] != DISABLED}
         for slots in (facts.lost, facts.drops, facts.active, facts.near):
             candidates.update(i for bb, i in slots if bb == b)
-        bases = revision_view(book, facts.revisions[b]).decision_bases()
         for i in sorted(candidates):
             if (b, i) in facts.selected:
                 continue
             reason, details = _decision(facts, b, i)
             if reason == NOT_TRIGGERED:
                 continue
-            out.append({**bases[i], "reason": reason, "details": details})
+            out.append(_record(facts, b, i, False, reason, details))
             if len(out) >= limit:
                 return out
     return out
@@ -143,11 +142,25 @@ def render_slots(facts: DecisionFacts, slots: list[Slot]) -> list[dict[str, Any]
     out = []
     for b, i in slots:
         reason, details = _decision(facts, b, i)
-        base = revision_view(facts.books[b], facts.revisions[b]).decision_bases()[i]
-        out.append(
-            {**base, "selected": (b, i) in facts.selected, "reason": reason, "details": details}
-        )
+        out.append(_record(facts, b, i, (b, i) in facts.selected, reason, details))
     return out
+
+
+def _record(
+    facts: DecisionFacts, b: int, i: int, selected: bool, reason: str, details: dict[str, Any]
+) -> dict[str, Any]:
+    """One record built on its own, keys in :func:`render`'s order: a few records must not
+    make the revision keep a cached record for every one of its entries."""
+    book = facts.books[b]
+    return {
+        "book_id": book.book_id,
+        "revision": facts.revisions[b],
+        "entry_id": book.ids[i],
+        "title": book.titles[i],
+        "selected": selected,
+        "reason": reason,
+        "details": details,
+    }
 
 
 def renderer(facts: DecisionFacts, detail: str = "all") -> Callable[[], list[dict[str, Any]]]:

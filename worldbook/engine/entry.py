@@ -11,6 +11,7 @@ computed once.
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass, fields
 from typing import Any
 
@@ -79,11 +80,15 @@ class Entry:
             values[name] = tuple(values[name])
         if not values["metadata"]:
             values["metadata"] = _EMPTY  # most entries: share one, never written to
+        for name in SHARED_STRINGS:  # one string object per value, not one per entry
+            if values[name] is not None:
+                values[name] = sys.intern(values[name])
         return cls(**values)
 
 
 # The model's fields plus its two derived properties, in the model's order.
 MODEL_FIELDS: tuple[str, ...] = tuple(EntryIn.model_fields) + ("group_names", "recursion_level")
+SHARED_STRINGS = ("logic", "kind", "position", "role", "group", "outlet_name")
 TUPLE_FIELDS = (
     "keys",
     "secondary_keys",

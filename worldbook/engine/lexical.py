@@ -129,13 +129,29 @@ class LexicalIndex:
     postings of the query's few terms and stays in the millisecond range for 5,000 entries.
     """
 
-    def __init__(self, docs: Sequence[Doc], postings: dict[str, tuple[np.ndarray, np.ndarray]]):
+    def __init__(self, docs: Sequence[Doc], postings: dict[str, tuple[list[int], list[float]]]):
         # Columns, not Doc objects: a cached index of 5,000 entries then adds three tuples
         # for the garbage collector to walk, not 5,000 objects.
         self._keys = tuple(doc.key for doc in docs)
         self._titles = tuple(doc.title for doc in docs)
         self._texts = tuple(doc.text for doc in docs)
-        self._postings = postings
+        # The postings of every term in two flat arrays (term k's are ``offsets[k]`` to
+        # ``offsets[k + 1]``): a search adds a whole posting in one vector operation, and a
+        # revision's postings cost two arrays, not two small arrays per term.
+        self._terms = {term: k for k, term in enumerate(postings)}
+        sizes = [len(positions) for positions, _ in postings.values()]
+        self._offsets = np.zeros(len(sizes) + 1, dtype=np.int64)
+        np.cumsum(sizes, out=self._offsets[1:])
+        self._positions = np.fromiter(
+            (p for positions, _ in postings.values() for p in positions),
+            dtype=np.int32,
+            count=int(self._offsets[-1]),
+        )
+        self._weights = np.fromiter(
+            (w for _, weights in postings.values() for w in weights),
+            dtype=np.float64,
+            count=int(self._offsets[-1]),
+        )
 
     @classmethod
     def build(cls, docs: Sequence[Doc]) -> LexicalIndex:
@@ -151,25 +167,27 @@ class LexicalIndex:
         frequency: Counter[str] = Counter()
         for counter in counts:
             frequency.update(counter.keys())
-        lists: dict[str, tuple[list[int], list[float]]] = {}
+        postings: dict[str, tuple[list[int], list[float]]] = {}
         for position, counter in enumerate(counts):
             norm = BM25_K1 * (1 - BM25_B + BM25_B * lengths[position] / average) if average else 0
             for term, tf in counter.items():
                 df = frequency[term]
                 idf = math.log(1 + (total - df + 0.5) / (df + 0.5))
                 weight = idf * tf * (BM25_K1 + 1) / (tf + norm)
-                posting = lists.get(term)
+                posting = postings.get(term)
                 if posting is None:
-                    posting = lists[term] = ([], [])
+                    posting = postings[term] = ([], [])
                 posting[0].append(position)
                 posting[1].append(weight)
-        # Arrays, not lists: a search adds a whole posting in one vector operation, and a
-        # revision's postings take a fraction of the memory.
-        postings = {
-            term: (np.array(positions, dtype=np.int32), np.array(weights, dtype=np.float64))
-            for term, (positions, weights) in lists.items()
-        }
         return cls(docs, postings)
+
+    def postings(self, term: str) -> tuple[np.ndarray, np.ndarray] | None:
+        """(document positions, BM25 weights) of ``term``, or None when no document has it."""
+        k = self._terms.get(term)
+        if k is None:
+            return None
+        start, end = self._offsets[k], self._offsets[k + 1]
+        return self._positions[start:end], self._weights[start:end]
 
     def __len__(self) -> int:
         return len(self._keys)
@@ -196,7 +214,7 @@ class LexicalIndex:
         scores = np.zeros(len(self._keys), dtype=np.float64)
         touched = False
         for term in terms:  # the order of the additions is fixed, so the sums are too
-            posting = self._postings.get(term)
+            posting = self.postings(term)
             if posting is None:
                 continue
             touched = True

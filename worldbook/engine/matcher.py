@@ -17,6 +17,7 @@ per-entry sets happens once, for the few entries that were hit.
 from __future__ import annotations
 
 import threading
+from array import array
 from collections import OrderedDict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -85,12 +86,45 @@ class _Postings:
         self.whole: list[int] = []
 
 
-def _build_automaton(words: dict[str, _Postings]) -> ahocorasick.Automaton | None:
+class _WordTable:
+    """What each automaton word stands for, in flat arrays: the automata store only a word
+    number (``STORE_INTS``, no Python object per word), and word ``k``'s plain codes are
+    ``plain[plain_at[k]:plain_at[k + 1]]`` (likewise for whole-word codes). A revision's
+    20,000 keys then cost a few arrays, not three tuples each."""
+
+    __slots__ = ("lengths", "plain_at", "plain", "whole_at", "whole")
+
+    def __init__(self) -> None:
+        self.lengths = array("i")
+        self.plain_at = array("q", [0])
+        self.plain = array("q")
+        self.whole_at = array("q", [0])
+        self.whole = array("q")
+
+    def add(self, word: str, postings: _Postings) -> int:
+        self.lengths.append(len(word))
+        self.plain.extend(postings.plain)
+        self.plain_at.append(len(self.plain))
+        self.whole.extend(postings.whole)
+        self.whole_at.append(len(self.whole))
+        return len(self.lengths) - 1
+
+    def __getstate__(self) -> tuple:
+        return tuple(getattr(self, name) for name in self.__slots__)
+
+    def __setstate__(self, state: tuple) -> None:
+        for name, value in zip(self.__slots__, state, strict=True):
+            setattr(self, name, value)
+
+
+def _build_automaton(
+    words: dict[str, _Postings], table: _WordTable
+) -> ahocorasick.Automaton | None:
     if not words:
         return None
-    automaton = ahocorasick.Automaton()
+    automaton = ahocorasick.Automaton(ahocorasick.STORE_INTS)
     for word, postings in words.items():
-        automaton.add_word(word, (len(word), tuple(postings.plain), tuple(postings.whole)))
+        automaton.add_word(word, table.add(word, postings))
     automaton.make_automaton()
     return automaton
 
@@ -137,8 +171,9 @@ class CompiledBook:
                     if postings is None:
                         postings = table[word] = _Postings()
                     (postings.whole if entry.match_whole_words else postings.plain).append(code)
-        self._folded = _build_automaton(folded)
-        self._verbatim = _build_automaton(verbatim)
+        self._words = _WordTable()
+        self._folded = _build_automaton(folded, self._words)
+        self._verbatim = _build_automaton(verbatim, self._words)
         self._regex_sources: tuple[str, ...] = tuple(regex_codes)
         self._regex_codes: list[tuple[int, ...]] = [tuple(c) for c in regex_codes.values()]
         self._regex_set = _regex_set(self._regex_sources)
@@ -166,9 +201,9 @@ class CompiledBook:
             return codes
         if self._folded is not None:
             low = text.lower() if lowered is None else lowered
-            _collect(self._folded, low, codes)
+            _collect(self._folded, self._words, low, codes)
         if self._verbatim is not None:
-            _collect(self._verbatim, text, codes)
+            _collect(self._verbatim, self._words, text, codes)
         if self._regex_set is not None:
             for pattern_index in self._regex_set.Match(text) or ():
                 codes.update(self._regex_codes[pattern_index])
@@ -188,6 +223,7 @@ _STATE = (
     "index",
     "invalid_regex",
     "max_scan_depth_override",
+    "_words",
     "_folded",
     "_verbatim",
     "_regex_sources",
@@ -207,12 +243,17 @@ def _regex_set(sources: Sequence[str]) -> re2.Set | None:
     return regex_set
 
 
-def _collect(automaton: ahocorasick.Automaton, text: str, codes: set[int]) -> None:
-    for end, (length, plain, whole) in automaton.iter(text):
-        if plain:
-            codes.update(plain)
-        if whole and is_whole_word(text, end - length + 1, end + 1):
-            codes.update(whole)
+def _collect(
+    automaton: ahocorasick.Automaton, words: _WordTable, text: str, codes: set[int]
+) -> None:
+    plain_at, plain, whole_at, whole = words.plain_at, words.plain, words.whole_at, words.whole
+    for end, k in automaton.iter(text):
+        start, stop = plain_at[k], plain_at[k + 1]
+        if start != stop:
+            codes.update(plain[start:stop])
+        start, stop = whole_at[k], whole_at[k + 1]
+        if start != stop and is_whole_word(text, end - words.lengths[k] + 1, end + 1):
+            codes.update(whole[start:stop])
 
 
 _cache: OrderedDict[tuple[str, str], CompiledBook] = OrderedDict()

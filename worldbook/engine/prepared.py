@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import io
 import pickle
+from array import _array_reconstructor, array  # type: ignore[attr-defined]
 from collections.abc import Sequence
 from typing import Any
 
@@ -24,14 +25,14 @@ import numpy as np
 from worldbook.engine.entry import Entry, compact
 from worldbook.engine.gc_pause import paused_gc
 from worldbook.engine.lexical import Doc, LexicalIndex
-from worldbook.engine.matcher import CompiledBook
+from worldbook.engine.matcher import CompiledBook, _WordTable
 from worldbook.engine.revision import revision_view
 from worldbook.engine.schema import Condition, EntryIn
 from worldbook.engine.selection import LoadedBook
 from worldbook.engine.tokens import Tokenizer
 
 FORMAT = (
-    f"wb-prepared/1 pyahocorasick={getattr(ahocorasick, '__version__', '?')} "
+    f"wb-prepared/2 pyahocorasick={getattr(ahocorasick, '__version__', '?')} "
     f"numpy={np.__version__.split('.')[0]}"
 )
 
@@ -94,6 +95,9 @@ def loads(blob: bytes) -> LoadedBook:
 _ALLOWED: dict[tuple[str, str], Any] = {
     ("worldbook.engine.entry", "Entry"): Entry,
     ("worldbook.engine.matcher", "CompiledBook"): CompiledBook,
+    ("worldbook.engine.matcher", "_WordTable"): _WordTable,
+    ("array", "array"): array,
+    ("array", "_array_reconstructor"): _array_reconstructor,
     ("worldbook.engine.lexical", "LexicalIndex"): LexicalIndex,
     ("worldbook.engine.schema", "Condition"): Condition,
     ("ahocorasick", "Automaton"): ahocorasick.Automaton,

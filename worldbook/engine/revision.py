@@ -22,15 +22,20 @@ NOT_TRIGGERED = "not_triggered"
 
 
 class RevisionView:
-    """Lazily filled caches for one (compiled revision, revision number)."""
+    """Lazily filled caches for one (compiled revision, revision number).
 
-    __slots__ = ("book", "revision", "_ids", "_tokens", "_bases")
+    A view holds the book's columns, never the book: the registry below keys views by the
+    book weakly, and a value that held its key would keep every compiled book alive."""
+
+    __slots__ = ("book_id", "ids", "titles", "entries", "revision", "_ids", "_tokens", "_bases")
 
     def __init__(self, book: CompiledBook, revision: int) -> None:
-        self.book = book
+        self.book_id, self.ids, self.titles = book.book_id, book.ids, book.titles
+        self.entries = book.entries
         self.revision = revision
         self._ids: dict[int, str] = {}
-        self._tokens: dict[tuple[str, int], int] = {}
+        # Per tokenizer, each entry's block tokens (None: not counted yet).
+        self._tokens: dict[str, list[int | None]] = {}
         self._bases: list[dict[str, Any]] | None = None
 
     def decision_bases(self) -> list[dict[str, Any]]:
@@ -41,7 +46,7 @@ class RevisionView:
         """
         bases = self._bases
         if bases is None:
-            book_id, revision = self.book.book_id, self.revision
+            book_id, revision = self.book_id, self.revision
             bases = self._bases = [
                 {
                     "book_id": book_id,
@@ -52,31 +57,33 @@ class RevisionView:
                     "reason": NOT_TRIGGERED,
                     "details": None,
                 }
-                for entry_id, title in zip(self.book.ids, self.book.titles, strict=True)
+                for entry_id, title in zip(self.ids, self.titles, strict=True)
             ]
         return bases
 
     def block_id(self, i: int) -> str:
         found = self._ids.get(i)
         if found is None:
-            found = self._ids[i] = f"{self.book.book_id}:{self.revision}:{self.book.ids[i]}"
+            found = self._ids[i] = f"{self.book_id}:{self.revision}:{self.ids[i]}"
         return found
 
     def preload(self, tokenizer_name: str, tokens: list[int]) -> None:
         """Every entry's block tokens, counted when the revision was prepared."""
-        self._tokens.update(((tokenizer_name, i), count) for i, count in enumerate(tokens))
+        self._tokens[tokenizer_name] = list(tokens)
 
     def all_block_tokens(self, tokenizer: Tokenizer) -> list[int]:
-        return [self.block_tokens(i, tokenizer) for i in range(len(self.book.entries))]
+        return [self.block_tokens(i, tokenizer) for i in range(len(self.entries))]
 
     def block_tokens(self, i: int, tokenizer: Tokenizer) -> int:
         """Tokens of the entry's wrapped block with its own (unsubstituted) content."""
-        key = (tokenizer.name, i)
-        found = self._tokens.get(key)
+        counts = self._tokens.get(tokenizer.name)
+        if counts is None:
+            counts = self._tokens[tokenizer.name] = [None] * len(self.entries)
+        found = counts[i]
         if found is None:
-            entry = self.book.entries[i]
+            entry = self.entries[i]
             wrapped = wrap_block(self.block_id(i), entry.title, entry.content)
-            found = self._tokens[key] = tokenizer.count(wrapped)
+            found = counts[i] = tokenizer.count(wrapped)
         return found
 
 

@@ -33,6 +33,7 @@ from worldbook.engine.decisions import DEPENDENCY, DecisionFacts, notable, rende
 from worldbook.engine.eligibility import EligibilityContext
 from worldbook.engine.entry import Entry
 from worldbook.engine.errors import BOOK_MISMATCH, REQUIRED_UNPLACEABLE, SelectionError
+from worldbook.engine.gc_pause import paused_gc
 from worldbook.engine.groups import Member, resolve_groups
 from worldbook.engine.lexical import LexicalIndex
 from worldbook.engine.matcher import CompiledBook, compile_book
@@ -89,6 +90,9 @@ class SelectionResult:
     selection_fingerprint: str
     duration_ms: float
     timed_state: dict[str, Any]
+    # The timed-effect state the selection started from: with the request and the exact
+    # revisions, all it takes to select again and get the same result (``retrieval.replay``).
+    timed_input: dict[str, Any] = field(default_factory=dict, repr=False)
     # Slots activated before groups, dependencies and budgets, and their (book id, entry id)
     # labels: ``activated`` (diagnostics and tests) is named only when read.
     _activated: tuple[list[Slot], Callable[[Slot], tuple[str, str]]] | None = field(
@@ -276,7 +280,25 @@ def select(
     tokenizer: Tokenizer,
 ) -> SelectionResult:
     """Choose this turn's worldbook blocks, counting with ``tokenizer``; raises
-    :class:`SelectionError` for required rules."""
+    :class:`SelectionError` for required rules.
+
+    A selection over 20 full books makes thousands of short-lived objects (activations,
+    groups, drops). With the collector on, a collection in the middle of one promotes them
+    to the oldest generation, and enough promotions bring on a full collection of the whole
+    heap (measured: p99 of a 20-book turn 545 ms, the p50 21 ms). They form no cycles and
+    are gone when the selection returns, so it runs with the collector paused."""
+    with paused_gc():
+        return _select(request, books, hybrid_scores, degraded, timed_state, tokenizer)
+
+
+def _select(
+    request: SelectRequest,
+    books: list[LoadedBook],
+    hybrid_scores: dict[tuple[str, str], float] | None,
+    degraded: list[dict[str, Any]] | None,
+    timed_state: dict[str, Any] | None,
+    tokenizer: Tokenizer,
+) -> SelectionResult:
     started = time.perf_counter()
     req = request
     run = _Run(req, _order_books(req, books), timed_state, tokenizer)
@@ -393,6 +415,7 @@ def select(
         selection_fingerprint=_sha256(canonical_json([[b["id"], b["content"]] for b in blocks])),
         duration_ms=round((time.perf_counter() - started) * 1000, 3),
         timed_state=run.timed.result(),
+        timed_input=timed_state or {},
         _activated=(list(active), run.stable_id),
         _render=renderer(facts, req.decisions),
         _facts=facts,

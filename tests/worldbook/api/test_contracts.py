@@ -146,7 +146,7 @@ def test_the_engine_result_is_the_documented_selection_response():
     assert {b.entry_id for b in parsed.blocks} == {"scene", "gate"}
     assert any(b.outlet_name == "quay" for b in parsed.blocks)
     assert parsed.degraded and parsed.degraded[0].code == "hybrid_scores_unavailable"
-    internal = {"timed_state", "activated"}
+    internal = {"timed_state", "timed_input"}
     fields = {f.name for f in dataclasses.fields(SelectionResult) if not f.name.startswith("_")}
     assert (fields | {"decisions"}) - internal == set(results.SelectResponse.model_fields)
     assert list(body) == list(results.RESPONSE_FIELDS)

@@ -244,3 +244,34 @@ def test_missing_books_and_revisions_are_404(api):
     for ref in ({"book_id": ghost}, {"book_id": "nope"}, {"book_id": book_id, "revision": 2}):
         res = select(api, {"books": [ref], "query": "q"})
         assert res.status_code == 404 and error(res)["code"] == "not_found", ref
+
+
+@pytest.mark.parametrize("detail", ["matched", "selected", "none"])
+def test_a_compact_answer_is_a_subset_of_the_full_one(api, detail):
+    book_id = create(api, MIXED)["book_id"]
+    body = select_body(
+        book_id, "I walk to the gate.", template_vars={"char": "Mira", "user": "Ann"}, seed="s1"
+    )
+    full = select(api, body).json()
+    res = select(api, {**body, "decisions": detail})
+    assert res.status_code == 200, res.content
+    compact = res.json()
+    same = ("blocks", "context", "snapshot", "token_count", "prompt_hash", "selection_fingerprint")
+    assert all(compact[key] == full[key] for key in same)
+    assert all(record in full["decisions"] for record in compact["decisions"])
+    ids = [d["entry_id"] for d in compact["decisions"]]
+    selected = [d["entry_id"] for d in full["decisions"] if d["selected"]]
+    assert "world" in selected
+    expected = {
+        "none": [],
+        "selected": selected,
+        # Selected, and every entry whose key "gate" occurred, eligible or not.
+        "matched": ["world", "gate", "off", "narrator", "quest", "panel", "note", "never"],
+    }[detail]
+    assert ids == expected
+
+
+def test_an_unknown_decision_detail_is_a_422(api):
+    book_id = create(api, MIXED)["book_id"]
+    res = select(api, {**select_body(book_id, "gate"), "decisions": "some"})
+    assert res.status_code == 422 and error(res)["code"] == "validation_error"

@@ -36,6 +36,9 @@ MAX_OUTLET_CHARS = 100
 MAX_GROUP_CHARS = 500
 DURATION_LIMIT = 1_000_000
 _NATIVE_DEFAULTS = EntryIn(content="").model_dump(mode="json")
+_SHARED = frozenset(
+    name for name, value in _NATIVE_DEFAULTS.items() if isinstance(value, str | int | float | None)
+)
 
 _TRUE = frozenset({"true", "yes", "on", "1"})
 _FALSE = frozenset({"false", "no", "off", "0", ""})
@@ -301,9 +304,14 @@ def finish_entry(entry: dict[str, Any], reader: FieldReader, title: str) -> dict
             ["{{" + name + "}}" for name in macros],
             "macros other than {{char}}/{{user}} are not expanded",
         )
-    # Every native field, explicit and in schema order, so a preview shows the whole entry.
+    # Every native field, explicit and in schema order, so a preview shows the whole entry
+    # (a default that can be changed in place is copied, the rest are shared).
     return {
-        name: entry[name] if name in entry else copy.deepcopy(default)
+        name: entry[name]
+        if name in entry
+        else default
+        if name in _SHARED
+        else copy.deepcopy(default)
         for name, default in _NATIVE_DEFAULTS.items()
     }
 

@@ -52,11 +52,15 @@ _MACRO = re.compile(r"\{\{\s*([A-Za-z_][\w-]*)")
 _HANDLED_MACROS = frozenset({"char", "user"}) | frozenset(_VARIABLE_MACROS.split("|"))
 
 
+# Every pattern above needs one of these characters: a text without any needs no runtime.
+_ANY_MARK = re.compile(r"[<_{/]")
+
+
 def runtime_requirements(texts: Iterable[str]) -> list[str]:
     """Sorted runtime names (``ejs``, ``mvu``, ``script``, ``charinfo``) the texts need."""
     found: set[str] = set()
     for text in texts:
-        if not text:
+        if not text or not _ANY_MARK.search(text):
             continue
         for name, pattern in _PATTERNS:
             if name not in found and pattern.search(text):

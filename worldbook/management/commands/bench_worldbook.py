@@ -6,7 +6,9 @@ Prints compile time per revision, selection latency in-process and through
 entry searched as a plain loop) with the speed ratio, the import time of a SillyTavern
 file of the same size, and the book editor's server time (first page cold and warm, a
 search, a bulk edit of a fifth of the book with its publish; see ``worldbook/bench/editor``).
-Data goes to a throwaway tenant that is deleted at the end.
+With ``--books N`` (up to 20), also N such books bound to one prompt: a turn's worldbook work,
+the first turn of a cold process and after a publish, memory, and the select API over all N
+(``worldbook/bench/multi``). Data goes to a throwaway tenant that is deleted at the end.
 """
 
 from __future__ import annotations
@@ -17,13 +19,13 @@ import time
 import uuid
 
 from django.conf import settings
-from django.core.management.base import BaseCommand
+from django.core.management.base import BaseCommand, CommandError
 
 from console.live_server import running_daphne
 from console.models import Tenant
 from console.services import create_api_token
 from worldbook import services
-from worldbook.bench import editor
+from worldbook.bench import editor, multi
 from worldbook.bench.editor import percentiles
 from worldbook.bench.synthetic import queries, sillytavern_file, synthetic_book
 from worldbook.engine import matcher
@@ -41,17 +43,27 @@ class Command(BaseCommand):
         parser.add_argument("--selections", type=int, default=300)
         parser.add_argument("--http-selections", type=int, default=200)
         parser.add_argument("--editor-samples", type=int, default=30)
+        parser.add_argument(
+            "--books", type=int, default=1, help="also bind this many books to one prompt"
+        )
+        parser.add_argument("--turns", type=int, default=200, help="turns over the bound books")
         parser.add_argument("--json", action="store_true")
 
     def handle(
         self, *args, entries, selections, http_selections, editor_samples, json=False, **opts
     ):
+        if not 1 <= opts["books"] <= 20:
+            raise CommandError("--books 1..20 (a prompt binds at most 20 books)")
         book = synthetic_book(entries)
         model = BookIn.model_validate(book)
         tenant = Tenant.objects.create(name=f"bench-{uuid.uuid4().hex[:8]}")
         try:
             report = self._run(tenant, book, model, selections, http_selections)
             report["editor"] = editor.run(tenant, entries, editor_samples)
+            if opts["books"] > 1:
+                report["bound_books"] = multi.run(
+                    tenant, opts["books"], entries, opts["turns"], http_selections
+                )
         finally:
             tenant.delete()
         if json:

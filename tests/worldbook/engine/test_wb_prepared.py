@@ -1,0 +1,150 @@
+"""Prepared revisions equal freshly loaded ones, over many books at once.
+
+``engine.entry.Entry`` mirrors ``EntryIn``; a revision prepared and written out
+(``engine.prepared``) selects exactly as the same revision parsed from scratch, decision for
+decision, over several books at once; the compact decision answers are subsets of the full
+one; and the compiled engine activates what the naive reference activates across books.
+"""
+
+from __future__ import annotations
+
+import os
+import pickle
+import random
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from test_wbsel_naive import _random_book, _random_text
+from wbsel_helpers import book, loaded, request
+
+from tests.worldbook.engine.wbsel_helpers import select
+from worldbook.engine import prepared
+from worldbook.engine.entry import MODEL_FIELDS, TUPLE_FIELDS, Entry
+from worldbook.engine.naive import naive_activate
+from worldbook.engine.schema import EntryIn
+from worldbook.tokenizer import CL100K
+
+SETTINGS = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+def test_an_entry_record_holds_the_models_values():
+    model = EntryIn.model_validate(
+        {
+            "id": "e1",
+            "content": "c",
+            "keys": ["a", "b"],
+            "conditions": [{"path": "q.s", "op": "eq", "value": 1}],
+            "group": "b, a",
+            "delay_until_recursion": 2,
+            "metadata": {"x": 1},
+        }
+    )
+    record = Entry.of(model)
+    for name in MODEL_FIELDS:
+        expected = getattr(model, name)
+        value = getattr(record, name)
+        assert value == (tuple(expected) if name in TUPLE_FIELDS else expected), name
+    assert record.group_names == ("a", "b") and record.recursion_level == 2
+    assert Entry.of(record) is record
+    assert pickle.loads(pickle.dumps(record)).keys == ("a", "b")
+
+
+def _books(rng: random.Random, count: int):
+    out = []
+    for n in range(count):
+        entries = _random_book(rng, rng.randint(1, 20))
+        for entry in entries:
+            if rng.random() < 0.3:
+                entry["constant"] = True
+            if rng.random() < 0.2:
+                entry["group"] = rng.choice(["g1", "g2"])
+        out.append(loaded(book(*entries, name=f"book {n}"), book_id=f"b{n}", revision=n + 1))
+    return out
+
+
+def _request(rng: random.Random, books, **fields):
+    history = [{"role": "user", "content": _random_text(rng)} for _ in range(rng.randint(0, 5))]
+    values = {
+        "history": history,
+        "scan_depth": rng.randint(0, 6),
+        "token_budget": rng.choice([50, 300, 2000]),
+        "max_entries": rng.randint(1, 30),
+        "seed": str(rng.random()),
+        **fields,
+    }
+    return request(_random_text(rng), books=tuple(b.book_id for b in books), **values)
+
+
+def _case(seed: int, fewest: int, most: int, **fields):
+    """Between ``fewest`` and ``most`` random books, and a request over all of them."""
+    rng = random.Random(seed)
+    books = _books(rng, rng.randint(fewest, most))
+    return books, _request(rng, books, **fields)
+
+
+def _shared(book_):
+    made = prepared.prepare(
+        book_.book_id, book_.revision, book_.content_hash, book_.entries, CL100K
+    )
+    return prepared.loads(prepared.dumps(made, CL100K))
+
+
+def _comparable(result):
+    body = result.response()
+    body.pop("duration_ms")
+    return body
+
+
+@SETTINGS
+@given(seed=st.integers(0, 10_000))
+def test_a_prepared_revision_selects_as_a_freshly_parsed_one(seed):
+    books, req = _case(seed, 1, 5)
+    fresh = select(req, books)
+    shared = select(req, [_shared(b) for b in books])
+    assert _comparable(shared) == _comparable(fresh)
+
+
+@SETTINGS
+@given(seed=st.integers(0, 10_000))
+def test_multi_book_activation_equals_the_naive_reference(seed):
+    books, req = _case(seed, 2, 6, max_recursion_rounds=0, token_budget=32_000, max_entries=200)
+    assert naive_activate(req, books) == set(select(req, books).activated)
+
+
+@SETTINGS
+@given(seed=st.integers(0, 10_000))
+def test_compact_decisions_are_subsets_of_the_full_answer(seed):
+    books, req = _case(seed, 1, 4)
+    full = select(req, books)
+    everything = full.decisions
+    for detail in ("matched", "selected", "none"):
+        compact = select(req.model_copy(update={"decisions": detail}), books)
+        assert compact.blocks == full.blocks and compact.prompt_hash == full.prompt_hash
+        assert all(record in everything for record in compact.decisions)
+        if detail == "selected":
+            assert compact.decisions == [d for d in everything if d["selected"]]
+        if detail == "none":
+            assert compact.decisions == []
+        if detail == "matched":
+            worth = [
+                d
+                for d in everything
+                if d["selected"] or d["reason"] not in ("not_triggered", "disabled") or d["details"]
+            ]
+            assert all(d in compact.decisions for d in worth if d["reason"] != "disabled")
+
+
+def test_a_foreign_or_stale_blob_is_refused():
+    made = prepared.prepare("b", 1, "h", book({"id": "e", "content": "c"}).entries, CL100K)
+
+    class Evil:
+        def __reduce__(self):
+            return (os.system, ("true",))
+
+    with pytest.raises(pickle.UnpicklingError):
+        prepared.loads(pickle.dumps(("x", Evil())))
+    stale = pickle.dumps(("wb-prepared/0", "b", 1, "h", made.compiled, made.lexical, "t", []))
+    with pytest.raises(prepared.FormatMismatch):
+        prepared.loads(stale)
+    assert prepared.loads(prepared.dumps(made, CL100K)).entries[0].content == "c"

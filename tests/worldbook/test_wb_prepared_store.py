@@ -1,0 +1,102 @@
+"""The prepared-revision store: memory, then the shared file, then the database; a bad file
+is prepared again, an unwritable directory only costs the sharing, memory is bounded."""
+
+from __future__ import annotations
+
+import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+
+from worldbook import compiled, services
+from worldbook.engine.schema import BookIn
+
+pytestmark = pytest.mark.django_db
+
+
+def _book(tenant, entries: int = 3, text: str = "lore"):
+    model = BookIn.model_validate(
+        {
+            "name": "B",
+            "entries": [
+                {"id": f"e{i}", "content": f"{text} {i}", "keys": [f"k{i}"]} for i in range(entries)
+            ],
+        }
+    )
+    book, revision = services.create_book(tenant, model)
+    return (str(book.id), 1, revision.content_hash)
+
+
+def _reads_revision(queries) -> bool:
+    return any("worldbook_bookrevision" in q["sql"] for q in queries)
+
+
+def test_memory_then_file_then_database(tenant):
+    key = _book(tenant)
+    compiled.forget()
+    with CaptureQueriesContext(connection) as queries:
+        first = compiled.get(*key)
+    assert _reads_revision(queries) and compiled.path_for(*key).exists()
+    with CaptureQueriesContext(connection) as queries:
+        assert compiled.get(*key) is first  # held in this process
+    assert not queries
+    compiled.forget()
+    with CaptureQueriesContext(connection) as queries:
+        again = compiled.get(*key)  # a process that holds nothing: the shared file
+    assert not queries
+    assert [e.content for e in again.entries] == [e.content for e in first.entries]
+    assert again.compiled.scan_codes("k1") == first.compiled.scan_codes("k1")
+    assert compiled.warm(*key) == "present"
+
+
+@pytest.mark.parametrize("damage", [b"", b"not a pickle", b"\x80\x05garbage"])
+def test_a_damaged_file_is_prepared_again(tenant, damage):
+    key = _book(tenant)
+    compiled.warm(*key)
+    compiled.path_for(*key).write_bytes(damage)
+    compiled.forget()
+    loaded = compiled.get(*key)
+    assert loaded.entries[2].content == "lore 2"
+    compiled.forget()
+    with CaptureQueriesContext(connection) as queries:
+        compiled.get(*key)  # the file was replaced by a good one
+    assert not queries
+
+
+def test_an_unwritable_directory_costs_only_the_sharing(tenant, settings, tmp_path):
+    blocker = tmp_path / "not-a-directory"
+    blocker.write_text("x")
+    settings.WORLDBOOK_COMPILED_DIR = blocker
+    key = _book(tenant)
+    compiled.forget()
+    assert compiled.get(*key).entries[0].content == "lore 0"
+    assert compiled.warm(*key) == "written"  # tried, and logged; nothing raised
+
+
+def test_memory_is_bounded_by_entries(tenant, settings):
+    settings.WORLDBOOK_CACHE_ENTRIES = 10
+    keys = [_book(tenant, entries=4, text=f"b{n}") for n in range(4)]
+    compiled.forget()
+    for key in keys:
+        compiled.get(*key)
+    assert compiled.resident() == {"revisions": 2, "entries": 8}
+    settings.WORLDBOOK_CACHE_ENTRIES = 1
+    big = _book(tenant, entries=6)
+    compiled.get(*big)  # the newest is kept however large
+    assert compiled.resident() == {"revisions": 1, "entries": 6}
+
+
+def test_a_books_files_unused_for_a_week_go_when_it_is_written_again(tenant):
+    import os
+    import time
+
+    key = _book(tenant)
+    compiled.warm(*key)
+    stale = compiled.path_for(key[0], 7, "0" * 64)
+    stale.write_bytes(b"an old revision")
+    recent = compiled.path_for(key[0], 8, "1" * 64)
+    recent.write_bytes(b"a revision read yesterday")
+    week = time.time() - compiled.PRUNE_AFTER_S - 60
+    os.utime(stale, (week, week))
+    compiled.path_for(*key).unlink()
+    compiled.warm(*key)
+    assert not stale.exists() and recent.exists() and compiled.path_for(*key).exists()

@@ -1,0 +1,215 @@
+"""What ``bench_worldbook --books N`` measures: N synthetic books bound to one prompt.
+
+The books are the single-book benchmark's generator with seeds 100, 101, …; all are bound
+to one prompt id, as a character's books are. Measured:
+
+- ``prepare_ms``: preparing one revision (what the worker does on publish or on a binding
+  change; ``worldbook.compiled.warm``), and ``load_ms``: a process reading that shared file;
+- ``turn_ms``: a turn's worldbook work in a warm process, exactly what the chat turn's hook
+  runs (``roleplay.worldbook_context``): the bound revisions in one read, hybrid recall,
+  selection against the conversation's timed effects (kept by compare-and-set), the trace's
+  notable exclusions;
+- ``cold_process_first_turn_ms``: the same in a process that holds nothing yet (it reads N
+  shared files); ``first_turn_after_publish_ms``: after a new revision of one bound book is
+  published and warmed by the worker; ``..._unwarmed_ms`` when no worker got to it;
+- ``memory``: a fresh process reading the N shared files: its resident size before and
+  after (so what one prepared revision adds), and the daphne child's after serving the API;
+- ``http_select_ms``: ``POST /v1/context/select`` over the N books on a live daphne, with the
+  compact answers (``decisions: "selected"``, ``"matched"``) and the full one.
+"""
+
+from __future__ import annotations
+
+import gc
+import json
+import subprocess
+import sys
+import time
+
+import psutil
+from django.conf import settings
+
+from console.live_server import running_daphne
+from console.services import create_api_token
+from worldbook import compiled, services
+from worldbook.bench.editor import percentiles
+from worldbook.bench.synthetic import queries, synthetic_book
+from worldbook.engine.schema import BookIn, SelectRequest
+from worldbook.indexing import default_embedder
+from worldbook.models import Book, BookRevision
+from worldbook.retrieval import select_result
+from worldbook.selectors import bound_revisions
+
+PROMPT_ID = "bench-prompt"
+CONVERSATION = "bench-conversation"
+TURN_TOKEN_BUDGET = 2400  # the chat turn's (roleplay.worldbook_context)
+
+
+def _ms(started: float) -> float:
+    return round((time.perf_counter() - started) * 1000, 3)
+
+
+def turn_work(tenant, query: dict, n: int) -> dict:
+    """One turn's worldbook work, as the chat turn's hook does it."""
+    bound = bound_revisions(tenant, PROMPT_ID, default_embedder().embedding_version)
+    request = SelectRequest(
+        books=[b.ref() for b in bound],
+        query=query["query"],
+        history=query["history"],
+        state=query["state"],
+        audience="actor",
+        strategy="hybrid",
+        token_budget=TURN_TOKEN_BUDGET,
+        seed=f"turn-{n}",
+        conversation_id=CONVERSATION,
+        message_index=n,
+    )
+    result = select_result(tenant, request, record=True, bound=bound)
+    return {"blocks": len(result.blocks), "excluded": len(result.excluded(100))}
+
+
+def run(tenant, books: int, entries: int, turns: int, http_samples: int) -> dict:
+    keys = []  # (book id, revision, content hash): no stored content stays referenced here
+    started = time.perf_counter()
+    for seed in range(100, 100 + books):
+        model = BookIn.model_validate(synthetic_book(entries, seed=seed))
+        book, revision = services.create_book(tenant, model)
+        keys.append((str(book.id), 1, revision.content_hash))
+    del model, book, revision
+    create_s = round(time.perf_counter() - started, 1)
+    services.put_bindings(tenant, PROMPT_ID, [{"book_id": key[0]} for key in keys])
+    prepare_ms = []
+    for key in keys:  # what the worker does after the binding change
+        started = time.perf_counter()
+        compiled.warm(*key)
+        prepare_ms.append(_ms(started))
+    inputs = queries(synthetic_book(entries, seed=100), turns + 1)
+    compiled.forget()
+    gc.collect()
+    started = time.perf_counter()
+    turn_work(tenant, inputs[0], 0)
+    cold_first = _ms(started)
+    load_ms = []
+    for key in keys[:3]:
+        compiled.forget()
+        started = time.perf_counter()
+        compiled.get(*key)
+        load_ms.append(_ms(started))
+    turn_work(tenant, inputs[0], 0)  # all held again
+    gc.collect()
+    samples = []
+    for n, query in enumerate(inputs[1:], start=1):
+        started = time.perf_counter()
+        turn_work(tenant, query, n)
+        samples.append(_ms(started))
+    after_publish = _first_turn_after_publish(tenant, keys[0][0], inputs[0], warmed=True)
+    unwarmed = _first_turn_after_publish(tenant, keys[0][0], inputs[1], warmed=False)
+    return {
+        "books": books,
+        "entries_per_book": entries,
+        "create_books_s": create_s,
+        "prepare_ms": percentiles(prepare_ms),
+        "load_ms": percentiles(load_ms),
+        "turn_ms": percentiles(samples),
+        "cold_process_first_turn_ms": cold_first,
+        "first_turn_after_publish_ms": after_publish,
+        "first_turn_after_publish_unwarmed_ms": unwarmed,
+        "memory": {
+            **_fresh_process_memory(keys),
+            "shared_file_mb": round(compiled.path_for(*keys[1]).stat().st_size / 2**20, 1),
+        },
+        "http_select_ms": _http(tenant, keys, inputs[:http_samples]),
+        "targets": {
+            "turn_p50_ms": 20,
+            "turn_p99_ms": 60,
+            "first_turn_after_publish_ms": 500,
+            "http_compact_p50_ms": 30,
+            "process_rss_mb": 300,
+        },
+    }
+
+
+_MEMORY_PROBE = """
+import gc, json, sys, time
+import django, psutil
+django.setup()
+from worldbook import compiled
+def rss():
+    gc.collect()
+    return psutil.Process().memory_info().rss / 2**20
+before = rss()
+started = time.perf_counter()
+for key in json.loads(sys.argv[1]):
+    compiled.get(key[0], key[1], key[2])
+loaded = (time.perf_counter() - started) * 1000
+after = rss()
+print(json.dumps({"before": before, "after": after, "load_ms": loaded, **compiled.resident()}))
+"""
+
+
+def _fresh_process_memory(keys: list[tuple[str, int, str]]) -> dict:
+    """A new Python process with Django set up reads the N shared files: its resident size
+    before and after, and the time the reads took (a cold process's first turn spends it)."""
+    out = subprocess.run(
+        [sys.executable, "-c", _MEMORY_PROBE, json.dumps(keys)],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=600,
+    )
+    probe = json.loads(out.stdout.strip().splitlines()[-1])
+    return {
+        "fresh_process_rss_mb": round(probe["before"], 1),
+        "fresh_process_rss_holding_all_mb": round(probe["after"], 1),
+        "per_prepared_revision_mb": round((probe["after"] - probe["before"]) / len(keys), 1),
+        "fresh_process_load_all_ms": round(probe["load_ms"], 1),
+        "entries_held": probe["entries"],
+    }
+
+
+def _first_turn_after_publish(tenant, book_id: str, query: dict, *, warmed: bool) -> float:
+    """Publish a new revision of the book (one entry changed); with ``warmed``, prepare it as
+    the worker does after the publish; then time the next turn's worldbook work."""
+    book = Book.objects.get(pk=book_id)
+    content = BookRevision.objects.get(book=book, revision=book.head_revision).content
+    content["entries"][0]["content"] += f" (revision {book.head_revision + 1})"
+    revision = services.publish_revision(
+        tenant, book, BookIn.model_validate(content), book.head_revision
+    )
+    if warmed:
+        compiled.warm(str(book.id), revision.revision, revision.content_hash)
+    started = time.perf_counter()
+    turn_work(tenant, query, 1000 + revision.revision)
+    return _ms(started)
+
+
+def _http(tenant, keys, inputs) -> dict:
+    import http.client
+
+    _token, raw = create_api_token(tenant, "bench", ["content"])
+    headers = {"Authorization": f"Bearer {raw}", "Content-Type": "application/json"}
+    refs = [{"book_id": key[0]} for key in keys]
+    out: dict = {}
+    with running_daphne(settings.DATABASE_URL, settings.REDIS_URL) as server:
+        conn = http.client.HTTPConnection("127.0.0.1", server.port, timeout=120)
+        # The full answer (a decision for each of every book's entries) is large: fewer runs.
+        for detail, runs in (("selected", inputs), ("matched", inputs), ("all", inputs[:10])):
+            samples, size = [], 0
+            for n, q in enumerate([runs[0], *runs]):
+                body = {"books": refs, **q, "strategy": "hybrid", "decisions": detail}
+                started = time.perf_counter()
+                conn.request("POST", "/v1/context/select", json.dumps(body), headers)
+                response = conn.getresponse()
+                payload = response.read()
+                elapsed = _ms(started)
+                if response.status != 200:
+                    raise RuntimeError(f"select answered {response.status}: {payload[:300]!r}")
+                if n:  # the first request loads the prepared revisions
+                    samples.append(elapsed)
+                size = len(payload)
+            out[detail] = {**percentiles(samples), "response_bytes": size}
+        out["server_rss_mb"] = round(
+            psutil.Process(server.process.pid).memory_info().rss / 2**20, 1
+        )
+        conn.close()
+    return out
