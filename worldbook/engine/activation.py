@@ -136,8 +136,15 @@ def activate(inp: ActivationInput) -> ActivationResult:
         b, i = slot
         return hits[b].primary.get(i), hits[b].secondary.get(i)
 
+    sticky = inp.sticky
     for slot in inp.standing:
         entry = inp.books[slot[0]].entries[slot[1]]
+        if not entry.required and not entry.group and not hits[slot[0]].primary.get(slot[1]):
+            # Most standing entries (constants): no primary key in the window, so no keyword
+            # hit; and outside an inclusion group, the one place a score counts.
+            reason = CONSTANT if entry.constant else STICKY
+            active[slot] = Activation(reason, sticky=slot in sticky, details={})
+            continue
         primary, secondary = hit_info(slot)
         keyword_hit = bool(primary) and secondary_ok(entry, secondary)
         reason = REQUIRED if entry.required else CONSTANT if entry.constant else STICKY

@@ -20,7 +20,6 @@ import threading
 from array import array
 from collections import OrderedDict
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
 
 import ahocorasick
 import re2
@@ -53,27 +52,44 @@ def entry_of(code: int) -> int:
     return code >> (_KEY_BITS + 1)
 
 
-@dataclass(slots=True)
 class ScanHits:
-    """Per-entry key hits: entry index -> indexes of the keys found (primary / secondary)."""
+    """Per-entry key hits: entry index -> indexes of the keys found (primary / secondary).
 
-    primary: dict[int, set[int]] = field(default_factory=dict)
-    secondary: dict[int, set[int]] = field(default_factory=dict)
+    Primary hits are decoded at once. Secondary hits are decoded on first use: over 20 full
+    books a window hits thousands of secondary keys (common words), and most turns only ask
+    about the secondary keys of the few entries whose primary keys were found."""
+
+    __slots__ = ("primary", "_codes", "_secondary")
+
+    def __init__(self, primary: dict[int, set[int]] | None = None, codes: Iterable[int] = ()):
+        self.primary: dict[int, set[int]] = primary if primary is not None else {}
+        self._codes = codes
+        self._secondary: dict[int, set[int]] | None = None
+
+    @property
+    def secondary(self) -> dict[int, set[int]]:
+        if self._secondary is None:
+            self._secondary = _decode(code for code in self._codes if code & 1)
+        return self._secondary
 
     @classmethod
     def from_codes(cls, codes: Iterable[int]) -> ScanHits:
-        hits = cls()
-        primary, secondary = hits.primary, hits.secondary
-        shift = _KEY_BITS + 1
-        for code in codes:  # decode() inlined: this loop runs for every hit of every scan
-            target = secondary if code & 1 else primary
-            entry, key = code >> shift, (code >> 1) & _KEY_MASK
-            found = target.get(entry)
-            if found is None:
-                target[entry] = {key}
-            else:
-                found.add(key)
-        return hits
+        codes = codes if isinstance(codes, set | frozenset | list | tuple) else list(codes)
+        return cls(_decode(code for code in codes if not code & 1), codes)
+
+
+def _decode(codes: Iterable[int]) -> dict[int, set[int]]:
+    """Entry index -> indexes of its keys among ``codes`` (all of one list)."""
+    out: dict[int, set[int]] = {}
+    shift = _KEY_BITS + 1
+    for code in codes:  # decode() inlined: this loop runs for every hit of every scan
+        entry, key = code >> shift, (code >> 1) & _KEY_MASK
+        found = out.get(entry)
+        if found is None:
+            out[entry] = {key}
+        else:
+            found.add(key)
+    return out
 
 
 class _Postings:

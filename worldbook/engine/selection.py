@@ -236,6 +236,9 @@ class _Run:
         An upper bound of the block's share of the context (see ``context_tokens``); the real
         total is checked by ``trim_to_actual``.
         """
+        b, i = slot
+        if i not in self.verdicts[b].contents:  # the common case, without two more calls
+            return self.views[b].block_tokens(i, self.tokenizer) + 1
         return self.block_tokens(slot) + 1
 
     def context_tokens(self, slots: list[Slot]) -> int:
@@ -385,7 +388,8 @@ def _select(
         # How many decisions the caller wants changes nothing selected.
         "request": req.model_dump(mode="json", exclude={"decisions"}),
         "snapshot": snapshot,
-        "hybrid_scores": sorted([list(k), v] for k, v in (scores or {}).items()),
+        # Sorted as (key, score) tuples, then listed: the order of sorting the lists.
+        "hybrid_scores": [[list(k), v] for k, v in sorted((scores or {}).items())],
         "timed_state": timed_state or {},
     }
     facts = DecisionFacts(
