@@ -121,12 +121,13 @@ def validate_book(payload) -> BookIn:
 def _write_revision(
     tenant, book: Book, number: int, model: BookIn, report: dict, stats: dict | None = None
 ) -> BookRevision:
+    content = model.model_dump(mode="json")
     return BookRevision.objects.create(
         tenant=tenant,
         book=book,
         revision=number,
-        content=model.model_dump(mode="json"),
-        content_hash=content_hash(model),
+        content=content,
+        content_hash=content_hash(model, content),
         entry_count=len(model.entries),
         import_report=report,
         entry_stats=stats,

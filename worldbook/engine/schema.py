@@ -425,10 +425,13 @@ def canonical_json(value: Any) -> str:
     return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
 
 
-def content_hash(book: BookIn) -> str:
-    """sha256 of the normalised book: explicit defaults and omitted fields hash the same."""
-    data = book.model_dump(mode="json")
-    for index, entry in enumerate(data["entries"]):
-        if entry.get("id") is None:
-            entry["id"] = f"entry-{index}"
-    return hashlib.sha256(canonical_json(data).encode("utf-8")).hexdigest()
+def content_hash(book: BookIn, dumped: dict[str, Any] | None = None) -> str:
+    """sha256 of the normalised book: explicit defaults and omitted fields hash the same.
+    ``dumped`` is ``book.model_dump(mode="json")`` when the caller has it (never changed)."""
+    entries = dumped["entries"] if dumped is not None else None
+    if entries is None or any(entry.get("id") is None for entry in entries):
+        dumped = book.model_dump(mode="json")
+        for index, entry in enumerate(dumped["entries"]):
+            if entry.get("id") is None:
+                entry["id"] = f"entry-{index}"
+    return hashlib.sha256(canonical_json(dumped).encode("utf-8")).hexdigest()
