@@ -24,7 +24,7 @@ def get_history(tenant, session_id: str, limit: int = DEFAULT_HISTORY_LIMIT) -> 
 
 
 # The chat turn's two reads of the store as SQL: the ORM spends more time building these
-# statements than PostgreSQL spends running them. tests/memory/test_fast_reads.py pins each to
+# statements than PostgreSQL spends running them. tests/fastpaths/test_turn_reads.py pins each to
 # its ORM twin (``_latest`` for the history; a filtered ``count()`` for the message count).
 _HISTORY_SQL = f"""
     SELECT id, ts, role, content, edited FROM {Message._meta.db_table}

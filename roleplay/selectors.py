@@ -113,7 +113,7 @@ class ActivePersona:
 
 # Every turn without a chosen persona reads this; pinned to the ORM read
 # (``Persona.objects.filter(player_id=..., is_default=True)``) by
-# tests/roleplay/test_persona_fast_read.py.
+# tests/fastpaths/test_turn_reads.py.
 _DEFAULT_PERSONA_SQL = f"""
     SELECT id, name, description FROM {Persona._meta.db_table}
     WHERE player_id = %s AND is_default

@@ -91,7 +91,6 @@ def apply(ctx, conversation) -> None:
 
 
 PLACEMENT_KEYS = ("id", "position", "content", "order", "depth", "role", "outlet_name")
-DECISION_DETAILS = ("all", "matched", "selected")
 
 
 def replayed_decisions(conversation, turn_id, detail: str = "all") -> dict:

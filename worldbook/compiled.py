@@ -65,8 +65,7 @@ def warm(book_id: str, revision: int, content_hash: str) -> str:
     """Make sure the shared file exists: ``present``, or ``written`` after preparing it.
     What the worker runs after a publish; it keeps nothing in its own memory."""
     key = (book_id, revision, content_hash)
-    path = _path(key)
-    if path.exists() and _read(key) is not None:
+    if _read(key) is not None:
         return "present"
     _write(key, _cached(key) or _build(key))
     return "written"

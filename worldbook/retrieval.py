@@ -76,20 +76,16 @@ def _index_not_ready(book: LoadedBook, message: str) -> dict:
     }
 
 
-def hybrid_scores(tenant, books: list[LoadedBook], query: str, index_ids=None):
-    """(scores keyed by (book_id, entry_id), degraded notes). ``index_ids`` (book id -> ready
-    index id or None) is what the caller already read; otherwise each book's is looked up."""
+def hybrid_scores(books: list[LoadedBook], query: str, index_ids: dict):
+    """(scores keyed by (book_id, entry_id), degraded notes); ``index_ids`` is each book's
+    ready vector index (book id -> index id, or None)."""
     scores: dict[tuple[str, str], float] = {}
     degraded: list[dict] = []
     embedder = indexing.default_embedder()
     query_vector = None
     for book in books:
         lexical = lexical_scores(book, query)
-        if index_ids is not None:
-            index_id = index_ids.get(book.book_id)
-        else:
-            index = indexing.ready_index(tenant, book.book_id, book.revision, embedder)
-            index_id = index.id if index is not None else None
+        index_id = index_ids.get(book.book_id)
         if index_id is None:
             note = "no ready vector index for this exact revision; lexical only"
             degraded.append(_index_not_ready(book, note))
@@ -134,18 +130,8 @@ def replay(tenant, recorded: dict, *, decisions: str = "all") -> SelectionResult
     without recording anything. Selection is deterministic for a seed, so its decisions are
     the ones the turn's selection had; the caller compares ``selection_fingerprint``."""
     request = SelectRequest.model_validate({**recorded["request"], "decisions": decisions})
-    books = load_books(tenant, [(ref.book_id, ref.revision) for ref in request.books])
-    scores, degraded = (None, [])
-    if request.strategy == "hybrid":
-        scores, degraded = hybrid_scores(tenant, books, request.query)
-    return select(
-        request,
-        books,
-        hybrid_scores=scores,
-        degraded=degraded,
-        timed_state=recorded.get("timed_state") or {},
-        tokenizer=CL100K,
-    )
+    request, books, options = _inputs(tenant, request, None)
+    return select(request, books, timed_state=recorded.get("timed_state") or {}, **options)
 
 
 def recording(request: SelectRequest, result: SelectionResult) -> dict:
@@ -168,20 +154,7 @@ def select_result(
     a chat turn reads its blocks and only the decisions worth tracing. A turn passes the
     ``bound`` revisions it resolved (``request.books`` are their refs), so nothing about the
     books is read again."""
-    if bound is None:
-        request = _canonical_refs(request)
-        books = load_books(tenant, [(ref.book_id, ref.revision) for ref in request.books])
-    else:
-        books = [b.load() for b in bound]
-    scores, degraded = (None, [])
-    if request.strategy == "hybrid":
-        if bound is None:
-            refs = [(b.book_id, b.revision) for b in books]
-            index_ids = indexing.ready_indexes(tenant, refs)
-        else:
-            index_ids = {b.book_id: b.index_id for b in bound}
-        scores, degraded = hybrid_scores(tenant, books, request.query, index_ids)
-    options = {"hybrid_scores": scores, "degraded": degraded, "tokenizer": CL100K}
+    request, books, options = _inputs(tenant, request, bound)
     timed = request.conversation_id is not None and request.message_index is not None
     # A SelectionError (a required entry that cannot be honoured) is a 422 of its own.
     if not timed:
@@ -205,8 +178,26 @@ def select_result(
         return result
 
 
+def _inputs(tenant, request: SelectRequest, bound: list[BoundRevision] | None):
+    """(request, its books, the engine's options): the exact revisions loaded (``bound``:
+    already resolved by the caller) and, for hybrid selection, their recall scores."""
+    if bound is None:
+        request = _canonical_refs(request)
+        books = load_books(tenant, [(ref.book_id, ref.revision) for ref in request.books])
+    else:
+        books = [b.load() for b in bound]
+    scores, degraded = (None, [])
+    if request.strategy == "hybrid":
+        if bound is None:
+            index_ids = indexing.ready_indexes(tenant, [(b.book_id, b.revision) for b in books])
+        else:
+            index_ids = {b.book_id: b.index_id for b in bound}
+        scores, degraded = hybrid_scores(books, request.query, index_ids)
+    return request, books, {"hybrid_scores": scores, "degraded": degraded, "tokenizer": CL100K}
+
+
 # Read by every turn of a character with books; pinned to the ORM read by
-# tests/worldbook/test_bound_revisions.py.
+# tests/fastpaths/test_worldbook_reads.py.
 _TIMED_SQL = f"""
     SELECT version, state FROM {TimedEffectState._meta.db_table}
     WHERE tenant_id = %s AND conversation_id = %s

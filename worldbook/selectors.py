@@ -72,14 +72,8 @@ def load_books(tenant, refs: list[tuple[str, int | None]]) -> list[LoadedBook]:
         meta = revision_hash(book.id, number)
         if meta is None:
             raise errors.not_found(f"revision {number} of book {book_id} not found")
-        out.append(_loaded(str(book.id), number, meta))
+        out.append(compiled.get(str(book.id), number, meta))  # memory, shared file or database
     return out
-
-
-def _loaded(book_id: str, number: int, content_hash: str) -> LoadedBook:
-    """The prepared revision (``worldbook.compiled``: this process, a shared file, or the
-    database)."""
-    return compiled.get(book_id, number, content_hash)
 
 
 def canonical_book_id(book_id) -> str:
@@ -146,12 +140,12 @@ class BoundRevision:
         return {"book_id": self.book_id, "revision": self.revision}
 
     def load(self) -> LoadedBook:
-        return _loaded(self.book_id, self.revision, self.content_hash)
+        return compiled.get(self.book_id, self.revision, self.content_hash)
 
 
 # Every turn of a character with books runs this: one statement for what the ORM reads in
 # 2 + 2 per book (bindings, books, revision hashes, ready indexes). Pinned to those slow
-# reads (resolve_bindings, load_books, ready_index) by tests/worldbook/test_bound_revisions.py.
+# reads (resolve_bindings, load_books, ready_index) by tests/fastpaths/test_worldbook_reads.py.
 _BOUND_SQL = f"""
     SELECT pb.book_id, rev.number, r.content_hash, (
         SELECT i.id FROM {BookIndex._meta.db_table} i

@@ -5,7 +5,7 @@ prompts, which ``effective_preset`` reads only when that preset version is not l
 Through the ORM this was two queries whose building cost several times their running; every
 turn and every preview pays it. The config rule is ``resolve_config``'s (the conversation's
 config, else the character's, else the tenant's default; one of another tenant is none), and
-tests/roleplay/test_turn_reads.py pins this read to that function and to the ORM's read of the
+tests/fastpaths/test_turn_reads.py pins this read to that function and to the ORM's read of the
 conversation.
 """
 

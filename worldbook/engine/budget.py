@@ -170,11 +170,7 @@ def fit_budget(inp: BudgetInput, groups: list[Group], drops: dict[Slot, Drop]) -
     constant_used = 0
     constant_cap = math.floor(inp.constant_ratio * inp.token_budget + 1e-9)
     for group in groups:
-        members = group.members
-        if len(members) == 1:  # most groups: an entry without dependencies
-            new = [] if members[0] in taken_slots else members
-        else:
-            new = [slot for slot in members if slot not in taken_slots]
+        new = [slot for slot in group.members if slot not in taken_slots]
         if not new:
             taken.append(group)
             continue
@@ -195,7 +191,7 @@ def fit_budget(inp: BudgetInput, groups: list[Group], drops: dict[Slot, Drop]) -
                 {"used": used, "token_budget": inp.token_budget},
             )
             continue
-        cost = inp.cost(new[0]) if len(new) == 1 else sum(inp.cost(slot) for slot in new)
+        cost = sum(inp.cost(slot) for slot in new)
         if used + cost > inp.token_budget:
             if required:
                 raise _over_budget(inp, group, "token_budget", inp.token_budget)
@@ -236,8 +232,6 @@ def _drop(
     details: dict[str, Any],
 ) -> None:
     drops[group.root] = Drop(reason, details)
-    if len(new) == 1 and new[0] == group.root:  # most groups: nothing else to drop
-        return
     for slot in new[1:] if new and new[0] == group.root else new:
         if slot not in inp.active and slot not in drops:
             drops[slot] = Drop(reason, {**details, "as_dependency_of": inp.label(group.root)})

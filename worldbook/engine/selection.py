@@ -236,9 +236,6 @@ class _Run:
         An upper bound of the block's share of the context (see ``context_tokens``); the real
         total is checked by ``trim_to_actual``.
         """
-        b, i = slot
-        if i not in self.verdicts[b].contents:  # the common case, without two more calls
-            return self.views[b].block_tokens(i, self.tokenizer) + 1
         return self.block_tokens(slot) + 1
 
     def context_tokens(self, slots: list[Slot]) -> int:
