@@ -12,6 +12,7 @@ from console.failures import NotFound
 from console.scoping import LOOKUP_MISSES
 from memory.selectors import count_chat_messages
 from roleplay.prompting.assembly import capabilities
+from worldbook.engine.gc_pause import paused_gc
 from worldbook.engine.schema import SelectRequest
 from worldbook.errors import WorldbookError
 from worldbook.indexing import default_embedder
@@ -64,6 +65,13 @@ def apply(ctx, conversation) -> None:
         conversation_id=conversation.session_id,
         message_index=message_index,
     )
+    # The selection's working objects (thousands over 20 full books) die before the
+    # collector runs again, so it never has to walk them (see engine.gc_pause).
+    with paused_gc():
+        _select_into(ctx, tenant, request, bound)
+
+
+def _select_into(ctx, tenant, request: SelectRequest, bound) -> None:
     try:
         result = select_result(tenant, request, record=ctx.record, bound=bound)
     except WorldbookError as exc:
@@ -72,7 +80,7 @@ def apply(ctx, conversation) -> None:
         {key: b[key] for key in PLACEMENT_KEYS if b.get(key) is not None} for b in result.blocks
     )
     ctx.trace["worldbook"] = {
-        "books": books,
+        "books": [b.ref() for b in bound],
         "selected": [
             {"id": b["id"], "title": b["title"], "reason": b["reason"], "position": b["position"]}
             for b in result.blocks

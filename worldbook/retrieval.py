@@ -16,7 +16,8 @@ from django.utils import timezone
 from pgvector.django import CosineDistance
 
 from worldbook import errors, indexing
-from worldbook.engine.lexical import index_for
+from worldbook.engine.gc_pause import paused_gc
+from worldbook.engine.lexical import index_for, query_terms
 from worldbook.engine.prepared import lexical_docs
 from worldbook.engine.schema import SelectRequest
 from worldbook.engine.selection import LoadedBook, SelectionResult, select
@@ -37,7 +38,10 @@ def _lexical(book: LoadedBook):
     )
 
 
-def lexical_scores(book: LoadedBook, query: str, limit: int = RECALL_K) -> dict[str, float]:
+def lexical_scores(
+    book: LoadedBook, query: str | set[str], limit: int = RECALL_K
+) -> dict[str, float]:
+    """Normalised BM25 scores of the book's best entries for ``query`` (a text or its terms)."""
     ranked = _lexical(book).rank(query, limit)
     if not ranked:
         return {}
@@ -83,8 +87,9 @@ def hybrid_scores(books: list[LoadedBook], query: str, index_ids: dict):
     degraded: list[dict] = []
     embedder = indexing.default_embedder()
     query_vector = None
+    terms = set(query_terms(query))  # once, not once per book
     for book in books:
-        lexical = lexical_scores(book, query)
+        lexical = lexical_scores(book, terms)
         index_id = index_ids.get(book.book_id)
         if index_id is None:
             note = "no ready vector index for this exact revision; lexical only"
@@ -120,8 +125,12 @@ def select_context(tenant, request: SelectRequest, *, record: bool = True) -> di
     """The selection response of the seed, plus timed-effect state kept per conversation.
 
     ``record=False`` (a read-only caller) selects against the stored timed-effect state
-    without advancing it: a viewer may look, not change what the next turn sees."""
-    return select_result(tenant, request, record=record).response()
+    without advancing it: a viewer may look, not change what the next turn sees.
+
+    The selection's working objects die before the collector runs again, so it never has to
+    walk them (see engine.gc_pause)."""
+    with paused_gc():
+        return select_result(tenant, request, record=record).response()
 
 
 def replay(tenant, recorded: dict, *, decisions: str = "all") -> SelectionResult:

@@ -34,6 +34,7 @@ from console.services import create_api_token
 from worldbook import compiled, services
 from worldbook.bench.editor import percentiles
 from worldbook.bench.synthetic import queries, synthetic_book
+from worldbook.engine.gc_pause import paused_gc
 from worldbook.engine.schema import BookIn, SelectRequest
 from worldbook.indexing import default_embedder
 from worldbook.models import Book, BookRevision
@@ -64,8 +65,11 @@ def turn_work(tenant, query: dict, n: int) -> dict:
         conversation_id=CONVERSATION,
         message_index=n,
     )
-    result = select_result(tenant, request, record=True, bound=bound)
-    return {"blocks": len(result.blocks), "excluded": len(result.excluded(100))}
+    with paused_gc():  # as the hook does: the selection's objects die before it resumes
+        result = select_result(tenant, request, record=True, bound=bound)
+        summary = {"blocks": len(result.blocks), "excluded": len(result.excluded(100))}
+        del result
+    return summary
 
 
 def run(tenant, books: int, entries: int, turns: int, http_samples: int) -> dict:

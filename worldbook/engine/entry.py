@@ -1,37 +1,89 @@
-"""The entry as selection holds it: a slotted record of an :class:`EntryIn`'s fields.
+"""The entry as selection holds it: a compact record of an :class:`EntryIn`'s fields.
 
 A parsed revision stays in memory for as long as any turn may read it, and a prompt may bind
 20 books of 5,000 entries. As pydantic models, each entry costs about 3.7 KB and several
-objects the garbage collector walks on every full collection (the model's ``__dict__``, its
-fields-set, a list per list field); this record costs about a quarter of that and one tracked
-object, with the lists as tuples. The fields, their names and values are the model's
-(``tests/worldbook/engine/test_wb_entry.py`` pins them); the two derived properties are
-computed once.
+objects the garbage collector walks on every full collection. This record keeps, per entry,
+only what differs from entry to entry (id, title, content, keys, priority, order, metadata,
+source); the thirty-odd settings that most entries of a book share (enabled, logic, kind,
+position, audience, conditions, timed effects, groups…) live in one *traits* tuple that
+entries with equal settings share. A key list of two or more keys is held as one string
+joined by a separator no key contains. Reading a field looks the same as on the model
+(``tests/worldbook/engine/test_wb_prepared.py`` pins every field); the lists come back as
+tuples, and the two derived properties are computed once.
 """
 
 from __future__ import annotations
 
+import json
 import sys
-from dataclasses import dataclass, fields
+from collections.abc import Sequence
+from operator import attrgetter, itemgetter
 from typing import Any
 
 from worldbook.engine.schema import Condition, EntryIn
 
 _EMPTY: dict[str, Any] = {}
+_SEP = "\x1f"  # joins a key list; a list with a key containing it stays a tuple
+
+# Fields held per entry; the rest are traits, shared by entries with equal settings.
+OWN_FIELDS = ("id", "title", "content", "keys", "secondary_keys", "priority", "order")
+OWN_DICTS = ("metadata", "source")
+TRAIT_FIELDS: tuple[str, ...] = tuple(
+    name for name in EntryIn.model_fields if name not in OWN_FIELDS + OWN_DICTS
+) + ("group_names", "recursion_level")
+# The model's fields plus its two derived properties, in the model's order.
+MODEL_FIELDS: tuple[str, ...] = tuple(EntryIn.model_fields) + ("group_names", "recursion_level")
+SHARED_STRINGS = ("logic", "kind", "position", "role", "group", "outlet_name")
+TUPLE_FIELDS = (
+    "keys",
+    "secondary_keys",
+    "conditions",
+    "requires",
+    "audience",
+    "runtime_requirements",
+)
+_CONDITIONS = TRAIT_FIELDS.index("conditions")
+_DELAY_UNTIL_RECURSION = TRAIT_FIELDS.index("delay_until_recursion")
 
 
-@dataclass(slots=True, eq=False)
+def _pack(keys: Sequence[str]) -> str | tuple[str, ...]:
+    if not keys:
+        return ()
+    joined = _SEP.join(keys)
+    return joined if joined.count(_SEP) == len(keys) - 1 else tuple(keys)
+
+
+def _unpack(packed: str | tuple[str, ...]) -> tuple[str, ...]:
+    return tuple(packed.split(_SEP)) if isinstance(packed, str) else packed
+
+
 class Entry:
     """One entry of a loaded revision. Treat it as immutable: revisions are."""
+
+    __slots__ = (
+        "id",
+        "title",
+        "content",
+        "_keys",
+        "_secondary",
+        "priority",
+        "order",
+        "metadata",
+        "source",
+        "_traits",
+    )
 
     id: str | None
     title: str
     content: str
+    priority: int
+    order: int
+    metadata: dict[str, Any]
+    source: dict[str, Any] | None
+    # Traits: read-only properties over ``_traits`` (set up below the class).
     enabled: bool
     constant: bool
     required: bool
-    keys: tuple[str, ...]
-    secondary_keys: tuple[str, ...]
     selective: bool
     logic: str
     case_sensitive: bool
@@ -40,8 +92,6 @@ class Entry:
     scan_depth: int | None
     conditions: tuple[Condition, ...]
     requires: tuple[str, ...]
-    priority: int
-    order: int
     conflict_key: str | None
     audience: tuple[str, ...]
     kind: str
@@ -52,8 +102,6 @@ class Entry:
     exclude_recursion: bool
     prevent_recursion: bool
     runtime_requirements: tuple[str, ...]
-    metadata: dict[str, Any]
-    source: dict[str, Any] | None
     sticky: int | None
     cooldown: int | None
     delay: int | None
@@ -66,40 +114,105 @@ class Entry:
     group_names: tuple[str, ...]
     recursion_level: int
 
+    def __init__(
+        self,
+        id: str | None,
+        title: str,
+        content: str,
+        keys: str | tuple[str, ...],
+        secondary: str | tuple[str, ...],
+        priority: int,
+        order: int,
+        metadata: dict[str, Any],
+        source: dict[str, Any] | None,
+        traits: tuple[Any, ...],
+    ) -> None:
+        self.id = id
+        self.title = title
+        self.content = content
+        self._keys = keys
+        self._secondary = secondary
+        self.priority = priority
+        self.order = order
+        self.metadata = metadata
+        self.source = source
+        self._traits = traits
+
+    @property
+    def keys(self) -> tuple[str, ...]:
+        return _unpack(self._keys)
+
+    @property
+    def secondary_keys(self) -> tuple[str, ...]:
+        return _unpack(self._secondary)
+
     def __reduce__(self) -> tuple[Any, ...]:
-        # Rebuilt by one call with the values in order: much faster to unpickle than the
-        # default of setting each slot from a dictionary.
-        return (Entry, tuple(getattr(self, name) for name in MODEL_FIELDS))
+        # Rebuilt by one call with the values in order; pickling keeps one copy of a traits
+        # tuple however many entries share it.
+        return (Entry, tuple(getattr(self, name) for name in self.__slots__))
 
     @classmethod
-    def of(cls, entry: EntryIn | Entry) -> Entry:
+    def of(cls, entry: EntryIn | Entry, shared: dict | None = None) -> Entry:
+        """The record of ``entry``; ``shared`` (traits key -> traits) lets the records of
+        one revision share equal traits (:func:`compact` passes one)."""
         if isinstance(entry, Entry):
             return entry
-        values = {name: getattr(entry, name) for name in MODEL_FIELDS}
-        for name in TUPLE_FIELDS:
-            values[name] = tuple(values[name])
-        if not values["metadata"]:
-            values["metadata"] = _EMPTY  # most entries: share one, never written to
-        for name in SHARED_STRINGS:  # one string object per value, not one per entry
-            if values[name] is not None:
-                values[name] = sys.intern(values[name])
-        return cls(**values)
+        traits = list(_read_traits(entry))
+        for i in _TUPLE_AT:
+            traits[i] = tuple(traits[i])
+        for i in _STRING_AT:  # one string object per value, not one per entry
+            if traits[i] is not None:
+                traits[i] = sys.intern(traits[i])
+        values = tuple(traits)
+        if shared is not None:
+            values = shared.setdefault(_traits_key(values), values)
+        return cls(
+            entry.id,
+            entry.title,
+            entry.content,
+            _pack(entry.keys),
+            _pack(entry.secondary_keys),
+            entry.priority,
+            entry.order,
+            entry.metadata or _EMPTY,  # most entries: share one, never written to
+            entry.source,
+            values,
+        )
 
 
-# The model's fields plus its two derived properties, in the model's order.
-MODEL_FIELDS: tuple[str, ...] = tuple(EntryIn.model_fields) + ("group_names", "recursion_level")
-SHARED_STRINGS = ("logic", "kind", "position", "role", "group", "outlet_name")
-TUPLE_FIELDS = (
-    "keys",
-    "secondary_keys",
-    "conditions",
-    "requires",
-    "audience",
-    "runtime_requirements",
-)
-assert tuple(f.name for f in fields(Entry)) == MODEL_FIELDS, "Entry must mirror EntryIn"
+_read_traits = attrgetter(*TRAIT_FIELDS)
+_TUPLE_AT = tuple(i for i, name in enumerate(TRAIT_FIELDS) if name in TUPLE_FIELDS)
+_STRING_AT = tuple(i for i, name in enumerate(TRAIT_FIELDS) if name in SHARED_STRINGS)
+
+
+def _traits_key(values: tuple[Any, ...]) -> tuple[Any, ...]:
+    """A hashable key equal for equal traits: conditions by their JSON, and ``True`` told
+    apart from ``1`` (``delay_until_recursion`` may be either, and they compare equal)."""
+    kind = values[_DELAY_UNTIL_RECURSION].__class__
+    if not values[_CONDITIONS]:
+        return (*values, kind)
+    conditions = tuple(_condition_key(c) for c in values[_CONDITIONS])
+    return (*values[:_CONDITIONS], conditions, *values[_CONDITIONS + 1 :], kind)
+
+
+def _condition_key(condition: Condition) -> tuple[str, str, str]:
+    value = json.dumps(condition.value, sort_keys=True, separators=(",", ":"), default=repr)
+    return condition.path, condition.op, value
+
+
+def _trait(index: int) -> property:
+    get = itemgetter(index)
+    return property(lambda self: get(self._traits))
+
+
+for _index, _name in enumerate(TRAIT_FIELDS):
+    setattr(Entry, _name, _trait(_index))
+del _index, _name
+
+assert set(OWN_FIELDS + OWN_DICTS + TRAIT_FIELDS) == set(MODEL_FIELDS), "Entry mirrors EntryIn"
 
 
 def compact(entries) -> list[Entry]:
-    """``entries`` (models or records) as records."""
-    return [Entry.of(entry) for entry in entries]
+    """``entries`` (models or records) as records, equal traits shared."""
+    shared: dict = {}
+    return [Entry.of(entry, shared) for entry in entries]

@@ -192,11 +192,13 @@ class LexicalIndex:
     def __len__(self) -> int:
         return len(self._keys)
 
-    def rank(self, query: str, limit: int = 10) -> list[tuple[str, float]]:
-        """``(key, score)`` of the documents ranked by BM25 for ``query``, best first; ties
-        keep document order. What :meth:`search` returns, without the excerpts."""
+    def rank(self, query: str | set[str], limit: int = 10) -> list[tuple[str, float]]:
+        """``(key, score)`` of the documents ranked by BM25 for ``query`` (a text, or its
+        ``set(query_terms(text))`` when ranking several indexes), best first; ties keep
+        document order. What :meth:`search` returns, without the excerpts."""
+        terms = set(query_terms(query)) if isinstance(query, str) else query
         keys = self._keys
-        return [(keys[p], score) for p, score in self._ranked(set(query_terms(query)), limit)]
+        return [(keys[p], score) for p, score in self._ranked(terms, limit)]
 
     def search(self, query: str, limit: int = 10) -> list[Hit]:
         """Documents ranked by BM25 for ``query``, best first; ties keep document order."""
@@ -211,16 +213,18 @@ class LexicalIndex:
     def _ranked(self, terms: set[str], limit: int) -> list[tuple[int, float]]:
         if limit <= 0:
             return []
-        scores = np.zeros(len(self._keys), dtype=np.float64)
-        touched = False
-        for term in terms:  # the order of the additions is fixed, so the sums are too
-            posting = self.postings(term)
-            if posting is None:
-                continue
-            touched = True
-            scores[posting[0]] += posting[1]  # a document occurs once in a posting
-        if not touched:
+        found = [k for k in map(self._terms.get, terms) if k is not None]
+        if not found:
             return []
+        # All the query's postings summed in one pass, term by term in a fixed order (a
+        # document occurs once in a posting), so each sum adds up in the same order always.
+        offsets, positions, weights = self._offsets, self._positions, self._weights
+        spans = [(offsets[k], offsets[k + 1]) for k in found]
+        scores = np.bincount(
+            np.concatenate([positions[a:b] for a, b in spans]),
+            np.concatenate([weights[a:b] for a, b in spans]),
+            minlength=len(self._keys),
+        )
         positive = np.flatnonzero(scores > 0)
         if len(positive) > limit:
             # The ``limit`` best, equal scores in document order: everything above the

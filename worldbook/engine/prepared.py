@@ -19,7 +19,6 @@ from array import _array_reconstructor, array  # type: ignore[attr-defined]
 from collections.abc import Sequence
 from typing import Any
 
-import ahocorasick
 import numpy as np
 
 from worldbook.engine.entry import Entry, compact
@@ -31,10 +30,7 @@ from worldbook.engine.schema import Condition, EntryIn
 from worldbook.engine.selection import LoadedBook
 from worldbook.engine.tokens import Tokenizer
 
-FORMAT = (
-    f"wb-prepared/2 pyahocorasick={getattr(ahocorasick, '__version__', '?')} "
-    f"numpy={np.__version__.split('.')[0]}"
-)
+FORMAT = f"wb-prepared/3 numpy={np.__version__.split('.')[0]}"
 
 
 class FormatMismatch(ValueError):
@@ -100,7 +96,6 @@ _ALLOWED: dict[tuple[str, str], Any] = {
     ("array", "_array_reconstructor"): _array_reconstructor,
     ("worldbook.engine.lexical", "LexicalIndex"): LexicalIndex,
     ("worldbook.engine.schema", "Condition"): Condition,
-    ("ahocorasick", "Automaton"): ahocorasick.Automaton,
     ("numpy", "dtype"): np.dtype,
     ("numpy", "ndarray"): np.ndarray,
 }

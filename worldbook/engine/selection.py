@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import hashlib
 import time
+from array import array
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -385,8 +386,7 @@ def _select(
         # How many decisions the caller wants changes nothing selected.
         "request": req.model_dump(mode="json", exclude={"decisions"}),
         "snapshot": snapshot,
-        # Sorted as (key, score) tuples, then listed: the order of sorting the lists.
-        "hybrid_scores": [[list(k), v] for k, v in sorted((scores or {}).items())],
+        "hybrid_scores": _scores_digest(scores or {}),
         "timed_state": timed_state or {},
     }
     facts = DecisionFacts(
@@ -433,6 +433,18 @@ def _required_by(
             if slot not in survivors:
                 result.setdefault(slot, []).append(run.label(group.root))
     return result
+
+
+def _scores_digest(scores: dict[tuple[str, str], float]) -> str:
+    """What the hash covers of the recall scores: over 20 books they are a thousand, and as
+    JSON they took longer to write than the rest of the hash inputs together. The keys in
+    order, then the scores as IEEE doubles."""
+    keys = sorted(scores)
+    digest = hashlib.sha256(
+        "\n".join(["\t".join(key) for key in keys]).encode("utf-8", "surrogatepass")
+    )
+    digest.update(array("d", [scores[key] for key in keys]).tobytes())
+    return digest.hexdigest()
 
 
 def _sha256(text: str) -> str:

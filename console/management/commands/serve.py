@@ -20,6 +20,7 @@ from django.conf import settings
 from django.core.management import call_command
 from django.core.management.base import BaseCommand
 
+from console.bootstrap import migrate_quietly
 from console.embedded import VAR_DIR
 from console.processes import spawn, stop
 
@@ -31,7 +32,7 @@ class Command(BaseCommand):
         parser.add_argument("--no-worker", action="store_true")
 
     def handle(self, *args, no_worker=False, **options):
-        call_command("migrate", interactive=False, verbosity=0)
+        migrate_quietly()
         out = io.StringIO()
         call_command("seed_demo", stdout=out)
         facts = dict(part.split("=", 1) for part in out.getvalue().split())

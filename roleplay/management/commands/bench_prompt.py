@@ -12,6 +12,7 @@ import json
 
 from django.core.management.base import BaseCommand
 
+from console.bootstrap import migrate_quietly
 from roleplay.bench import prompt
 
 
@@ -27,6 +28,7 @@ class Command(BaseCommand):
         parser.add_argument("--json", action="store_true")
 
     def handle(self, *args, history, entries, prompts, samples, warmup, **options):
+        migrate_quietly()
         bench = prompt.create(history, entries, prompts)
         try:
             for _ in range(warmup):  # compiled revision, tokenizer, preset loaded once

@@ -26,8 +26,8 @@ from urllib.parse import quote
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 from django.db import connection
-from django.db.migrations.executor import MigrationExecutor
 
+from console.bootstrap import migrate_quietly
 from console.live_server import database_url_for, start_daphne
 from console.tickets import issue_ticket
 from roleplay.bench import players as bench_players
@@ -85,7 +85,7 @@ class Command(BaseCommand):
         pacing = bench_players.Pacing(think_s=opts["think_ms"] / 1000.0, seed=opts["seed"])
         for name in QUIET_LOGGERS:  # the baseline's SDK logs every request at INFO
             logging.getLogger(name).setLevel(logging.WARNING)
-        _require_migrated()
+        migrate_quietly()  # the daphne child serves this database as it is
         database_url = database_url_for(connection.settings_dict)
         with ModelServerProcess() as model_server:
             # At least one warm-up player per server, so that every server is warm.
@@ -155,14 +155,6 @@ class Command(BaseCommand):
         }
         data = report(players, turns, harness, baseline, run_settings, saturation)
         self.stdout.write(json.dumps(data, indent=2) if opts["json"] else render_table(data))
-
-
-def _require_migrated() -> None:
-    """The daphne child serves this database as it is: refuse to run on a stale schema
-    rather than report every turn as an error."""
-    executor = MigrationExecutor(connection)
-    if executor.migration_plan(executor.loader.graph.leaf_nodes()):
-        raise CommandError("the database has unapplied migrations: run `manage.py migrate`")
 
 
 def _socket_player(ws_base: str, conversation) -> Player:

@@ -141,3 +141,27 @@ def test_empty_book_and_empty_text():
     book = _compiled({"keys": []})
     assert book.scan("anything").primary == {}
     assert _compiled({"keys": ["a"]}).scan("").primary == {}
+
+
+def test_text_with_a_lone_surrogate_still_matches_around_it():
+    # The automaton works on UTF-8, which cannot hold a lone surrogate: the scan replaces it
+    # one character for one, so whole-word edges stay where they were.
+    book = _compiled(
+        {"keys": ["cat"], "match_whole_words": True}, {"keys": ["猫"]}, {"keys": ["dog"]}
+    )
+    assert _primary(book, "a cat\ud800猫 \udfffdog") == {0: [0], 1: [0], 2: [0]}
+    assert _primary(book, "scat\ud800") == {}
+
+
+def test_case_sensitive_and_folded_words_keep_their_own_postings_across_a_reload():
+    import pickle
+
+    book = _compiled(
+        {"keys": ["Cat", "whale"], "case_sensitive": True},
+        {"keys": ["cat", "bird"], "match_whole_words": True},
+        {"keys": ["/b.rd/i"]},
+    )
+    again = pickle.loads(pickle.dumps(book))
+    for text in ("Cat bird", "cat birdy", "whale Bird", "CAT"):
+        assert _primary(again, text) == _primary(book, text), text
+    assert _primary(again, "Cat bird") == {0: [0], 1: [0, 1], 2: [0]}

@@ -21,6 +21,7 @@ import uuid
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
+from console.bootstrap import migrate_quietly
 from console.live_server import running_daphne
 from console.models import Tenant
 from console.services import create_api_token
@@ -54,6 +55,7 @@ class Command(BaseCommand):
     ):
         if not 1 <= opts["books"] <= 20:
             raise CommandError("--books 1..20 (a prompt binds at most 20 books)")
+        migrate_quietly()
         book = synthetic_book(entries)
         model = BookIn.model_validate(book)
         tenant = Tenant.objects.create(name=f"bench-{uuid.uuid4().hex[:8]}")
