@@ -20,7 +20,7 @@ from wbsel_helpers import book, loaded, request
 
 from tests.worldbook.engine.wbsel_helpers import select
 from worldbook.engine import prepared
-from worldbook.engine.entry import MODEL_FIELDS, TUPLE_FIELDS, Entry
+from worldbook.engine.entry import MODEL_FIELDS, TUPLE_FIELDS, Entry, compact
 from worldbook.engine.naive import naive_activate
 from worldbook.engine.schema import EntryIn
 from worldbook.tokenizer import CL100K
@@ -148,3 +148,39 @@ def test_a_foreign_or_stale_blob_is_refused():
     with pytest.raises(prepared.FormatMismatch):
         prepared.loads(stale)
     assert prepared.loads(prepared.dumps(made, CL100K)).entries[0].content == "c"
+
+
+def test_entry_records_share_equal_traits_and_only_equal_ones():
+    def model(**fields):
+        return EntryIn.model_validate({"content": "c", "keys": ["k"], **fields})
+
+    condition = {"path": "q.s", "op": "in", "value": [1, 2]}
+    records = compact(
+        [
+            model(id="a"),
+            model(id="b", priority=5, keys=["x", "y"]),  # own fields differ: traits shared
+            model(id="c", delay_until_recursion=True),
+            model(id="d", delay_until_recursion=1),  # equal to True in Python, not here
+            model(id="e", conditions=[condition]),
+            model(id="f", conditions=[dict(condition)]),
+            model(id="g", conditions=[{**condition, "value": [2, 1]}]),
+        ]
+    )
+    a, b, c, d, e, f, g = records
+    assert a._traits is b._traits and b.keys == ("x", "y") and b.priority == 5
+    assert c.delay_until_recursion is True and d.delay_until_recursion == 1
+    assert type(d.delay_until_recursion) is int and c._traits is not d._traits
+    assert c.recursion_level == d.recursion_level == 1
+    assert e._traits is f._traits and f._traits is not g._traits
+    assert g.conditions[0].value == [2, 1]
+    again = pickle.loads(pickle.dumps(records))
+    assert again[0]._traits is again[1]._traits and again[4]._traits is again[5]._traits
+    for old, new in zip(records, again, strict=True):
+        assert all(getattr(old, n) == getattr(new, n) for n in MODEL_FIELDS)
+
+
+def test_a_key_list_holding_the_separator_stays_a_tuple():
+    record = Entry.of(EntryIn.model_validate({"content": "c", "keys": ["a\x1fb", "c"]}))
+    assert record.keys == ("a\x1fb", "c")
+    assert Entry.of(EntryIn.model_validate({"content": "c"})).keys == ()
+    assert Entry.of(EntryIn.model_validate({"content": "c", "keys": ["one"]})).keys == ("one",)

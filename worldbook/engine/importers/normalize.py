@@ -8,7 +8,6 @@ output always validates as a draft book and nothing changes silently.
 
 from __future__ import annotations
 
-import copy
 import math
 import re
 from collections.abc import Iterable
@@ -39,6 +38,17 @@ _NATIVE_DEFAULTS = EntryIn(content="").model_dump(mode="json")
 _SHARED = frozenset(
     name for name, value in _NATIVE_DEFAULTS.items() if isinstance(value, str | int | float | None)
 )
+
+
+def _flat(value: Any) -> bool:
+    items = value.values() if isinstance(value, dict) else value
+    return isinstance(value, list | dict) and all(
+        isinstance(item, str | int | float | None) for item in items
+    )
+
+
+# The other defaults are flat lists and dicts of plain values: a shallow copy is a full one.
+assert all(_flat(v) for name, v in _NATIVE_DEFAULTS.items() if name not in _SHARED)
 
 _TRUE = frozenset({"true", "yes", "on", "1"})
 _FALSE = frozenset({"false", "no", "off", "0", ""})
@@ -307,11 +317,7 @@ def finish_entry(entry: dict[str, Any], reader: FieldReader, title: str) -> dict
     # Every native field, explicit and in schema order, so a preview shows the whole entry
     # (a default that can be changed in place is copied, the rest are shared).
     return {
-        name: entry[name]
-        if name in entry
-        else default
-        if name in _SHARED
-        else copy.deepcopy(default)
+        name: entry[name] if name in entry else default if name in _SHARED else default.copy()
         for name, default in _NATIVE_DEFAULTS.items()
     }
 
