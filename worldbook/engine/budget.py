@@ -71,7 +71,8 @@ def build_groups(inp: BudgetInput, drops: dict[Slot, Drop]) -> list[Group]:
     for root, act in inp.active.items():
         book = inp.books[root[0]]
         entry = book.entries[root[1]]
-        members, broken = _closure(inp, root)
+        # Most entries require nothing: a group of one.
+        members, broken = _closure(inp, root) if entry.requires else ([root], None)
         if broken is not None:
             dep_id, dep_reason = broken
             details = {"dependency": dep_id, "dependency_reason": dep_reason}
@@ -84,12 +85,11 @@ def build_groups(inp: BudgetInput, drops: dict[Slot, Drop]) -> list[Group]:
                 )
             drops[root] = Drop(DEPENDENCY_UNAVAILABLE, details)
             continue
-        rank = (
-            REQUIRED_CLASS if entry.required else CONSTANT_CLASS if entry.constant else OTHER_CLASS
-        )
+        required = entry.required
+        rank = REQUIRED_CLASS if required else CONSTANT_CLASS if entry.constant else OTHER_CLASS
         sort_key = (
             rank,
-            not entry.required,
+            not required,
             -entry.priority,
             not act.keyword_hit,
             -(act.hybrid_score or 0.0),
@@ -105,8 +105,6 @@ def build_groups(inp: BudgetInput, drops: dict[Slot, Drop]) -> list[Group]:
 def _closure(inp: BudgetInput, root: Slot) -> tuple[list[Slot], tuple[str, str] | None]:
     b = root[0]
     book = inp.books[b]
-    if not book.entries[root[1]].requires:  # most entries: a group of one
-        return [root], None
     members = [root]
     seen = {root[1]}
     queue = [root[1]]
@@ -191,7 +189,7 @@ def fit_budget(inp: BudgetInput, groups: list[Group], drops: dict[Slot, Drop]) -
                 {"used": used, "token_budget": inp.token_budget},
             )
             continue
-        cost = sum(inp.cost(slot) for slot in new)
+        cost = inp.cost(new[0]) if len(new) == 1 else sum(inp.cost(slot) for slot in new)
         if used + cost > inp.token_budget:
             if required:
                 raise _over_budget(inp, group, "token_budget", inp.token_budget)

@@ -134,10 +134,13 @@ class _Automaton:
 
     def __init__(self, base: int, words: list[str]) -> None:
         self.base = base
+        try:
+            # ahocorasick_rs silently drops every word from the first one UTF-8 cannot hold.
+            "".join(words).encode("utf-8")
+        except UnicodeEncodeError:  # a word with a lone surrogate: only in unstored books
+            words = [_encodable(word) for word in words]
         self._automaton = ahocorasick_rs.AhoCorasick(
-            [_encodable(word) for word in words],
-            implementation=ahocorasick_rs.Implementation.ContiguousNFA,
-            store_patterns=False,
+            words, implementation=ahocorasick_rs.Implementation.ContiguousNFA, store_patterns=False
         )
 
     def find(self, text: str) -> list[tuple[int, int, int]]:

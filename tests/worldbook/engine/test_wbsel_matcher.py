@@ -12,7 +12,7 @@ from worldbook.engine.keys import (
     is_whole_word,
     parse_regex_key,
 )
-from worldbook.engine.matcher import clear_cache, compile_book
+from worldbook.engine.matcher import _Automaton, clear_cache, compile_book
 from worldbook.engine.schema import EntryIn
 
 
@@ -165,3 +165,10 @@ def test_case_sensitive_and_folded_words_keep_their_own_postings_across_a_reload
     for text in ("Cat bird", "cat birdy", "whale Bird", "CAT"):
         assert _primary(again, text) == _primary(book, text), text
     assert _primary(again, "Cat bird") == {0: [0], 1: [0, 1], 2: [0]}
+
+
+def test_a_word_with_a_lone_surrogate_does_not_lose_the_words_after_it():
+    # The automaton library silently stops at the first word UTF-8 cannot hold. The schema
+    # lets no such key into a book; should one reach the automaton, it is held with U+FFFD.
+    automaton = _Automaton(0, ["ab", "c\ud800", "bc"])
+    assert automaton.find("xab\ud800bc c\ud800") == [(0, 1, 3), (2, 4, 6), (1, 7, 9)]
