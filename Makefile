@@ -90,5 +90,12 @@ test: bootstrap chromium lint
 	$(PY) manage.py check --fail-level WARNING
 	$(PY) -m pytest -q
 
+# The benchmarks of the README, one after the other (each prints JSON; a few minutes each).
+bench: bootstrap
+	$(PY) manage.py bench_prompt --json
+	$(PY) manage.py bench_worldbook --entries 5000 --json
+	$(PY) manage.py bench_worldbook --books 20 --entries 5000 --json
+	$(PY) manage.py bench_turns --players 50 --turns 5 --json
+
 clean:
 	rm -rf var/
