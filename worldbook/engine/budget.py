@@ -71,8 +71,7 @@ def build_groups(inp: BudgetInput, drops: dict[Slot, Drop]) -> list[Group]:
     for root, act in inp.active.items():
         book = inp.books[root[0]]
         entry = book.entries[root[1]]
-        # Most entries require nothing: a group of one.
-        members, broken = _closure(inp, root) if entry.requires else ([root], None)
+        members, broken = _closure(inp, root)
         if broken is not None:
             dep_id, dep_reason = broken
             details = {"dependency": dep_id, "dependency_reason": dep_reason}
@@ -85,11 +84,12 @@ def build_groups(inp: BudgetInput, drops: dict[Slot, Drop]) -> list[Group]:
                 )
             drops[root] = Drop(DEPENDENCY_UNAVAILABLE, details)
             continue
-        required = entry.required
-        rank = REQUIRED_CLASS if required else CONSTANT_CLASS if entry.constant else OTHER_CLASS
+        rank = (
+            REQUIRED_CLASS if entry.required else CONSTANT_CLASS if entry.constant else OTHER_CLASS
+        )
         sort_key = (
             rank,
-            not required,
+            not entry.required,
             -entry.priority,
             not act.keyword_hit,
             -(act.hybrid_score or 0.0),
@@ -105,6 +105,8 @@ def build_groups(inp: BudgetInput, drops: dict[Slot, Drop]) -> list[Group]:
 def _closure(inp: BudgetInput, root: Slot) -> tuple[list[Slot], tuple[str, str] | None]:
     b = root[0]
     book = inp.books[b]
+    if not book.entries[root[1]].requires:  # most entries: a group of one
+        return [root], None
     members = [root]
     seen = {root[1]}
     queue = [root[1]]
@@ -189,7 +191,7 @@ def fit_budget(inp: BudgetInput, groups: list[Group], drops: dict[Slot, Drop]) -
                 {"used": used, "token_budget": inp.token_budget},
             )
             continue
-        cost = inp.cost(new[0]) if len(new) == 1 else sum(inp.cost(slot) for slot in new)
+        cost = sum(inp.cost(slot) for slot in new)
         if used + cost > inp.token_budget:
             if required:
                 raise _over_budget(inp, group, "token_budget", inp.token_budget)

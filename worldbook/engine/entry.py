@@ -14,13 +14,12 @@ tuples, and the two derived properties are computed once.
 
 from __future__ import annotations
 
-import json
 import sys
 from collections.abc import Sequence
 from operator import attrgetter, itemgetter
 from typing import Any
 
-from worldbook.engine.schema import Condition, EntryIn
+from worldbook.engine.schema import Condition, EntryIn, canonical_json
 
 _EMPTY: dict[str, Any] = {}
 _SEP = "\x1f"  # joins a key list; a list with a key containing it stays a tuple
@@ -196,8 +195,7 @@ def _traits_key(values: tuple[Any, ...]) -> tuple[Any, ...]:
 
 
 def _condition_key(condition: Condition) -> tuple[str, str, str]:
-    value = json.dumps(condition.value, sort_keys=True, separators=(",", ":"), default=repr)
-    return condition.path, condition.op, value
+    return condition.path, condition.op, canonical_json(condition.value)
 
 
 def _trait(index: int) -> property:

@@ -108,7 +108,7 @@ class _WordTable:
 
     __slots__ = ("plain_at", "plain", "whole_at", "whole")
 
-    def __init__(self, postings: Iterable[_Postings] = ()) -> None:
+    def __init__(self, postings: Iterable[_Postings]) -> None:
         postings = list(postings)
         # Codes fit 32 bits: 5,000 entries (the spec's maximum) need 13 of their 23 entry bits.
         self.plain_at = array("i", accumulate((len(p[0]) for p in postings), initial=0))
@@ -176,15 +176,14 @@ class _Plan:
         self.regex_codes: dict[str, list[int]] = {}
         # Regex keys that failed to compile (only possible for unpublished books): never match.
         self.invalid_regex: list[tuple[int, str]] = []
-        shift = _KEY_BITS + 1
         for i, entry in enumerate(entries):
             table = self.verbatim if entry.case_sensitive else self.folded
             lists = 1 if entry.match_whole_words else 0  # _Postings: [plain, whole]
-            for secondary, keys in ((0, entry.keys), (1, entry.secondary_keys)):
+            for secondary, keys in ((False, entry.keys), (True, entry.secondary_keys)):
                 for k, key in enumerate(keys):
                     if not key:
                         continue
-                    code = (i << shift) | (k << 1) | secondary  # encode(), inlined
+                    code = encode(i, k, secondary)
                     if key[0] == "/" and self._regex(i, key, code):
                         continue
                     word = key if table is self.verbatim else key.lower()
