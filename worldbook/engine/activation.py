@@ -48,6 +48,13 @@ class Activation:
     details: dict[str, Any] = field(default_factory=dict)
 
 
+# The activation of most standing entries: active for being constant, and nothing more (no
+# key in the window, no recall score, not sticky). Over 20 books they are a thousand a turn,
+# all alike, so they share this one; it is never changed (``_own`` copies it first), and the
+# budget recognises it to order such entries by a key fixed for the revision.
+PLAIN_CONSTANT = Activation(CONSTANT)
+
+
 @dataclass(slots=True)
 class ActivationInput:
     books: list[CompiledBook]
@@ -142,8 +149,10 @@ def activate(inp: ActivationInput) -> ActivationResult:
         if not entry.required and not entry.group and not hits[slot[0]].primary.get(slot[1]):
             # Most standing entries (constants): no primary key in the window, so no keyword
             # hit; and outside an inclusion group, the one place a score counts.
-            reason = CONSTANT if entry.constant else STICKY
-            active[slot] = Activation(reason, sticky=slot in sticky, details={})
+            if slot in sticky:
+                active[slot] = Activation(CONSTANT if entry.constant else STICKY, sticky=True)
+            else:
+                active[slot] = PLAIN_CONSTANT if entry.constant else Activation(STICKY)
             continue
         primary, secondary = hit_info(slot)
         keyword_hit = bool(primary) and secondary_ok(entry, secondary)
@@ -183,9 +192,9 @@ def activate(inp: ActivationInput) -> ActivationResult:
             )
 
     _hybrid(inp, active)
-    for slot, act in active.items():
-        if slot in inp.sticky:
-            act.sticky = True
+    for slot in inp.sticky:
+        if slot in active:
+            _own(active, slot).sticky = True
     seen = _recurse(inp, hits, active, near)
     matched = {(b, i) for b, book_hits in enumerate(hits) for i in book_hits.primary}
     matched.update((b, i) for b, primary in enumerate(seen) for i in primary)
@@ -205,9 +214,8 @@ def _hybrid(inp: ActivationInput, active: dict[Slot, Activation]) -> None:
         if i is None or inp.reasons[b][i] is not None:
             continue
         slot = (b, i)
-        current = active.get(slot)
-        if current is not None:
-            current.hybrid_score = float(score)
+        if slot in active:
+            _own(active, slot).hybrid_score = float(score)
             continue
         entry = book.entries[i]
         if score < inp.hybrid_threshold or entry.recursion_level:
@@ -217,6 +225,14 @@ def _hybrid(inp: ActivationInput, active: dict[Slot, Activation]) -> None:
         active[slot] = Activation(
             HYBRID, hybrid_score=float(score), details={"score": round(float(score), 6)}
         )
+
+
+def _own(active: dict[Slot, Activation], slot: Slot) -> Activation:
+    """The slot's activation, made its own first if it is the shared one."""
+    act = active[slot]
+    if act is PLAIN_CONSTANT:
+        act = active[slot] = Activation(CONSTANT)
+    return act
 
 
 def _recurse(

@@ -12,12 +12,14 @@ with a :class:`SelectionError` naming it.
 
 from __future__ import annotations
 
+import heapq
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from worldbook.engine.activation import Activation, Slot
+from worldbook.engine.activation import PLAIN_CONSTANT, Activation, Slot
+from worldbook.engine.entry import Entry
 from worldbook.engine.errors import (
     DEPENDENCY_BROKEN,
     REQUIRED_CONFLICT,
@@ -63,12 +65,87 @@ class BudgetInput:
     token_budget: int
     constant_ratio: float
     max_entries: int
+    # Per book, its plain constants in rank order (``plain_constants``, kept per revision).
+    plain: Sequence[Sequence[tuple[tuple[Any, ...], int]]] = ()
 
 
-def build_groups(inp: BudgetInput, drops: dict[Slot, Drop]) -> list[Group]:
-    """Dependency closure of every active entry; broken groups are dropped or raise."""
+def is_plain(entry: Entry) -> bool:
+    """A constant that stands alone: not required, in no inclusion group, needing no other
+    entry and claiming no conflict key. Active as :data:`PLAIN_CONSTANT`, it is a group of
+    one that never conflicts, and its rank key is fixed for the revision."""
+    return (
+        entry.constant
+        and not entry.required
+        and not entry.group
+        and not entry.requires
+        and entry.conflict_key is None
+    )
+
+
+def rank_key(entry: Entry, act: Activation, book_id: str, entry_id: str) -> tuple[Any, ...]:
+    """The order groups are considered in (root entry's key): see the module docstring."""
+    return (
+        REQUIRED_CLASS if entry.required else CONSTANT_CLASS if entry.constant else OTHER_CLASS,
+        not entry.required,
+        -entry.priority,
+        not act.keyword_hit,
+        -(act.hybrid_score or 0.0),
+        -entry.order,
+        book_id,
+        entry_id,
+    )
+
+
+def plain_constants(
+    book_id: str, ids: Sequence[str], entries: Sequence[Entry]
+) -> list[tuple[tuple[Any, ...], int]]:
+    """(rank key, entry index) of a revision's plain constants, in rank order."""
+    return sorted(
+        (rank_key(entry, PLAIN_CONSTANT, book_id, ids[i]), i)
+        for i, entry in enumerate(entries)
+        if is_plain(entry)
+    )
+
+
+def allocate(inp: BudgetInput, drops: dict[Slot, Drop]) -> list[Group]:
+    """Steps 3 and 4: dependency groups, conflicts, then the budgets; the groups taken.
+
+    Plain constants active for being constant alone (most of the active entries over many
+    books) skip the first two: their groups of one come, already in rank order, from the
+    revisions' ``plain`` lists and join the others in the budget's walk."""
+    quiet = [
+        [(key, (b, i)) for key, i in plain if inp.active.get((b, i)) is PLAIN_CONSTANT]
+        for b, plain in enumerate(inp.plain)
+    ]
+    skip = {slot for stream in quiet for _key, slot in stream}
+    groups = resolve_conflicts(inp, build_groups(inp, drops, skip), drops)
+    return fit_budget(inp, _in_rank_order(groups, quiet), drops)
+
+
+def _in_rank_order(
+    groups: list[Group], quiet: list[list[tuple[tuple[Any, ...], Slot]]]
+) -> Iterator[Group]:
+    """The sorted groups and a group of one per quiet constant, merged (keys are unique: they
+    end with the root's book and entry ids)."""
+    ranked: Iterable[tuple[tuple[Any, ...], Group | Slot]] = heapq.merge(
+        ((group.sort_key, group) for group in groups), *quiet
+    )
+    for key, item in ranked:
+        if isinstance(item, Group):
+            yield item
+        else:
+            yield Group(item, [item], CONSTANT_CLASS, key)
+
+
+def build_groups(
+    inp: BudgetInput, drops: dict[Slot, Drop], skip: set[Slot] | frozenset[Slot] = frozenset()
+) -> list[Group]:
+    """Dependency closure of every active entry but ``skip``, in rank order; broken groups
+    are dropped or raise."""
     groups: list[Group] = []
     for root, act in inp.active.items():
+        if root in skip:
+            continue
         book = inp.books[root[0]]
         entry = book.entries[root[1]]
         members, broken = _closure(inp, root)
@@ -84,20 +161,8 @@ def build_groups(inp: BudgetInput, drops: dict[Slot, Drop]) -> list[Group]:
                 )
             drops[root] = Drop(DEPENDENCY_UNAVAILABLE, details)
             continue
-        rank = (
-            REQUIRED_CLASS if entry.required else CONSTANT_CLASS if entry.constant else OTHER_CLASS
-        )
-        sort_key = (
-            rank,
-            not entry.required,
-            -entry.priority,
-            not act.keyword_hit,
-            -(act.hybrid_score or 0.0),
-            -entry.order,
-            book.book_id,
-            book.ids[root[1]],
-        )
-        groups.append(Group(root, members, rank, sort_key))
+        sort_key = rank_key(entry, act, book.book_id, book.ids[root[1]])
+        groups.append(Group(root, members, sort_key[0], sort_key))
     groups.sort(key=lambda g: g.sort_key)
     return groups
 
@@ -162,7 +227,7 @@ def resolve_conflicts(
     return survivors
 
 
-def fit_budget(inp: BudgetInput, groups: list[Group], drops: dict[Slot, Drop]) -> list[Group]:
+def fit_budget(inp: BudgetInput, groups: Iterable[Group], drops: dict[Slot, Drop]) -> list[Group]:
     """Greedy, whole groups, in rank order. Returns the groups taken, in take order."""
     taken_slots: set[Slot] = set()
     taken: list[Group] = []
@@ -191,7 +256,7 @@ def fit_budget(inp: BudgetInput, groups: list[Group], drops: dict[Slot, Drop]) -
                 {"used": used, "token_budget": inp.token_budget},
             )
             continue
-        cost = sum(inp.cost(slot) for slot in new)
+        cost = inp.cost(new[0]) if len(new) == 1 else sum(inp.cost(slot) for slot in new)
         if used + cost > inp.token_budget:
             if required:
                 raise _over_budget(inp, group, "token_budget", inp.token_budget)

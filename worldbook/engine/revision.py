@@ -1,5 +1,5 @@
-"""Per-revision values that never change between requests: block ids, block token counts and
-the common-case decision records.
+"""Per-revision values that never change between requests: block ids, block token counts,
+the plain constants in rank order and the common-case decision records.
 
 A block's id is ``book:revision:entry`` and its budget cost is the token count of the wrapped
 block, so for an entry whose content needs no template substitution both are fixed for the
@@ -14,6 +14,7 @@ import threading
 from typing import Any
 from weakref import WeakKeyDictionary
 
+from worldbook.engine.budget import plain_constants
 from worldbook.engine.matcher import CompiledBook
 from worldbook.engine.placement import wrap_block
 from worldbook.engine.tokens import Tokenizer
@@ -27,7 +28,17 @@ class RevisionView:
     A view holds the book's columns, never the book: the registry below keys views by the
     book weakly, and a value that held its key would keep every compiled book alive."""
 
-    __slots__ = ("book_id", "ids", "titles", "entries", "revision", "_ids", "_tokens", "_bases")
+    __slots__ = (
+        "book_id",
+        "ids",
+        "titles",
+        "entries",
+        "revision",
+        "_ids",
+        "_tokens",
+        "_bases",
+        "_plain",
+    )
 
     def __init__(self, book: CompiledBook, revision: int) -> None:
         self.book_id, self.ids, self.titles = book.book_id, book.ids, book.titles
@@ -37,6 +48,14 @@ class RevisionView:
         # Per tokenizer, each entry's block tokens (None: not counted yet).
         self._tokens: dict[str, list[int | None]] = {}
         self._bases: list[dict[str, Any]] | None = None
+        self._plain: list[tuple[tuple[Any, ...], int]] | None = None
+
+    def plain_constants(self) -> list[tuple[tuple[Any, ...], int]]:
+        """(rank key, index) of the plain constants in rank order (see ``budget.allocate``)."""
+        plain = self._plain
+        if plain is None:
+            plain = self._plain = plain_constants(self.book_id, self.ids, self.entries)
+        return plain
 
     def decision_bases(self) -> list[dict[str, Any]]:
         """Per entry, the decision record of the common case (not triggered, no details).

@@ -25,9 +25,7 @@ from worldbook.engine.budget import (
     BudgetInput,
     Drop,
     Group,
-    build_groups,
-    fit_budget,
-    resolve_conflicts,
+    allocate,
     trim_to_actual,
 )
 from worldbook.engine.decisions import DEPENDENCY, DecisionFacts, notable, renderer
@@ -358,10 +356,10 @@ def _select(
         token_budget=req.token_budget,
         constant_ratio=req.constant_budget_ratio,
         max_entries=req.max_entries,
+        plain=[view.plain_constants() for view in run.views],
     )
     drops: dict[Slot, Drop] = {}
-    groups = resolve_conflicts(budget, build_groups(budget, drops), drops)
-    taken = fit_budget(budget, groups, drops)
+    taken = allocate(budget, drops)
     reasons = {slot: act.reason for slot, act in survivors.items()}
 
     def measure(groups_taken: list[Group]) -> int:

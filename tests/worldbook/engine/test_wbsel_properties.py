@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+from unittest import mock
+
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from wbsel_helpers import book, loaded, request
 
 from tests.worldbook.engine.wbsel_helpers import select
+from worldbook.engine.revision import RevisionView
 from worldbook.engine.schema import POSITIONS
 from worldbook.engine.selection import SelectionError
 
@@ -104,3 +107,36 @@ def test_same_request_same_result(scenario):
         except SelectionError as exc:
             outcomes.append(exc.to_dict())
     assert outcomes[0] == outcomes[1]
+
+
+@SETTINGS
+@given(scenarios(), scenarios())
+def test_plain_constants_fare_as_any_group(first, second):
+    """The budget takes plain constants from each revision's ready-ranked list; with those
+    lists empty every active entry goes the general way (closure, conflicts, sort), and the
+    two must agree on everything, over two books."""
+    entries, query, history, fields = first
+    other = []
+    for n, entry in enumerate(second[0]):
+        entry = {**entry, "id": f"x{entry['id']}"}
+        entry["requires"] = [f"x{dep}" for dep in entry.get("requires", [])]
+        if n % 3:  # most of this book: plain constants
+            plain = {"constant": True, "required": False, "group": "", "conflict_key": None}
+            entry.update(plain, requires=[])
+        other.append(entry)
+    books = [loaded(book(*entries), "b1"), loaded(book(*other), "b2")]
+    req = request(query, books=("b1", "b2"), history=history, **fields)
+
+    def outcome():
+        try:
+            result = select(req, books)
+        except SelectionError as exc:
+            return exc.to_dict()
+        data = result.response()
+        data.pop("duration_ms")
+        return data, result.decisions, sorted(result.activated)
+
+    planned = outcome()
+    with mock.patch.object(RevisionView, "plain_constants", lambda view: []):
+        general = outcome()
+    assert planned == general
