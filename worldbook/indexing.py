@@ -156,21 +156,3 @@ def ready_index(tenant, book_id: str, revision: int, embedder=None) -> BookIndex
         embedding_version=embedder.embedding_version,
         status=IndexStatus.READY,
     ).first()
-
-
-def ready_indexes(tenant, books, embedder=None) -> dict[str, int | None]:
-    """Book id -> the ready index of each ``(book id, revision)`` for the embedder (or
-    None), in one query: a selection over 20 books reads them all at once."""
-    embedder = embedder or default_embedder()
-    wanted = {(str(book_id), revision) for book_id, revision in books}
-    found = {book_id: None for book_id, _ in wanted}
-    rows = BookIndex.objects.filter(
-        tenant=tenant,
-        book_id__in=[book_id for book_id, _ in wanted],
-        embedding_version=embedder.embedding_version,
-        status=IndexStatus.READY,
-    ).values_list("book_id", "revision", "id")
-    for book_id, revision, index_id in rows:
-        if (str(book_id), revision) in wanted:
-            found[str(book_id)] = index_id
-    return found

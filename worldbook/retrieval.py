@@ -22,7 +22,12 @@ from worldbook.engine.prepared import lexical_docs
 from worldbook.engine.schema import SelectRequest
 from worldbook.engine.selection import LoadedBook, SelectionResult, select
 from worldbook.models import IndexChunk, TimedEffectState
-from worldbook.selectors import BoundRevision, canonical_book_id, load_books
+from worldbook.selectors import (
+    BoundRevision,
+    canonical_book_id,
+    load_books,
+    requested_revisions,
+)
 from worldbook.tokenizer import CL100K
 
 LEXICAL_WEIGHT = 0.5
@@ -192,15 +197,13 @@ def _inputs(tenant, request: SelectRequest, bound: list[BoundRevision] | None):
     already resolved by the caller) and, for hybrid selection, their recall scores."""
     if bound is None:
         request = _canonical_refs(request)
-        books = load_books(tenant, [(ref.book_id, ref.revision) for ref in request.books])
-    else:
-        books = [b.load() for b in bound]
+        refs = [(ref.book_id, ref.revision) for ref in request.books]
+        version = indexing.default_embedder().embedding_version
+        bound = requested_revisions(tenant, refs, version)
+    books = [b.load() for b in bound]
     scores, degraded = (None, [])
     if request.strategy == "hybrid":
-        if bound is None:
-            index_ids = indexing.ready_indexes(tenant, [(b.book_id, b.revision) for b in books])
-        else:
-            index_ids = {b.book_id: b.index_id for b in bound}
+        index_ids = {b.book_id: b.index_id for b in bound}
         scores, degraded = hybrid_scores(books, request.query, index_ids)
     return request, books, {"hybrid_scores": scores, "degraded": degraded, "tokenizer": CL100K}
 

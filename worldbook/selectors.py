@@ -58,22 +58,7 @@ def get_revision(tenant, book: Book, revision: int | None) -> BookRevision:
 
 def load_books(tenant, refs: list[tuple[str, int | None]]) -> list[LoadedBook]:
     """Exact revisions for selection/search; content is fetched only on a cache miss."""
-    ids = [book_id for book_id, _ in refs]
-    books = {}
-    valid = [u for u in map(_as_uuid, ids) if u is not None]
-    for book in Book.objects.filter(tenant=tenant, pk__in=valid):
-        books[str(book.id)] = book
-    out: list[LoadedBook] = []
-    for book_id, revision in refs:
-        book = books.get(canonical_book_id(book_id))
-        if book is None:
-            raise errors.not_found(f"book {book_id} not found")
-        number = book.head_revision if revision is None else revision
-        meta = revision_hash(book.id, number)
-        if meta is None:
-            raise errors.not_found(f"revision {number} of book {book_id} not found")
-        out.append(compiled.get(str(book.id), number, meta))  # memory, shared file or database
-    return out
+    return [found.load() for found in requested_revisions(tenant, refs, "")]
 
 
 def canonical_book_id(book_id) -> str:
@@ -145,7 +130,7 @@ class BoundRevision:
 
 # Every turn of a character with books runs this: one statement for what the ORM reads in
 # 2 + 2 per book (bindings, books, revision hashes, ready indexes). Pinned to those slow
-# reads (resolve_bindings, load_books, ready_index) by tests/fastpaths/test_worldbook_reads.py.
+# reads (resolve_bindings, revision_hash, ready_index) by tests/fastpaths/test_worldbook_reads.py.
 _BOUND_SQL = f"""
     SELECT pb.book_id, rev.number, r.content_hash, (
         SELECT i.id FROM {BookIndex._meta.db_table} i
@@ -171,6 +156,52 @@ def bound_revisions(tenant, prompt_id: str, embedding_version: str) -> list[Boun
     for book_id, revision, content_hash, index_id in rows:
         if content_hash is None:
             raise _broken(book_id, revision)
+        out.append(BoundRevision(str(book_id), revision, content_hash, index_id))
+    return out
+
+
+# What a caller names, read as the turn reads its bindings: each (book id, revision or None
+# for the head) in order, with the revision's content hash and ready index, in one round
+# trip. Pinned to the ORM reads by tests/fastpaths/test_worldbook_reads.py.
+_REQUESTED_SQL = f"""
+    SELECT b.id, rev.number, r.content_hash, (
+        SELECT i.id FROM {BookIndex._meta.db_table} i
+        WHERE i.book_id = b.id AND i.revision = rev.number AND i.tenant_id = b.tenant_id
+          AND i.embedding_version = %s AND i.status = '{IndexStatus.READY.value}'
+    )
+    FROM unnest(%s::uuid[], %s::bigint[]) WITH ORDINALITY AS req(book_id, revision, n)
+    LEFT JOIN {Book._meta.db_table} b ON b.id = req.book_id AND b.tenant_id = %s
+    CROSS JOIN LATERAL (SELECT COALESCE(req.revision, b.head_revision) AS number) rev
+    LEFT JOIN {BookRevision._meta.db_table} r ON r.book_id = b.id AND r.revision = rev.number
+    ORDER BY req.n
+"""
+
+
+def requested_revisions(
+    tenant, refs: list[tuple[str, int | None]], embedding_version: str
+) -> list[BoundRevision]:
+    """The exact revisions of ``refs`` (head when the revision is None), in order, with their
+    content hashes and ready indexes for the embedder; the first book or revision the tenant
+    does not have is a 404."""
+    if not refs:
+        return []
+    with connection.cursor() as cursor:
+        cursor.execute(
+            _REQUESTED_SQL,
+            [
+                embedding_version,
+                [_as_uuid(book_id) for book_id, _ in refs],
+                [revision for _, revision in refs],
+                tenant.pk,
+            ],
+        )
+        rows = cursor.fetchall()
+    out = []
+    for (asked, _), (book_id, revision, content_hash, index_id) in zip(refs, rows, strict=True):
+        if book_id is None:
+            raise errors.not_found(f"book {asked} not found")
+        if content_hash is None:
+            raise errors.not_found(f"revision {revision} of book {asked} not found")
         out.append(BoundRevision(str(book_id), revision, content_hash, index_id))
     return out
 

@@ -1,7 +1,8 @@
 """The worldbook's turn-path SQL reads equal the ORM reads they replace, and the vectorised
 BM25 ranking equals a plain reference ranking.
 
-``bound_revisions`` is pinned to ``resolve_bindings`` + ``revision_hash`` + ``ready_index``;
+``bound_revisions`` is pinned to ``resolve_bindings`` + ``revision_hash`` + ``ready_index``,
+``requested_revisions`` to the book row + ``revision_hash`` + ``ready_index``;
 ``timed_state`` to the ORM row; ``LexicalIndex.rank``/``search`` to a dictionary BM25 sum with
 ties in document order.
 """
@@ -15,8 +16,13 @@ from hypothesis import strategies as st
 from worldbook import errors, indexing, retrieval, services
 from worldbook.engine.lexical import Doc, LexicalIndex, query_terms
 from worldbook.engine.schema import BookIn
-from worldbook.models import BookIndex, IndexStatus, PromptBinding, TimedEffectState
-from worldbook.selectors import bound_revisions, resolve_bindings, revision_hash
+from worldbook.models import Book, BookIndex, IndexStatus, PromptBinding, TimedEffectState
+from worldbook.selectors import (
+    bound_revisions,
+    requested_revisions,
+    resolve_bindings,
+    revision_hash,
+)
 
 VERSION = indexing.default_embedder().embedding_version
 
@@ -105,6 +111,60 @@ def test_a_broken_binding_fails_both_ways_with_its_code(tenant):
             read()
         assert info.value.code == "binding_broken"
         assert info.value.details == {"book_id": str(book.id), "revision": 9}
+
+
+def _orm_requested(tenant, refs):
+    out = []
+    for book_id, revision in refs:
+        number = Book.objects.get(tenant=tenant, pk=book_id).head_revision
+        number = number if revision is None else revision
+        index = indexing.ready_index(tenant, book_id, number)
+        out.append((book_id, number, revision_hash(book_id, number), index.id if index else None))
+    return out
+
+
+def _requested(tenant, refs):
+    return [
+        (b.book_id, b.revision, b.content_hash, b.index_id)
+        for b in requested_revisions(tenant, refs, VERSION)
+    ]
+
+
+@pytest.mark.django_db
+def test_requested_revisions_equal_the_orm_reads(tenant, other_tenant):
+    first, second = _book(tenant, "one"), _book(tenant, "two")
+    _publish(tenant, second, "B.")
+    ready = BookIndex.objects.create(
+        tenant=tenant, book=second, revision=2, embedding_version=VERSION, status="ready"
+    )
+    BookIndex.objects.create(
+        tenant=tenant, book=second, revision=1, embedding_version="other", status="ready"
+    )
+    BookIndex.objects.create(
+        tenant=tenant, book=first, revision=1, embedding_version=VERSION, status="building"
+    )
+    refs = [(str(second.id), None), (str(first.id), 1), (str(second.id), 1), (str(first.id), None)]
+    assert _requested(tenant, refs) == _orm_requested(tenant, refs)
+    assert [row[1] for row in _requested(tenant, refs)] == [2, 1, 1, 1]
+    assert _requested(tenant, refs)[0][3] == ready.id and _requested(tenant, refs)[3][3] is None
+    assert _requested(tenant, []) == []
+
+
+@pytest.mark.django_db
+def test_a_book_or_revision_the_tenant_lacks_is_a_404_naming_it(tenant, other_tenant):
+    mine, foreign = _book(tenant, "mine"), _book(other_tenant, "foreign")
+    ok = (str(mine.id), None)
+    cases = [
+        ([ok, (str(foreign.id), None)], f"book {foreign.id} not found"),
+        ([(str(mine.id), 9), ok], f"revision 9 of book {mine.id} not found"),
+        ([(str(mine.id), 2**40)], f"revision {2**40} of book {mine.id} not found"),
+        ([ok, ("not-a-uuid", 1)], "book not-a-uuid not found"),
+        ([("not-a-uuid", None)], "book not-a-uuid not found"),
+    ]
+    for refs, message in cases:
+        with pytest.raises(errors.NotFound) as info:
+            requested_revisions(tenant, refs, VERSION)
+        assert info.value.message == message
 
 
 @pytest.mark.django_db
