@@ -17,6 +17,7 @@ from worldbook.contracts import (
     NativeImport,
     PromptBindings,
 )
+from worldbook.engine.gc_pause import paused_gc
 from worldbook.engine.importers import ImportFailure, parse_import
 from worldbook.engine.schema import (
     BookIn,
@@ -229,6 +230,12 @@ def import_files(tenant, uploads: list[Upload]) -> list[dict]:
         raise errors.invalid("send 1 to 10 files in the 'files' field")
     if sum(len(u.data) for u in uploads) > MAX_BATCH_BYTES:
         raise errors.TooLarge("payload_too_large", "files exceed 48 MiB in total")
+    # The parsed books (thousands of entries each) stay alive to the end: see gc_pause.
+    with paused_gc():
+        return _import(tenant, uploads)
+
+
+def _import(tenant, uploads: list[Upload]) -> list[dict]:
     parsed = []
     for upload in uploads:
         result = parse_upload(upload.name, upload.data)
