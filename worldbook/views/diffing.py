@@ -16,6 +16,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from console.textdiff import line_diff
+
 BOOK_FIELDS = ("name", "description", "metadata")
 LONG_TEXT = 80
 _TOKEN = re.compile(r"[A-Za-z0-9_]+|\s+|.", re.DOTALL)
@@ -67,26 +69,6 @@ def _show(value: Any) -> str:
     if isinstance(value, str):
         return value
     return json.dumps(value, ensure_ascii=False, sort_keys=True)
-
-
-def line_diff(old: str, new: str, context: int = 2) -> list[tuple[str, str]]:
-    """A unified diff as ``(kind, text)`` rows: ``hunk``, ``ctx``, ``del`` or ``add``."""
-    rows: list[tuple[str, str]] = []
-    diff = difflib.unified_diff(
-        old.split("\n"), new.split("\n"), lineterm="", n=context, fromfile="old", tofile="new"
-    )
-    for line in diff:
-        if line.startswith(("---", "+++")):
-            continue
-        if line.startswith("@@"):
-            rows.append(("hunk", line))
-        elif line.startswith("-"):
-            rows.append(("del", line[1:]))
-        elif line.startswith("+"):
-            rows.append(("add", line[1:]))
-        else:
-            rows.append(("ctx", line[1:]))
-    return rows
 
 
 def inline_diff(old: str, new: str) -> list[tuple[str, str]]:

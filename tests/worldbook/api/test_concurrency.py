@@ -3,44 +3,18 @@ rows are committed (``transactional_db``), so PostgreSQL's locking decides the w
 
 from __future__ import annotations
 
-import threading
 from collections import Counter
 
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
-from django.db import connection
 
+from tests.races import race
 from tests.worldbook.api.wb_api_helpers import book, create, entry, st_entry, st_world
 from worldbook.models import Book, BookIndex, BookRevision, FileImport
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
 N = 8
-
-
-def race(clients, call):
-    """Run ``call(client, i)`` in one thread per client, released together by a barrier."""
-    barrier = threading.Barrier(len(clients))
-    results: list = [None] * len(clients)
-    errors: list[BaseException] = []
-
-    def worker(i, client):
-        try:
-            barrier.wait(timeout=30)
-            results[i] = call(client, i)
-        except BaseException as exc:  # surfaced in the main thread below
-            errors.append(exc)
-        finally:
-            connection.close()
-
-    threads = [threading.Thread(target=worker, args=(i, c)) for i, c in enumerate(clients)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(timeout=120)
-    assert not any(t.is_alive() for t in threads), "a racing request hung"
-    assert not errors, errors
-    return results
 
 
 @pytest.fixture

@@ -86,8 +86,8 @@ def test_history_and_diff_pages(operator, tenant, book):
     assert 'data-field="priority"' in gate
     assert '<span class="wb-old">20</span> → <span class="wb-new">5</span>' in gate
     background = html.split('id="changed-background"')[1].split("</table>")[0]
-    assert '<pre class="wb-diff-line add">+ Gas lamps light it.</pre>' in background
-    assert "wb-diff-line del" in background
+    assert '<pre class="diff-line add">+ Gas lamps light it.</pre>' in background
+    assert "diff-line del" in background
     # Defaults: head-1 → head; the reverse direction swaps added and removed.
     assert "r1 → r2" in operator.get(f"/console/worldbooks/{book.pk}/diff/").content.decode()
     reverse = operator.get(f"/console/worldbooks/{book.pk}/diff/?a=2&b=1").content.decode()
