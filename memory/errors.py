@@ -1,4 +1,5 @@
-"""The message store's errors (``console.failures`` kinds; HTTP is decided in one place)."""
+"""The errors of the message store and the memory model (``console.failures`` kinds; HTTP is
+decided in one place)."""
 
 from __future__ import annotations
 
@@ -19,3 +20,22 @@ class NoSuchAlternative(MessageStoreError, Invalid):
 
 class MessageConflict(MessageStoreError, Conflict):
     default_code = "message_conflict"
+
+
+class MemoryModelError(DomainError):
+    """Base of the memory model's errors (documents, entries, handoffs)."""
+
+
+class MemoryInvalid(MemoryModelError, Invalid):
+    """A memory write that breaks a rule of the model (422, the code names the rule)."""
+
+
+class DocumentNotFound(MemoryModelError, NotFound):
+    default_code = "memory_document_not_found"
+
+
+class RevisionConflict(MemoryModelError, Conflict):
+    """The stored revision is not the one the write was based on; ``details`` carry the
+    ``current_revision`` to read again and decide again (never to force the old proposal)."""
+
+    default_code = "revision_conflict"

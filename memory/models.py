@@ -1,4 +1,5 @@
-"""The message store of seed 001: messages by session, archived flag, metadata side store."""
+"""The message store of seed 001 (messages by session, archived flag, metadata side store,
+alternatives, edits) and the JSON memory documents of seed 000."""
 
 from __future__ import annotations
 
@@ -91,3 +92,40 @@ class MessageEdit(TenantScopedModel):
     previous_hash = models.CharField(max_length=64)
     new_hash = models.CharField(max_length=64)
     created_at = models.DateTimeField(auto_now_add=True)
+
+
+class MemoryDocument(TenantScopedModel):
+    """Seed 000's JSON memory: one object per conversation (``session_id``) and ``slot``,
+    replaced whole by compare-and-set on ``revision`` (``memory.documents``). No row is
+    revision 0 with no memory. Every revision is kept in :class:`MemoryDocumentRevision`."""
+
+    session_id = models.CharField(max_length=200)
+    slot = models.CharField(max_length=64)
+    revision = models.PositiveBigIntegerField()
+    data = models.JSONField()
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["tenant", "session_id", "slot"], name="memory_document_slot_unique"
+            )
+        ]
+
+
+class MemoryDocumentRevision(TenantScopedModel):
+    """One revision of a document as written, and by which door (history and diffs)."""
+
+    document = models.ForeignKey(MemoryDocument, on_delete=models.CASCADE, related_name="revisions")
+    revision = models.PositiveBigIntegerField()
+    data = models.JSONField()
+    origin = models.CharField(max_length=16)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["document", "revision"], name="memory_document_revision_unique"
+            )
+        ]
+        ordering = ["-revision"]

@@ -1,6 +1,13 @@
 from django.urls import path
 
-from roleplay import views, views_characters, views_personas, views_play, views_presets
+from roleplay import (
+    views,
+    views_characters,
+    views_memory,
+    views_personas,
+    views_play,
+    views_presets,
+)
 
 urlpatterns = [
     path("play/<uuid:conversation_id>/", views_play.play, name="play"),
@@ -26,6 +33,16 @@ urlpatterns = [
         "console/conversations/<uuid:pk>/",
         views.conversation_detail,
         name="conversation_detail",
+    ),
+    path(
+        "console/conversations/<uuid:pk>/memory/",
+        views_memory.memory_documents,
+        name="memory_documents",
+    ),
+    path(
+        "console/conversations/<uuid:pk>/memory/<str:slot>/",
+        views_memory.memory_document,
+        name="memory_document",
     ),
     path(
         "console/conversations/<uuid:pk>/author-note/",

@@ -24,6 +24,7 @@ from memory import selectors as message_reads
 from memory import services as message_store
 from roleplay.api import serializers as s
 from roleplay.api.cards import CardActions, ConversationCardReads
+from roleplay.api.memory_documents import MemoryDocumentActions
 from roleplay.api.message_actions import MessageActions
 from roleplay.models import Character, Conversation, ModelConfig
 from roleplay.services import characters, conversations, model_configs, players
@@ -94,7 +95,9 @@ class PlayerViewSet(ServiceWrites):
     delete_service = players.delete_player
 
 
-class ConversationViewSet(MessageActions, ConversationCardReads, ServiceWrites):
+class ConversationViewSet(
+    MessageActions, MemoryDocumentActions, ConversationCardReads, ServiceWrites
+):
     model = Conversation
     serializer_class = s.ConversationSerializer
     required_scope = Scope.PLAY

@@ -11,6 +11,7 @@ from __future__ import annotations
 from django.db import transaction
 
 from memory import services as message_store
+from memory.documents import services as memory_documents
 from roleplay.errors import TurnInProgress
 from roleplay.models import (
     Conversation,
@@ -107,8 +108,8 @@ def delete_conversation(conversation: Conversation) -> None:
 
 @transaction.atomic
 def delete_conversations(tenant, conversations) -> int:
-    """Delete the tenant's ``conversations`` (a queryset), their turns, stored messages and
-    worldbook state; returns how many went.
+    """Delete the tenant's ``conversations`` (a queryset), their turns, stored messages,
+    memory documents and worldbook state; returns how many went.
 
     The rows are locked first, so a turn cannot start in them meanwhile; a turn still
     generating (its lease is live) would store its reply after the delete, so it makes the
@@ -129,6 +130,7 @@ def delete_conversations(tenant, conversations) -> int:
         )
     for conversation_id in ids:
         message_store.clear_session(tenant, str(conversation_id))
+    memory_documents.forget_sessions(tenant, [str(conversation_id) for conversation_id in ids])
     worldbooks.forget_conversations(tenant, ids)
     Conversation.objects.filter(pk__in=ids).delete()
     return len(ids)

@@ -40,7 +40,8 @@ class World:
 
     def ids_for(self, route) -> dict:
         """The ids of ``route``'s path in this world: ``pk`` its object of the route's model,
-        ``message_id`` the conversation's last message, ``turn_id`` its finished turn."""
+        ``message_id`` the conversation's last message, ``turn_id`` its finished turn,
+        ``slot`` its memory document's slot."""
         ids = {}
         for name in route.params:
             if name == "pk":
@@ -49,6 +50,8 @@ class World:
                 ids[name] = self.messages[-1].id
             elif name == "turn_id":
                 ids[name] = self.turn.pk
+            elif name == "slot":
+                ids[name] = "default"
             else:
                 raise LookupError(f"no {name!r} in the test world: add it to World.ids_for")
         return ids

@@ -168,6 +168,7 @@ def valid_body(route: Route, method: str, world) -> dict:
         "conversation-update-message": {"content": "edited"},
         "conversation-select-alternative": {"index": 0},
         "conversation-run-turn": {"client_message_id": "c-1", "content": "Hello."},
+        "conversation-memory-document": {"expectedRevision": 0, "memory": {"scene": "gate"}},
         "preset-import": {"name": "n", "preset": {"prompts": []}},
     }.get(route.name, {})
 

@@ -1,0 +1,77 @@
+"""Writes of JSON memory documents: a whole new object by compare-and-set, or the slot gone.
+
+Every door (REST, console, model tools) comes here. A write is checked
+(``memory.engine.documents``), scrubbed of secrets and personal data like every memory write
+(``memory.engine.scrub``), and committed in one transaction with its history row: one
+conditional UPDATE when the slot has a revision, an INSERT guarded by the slot's unique
+constraint when it is empty. Of concurrent writers based on one revision exactly one wins;
+the others get a 409 ``revision_conflict`` carrying the revision to read again.
+"""
+
+from __future__ import annotations
+
+from django.db import IntegrityError, transaction
+from django.db.models import F
+from django.utils import timezone
+
+from console.storable import unstorable_at
+from memory.documents.selectors import current_revision
+from memory.engine.documents import check_expected_revision, check_memory, check_slot
+from memory.engine.scrub import scrub_value
+from memory.errors import MemoryInvalid, RevisionConflict
+from memory.models import MemoryDocument, MemoryDocumentRevision
+
+ORIGINS = ("api", "console", "tool")
+
+
+def put_document(
+    tenant, session_id: str, slot: str, expected_revision, memory, *, origin: str
+) -> int:
+    """Replace the slot's object if it is still at ``expected_revision``; the new revision
+    (always the old one + 1)."""
+    if origin not in ORIGINS:
+        raise ValueError(f"unknown origin {origin!r}")
+    slot = check_slot(slot)
+    expected = check_expected_revision(expected_revision)
+    check_memory(memory)
+    found = unstorable_at(memory, "memory")
+    if found is not None:
+        raise MemoryInvalid("invalid_text", found[1], {"path": found[0]})
+    data, _kinds = scrub_value(memory)
+    check_memory(data)  # a placeholder may be longer than what it replaced
+    key = {"tenant": tenant, "session_id": session_id, "slot": slot}
+    with transaction.atomic():
+        if expected == 0:
+            try:
+                with transaction.atomic():
+                    document = MemoryDocument.objects.create(**key, revision=1, data=data)
+            except IntegrityError as exc:
+                raise _conflict(tenant, session_id, slot, expected) from exc
+            document_id = document.pk
+        else:
+            changed = MemoryDocument.objects.filter(**key, revision=expected).update(
+                revision=F("revision") + 1, data=data, updated_at=timezone.now()
+            )
+            if not changed:
+                raise _conflict(tenant, session_id, slot, expected)
+            document_id = MemoryDocument.objects.filter(**key).values_list("pk", flat=True).get()
+        MemoryDocumentRevision.objects.create(
+            tenant=tenant, document_id=document_id, revision=expected + 1, data=data, origin=origin
+        )
+    return expected + 1
+
+
+def forget_sessions(tenant, session_ids: list[str]) -> int:
+    """Delete every document (and its history) of these conversations; how many went."""
+    rows = MemoryDocument.objects.filter(tenant=tenant, session_id__in=session_ids)
+    _total, per_model = rows.delete()
+    return per_model.get(MemoryDocument._meta.label, 0)
+
+
+def _conflict(tenant, session_id: str, slot: str, expected: int) -> RevisionConflict:
+    current = current_revision(tenant, session_id, slot)
+    return RevisionConflict(
+        message=f"the memory document is at revision {current}, not {expected}: read it again "
+        "and decide again",
+        details={"current_revision": current, "expected_revision": expected, "slot": slot},
+    )

@@ -1,0 +1,1 @@
+"""Pure memory engine modules: plain data in, plain data out, no Django."""
