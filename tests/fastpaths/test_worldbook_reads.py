@@ -54,11 +54,12 @@ def _slow(tenant, prompt_id):
     return out
 
 
+def _rows(found):
+    return [(b.book_id, b.revision, b.content_hash, b.index_id) for b in found]
+
+
 def _fast(tenant, prompt_id):
-    return [
-        (b.book_id, b.revision, b.content_hash, b.index_id)
-        for b in bound_revisions(tenant, prompt_id, VERSION)
-    ]
+    return _rows(bound_revisions(tenant, prompt_id, VERSION))
 
 
 @pytest.mark.django_db
@@ -124,10 +125,7 @@ def _orm_requested(tenant, refs):
 
 
 def _requested(tenant, refs):
-    return [
-        (b.book_id, b.revision, b.content_hash, b.index_id)
-        for b in requested_revisions(tenant, refs, VERSION)
-    ]
+    return _rows(requested_revisions(tenant, refs, VERSION))
 
 
 @pytest.mark.django_db
