@@ -30,12 +30,16 @@ class MemoryInvalid(MemoryModelError, Invalid):
     """A memory write that breaks a rule of the model (422, the code names the rule)."""
 
 
-class DocumentNotFound(MemoryModelError, NotFound):
-    default_code = "memory_document_not_found"
-
-
 class RevisionConflict(MemoryModelError, Conflict):
     """The stored revision is not the one the write was based on; ``details`` carry the
     ``current_revision`` to read again and decide again (never to force the old proposal)."""
 
     default_code = "revision_conflict"
+
+
+class MemoryConflict(MemoryModelError, Conflict):
+    """The stored state does not allow this write now (409; the code says why)."""
+
+
+class MemoryNotFound(MemoryModelError, NotFound):
+    default_code = "memory_entry_not_found"

@@ -129,3 +129,90 @@ class MemoryDocumentRevision(TenantScopedModel):
             )
         ]
         ordering = ["-revision"]
+
+
+class EntryKind(models.TextChoices):
+    PREFERENCE = "preference", "preference"
+    AGREEMENT = "agreement", "agreement"
+    CONTEXT = "context", "context"
+    EPISODE = "episode", "episode"
+    FACT = "fact", "fact"
+    BELIEF = "belief", "belief"
+
+
+class EntryScope(models.TextChoices):
+    SHARED = "shared", "shared"
+    PERSONA = "persona", "persona"
+    SESSION = "session", "session"
+
+
+class EntryStatus(models.TextChoices):
+    CANDIDATE = "candidate", "candidate"
+    ACTIVE = "active", "active"
+    SUPERSEDED = "superseded", "superseded"
+    REJECTED = "rejected", "rejected"
+    EXPIRED = "expired", "expired"
+    FORGOTTEN = "forgotten", "forgotten"
+
+
+class EntryOrigin(models.TextChoices):
+    RULE = "rule", "rule"
+    CONSOLIDATION = "consolidation", "consolidation"
+    DIARY = "diary", "diary"
+    MANUAL = "manual", "manual"
+    TOOL = "tool", "tool"
+    IMPORT = "import", "import"
+    MIGRATION = "migration", "migration"
+
+
+class MemoryEntry(TenantScopedModel):
+    """One remembered thing about a player (seeds 003 and 004): a preference, an agreement
+    with a character, context of a conversation, an episode, a fact or a belief.
+
+    ``player`` is the owner (none for a character's canon written by an operator);
+    ``character_id`` the persona it belongs to and ``session_id`` the conversation, "" when
+    none (memory stands alone, so they are ids, not foreign keys). Writes go through
+    ``memory.entries.services`` (scrubbed, capped, compare-and-set on ``version``). Of the
+    active preferences and agreements of one owner, scope, character, conversation and
+    category there is one: a newer one supersedes the older (the unique index makes that
+    race-free)."""
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    player = models.ForeignKey(
+        "console.Player", null=True, blank=True, on_delete=models.CASCADE, related_name="+"
+    )
+    character_id = models.CharField(max_length=64, blank=True, default="")
+    session_id = models.CharField(max_length=200, blank=True, default="")
+    kind = models.CharField(max_length=16, choices=EntryKind.choices)
+    scope = models.CharField(max_length=16, choices=EntryScope.choices)
+    share_in_session = models.BooleanField(default=False)
+    category_key = models.CharField(max_length=100, blank=True, default="")
+    content = models.TextField()
+    tags = models.JSONField(default=list, blank=True)
+    status = models.CharField(max_length=16, choices=EntryStatus.choices)
+    pinned = models.BooleanField(default=False)
+    origin = models.CharField(max_length=16, choices=EntryOrigin.choices)
+    source_missing = models.BooleanField(default=False)
+    supersedes = models.ForeignKey(
+        "self", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    version = models.PositiveIntegerField(default=1)
+    expires_at = models.DateTimeField(null=True, blank=True)
+    content_hash = models.CharField(max_length=64)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+    last_used_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["tenant", "player", "scope", "character_id", "session_id", "category_key"],
+                condition=models.Q(status="active", kind__in=["preference", "agreement"])
+                & ~models.Q(category_key=""),
+                nulls_distinct=False,
+                name="memory_entry_one_active_per_category",
+            )
+        ]
+        indexes = [
+            models.Index(fields=["tenant", "player", "status"], name="memory_entry_owner"),
+        ]

@@ -6,7 +6,8 @@ class RoleplayConfig(AppConfig):
     verbose_name = "Roleplay runtime"
 
     def ready(self) -> None:
-        from roleplay import turns, worldbook_context
+        from roleplay import memory_context, turns, worldbook_context
 
-        if worldbook_context.apply not in turns.CONTEXT_HOOKS:
-            turns.CONTEXT_HOOKS.append(worldbook_context.apply)
+        for hook in (worldbook_context.apply, memory_context.apply):
+            if hook not in turns.CONTEXT_HOOKS:
+                turns.CONTEXT_HOOKS.append(hook)

@@ -25,6 +25,7 @@ from memory import services as message_store
 from roleplay.api import serializers as s
 from roleplay.api.cards import CardActions, ConversationCardReads
 from roleplay.api.memory_documents import MemoryDocumentActions
+from roleplay.api.memory_entries import MemoryEntryActions
 from roleplay.api.message_actions import MessageActions
 from roleplay.models import Character, Conversation, ModelConfig
 from roleplay.services import characters, conversations, model_configs, players
@@ -86,7 +87,7 @@ class CharacterViewSet(CardActions, ServiceWrites):
     delete_service = characters.delete_character
 
 
-class PlayerViewSet(ServiceWrites):
+class PlayerViewSet(MemoryEntryActions, ServiceWrites):
     model = Player
     serializer_class = s.PlayerSerializer
     required_scope = Scope.PLAY

@@ -37,11 +37,13 @@ class World:
     persona: object = None
     preset: object = None
     turn: object = None
+    entry: object = None
 
     def ids_for(self, route) -> dict:
         """The ids of ``route``'s path in this world: ``pk`` its object of the route's model,
         ``message_id`` the conversation's last message, ``turn_id`` its finished turn,
-        ``slot`` its memory document's slot."""
+        ``slot`` its memory document's slot, ``entry_id`` the player's memory entry (a
+        candidate at version 1)."""
         ids = {}
         for name in route.params:
             if name == "pk":
@@ -52,6 +54,8 @@ class World:
                 ids[name] = self.turn.pk
             elif name == "slot":
                 ids[name] = "default"
+            elif name == "entry_id":
+                ids[name] = self.entry.pk
             else:
                 raise LookupError(f"no {name!r} in the test world: add it to World.ids_for")
         return ids
@@ -69,6 +73,7 @@ class World:
 
 def build_world(tenant, base_url: str, label: str) -> World:
     from console.models import Player
+    from memory.entries import services as memory_entries
     from roleplay.models import Character, Conversation, ModelConfig, Persona
     from roleplay.services.presets import create_preset
 
@@ -100,7 +105,13 @@ def build_world(tenant, base_url: str, label: str) -> World:
     ]
     preset = create_preset(tenant, name=f"{label}-preset")
     turn = _turn_with_a_selection(tenant, conversation, label)
-    return World(tenant, config, character, player, conversation, messages, persona, preset, turn)
+    entry = memory_entries.add_entry(
+        tenant, player, kind="preference", scope="shared", content=f"{label}: be brief",
+        status="candidate",
+    )  # fmt: skip
+    return World(
+        tenant, config, character, player, conversation, messages, persona, preset, turn, entry
+    )
 
 
 def _turn_with_a_selection(tenant, conversation, label: str):

@@ -169,6 +169,12 @@ def valid_body(route: Route, method: str, world) -> dict:
         "conversation-select-alternative": {"index": 0},
         "conversation-run-turn": {"client_message_id": "c-1", "content": "Hello."},
         "conversation-memory-document": {"expectedRevision": 0, "memory": {"scene": "gate"}},
+        "player-memory-entries": {"kind": "preference", "scope": "shared", "content": "be warm"},
+        "player-memory-entry": {"version": 1},  # PATCH (nothing but the version) and DELETE
+        "player-memory-entry-accept": {"version": 1},
+        "player-memory-entry-reject": {"version": 1},
+        "player-memory-entry-pin": {"version": 1},
+        "player-memory-entry-unpin": {"version": 1},
         "preset-import": {"name": "n", "preset": {"prompts": []}},
     }.get(route.name, {})
 

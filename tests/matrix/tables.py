@@ -33,6 +33,8 @@ PK_MODELS = {
     "persona_delete": Persona,
     "persona_avatar": Persona,
     "conversation_detail": Conversation,
+    "memory_documents": Conversation,
+    "memory_document": Conversation,
     "model_config_edit": ModelConfig,
     "model_config_delete": ModelConfig,
     "model_config_make_default": ModelConfig,

@@ -21,6 +21,8 @@ BY_PARAMETER = {
     "revision": lambda w: w.revision,
     "message_id": lambda w: w.objects.messages[-1].id,
     "turn_id": lambda w: w.objects.turn.pk,
+    "entry_id": lambda w: w.objects.entry.pk,
+    "slot": lambda w: "default",
 }
 
 
@@ -69,6 +71,7 @@ class Tenancy:
         ids.append(objects.preset.pk)
         ids += [message.pk for message in objects.messages]
         ids.append(objects.turn.pk)
+        ids.append(objects.entry.pk)
         return [self.label, self.book_id, self.token.prefix, *map(str, ids)]
 
 

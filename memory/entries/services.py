@@ -1,0 +1,288 @@
+"""Writes of memory entries: add, change, accept, reject, pin, unpin, delete.
+
+Every door comes here. Text is checked for what PostgreSQL can store, scrubbed
+(``memory.engine.scrub``) and then held to its kind's length. Adds of one owner run one at a
+time (the owner's row is locked), which keeps the cap of entries per owner exact: when it is
+reached the oldest non-active, unpinned entry is recycled, else the add is a 409
+``memory_full``. An active preference or agreement supersedes the active one of the same
+owner, scope, character, conversation and category; a partial unique index guards that rule
+against any writer that gets past the lock. Every other change names the entry's current
+``version`` and is one conditional UPDATE: a stale version is a 409 ``version_conflict``.
+"""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.db import IntegrityError, transaction
+from django.db.models import F
+from django.utils import timezone
+
+from console.models import Player
+from console.storable import unstorable_at
+from memory.engine.entries import check_content, check_fields, check_tags, content_hash, max_chars
+from memory.engine.scrub import scrub
+from memory.errors import MemoryConflict, MemoryInvalid, MemoryNotFound
+from memory.models import EntryKind, EntryOrigin, EntryStatus, MemoryEntry
+
+SUPERSEDING_KINDS = (EntryKind.PREFERENCE, EntryKind.AGREEMENT)
+ADD_ATTEMPTS = 3
+
+
+def max_entries() -> int:
+    """Entries one owner may hold (seed 004: 200); the ``MEMORY_MAX_ENTRIES`` setting."""
+    return int(getattr(settings, "MEMORY_MAX_ENTRIES", 200))
+
+
+def add_entry(
+    tenant,
+    player,
+    *,
+    kind,
+    scope,
+    content,
+    category_key="",
+    tags=(),
+    character_id: str = "",
+    session_id: str = "",
+    share_in_session: bool = False,
+    status: str = EntryStatus.ACTIVE,
+    pinned: bool = False,
+    origin: str = EntryOrigin.MANUAL,
+    expires_at=None,
+    source_missing: bool = False,
+) -> MemoryEntry:
+    """A new entry (``active`` or a ``candidate`` to review)."""
+    tags = check_fields(
+        kind=kind,
+        scope=scope,
+        category_key=category_key,
+        tags=tags,
+        character_id=character_id,
+        session_id=session_id,
+    )
+    if status not in (EntryStatus.ACTIVE, EntryStatus.CANDIDATE):
+        raise MemoryInvalid("invalid_status", "a new entry is active or a candidate")
+    if origin not in EntryOrigin.values:
+        raise ValueError(f"unknown origin {origin!r}")
+    text = clean_content(kind, content)
+    fields = {
+        "tenant": tenant,
+        "player": player,
+        "kind": kind,
+        "scope": scope,
+        "category_key": category_key,
+        "character_id": character_id,
+        "session_id": session_id,
+    }
+    with transaction.atomic():
+        if player is not None:
+            list(Player.objects.select_for_update().filter(pk=player.pk).values_list("pk"))
+        _make_room(tenant, player)
+        for _ in range(ADD_ATTEMPTS):
+            try:
+                with transaction.atomic():
+                    replaced = _supersede(fields) if status == EntryStatus.ACTIVE else None
+                    return MemoryEntry.objects.create(
+                        **fields,
+                        content=text,
+                        content_hash=content_hash(text),
+                        tags=list(tags),
+                        share_in_session=bool(share_in_session),
+                        status=status,
+                        pinned=bool(pinned),
+                        origin=origin,
+                        expires_at=expires_at,
+                        source_missing=bool(source_missing),
+                        supersedes_id=replaced,
+                    )
+            except IntegrityError:
+                continue  # another writer's active entry of the category: supersede it too
+    raise MemoryConflict("memory_busy", "the category is being written; retry")
+
+
+def clean_content(kind: str, content) -> str:
+    """The text to store: storable, scrubbed, within the kind's length."""
+    if isinstance(content, str):
+        if len(content) > 4 * max_chars(kind):  # far too long to be worth scrubbing first
+            check_content(kind, content)
+        found = unstorable_at(content, "content")
+        if found is not None:
+            raise MemoryInvalid("invalid_text", found[1], {"field": "content"})
+        content = scrub(content).text
+    return check_content(kind, content)
+
+
+def _make_room(tenant, player) -> None:
+    owned = MemoryEntry.objects.filter(tenant=tenant, player=player)
+    if owned.count() < max_entries():
+        return
+    spare = (
+        owned.exclude(status=EntryStatus.ACTIVE)
+        .filter(pinned=False)
+        .order_by("updated_at", "id")
+        .values_list("pk", flat=True)
+        .first()
+    )
+    if spare is None:
+        raise MemoryConflict(
+            "memory_full",
+            f"this player holds {max_entries()} entries, all active or pinned: delete one first",
+            {"max_entries": max_entries()},
+        )
+    MemoryEntry.objects.filter(pk=spare).delete()
+
+
+def _supersede(fields: dict) -> str | None:
+    """Mark the active entry this one replaces (same owner, scope, character, conversation
+    and category) superseded; its id, or None."""
+    if fields["kind"] not in SUPERSEDING_KINDS or not fields["category_key"]:
+        return None
+    same = {name: value for name, value in fields.items() if name != "kind"}
+    rows = MemoryEntry.objects.filter(**same, kind__in=SUPERSEDING_KINDS, status=EntryStatus.ACTIVE)
+    old = rows.values_list("pk", flat=True).first()
+    if old is None:
+        return None
+    rows.filter(pk=old).update(
+        status=EntryStatus.SUPERSEDED, version=F("version") + 1, updated_at=timezone.now()
+    )
+    return old
+
+
+def _fields_of(entry: MemoryEntry) -> dict:
+    """What identifies an entry's category slot (see :func:`_supersede`)."""
+    return {
+        "tenant": entry.tenant,
+        "player": entry.player,
+        "kind": entry.kind,
+        "scope": entry.scope,
+        "category_key": entry.category_key,
+        "character_id": entry.character_id,
+        "session_id": entry.session_id,
+    }
+
+
+def update_entry(
+    tenant,
+    entry: MemoryEntry,
+    version,
+    *,
+    content=None,
+    category_key=None,
+    tags=None,
+    expires_at=...,
+    share_in_session=None,
+) -> MemoryEntry:
+    """Change an entry's text, category, tags, expiry or sharing (compare-and-set)."""
+    changes: dict = {}
+    if content is not None:
+        text = clean_content(entry.kind, content)
+        changes.update(content=text, content_hash=content_hash(text))
+    if category_key is not None:
+        check_fields(
+            kind=entry.kind,
+            scope=entry.scope,
+            category_key=category_key,
+            tags=(),
+            character_id=entry.character_id,
+            session_id=entry.session_id,
+        )
+        changes["category_key"] = category_key
+    if tags is not None:
+        changes["tags"] = list(check_tags(tags))
+    if expires_at is not ...:
+        changes["expires_at"] = expires_at
+    if share_in_session is not None:
+        changes["share_in_session"] = bool(share_in_session)
+    try:
+        with transaction.atomic():
+            return _compare_and_set(tenant, entry, version, **changes)
+    except IntegrityError as exc:
+        raise MemoryConflict(
+            "category_taken",
+            "another active entry holds this category here: change or delete that one",
+            {"category_key": category_key},
+        ) from exc
+
+
+def accept(tenant, entry: MemoryEntry, version) -> MemoryEntry:
+    """A candidate becomes active, superseding the active one of its category."""
+    _expect_status(entry, EntryStatus.CANDIDATE, "accept")
+    fields = _fields_of(entry)
+    with transaction.atomic():
+        for _ in range(ADD_ATTEMPTS):
+            try:
+                with transaction.atomic():
+                    replaced = _supersede(fields)
+                    return _compare_and_set(
+                        tenant, entry, version, status=EntryStatus.ACTIVE, supersedes_id=replaced
+                    )
+            except IntegrityError:
+                continue
+    raise MemoryConflict("memory_busy", "the category is being written; retry")
+
+
+def reject(tenant, entry: MemoryEntry, version) -> MemoryEntry:
+    """A candidate is set aside (kept, never selected)."""
+    _expect_status(entry, EntryStatus.CANDIDATE, "reject")
+    return _compare_and_set(tenant, entry, version, status=EntryStatus.REJECTED)
+
+
+def set_pinned(tenant, entry: MemoryEntry, version, pinned: bool) -> MemoryEntry:
+    """Pinned entries come first within their scope and are never recycled."""
+    return _compare_and_set(tenant, entry, version, pinned=pinned)
+
+
+def delete_entry(tenant, entry: MemoryEntry, version) -> None:
+    """Delete the entry (its evidence and handoff references go with it)."""
+    expected = _version(version)
+    deleted, _ = MemoryEntry.objects.filter(tenant=tenant, pk=entry.pk, version=expected).delete()
+    if not deleted:
+        raise _stale(tenant, entry, expected)
+
+
+def _expect_status(entry: MemoryEntry, status: str, action: str) -> None:
+    if entry.status != status:
+        raise MemoryConflict(
+            "invalid_state",
+            f"only a {status} can be {action}ed; this entry is {entry.status}",
+            {"status": entry.status, "version": entry.version},
+        )
+
+
+def _compare_and_set(tenant, entry: MemoryEntry, version, **changes) -> MemoryEntry:
+    expected = _version(version)
+    changed = MemoryEntry.objects.filter(tenant=tenant, pk=entry.pk, version=expected).update(
+        **changes, version=F("version") + 1, updated_at=timezone.now()
+    )
+    if not changed:
+        raise _stale(tenant, entry, expected)
+    return MemoryEntry.objects.get(pk=entry.pk)
+
+
+def _version(value) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise MemoryInvalid(
+            "invalid_version", "version must be the entry's current version (an integer ≥ 1)"
+        )
+    return value
+
+
+def _stale(tenant, entry: MemoryEntry, expected: int) -> Exception:
+    current = (
+        MemoryEntry.objects.filter(tenant=tenant, pk=entry.pk)
+        .values_list("version", flat=True)
+        .first()
+    )
+    if current is None:
+        return MemoryNotFound(message="this memory entry no longer exists")
+    return MemoryConflict(
+        "version_conflict",
+        f"the entry is at version {current}, not {expected}: read it again",
+        {"current_version": current, "expected_version": expected},
+    )
+
+
+def mark_used(entry_ids: list[str]) -> None:
+    """Record that a turn's prompt carried these entries (``last_used_at``), in one UPDATE."""
+    if entry_ids:
+        MemoryEntry.objects.filter(pk__in=entry_ids).update(last_used_at=timezone.now())

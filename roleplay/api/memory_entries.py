@@ -1,0 +1,228 @@
+"""``/api/v1/players/{id}/memory/entries/``: a player's memory entries (seed 004's management
+actions as REST), written through ``memory.entries.services`` like every other door.
+
+A character or conversation an entry names must be the tenant's (else "not found"), and a
+conversation must be the player's own. Every change but a create names the entry's current
+``version``; a stale one is a 409 ``version_conflict``.
+"""
+
+from __future__ import annotations
+
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework import serializers
+from rest_framework.decorators import action
+from rest_framework.response import Response
+
+from console.idempotency import IDEMPOTENCY_KEY, run_idempotent
+from console.scoping import LOOKUP_MISSES
+from memory.entries import selectors as entries
+from memory.entries import services as entry_writes
+from memory.errors import MemoryInvalid, MemoryNotFound
+from memory.models import EntryKind, EntryScope, EntryStatus, MemoryEntry
+from roleplay.api.serializers import RejectUnknownFields, StrictCharField, TenantRelatedField
+from roleplay.models import Character, Conversation
+
+ENTRY = r"memory/entries/(?P<entry_id>[^/.]+)"
+ENTRY_PARAM = OpenApiParameter("entry_id", OpenApiTypes.UUID, OpenApiParameter.PATH)
+
+
+class EntrySerializer(serializers.ModelSerializer):
+    character = serializers.CharField(source="character_id")
+    conversation = serializers.CharField(source="session_id")
+
+    class Meta:
+        model = MemoryEntry
+        fields = [
+            "id",
+            "kind",
+            "scope",
+            "content",
+            "category_key",
+            "tags",
+            "status",
+            "pinned",
+            "origin",
+            "source_missing",
+            "share_in_session",
+            "character",
+            "conversation",
+            "supersedes",
+            "version",
+            "expires_at",
+            "created_at",
+            "updated_at",
+            "last_used_at",
+        ]
+
+
+class EntryListSerializer(serializers.Serializer):
+    results = EntrySerializer(many=True)
+
+
+class EntryQuery(serializers.Serializer):
+    kind = serializers.ChoiceField(choices=EntryKind.choices, required=False)
+    scope = serializers.ChoiceField(choices=EntryScope.choices, required=False)
+    status = serializers.ChoiceField(choices=EntryStatus.choices, required=False)
+    character = serializers.UUIDField(required=False)
+    conversation = serializers.UUIDField(required=False)
+
+
+class NewEntry(RejectUnknownFields, serializers.Serializer):
+    kind = serializers.ChoiceField(choices=EntryKind.choices)
+    scope = serializers.ChoiceField(choices=EntryScope.choices)
+    content = StrictCharField(max_length=20_000, trim_whitespace=False)
+    category_key = StrictCharField(max_length=200, required=False, default="", allow_blank=True)
+    tags = serializers.ListField(
+        child=StrictCharField(max_length=200), required=False, default=list
+    )
+    character = TenantRelatedField(Character, required=False, allow_null=True, default=None)
+    conversation = TenantRelatedField(Conversation, required=False, allow_null=True, default=None)
+    share_in_session = serializers.BooleanField(required=False, default=False)
+    status = serializers.ChoiceField(
+        choices=[EntryStatus.ACTIVE, EntryStatus.CANDIDATE], required=False, default="active"
+    )
+    pinned = serializers.BooleanField(required=False, default=False)
+    expires_at = serializers.DateTimeField(required=False, allow_null=True, default=None)
+
+
+class EntryChange(RejectUnknownFields, serializers.Serializer):
+    version = serializers.IntegerField(min_value=1, max_value=2**31 - 1)
+    content = StrictCharField(max_length=20_000, trim_whitespace=False, required=False)
+    category_key = StrictCharField(max_length=200, required=False, allow_blank=True)
+    tags = serializers.ListField(child=StrictCharField(max_length=200), required=False)
+    share_in_session = serializers.BooleanField(required=False)
+    expires_at = serializers.DateTimeField(required=False, allow_null=True)
+
+
+class VersionBody(RejectUnknownFields, serializers.Serializer):
+    version = serializers.IntegerField(min_value=1, max_value=2**31 - 1)
+
+
+def _valid(serializer_class, data, request):
+    body = serializer_class(data=data, context={"request": request})
+    body.is_valid(raise_exception=True)
+    return body.validated_data
+
+
+class MemoryEntryActions:
+    """Actions of the player viewset on the player's memory entries."""
+
+    def _entry(self, request, entry_id) -> MemoryEntry:
+        player = self.get_object()
+        try:
+            found = entries.owner_entry(request.tenant, player, entry_id)
+        except LOOKUP_MISSES:  # a malformed id is "not found" too
+            found = None
+        if found is None:
+            raise MemoryNotFound(message="no such memory entry")
+        return found
+
+    @extend_schema(methods=["get"], parameters=[EntryQuery], responses=EntryListSerializer)
+    @extend_schema(
+        methods=["post"],
+        request=NewEntry,
+        responses={201: EntrySerializer},
+        parameters=[IDEMPOTENCY_KEY],
+    )
+    @action(detail=True, methods=["get", "post"], url_path="memory/entries")
+    def memory_entries(self, request, pk=None):
+        """GET: the player's entries (filters ``kind``, ``scope``, ``status``, ``character``,
+        ``conversation``), newest change first. POST: a new entry (active, or a candidate to
+        review); an active preference or agreement supersedes the one of its category."""
+        player = self.get_object()
+        if request.method == "GET":
+            query = _valid(EntryQuery, request.query_params, request)
+            rows = entries.owner_entries(
+                request.tenant,
+                player,
+                kind=query.get("kind"),
+                scope=query.get("scope"),
+                status=query.get("status"),
+                character_id=str(query.get("character") or ""),
+                session_id=str(query.get("conversation") or ""),
+            )
+            return Response({"results": EntrySerializer(rows, many=True).data})
+        body = _valid(NewEntry, request.data, request)
+        conversation = body["conversation"]
+        if conversation is not None and conversation.player_id != player.pk:
+            raise MemoryInvalid("conversation_not_players", "the conversation is another player's")
+
+        def work():
+            entry = entry_writes.add_entry(
+                request.tenant,
+                player,
+                kind=body["kind"],
+                scope=body["scope"],
+                content=body["content"],
+                category_key=body["category_key"],
+                tags=body["tags"],
+                character_id=str(body["character"].pk) if body["character"] else "",
+                session_id=conversation.session_id if conversation else "",
+                share_in_session=body["share_in_session"],
+                status=body["status"],
+                pinned=body["pinned"],
+                expires_at=body["expires_at"],
+            )
+            return EntrySerializer(entry).data, 201
+
+        return run_idempotent(request, f"memory.entry:{player.pk}", request.data, work)
+
+    @extend_schema(methods=["get"], responses=EntrySerializer, parameters=[ENTRY_PARAM])
+    @extend_schema(
+        methods=["patch"], request=EntryChange, responses=EntrySerializer, parameters=[ENTRY_PARAM]
+    )
+    @extend_schema(
+        methods=["delete"],
+        request=VersionBody,
+        responses={204: None},
+        parameters=[ENTRY_PARAM],
+    )
+    @action(detail=True, methods=["get", "patch", "delete"], url_path=ENTRY)
+    def memory_entry(self, request, pk=None, entry_id=None):
+        """GET one entry; PATCH its text, category, tags, sharing or expiry; DELETE it (its
+        evidence and handoff references go with it). PATCH and DELETE name its ``version``."""
+        entry = self._entry(request, entry_id)
+        if request.method == "GET":
+            return Response(EntrySerializer(entry).data)
+        if request.method == "DELETE":
+            body = _valid(VersionBody, request.data, request)
+            entry_writes.delete_entry(request.tenant, entry, body["version"])
+            return Response(status=204)
+        body = _valid(EntryChange, request.data, request)
+        version = body.pop("version")
+        entry = entry_writes.update_entry(request.tenant, entry, version, **body)
+        return Response(EntrySerializer(entry).data)
+
+    def _version_action(self, request, entry_id, write):
+        entry = self._entry(request, entry_id)
+        version = _valid(VersionBody, request.data, request)["version"]
+        return Response(EntrySerializer(write(request.tenant, entry, version)).data)
+
+    @extend_schema(request=VersionBody, responses=EntrySerializer, parameters=[ENTRY_PARAM])
+    @action(detail=True, methods=["post"], url_path=f"{ENTRY}/accept")
+    def memory_entry_accept(self, request, pk=None, entry_id=None):
+        """A candidate becomes active (superseding the active one of its category)."""
+        return self._version_action(request, entry_id, entry_writes.accept)
+
+    @extend_schema(request=VersionBody, responses=EntrySerializer, parameters=[ENTRY_PARAM])
+    @action(detail=True, methods=["post"], url_path=f"{ENTRY}/reject")
+    def memory_entry_reject(self, request, pk=None, entry_id=None):
+        """A candidate is set aside: kept, never selected."""
+        return self._version_action(request, entry_id, entry_writes.reject)
+
+    @extend_schema(request=VersionBody, responses=EntrySerializer, parameters=[ENTRY_PARAM])
+    @action(detail=True, methods=["post"], url_path=f"{ENTRY}/pin")
+    def memory_entry_pin(self, request, pk=None, entry_id=None):
+        """Pinned: first within its scope, never recycled."""
+        return self._version_action(
+            request, entry_id, lambda t, e, v: entry_writes.set_pinned(t, e, v, True)
+        )
+
+    @extend_schema(request=VersionBody, responses=EntrySerializer, parameters=[ENTRY_PARAM])
+    @action(detail=True, methods=["post"], url_path=f"{ENTRY}/unpin")
+    def memory_entry_unpin(self, request, pk=None, entry_id=None):
+        """No longer pinned."""
+        return self._version_action(
+            request, entry_id, lambda t, e, v: entry_writes.set_pinned(t, e, v, False)
+        )
