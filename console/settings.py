@@ -217,6 +217,10 @@ SPECTACULAR_SETTINGS = {
     "ENUM_NAME_OVERRIDES": {
         "IndexStatusEnum": ["missing", "pending", "building", "ready", "failed"],
         "MessageStatusEnum": "memory.models.MessageStatus",
+        "MemoryEntryKindEnum": "memory.models.EntryKind",
+        "MemoryEntryScopeEnum": "memory.models.EntryScope",
+        "MemoryEntryStatusEnum": "memory.models.EntryStatus",
+        "MemoryEntryOriginEnum": "memory.models.EntryOrigin",
     },
     # 3.1: schema objects are JSON Schema 2020-12, the dialect the pydantic models emit.
     "OAS_VERSION": "3.1.0",

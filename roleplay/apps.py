@@ -6,8 +6,9 @@ class RoleplayConfig(AppConfig):
     verbose_name = "Roleplay runtime"
 
     def ready(self) -> None:
-        from roleplay import memory_context, turns, worldbook_context
+        from roleplay import memory_context, memory_learning, turns, worldbook_context
 
-        for hook in (worldbook_context.apply, memory_context.apply):
+        # Learning comes before choosing: a preference stated now applies to this reply.
+        for hook in (worldbook_context.apply, memory_learning.apply, memory_context.apply):
             if hook not in turns.CONTEXT_HOOKS:
                 turns.CONTEXT_HOOKS.append(hook)

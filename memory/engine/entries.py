@@ -58,6 +58,12 @@ def check_fields(
         raise _invalid("invalid_kind", "kind", f"kind must be one of {', '.join(KINDS)}")
     if scope not in SCOPES:
         raise _invalid("invalid_scope", "scope", f"scope must be one of {', '.join(SCOPES)}")
+    if kind == "agreement" and scope == "shared":
+        raise _invalid(
+            "agreement_not_shared",
+            "scope",
+            "an agreement is made with a character: its scope is persona or session",
+        )
     if scope == "persona" and not character_id:
         raise _invalid("scope_needs_character", "character", "a persona entry names its character")
     if scope == "session" and not session_id:

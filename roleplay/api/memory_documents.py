@@ -71,7 +71,9 @@ class HistorySerializer(serializers.Serializer):
 class MemoryDocumentActions:
     """Actions of the conversation viewset on its memory documents."""
 
-    @extend_schema(responses=SlotListSerializer)
+    @extend_schema(
+        responses=SlotListSerializer, operation_id="api_v1_conversations_memory_documents_list"
+    )
     @action(detail=True, methods=["get"], url_path="memory-documents")
     def memory_documents(self, request, pk=None):
         """The conversation's non-empty slots."""

@@ -28,8 +28,16 @@ ENTRY_PARAM = OpenApiParameter("entry_id", OpenApiTypes.UUID, OpenApiParameter.P
 
 
 class EntrySerializer(serializers.ModelSerializer):
-    character = serializers.CharField(source="character_id")
-    conversation = serializers.CharField(source="session_id")
+    """An entry; ``character`` and ``conversation`` are null when it names none."""
+
+    character = serializers.SerializerMethodField()
+    conversation = serializers.SerializerMethodField()
+
+    def get_character(self, entry) -> str | None:
+        return entry.character_id or None
+
+    def get_conversation(self, entry) -> str | None:
+        return entry.session_id or None
 
     class Meta:
         model = MemoryEntry
@@ -76,8 +84,16 @@ class NewEntry(RejectUnknownFields, serializers.Serializer):
     tags = serializers.ListField(
         child=StrictCharField(max_length=200), required=False, default=list
     )
-    character = TenantRelatedField(Character, required=False, allow_null=True, default=None)
-    conversation = TenantRelatedField(Conversation, required=False, allow_null=True, default=None)
+    character = TenantRelatedField(
+        Character, pk_field=serializers.UUIDField(), required=False, allow_null=True, default=None
+    )
+    conversation = TenantRelatedField(
+        Conversation,
+        pk_field=serializers.UUIDField(),
+        required=False,
+        allow_null=True,
+        default=None,
+    )
     share_in_session = serializers.BooleanField(required=False, default=False)
     status = serializers.ChoiceField(
         choices=[EntryStatus.ACTIVE, EntryStatus.CANDIDATE], required=False, default="active"
@@ -118,12 +134,18 @@ class MemoryEntryActions:
             raise MemoryNotFound(message="no such memory entry")
         return found
 
-    @extend_schema(methods=["get"], parameters=[EntryQuery], responses=EntryListSerializer)
+    @extend_schema(
+        methods=["get"],
+        parameters=[EntryQuery],
+        responses=EntryListSerializer,
+        operation_id="api_v1_players_memory_entries_list",
+    )
     @extend_schema(
         methods=["post"],
         request=NewEntry,
         responses={201: EntrySerializer},
         parameters=[IDEMPOTENCY_KEY],
+        operation_id="api_v1_players_memory_entries_create",
     )
     @action(detail=True, methods=["get", "post"], url_path="memory/entries")
     def memory_entries(self, request, pk=None):

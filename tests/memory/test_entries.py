@@ -54,6 +54,7 @@ def test_scrubbing_limits_and_field_rules(tenant, owner):
         ({"content": "a\x00b"}, "invalid_text"),
         ({"kind": "gossip"}, "invalid_kind"),
         ({"scope": "global"}, "invalid_scope"),
+        ({"kind": "agreement"}, "agreement_not_shared"),
         ({"scope": "persona"}, "scope_needs_character"),
         ({"scope": "session"}, "scope_needs_conversation"),
         ({"category_key": "Bad Key"}, "invalid_category"),

@@ -25,6 +25,7 @@ def test_create_list_change_and_delete(api, player, character, conversation):
     assert first.status_code == 201, first.content
     entry = first.json()
     assert (entry["status"], entry["version"], entry["origin"]) == ("active", 1, "manual")
+    assert entry["character"] is None and entry["conversation"] is None
     second = _add(
         api, player, category_key="name", content="call me Sammy", scope="session",
         conversation=str(conversation.pk), character=str(character.pk), tags=["name"],

@@ -318,6 +318,7 @@ def reference(items, *, character_id, session_id, tags=(), now, max_entries, max
 
 
 TAGS = ["rain", "night", "tea"]
+CONTENTS = ["", "be brief", "call me\nSam", "x" * 40, "y" * 150, "z" * 299, "w" * 300]
 
 
 @st.composite
@@ -327,8 +328,7 @@ def items(draw):
         kind=draw(st.sampled_from(SELECTABLE_KINDS * 8 + KINDS)),
         scope=draw(st.sampled_from(["shared", "persona", "session"])),
         status=draw(st.sampled_from(("active",) * 12 + STATUSES)),
-        content=draw(st.text(alphabet="xy \n", max_size=20))
-        + "x" * draw(st.sampled_from([0, 40, 150, 300])),
+        content=draw(st.sampled_from(CONTENTS)),
         category_key=draw(st.sampled_from(["", "", "name", "tone"])),
         pinned=draw(st.booleans()),
         tags=tuple(draw(st.lists(st.sampled_from(TAGS), max_size=3))),
@@ -340,8 +340,8 @@ def items(draw):
     )
 
 
-# 0-30 items, every length about as likely (plain st.lists favours very short lists)
-item_lists = st.integers(0, 30).flatmap(lambda n: st.lists(items(), min_size=n, max_size=n))
+# 0-30 items; plain st.lists favours very short lists, so long ones get a branch of their own
+item_lists = st.lists(items(), max_size=30) | st.lists(items(), min_size=10, max_size=30)
 requests = st.fixed_dictionaries(
     {
         "character_id": st.sampled_from(["", "c1", "c2"]),
