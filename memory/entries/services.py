@@ -78,26 +78,22 @@ def add_entry(
         if player is not None:
             list(Player.objects.select_for_update().filter(pk=player.pk).values_list("pk"))
         _make_room(tenant, player)
-        for _ in range(ADD_ATTEMPTS):
-            try:
-                with transaction.atomic():
-                    replaced = _supersede(fields) if status == EntryStatus.ACTIVE else None
-                    return MemoryEntry.objects.create(
-                        **fields,
-                        content=text,
-                        content_hash=content_hash(text),
-                        tags=list(tags),
-                        share_in_session=bool(share_in_session),
-                        status=status,
-                        pinned=bool(pinned),
-                        origin=origin,
-                        expires_at=expires_at,
-                        source_missing=bool(source_missing),
-                        supersedes_id=replaced,
-                    )
-            except IntegrityError:
-                continue  # another writer's active entry of the category: supersede it too
-    raise MemoryConflict("memory_busy", "the category is being written; retry")
+        return _superseding(
+            fields if status == EntryStatus.ACTIVE else None,
+            lambda replaced: MemoryEntry.objects.create(
+                **fields,
+                content=text,
+                content_hash=content_hash(text),
+                tags=list(tags),
+                share_in_session=bool(share_in_session),
+                status=status,
+                pinned=bool(pinned),
+                origin=origin,
+                expires_at=expires_at,
+                source_missing=bool(source_missing),
+                supersedes_id=replaced,
+            ),
+        )
 
 
 def clean_content(kind: str, content) -> str:
@@ -130,6 +126,19 @@ def _make_room(tenant, player) -> None:
             {"max_entries": max_entries()},
         )
     MemoryEntry.objects.filter(pk=spare).delete()
+
+
+def _superseding(fields: dict | None, write):
+    """``write(replaced id or None)`` in a savepoint, after superseding the active entry of
+    ``fields``' category (None: nothing to supersede). Another writer's new active entry of
+    the category breaks the unique index: then supersede that one too and write again."""
+    for _ in range(ADD_ATTEMPTS):
+        try:
+            with transaction.atomic():
+                return write(_supersede(fields) if fields is not None else None)
+        except IntegrityError:
+            continue
+    raise MemoryConflict("memory_busy", "the category is being written; retry")
 
 
 def _supersede(fields: dict) -> str | None:
@@ -207,18 +216,13 @@ def update_entry(
 def accept(tenant, entry: MemoryEntry, version) -> MemoryEntry:
     """A candidate becomes active, superseding the active one of its category."""
     _expect_status(entry, EntryStatus.CANDIDATE, "accept")
-    fields = _fields_of(entry)
     with transaction.atomic():
-        for _ in range(ADD_ATTEMPTS):
-            try:
-                with transaction.atomic():
-                    replaced = _supersede(fields)
-                    return _compare_and_set(
-                        tenant, entry, version, status=EntryStatus.ACTIVE, supersedes_id=replaced
-                    )
-            except IntegrityError:
-                continue
-    raise MemoryConflict("memory_busy", "the category is being written; retry")
+        return _superseding(
+            _fields_of(entry),
+            lambda replaced: _compare_and_set(
+                tenant, entry, version, status=EntryStatus.ACTIVE, supersedes_id=replaced
+            ),
+        )
 
 
 def reject(tenant, entry: MemoryEntry, version) -> MemoryEntry:
