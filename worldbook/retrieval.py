@@ -22,12 +22,7 @@ from worldbook.engine.prepared import lexical_docs
 from worldbook.engine.schema import SelectRequest
 from worldbook.engine.selection import LoadedBook, SelectionResult, select
 from worldbook.models import IndexChunk, TimedEffectState
-from worldbook.selectors import (
-    BoundRevision,
-    canonical_book_id,
-    load_books,
-    requested_revisions,
-)
+from worldbook.selectors import BoundRevision, canonical_book_id, requested_revisions
 from worldbook.tokenizer import CL100K
 
 LEXICAL_WEIGHT = 0.5
@@ -254,20 +249,20 @@ def search(tenant, *, query: str, refs, mode: str, limit: int) -> dict:
     refs = [(canonical_book_id(book_id), revision) for book_id, revision in refs]
     if len({book_id for book_id, _ in refs}) != len(refs):
         raise errors.invalid("a book is listed twice")
-    books = load_books(tenant, refs)
+    embedder = indexing.default_embedder()
+    found = requested_revisions(tenant, refs, embedder.embedding_version)
     results = []
     degraded: list[dict] = []
-    embedder = indexing.default_embedder()
     query_vector = None
-    for book in books:
+    for revision in found:
+        book = revision.load()
         titles = {e.id: e.title for e in book.entries}
         lexical_hits = (
             {h.key: h for h in _lexical(book).search(query, limit)} if mode != "vector" else {}
         )
         vector = {}
         if mode in ("vector", "hybrid"):
-            index = indexing.ready_index(tenant, book.book_id, book.revision, embedder)
-            if index is None:
+            if revision.index_id is None:
                 if mode == "vector":
                     raise errors.Conflict(
                         "index_not_ready",
@@ -278,7 +273,7 @@ def search(tenant, *, query: str, refs, mode: str, limit: int) -> dict:
             else:
                 if query_vector is None:
                     query_vector = embedder.embed([query])[0]
-                vector = vector_scores(index.id, query_vector, limit)
+                vector = vector_scores(revision.index_id, query_vector, limit)
         top = max((h.score for h in lexical_hits.values()), default=0.0) or 1.0
         for entry_id in set(lexical_hits) | set(vector):
             lex = lexical_hits.get(entry_id)

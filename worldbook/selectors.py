@@ -56,11 +56,6 @@ def get_revision(tenant, book: Book, revision: int | None) -> BookRevision:
     return row
 
 
-def load_books(tenant, refs: list[tuple[str, int | None]]) -> list[LoadedBook]:
-    """Exact revisions for selection/search; content is fetched only on a cache miss."""
-    return [found.load() for found in requested_revisions(tenant, refs, "")]
-
-
 def canonical_book_id(book_id) -> str:
     """``str(uuid)`` of a book id however it is spelled (upper case, no hyphens), or the
     input unchanged when it is not a UUID (it then matches no book)."""
