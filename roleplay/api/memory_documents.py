@@ -14,7 +14,7 @@ from console.idempotency import IDEMPOTENCY_KEY, run_idempotent
 from memory.documents import selectors as documents
 from memory.documents import services as document_writes
 from memory.engine.documents import MAX_SAFE_INTEGER, check_slot
-from roleplay.api.serializers import RejectUnknownFields
+from roleplay.api.serializers import RejectUnknownFields, validated
 
 SLOT = r"memory-documents/(?P<slot>[^/]+)"
 SLOT_PARAM = OpenApiParameter(
@@ -99,9 +99,7 @@ class MemoryDocumentActions:
         session_id = str(conversation.id)
         if request.method == "GET":
             return Response(documents.read_document(request.tenant, session_id, slot))
-        body = PutBody(data=request.data)
-        body.is_valid(raise_exception=True)
-        data = body.validated_data
+        data = validated(PutBody, request)
 
         def work():
             revision = document_writes.put_document(

@@ -20,7 +20,12 @@ from memory.entries import selectors as entries
 from memory.entries import services as entry_writes
 from memory.errors import MemoryInvalid, MemoryNotFound
 from memory.models import EntryKind, EntryScope, EntryStatus, MemoryEntry
-from roleplay.api.serializers import RejectUnknownFields, StrictCharField, TenantRelatedField
+from roleplay.api.serializers import (
+    RejectUnknownFields,
+    StrictCharField,
+    TenantRelatedField,
+    validated,
+)
 from roleplay.models import Character, Conversation
 
 ENTRY = r"memory/entries/(?P<entry_id>[^/.]+)"
@@ -115,12 +120,6 @@ class VersionBody(RejectUnknownFields, serializers.Serializer):
     version = serializers.IntegerField(min_value=1, max_value=2**31 - 1)
 
 
-def _valid(serializer_class, data, request):
-    body = serializer_class(data=data, context={"request": request})
-    body.is_valid(raise_exception=True)
-    return body.validated_data
-
-
 class MemoryEntryActions:
     """Actions of the player viewset on the player's memory entries."""
 
@@ -154,7 +153,7 @@ class MemoryEntryActions:
         review); an active preference or agreement supersedes the one of its category."""
         player = self.get_object()
         if request.method == "GET":
-            query = _valid(EntryQuery, request.query_params, request)
+            query = validated(EntryQuery, request, request.query_params)
             rows = entries.owner_entries(
                 request.tenant,
                 player,
@@ -165,7 +164,7 @@ class MemoryEntryActions:
                 session_id=str(query.get("conversation") or ""),
             )
             return Response({"results": EntrySerializer(rows, many=True).data})
-        body = _valid(NewEntry, request.data, request)
+        body = validated(NewEntry, request)
         conversation = body["conversation"]
         if conversation is not None and conversation.player_id != player.pk:
             raise MemoryInvalid("conversation_not_players", "the conversation is another player's")
@@ -208,17 +207,17 @@ class MemoryEntryActions:
         if request.method == "GET":
             return Response(EntrySerializer(entry).data)
         if request.method == "DELETE":
-            body = _valid(VersionBody, request.data, request)
+            body = validated(VersionBody, request)
             entry_writes.delete_entry(request.tenant, entry, body["version"])
             return Response(status=204)
-        body = _valid(EntryChange, request.data, request)
+        body = validated(EntryChange, request)
         version = body.pop("version")
         entry = entry_writes.update_entry(request.tenant, entry, version, **body)
         return Response(EntrySerializer(entry).data)
 
     def _version_action(self, request, entry_id, write):
         entry = self._entry(request, entry_id)
-        version = _valid(VersionBody, request.data, request)["version"]
+        version = validated(VersionBody, request)["version"]
         return Response(EntrySerializer(write(request.tenant, entry, version)).data)
 
     @extend_schema(request=VersionBody, responses=EntrySerializer, parameters=[ENTRY_PARAM])

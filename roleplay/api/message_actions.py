@@ -15,7 +15,12 @@ from console.failures import BadRequest
 from console.idempotency import IDEMPOTENCY_KEY
 from memory.models import Message, MessageAlternative
 from roleplay import hub, turns
-from roleplay.api.serializers import MessageSerializer, RejectUnknownFields, TurnSerializer
+from roleplay.api.serializers import (
+    MessageSerializer,
+    RejectUnknownFields,
+    TurnSerializer,
+    validated,
+)
 from roleplay.models import TurnKind
 from roleplay.services import messages
 
@@ -84,12 +89,6 @@ def editor_of(request) -> str:
     return f"user:{user.get_username()}" if user is not None else "api"
 
 
-def _body(serializer_class, request):
-    body = serializer_class(data=request.data)
-    body.is_valid(raise_exception=True)
-    return body.validated_data
-
-
 def _announce(conversation, event: dict) -> None:
     async_to_sync(hub.announce)(conversation.id, event)
 
@@ -102,7 +101,7 @@ class MessageActions:
     def update_message(self, request, pk=None, message_id=None):
         """Replace a message's text; the edit is recorded (who, when, hashes)."""
         conversation = self.get_object()
-        content = _body(EditBody, request)["content"]
+        content = validated(EditBody, request)["content"]
         if not content.strip():
             raise BadRequest("empty_content", "content must not be only white space")
         message = messages.edit_message(
@@ -130,7 +129,7 @@ class MessageActions:
     def select_alternative(self, request, pk=None, message_id=None):
         """Make one alternative the text history and every capability see."""
         conversation = self.get_object()
-        index = _body(SelectBody, request)["index"]
+        index = validated(SelectBody, request)["index"]
         message = messages.select_alternative(conversation, message_id, index)
         _announce(conversation, hub.message_updated(message))
         return Response(MessageSerializer(message).data)
@@ -140,7 +139,7 @@ class MessageActions:
     def delete_last(self, request, pk=None):
         """Delete the last exchange (the last player message and what follows it)."""
         conversation = self.get_object()
-        _body(NoBody, request)
+        validated(NoBody, request)
         ids = messages.delete_last_exchange(conversation)
         _announce(conversation, {"type": "messages.deleted", "message_ids": ids})
         return Response({"deleted": ids})
@@ -150,7 +149,7 @@ class MessageActions:
     def rollback_to(self, request, pk=None):
         """Delete a message and every later one."""
         conversation = self.get_object()
-        message_id = _body(RollbackToBody, request)["message_id"]
+        message_id = validated(RollbackToBody, request)["message_id"]
         ids = messages.rollback_to(conversation, message_id)
         _announce(conversation, {"type": "messages.deleted", "message_ids": ids})
         return Response({"deleted": ids})
@@ -166,7 +165,7 @@ class MessageActions:
         its reply. Idempotent by ``client_message_id``: a repeat returns the earlier turn
         (200) as it is now; sockets on the conversation see the turn stream as usual."""
         conversation = self.get_object()
-        body = _body(TurnBody, request)
+        body = validated(TurnBody, request)
         if body["kind"] == TurnKind.CHAT and not body["content"].strip():
             raise BadRequest("empty_content", "a chat turn needs content")
         before = conversation.turns.filter(client_message_id=body["client_message_id"]).exists()

@@ -47,6 +47,16 @@ class TenantRelatedField(serializers.PrimaryKeyRelatedField):
             raise serializers.ValidationError("invalid id") from exc
 
 
+def validated(serializer_class, request, data=None):
+    """The validated data of ``data`` (the request's body by default), or the 400 that names
+    every invalid field; the request is the serializer's context (tenant-scoped ids)."""
+    body = serializer_class(
+        data=request.data if data is None else data, context={"request": request}
+    )
+    body.is_valid(raise_exception=True)
+    return body.validated_data
+
+
 class RejectUnknownFields:
     """Rejects unknown fields instead of silently ignoring them (a typo is an error)."""
 
