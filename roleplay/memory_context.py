@@ -11,7 +11,6 @@ from django.utils import timezone
 from memory.engine import preferences
 from memory.entries.selectors import selectable_items
 from memory.entries.services import mark_used
-from roleplay.prompting.assembly import capabilities
 
 BLOCK_ID = "memory:preferences"
 # After the character sheet, where the layout has one; else just above the latest messages.
@@ -31,7 +30,7 @@ def apply(ctx, conversation) -> None:
     )
     if not chosen:
         return
-    available = capabilities(ctx.preset, ctx.actor_inputs(blocks=False))
+    available = ctx.placement_capabilities()
     position = next((p for p in POSITIONS if p in available), None)
     ctx.trace["memory"] = {
         "preferences": [

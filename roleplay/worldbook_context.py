@@ -11,7 +11,6 @@ from __future__ import annotations
 from console.failures import NotFound
 from console.scoping import LOOKUP_MISSES
 from memory.selectors import count_chat_messages
-from roleplay.prompting.assembly import capabilities
 from worldbook.engine.gc_pause import paused_gc
 from worldbook.engine.schema import SelectRequest
 from worldbook.errors import WorldbookError
@@ -61,7 +60,7 @@ def apply(ctx, conversation) -> None:
         template_vars={"char": character.name, "user": ctx.user_name},
         # Exactly the positions this turn's prompt layout has (preset, examples, author's
         # note, outlets), so the worldbook never selects what cannot be placed.
-        placement_capabilities=list(capabilities(ctx.preset, ctx.actor_inputs(blocks=False))),
+        placement_capabilities=list(ctx.placement_capabilities()),
         conversation_id=conversation.session_id,
         message_index=message_index,
     )

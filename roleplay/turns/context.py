@@ -27,7 +27,14 @@ from memory import selectors as message_reads
 from roleplay.llm.gateway import provider_config
 from roleplay.models import Character, Conversation, ModelConfig, Turn, TurnKind
 from roleplay.preset_selectors import effective_preset
-from roleplay.prompting.assembly import ActorInputs, AssembledPrompt, AuthorNote, Card, assemble
+from roleplay.prompting.assembly import (
+    ActorInputs,
+    AssembledPrompt,
+    AuthorNote,
+    Card,
+    assemble,
+    capabilities,
+)
 from roleplay.prompting.notes import effective_note
 from roleplay.prompting.presets import LoadedPreset
 from roleplay.selectors import ActivePersona, greeting_for, persona_for
@@ -78,6 +85,8 @@ class TurnContext:
     trace: dict[str, Any] = field(default_factory=dict)
     # False for a preview: hooks read state (worldbook timed effects...) but write none.
     record: bool = True
+    # (the variables it was computed with, the layout's positions): see placement_capabilities.
+    _capabilities: tuple[dict[str, str], tuple[str, ...]] | None = field(default=None, repr=False)
 
     @property
     def user_name(self) -> str:
@@ -85,6 +94,15 @@ class TurnContext:
 
     def chat_history(self) -> list[dict[str, str]]:
         return [m.chat() for m in self.history]
+
+    def placement_capabilities(self) -> tuple[str, ...]:
+        """The positions (and outlets) this turn's prompt layout offers, where a capability
+        may place a block (``assembly.capabilities``). Building the layout costs a prompt
+        assembly, so it is done once for every hook, again only if the variables change."""
+        if self._capabilities is None or self._capabilities[0] != self.variables:
+            found = capabilities(self.preset, self.actor_inputs(blocks=False))
+            self._capabilities = (dict(self.variables), found)
+        return self._capabilities[1]
 
     def actor_inputs(self, *, blocks: bool = True) -> ActorInputs:
         """What the Actor prompt is assembled from (``prompting.assembly``)."""

@@ -11,7 +11,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from roleplay.prompting.assembly import ActorInputs, Card
+from roleplay.prompting.assembly import ActorInputs, Card, capabilities
 from roleplay.prompting.default_preset import default_preset
 from roleplay.worldbook_context import WorldbookTurnError, apply
 from worldbook import services
@@ -23,9 +23,11 @@ pytestmark = pytest.mark.django_db
 
 def _context():
     inputs = ActorInputs(card=Card(name="Mira"), persona_name="Ann")
+    preset = default_preset()
     return SimpleNamespace(
-        preset=default_preset(),
+        preset=preset,
         actor_inputs=lambda blocks=True: inputs,
+        placement_capabilities=lambda: capabilities(preset, inputs),
         trace={},
         user_input="hello",
         history=[SimpleNamespace(role="user", content="earlier")],
