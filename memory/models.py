@@ -8,6 +8,7 @@ import uuid
 from django.db import models
 
 from console.scoping import TenantScopedModel
+from memory.engine.entries import SUPERSEDING_KINDS
 
 
 class MessageStatus(models.TextChoices):
@@ -207,7 +208,7 @@ class MemoryEntry(TenantScopedModel):
         constraints = [
             models.UniqueConstraint(
                 fields=["tenant", "player", "scope", "character_id", "session_id", "category_key"],
-                condition=models.Q(status="active", kind__in=["preference", "agreement"])
+                condition=models.Q(status="active", kind__in=list(SUPERSEDING_KINDS))
                 & ~models.Q(category_key=""),
                 nulls_distinct=False,
                 name="memory_entry_one_active_per_category",

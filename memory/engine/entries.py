@@ -13,6 +13,9 @@ from memory.errors import MemoryInvalid
 KINDS = ("preference", "agreement", "context", "episode", "fact", "belief")
 SHORT_KINDS = ("preference", "agreement", "context")  # at most 240 characters (seed 004)
 SCOPES = ("shared", "persona", "session")
+# Of these kinds an owner has one active entry per scope, character, conversation and
+# category: a newer one supersedes the older (the services, and the table's unique index).
+SUPERSEDING_KINDS = ("preference", "agreement")
 MAX_SHORT_CHARS = 240
 MAX_LONG_CHARS = 4000
 MAX_TAGS = 16

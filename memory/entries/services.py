@@ -19,12 +19,18 @@ from django.utils import timezone
 
 from console.models import Player
 from console.storable import unstorable_at
-from memory.engine.entries import check_content, check_fields, check_tags, content_hash, max_chars
+from memory.engine.entries import (
+    SUPERSEDING_KINDS,
+    check_content,
+    check_fields,
+    check_tags,
+    content_hash,
+    max_chars,
+)
 from memory.engine.scrub import scrub
 from memory.errors import MemoryConflict, MemoryInvalid, MemoryNotFound
-from memory.models import EntryKind, EntryOrigin, EntryStatus, MemoryEntry
+from memory.models import EntryOrigin, EntryStatus, MemoryEntry
 
-SUPERSEDING_KINDS = (EntryKind.PREFERENCE, EntryKind.AGREEMENT)
 ADD_ATTEMPTS = 3
 
 
