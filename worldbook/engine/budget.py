@@ -12,10 +12,10 @@ with a :class:`SelectionError` naming it.
 
 from __future__ import annotations
 
-import heapq
 import math
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from itertools import chain
 from typing import Any
 
 from worldbook.engine.activation import PLAIN_CONSTANT, Activation, Slot
@@ -45,7 +45,8 @@ class Group:
     members: list[Slot]
     rank: int
     sort_key: tuple[Any, ...]
-    new_members: list[Slot] = field(default_factory=list)
+    # The members this group added when taken (a sequence, replaced, never grown).
+    new_members: Sequence[Slot] = ()
 
 
 @dataclass(slots=True)
@@ -126,9 +127,10 @@ def _in_rank_order(
     groups: list[Group], quiet: list[list[tuple[tuple[Any, ...], Slot]]]
 ) -> Iterator[Group]:
     """The sorted groups and a group of one per quiet constant, merged (keys are unique: they
-    end with the root's book and entry ids)."""
-    ranked: Iterable[tuple[tuple[Any, ...], Group | Slot]] = heapq.merge(
-        ((group.sort_key, group) for group in groups), *quiet
+    end with the root's book and entry ids, so two items never tie). One C-level sort of the
+    already sorted runs merges them several times faster than ``heapq.merge``."""
+    ranked: list[tuple[tuple[Any, ...], Group | Slot]] = sorted(
+        chain(((group.sort_key, group) for group in groups), *quiet)
     )
     for key, item in ranked:
         if isinstance(item, Group):
@@ -235,7 +237,11 @@ def fit_budget(inp: BudgetInput, groups: Iterable[Group], drops: dict[Slot, Drop
     constant_used = 0
     constant_cap = math.floor(inp.constant_ratio * inp.token_budget + 1e-9)
     for group in groups:
-        new = [slot for slot in group.members if slot not in taken_slots]
+        members = group.members
+        if len(members) == 1:  # most groups: no list to build
+            new = members if members[0] not in taken_slots else []
+        else:
+            new = [slot for slot in members if slot not in taken_slots]
         if not new:
             taken.append(group)
             continue
@@ -291,12 +297,14 @@ def fit_budget(inp: BudgetInput, groups: Iterable[Group], drops: dict[Slot, Drop
 def _drop(
     inp: BudgetInput,
     group: Group,
-    new: list[Slot],
+    new: Sequence[Slot],
     drops: dict[Slot, Drop],
     reason: str,
     details: dict[str, Any],
 ) -> None:
     drops[group.root] = Drop(reason, details)
+    if len(new) == 1 and new[0] == group.root:  # most drops: a group of one
+        return
     for slot in new[1:] if new and new[0] == group.root else new:
         if slot not in inp.active and slot not in drops:
             drops[slot] = Drop(reason, {**details, "as_dependency_of": inp.label(group.root)})

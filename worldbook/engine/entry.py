@@ -22,7 +22,7 @@ from typing import Any
 from worldbook.engine.schema import Condition, EntryIn, canonical_json
 
 _EMPTY: dict[str, Any] = {}
-_SEP = "\x1f"  # joins a key list; a list with a key containing it stays a tuple
+SEP = "\x1f"  # joins a key list; a list with a key containing it stays a tuple
 
 # Fields held per entry; the rest are traits, shared by entries with equal settings.
 OWN_FIELDS = ("id", "title", "content", "keys", "secondary_keys", "priority", "order")
@@ -43,17 +43,19 @@ TUPLE_FIELDS = (
 )
 _CONDITIONS = TRAIT_FIELDS.index("conditions")
 _DELAY_UNTIL_RECURSION = TRAIT_FIELDS.index("delay_until_recursion")
+_CASE_SENSITIVE = TRAIT_FIELDS.index("case_sensitive")
+_WHOLE_WORDS = TRAIT_FIELDS.index("match_whole_words")
 
 
 def _pack(keys: Sequence[str]) -> str | tuple[str, ...]:
     if not keys:
         return ()
-    joined = _SEP.join(keys)
-    return joined if joined.count(_SEP) == len(keys) - 1 else tuple(keys)
+    joined = SEP.join(keys)
+    return joined if joined.count(SEP) == len(keys) - 1 else tuple(keys)
 
 
-def _unpack(packed: str | tuple[str, ...]) -> tuple[str, ...]:
-    return tuple(packed.split(_SEP)) if isinstance(packed, str) else packed
+def unpack(packed: str | tuple[str, ...]) -> tuple[str, ...]:
+    return tuple(packed.split(SEP)) if isinstance(packed, str) else packed
 
 
 class Entry:
@@ -139,11 +141,18 @@ class Entry:
 
     @property
     def keys(self) -> tuple[str, ...]:
-        return _unpack(self._keys)
+        return unpack(self._keys)
 
     @property
     def secondary_keys(self) -> tuple[str, ...]:
-        return _unpack(self._secondary)
+        return unpack(self._secondary)
+
+    def key_lists(self) -> tuple[bool, bool, str | tuple[str, ...], str | tuple[str, ...]]:
+        """(case sensitive, whole words, keys, secondary keys) with each key list as held:
+        a string joins the keys with ``SEP`` (split it, or :func:`unpack` it), a tuple when
+        a key holds the separator. One call serves the compiler's pass over 5,000 entries."""
+        traits = self._traits
+        return traits[_CASE_SENSITIVE], traits[_WHOLE_WORDS], self._keys, self._secondary
 
     def __reduce__(self) -> tuple[Any, ...]:
         # Rebuilt by one call with the values in order; pickling keeps one copy of a traits
@@ -152,34 +161,61 @@ class Entry:
 
     @classmethod
     def of(cls, entry: EntryIn | Entry, shared: dict | None = None) -> Entry:
-        """The record of ``entry``; ``shared`` (traits key -> traits) lets the records of
-        one revision share equal traits (:func:`compact` passes one)."""
+        """The record of ``entry``; ``shared`` (a dict the caller keeps for one revision,
+        as :func:`compact` does) lets the records of that revision share equal traits."""
         if isinstance(entry, Entry):
             return entry
-        traits = list(_read_traits(entry))
-        for i in _TUPLE_AT:
-            traits[i] = tuple(traits[i])
-        for i in _STRING_AT:  # one string object per value, not one per entry
-            if traits[i] is not None:
-                traits[i] = sys.intern(traits[i])
-        values = tuple(traits)
-        if shared is not None:
-            values = shared.setdefault(_traits_key(values), values)
+        fields = entry.__dict__  # a model's field values: read in one C call, not by name
+        if shared is None or fields["conditions"]:
+            values = _traits(entry, shared)
+        else:
+            # The common case, looked up by the raw settings before anything is derived:
+            # most entries of a book share their settings, so the traits are built once.
+            key = (
+                _read_plain(fields),
+                tuple(fields["requires"]),
+                tuple(fields["audience"]),
+                tuple(fields["runtime_requirements"]),
+                fields["delay_until_recursion"].__class__,  # True and 1 compare equal
+            )
+            found = shared.get(key)
+            if found is None:
+                found = shared[key] = _traits(entry, None)
+            values = found
+        id_, title, content, keys, secondary, priority, order, metadata, source = _read_own(fields)
         return cls(
-            entry.id,
-            entry.title,
-            entry.content,
-            _pack(entry.keys),
-            _pack(entry.secondary_keys),
-            entry.priority,
-            entry.order,
-            entry.metadata or _EMPTY,  # most entries: share one, never written to
-            entry.source,
+            id_,
+            title,
+            content,
+            _pack(keys),
+            _pack(secondary),
+            priority,
+            order,
+            metadata or _EMPTY,  # most entries: share one, never written to
+            source,
             values,
         )
 
 
+def _traits(entry: EntryIn, shared: dict | None) -> tuple[Any, ...]:
+    """The traits tuple of ``entry``; with ``shared``, the equal tuple already in it."""
+    traits = list(_read_traits(entry))
+    for i in _TUPLE_AT:
+        traits[i] = tuple(traits[i])
+    for i in _STRING_AT:  # one string object per value, not one per entry
+        if traits[i] is not None:
+            traits[i] = sys.intern(traits[i])
+    values = tuple(traits)
+    if shared is not None:
+        values = shared.setdefault(_traits_key(values), values)
+    return values
+
+
 _read_traits = attrgetter(*TRAIT_FIELDS)
+# The traits that are neither lists nor derived: hashable as they are.
+_DERIVED = ("group_names", "recursion_level")
+_read_plain = itemgetter(*(n for n in TRAIT_FIELDS if n not in TUPLE_FIELDS + _DERIVED))
+_read_own = itemgetter(*OWN_FIELDS, *OWN_DICTS)
 _TUPLE_AT = tuple(i for i, name in enumerate(TRAIT_FIELDS) if name in TUPLE_FIELDS)
 _STRING_AT = tuple(i for i, name in enumerate(TRAIT_FIELDS) if name in SHARED_STRINGS)
 

@@ -3,16 +3,19 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from worldbook.engine.keys import (
     MAX_REGEX_LENGTH,
     RegexKey,
     RegexKeyError,
     compile_regex_key,
+    find_plain,
     is_whole_word,
     parse_regex_key,
 )
-from worldbook.engine.matcher import _Automaton, clear_cache, compile_book
+from worldbook.engine.matcher import _Automaton, clear_cache, compile_book, encode
 from worldbook.engine.schema import EntryIn
 
 
@@ -172,3 +175,44 @@ def test_a_word_with_a_lone_surrogate_does_not_lose_the_words_after_it():
     # lets no such key into a book; should one reach the automaton, it is held with U+FFFD.
     automaton = _Automaton(0, ["ab", "c\ud800", "bc"])
     assert automaton.find("xab\ud800bc c\ud800") == [(0, 1, 3), (2, 4, 6), (1, 7, 9)]
+
+
+# Keys built from pieces that stress the compiler's batched paths: the separator joined key
+# lists use, empty keys, slashes (maybe regex keys), letters whose lower case depends on
+# context or changes length (final sigma, dotted I), and the same words in several entries.
+_PIECES = ["a", "B", "ab", "\x1f", "/", "/x/i", "Σ", "ΟΔΟΣ", "İ", "ß", " ", "é", "名前", "k"]
+_key = st.lists(st.sampled_from(_PIECES), max_size=3).map("".join)
+_entry = st.fixed_dictionaries(
+    {
+        "keys": st.lists(_key, max_size=4),
+        "secondary_keys": st.lists(_key, max_size=3),
+        "case_sensitive": st.booleans(),
+        "match_whole_words": st.booleans(),
+    }
+)
+
+
+def _expected_codes(entries: list[EntryIn], text: str) -> set[int]:
+    """Per key, by the reference rule (``find_plain``), the codes ``scan_codes`` reports."""
+    codes = set()
+    for i, entry in enumerate(entries):
+        for secondary, keys in ((False, entry.keys), (True, entry.secondary_keys)):
+            for k, key in enumerate(keys):
+                if not key or parse_regex_key(key) is not None:
+                    continue
+                haystack, needle = (
+                    (text, key) if entry.case_sensitive else (text.lower(), key.lower())
+                )
+                if find_plain(haystack, needle, entry.match_whole_words):
+                    codes.add(encode(i, k, secondary))
+    return codes
+
+
+@settings(max_examples=300, deadline=None)
+@given(entries=st.lists(_entry, max_size=6), text=st.lists(st.sampled_from(_PIECES)).map("".join))
+def test_compiled_plain_keys_match_the_reference_rule_key_by_key(entries, text):
+    models = [EntryIn.model_validate({"content": "x", **e}) for e in entries]
+    clear_cache()
+    book = compile_book("b", "h", models)
+    regex_codes = set().union(*map(set, book._regex_codes)) if book._regex_codes else set()
+    assert book.scan_codes(text) - regex_codes == _expected_codes(models, text)
