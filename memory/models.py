@@ -217,3 +217,79 @@ class MemoryEntry(TenantScopedModel):
         indexes = [
             models.Index(fields=["tenant", "player", "status"], name="memory_entry_owner"),
         ]
+
+
+class MemoryEvidence(TenantScopedModel):
+    """Where an entry came from: a contiguous span of one stored message (character offsets
+    ``start``..``end``) and its scrubbed quote. The message is a foreign key, so a rolled
+    back turn or a cleared conversation takes the evidence with it; the entry then shows
+    ``source_missing`` only if it has no evidence left."""
+
+    entry = models.ForeignKey(MemoryEntry, on_delete=models.CASCADE, related_name="evidence")
+    message = models.ForeignKey(Message, on_delete=models.CASCADE, related_name="+")
+    start = models.PositiveIntegerField()
+    end = models.PositiveIntegerField()
+    quote = models.TextField()
+    role = models.CharField(max_length=16)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.CheckConstraint(
+                condition=models.Q(end__gt=models.F("start")), name="memory_evidence_span"
+            )
+        ]
+
+
+class MemoryOwnerState(TenantScopedModel):
+    """Two counters per owner (a player; none for a character's canon): ``revision`` moves
+    on any change of the owner's memory (a cache key for what a turn reads), ``epoch`` on a
+    change by a person or a forgetting (manual edit, delete, clear): background work that
+    started at an older epoch must not write its result back."""
+
+    player = models.OneToOneField(
+        "console.Player", on_delete=models.CASCADE, related_name="+", null=True
+    )
+    revision = models.PositiveBigIntegerField(default=0)
+    epoch = models.PositiveBigIntegerField(default=0)
+    updated_at = models.DateTimeField(auto_now=True)
+
+
+class HandoffStatus(models.TextChoices):
+    PENDING = "pending", "pending"
+    ACCEPTED = "accepted", "accepted"
+    CLOSED = "closed", "closed"
+
+
+class MemoryHandoff(TenantScopedModel):
+    """Seed 004's handoff: what one persona (character) passes to another in a conversation,
+    as the owner wrote it (scrubbed), with references to shareable entries. The receiving
+    character reads it in its prompt; it never copies it into its own memory."""
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    player = models.ForeignKey("console.Player", on_delete=models.CASCADE, related_name="+")
+    from_character_id = models.CharField(max_length=64)
+    to_character_id = models.CharField(max_length=64)
+    session_id = models.CharField(max_length=200)
+    summary = models.TextField(blank=True, default="")
+    status = models.CharField(
+        max_length=16, choices=HandoffStatus.choices, default=HandoffStatus.PENDING
+    )
+    version = models.PositiveIntegerField(default=1)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        indexes = [models.Index(fields=["tenant", "player", "status"], name="memory_handoff_owner")]
+
+
+class MemoryHandoffItem(TenantScopedModel):
+    """An entry a handoff references; deleting the entry revokes the reference."""
+
+    handoff = models.ForeignKey(MemoryHandoff, on_delete=models.CASCADE, related_name="items")
+    entry = models.ForeignKey(MemoryEntry, on_delete=models.CASCADE, related_name="+")
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["handoff", "entry"], name="memory_handoff_item_unique")
+        ]

@@ -9,7 +9,9 @@ import uuid
 from django.db import connection, transaction
 from django.utils import timezone
 
+from memory.entries import evidence
 from memory.models import MemoryMetadata, Message, MessageStatus
+from memory.signals import after_commit, history_changed, messages_deleted
 
 DELETE_BATCH = 500
 UPDATE_RECENT_DEFAULT = 100
@@ -94,8 +96,32 @@ def _deleted_messages(result: tuple[int, dict]) -> int:
     return result[1].get(Message._meta.label, 0)
 
 
+def _delete(tenant, messages, session_id: str | None, timestamps: list[int] | None) -> int:
+    """Delete ``messages`` (a queryset); entries learned only from them lose their source
+    (``source_missing``), and the store's two events go out once the change commits."""
+    with transaction.atomic():
+        learned_from = evidence.entries_of_messages(messages)
+        deleted = _deleted_messages(messages.delete())
+        evidence.mark_orphans(learned_from)
+        if deleted:
+            after_commit(
+                messages_deleted, tenant=tenant, session_id=session_id, timestamps=timestamps
+            )
+            after_commit(history_changed, tenant=tenant, session_id=session_id, reason="deleted")
+    return deleted
+
+
 def clear_session(tenant, session_id: str) -> int:
-    return _deleted_messages(Message.objects.filter(tenant=tenant, session_id=session_id).delete())
+    messages = Message.objects.filter(tenant=tenant, session_id=session_id)
+    return _delete(tenant, messages, session_id, None)
+
+
+def clear_all(tenant) -> int:
+    """Every conversation's messages and archive, and the metadata side store (seed 001's
+    ``clearAll``; ``memory.forget.clear_all`` clears the rest of memory with it)."""
+    with transaction.atomic():
+        MemoryMetadata.objects.filter(tenant=tenant).delete()
+        return _delete(tenant, Message.objects.filter(tenant=tenant), None, None)
 
 
 def trim_history(tenant, session_id: str, keep_recent: int) -> int:
@@ -103,7 +129,10 @@ def trim_history(tenant, session_id: str, keep_recent: int) -> int:
     keep_recent = max(int(keep_recent), 0)
     active = Message.objects.filter(tenant=tenant, session_id=session_id, archived=False)
     keep_ids = list(active.order_by("-ts").values_list("id", flat=True)[:keep_recent])
-    return active.exclude(id__in=keep_ids).update(archived=True)
+    archived = active.exclude(id__in=keep_ids).update(archived=True)
+    if archived:
+        after_commit(history_changed, tenant=tenant, session_id=session_id, reason="trimmed")
+    return archived
 
 
 def delete_messages_by_timestamps(tenant, session_id: str, timestamps) -> int:
@@ -113,9 +142,8 @@ def delete_messages_by_timestamps(tenant, session_id: str, timestamps) -> int:
     with transaction.atomic():
         for i in range(0, len(stamps), DELETE_BATCH):
             batch = stamps[i : i + DELETE_BATCH]
-            deleted += _deleted_messages(
-                Message.objects.filter(tenant=tenant, session_id=session_id, ts__in=batch).delete()
-            )
+            messages = Message.objects.filter(tenant=tenant, session_id=session_id, ts__in=batch)
+            deleted += _delete(tenant, messages, session_id, batch)
     return deleted
 
 
@@ -135,6 +163,8 @@ def update_message_content(
             message.content = message.content.replace(old_text, new_text)
             message.save(update_fields=["content"])
             changed += 1
+    if changed:
+        after_commit(history_changed, tenant=tenant, session_id=session_id, reason="edited")
     return changed
 
 

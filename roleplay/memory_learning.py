@@ -8,6 +8,9 @@ a chat turn's (a regenerate or continue says nothing new; a preview writes nothi
 preference stated for now is a session entry of this conversation and character that
 expires after a day; one stated as lasting ("from now on", "以后") is a persona entry of the
 character. A newer one of a category supersedes the older (``memory.entries.services``).
+Each entry keeps the phrase it was learned from as evidence (the stored message and the
+span), so the console shows where it came from and a rollback of the turn marks it
+``source_missing``.
 """
 
 from __future__ import annotations
@@ -17,8 +20,9 @@ from datetime import timedelta
 from django.utils import timezone
 
 from memory.engine.rules import TEMPORARY_DAYS, find_preferences
+from memory.entries import evidence
 from memory.entries.services import add_entry
-from memory.models import EntryOrigin, EntryScope
+from memory.models import EntryOrigin, EntryScope, Message
 from roleplay.models import TurnKind
 
 
@@ -27,10 +31,20 @@ def apply(ctx, conversation) -> None:
         return
     found = find_preferences(ctx.user_input)
     if found:
-        ctx.trace["memory_rules"] = _store(conversation, found)
+        source = _source(conversation, ctx.turn.user_message_id, ctx.user_input)
+        ctx.trace["memory_rules"] = _store(conversation, found, source)
 
 
-def _store(conversation, found) -> list[dict]:
+def _source(conversation, message_id, text: str):
+    """The stored message the input is, to quote as evidence (None if it is not stored
+    as read, e.g. edited meanwhile)."""
+    if message_id is None:
+        return None
+    message = Message.objects.filter(tenant=conversation.tenant, pk=message_id).first()
+    return message if message is not None and message.content == text else None
+
+
+def _store(conversation, found, source) -> list[dict]:
     expires = timezone.now() + timedelta(days=TEMPORARY_DAYS)
     stored = []
     for item in found:
@@ -45,6 +59,9 @@ def _store(conversation, found) -> list[dict]:
             session_id=conversation.session_id if item.temporary else "",
             origin=EntryOrigin.RULE,
             expires_at=expires if item.temporary else None,
+            source_missing=source is None,
         )
+        if source is not None:
+            evidence.attach(conversation.tenant, entry, source, item.start, item.end)
         stored.append({"id": str(entry.pk), "category_key": item.category_key})
     return stored

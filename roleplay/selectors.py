@@ -156,6 +156,12 @@ def row_count(model, tenant, field: str):
     return Coalesce(Subquery(counts, output_field=IntegerField()), Value(0))
 
 
+def player_sessions(tenant, player) -> list[str]:
+    """The message store's session ids of the player's conversations."""
+    rows = Conversation.objects.filter(tenant=tenant, player=player).values_list("pk", flat=True)
+    return [str(pk) for pk in rows]
+
+
 def player_list(tenant):
     """Players with how many personas and conversations each has, newest first."""
     return (

@@ -19,6 +19,7 @@ from django.utils import timezone
 
 from console.models import Player
 from console.storable import unstorable_at
+from memory import owners
 from memory.engine.entries import (
     SUPERSEDING_KINDS,
     check_content,
@@ -84,6 +85,7 @@ def add_entry(
         if player is not None:
             list(Player.objects.select_for_update().filter(pk=player.pk).values_list("pk"))
         _make_room(tenant, player)
+        owners.touch(tenant, player.pk if player is not None else None)
         return _superseding(
             fields if status == EntryStatus.ACTIVE else None,
             lambda replaced: MemoryEntry.objects.create(
@@ -210,7 +212,7 @@ def update_entry(
         changes["share_in_session"] = bool(share_in_session)
     try:
         with transaction.atomic():
-            return _compare_and_set(tenant, entry, version, **changes)
+            return _compare_and_set(tenant, entry, version, epoch=True, **changes)
     except IntegrityError as exc:
         raise MemoryConflict(
             "category_taken",
@@ -245,9 +247,12 @@ def set_pinned(tenant, entry: MemoryEntry, version, pinned: bool) -> MemoryEntry
 def delete_entry(tenant, entry: MemoryEntry, version) -> None:
     """Delete the entry (its evidence and handoff references go with it)."""
     expected = _version(version)
-    deleted, _ = MemoryEntry.objects.filter(tenant=tenant, pk=entry.pk, version=expected).delete()
-    if not deleted:
-        raise _stale(tenant, entry, expected)
+    with transaction.atomic():
+        rows = MemoryEntry.objects.filter(tenant=tenant, pk=entry.pk, version=expected)
+        deleted, _ = rows.delete()
+        if not deleted:
+            raise _stale(tenant, entry, expected)
+        owners.touch(tenant, entry.player_id, epoch=True)
 
 
 def _expect_status(entry: MemoryEntry, status: str, action: str) -> None:
@@ -259,13 +264,19 @@ def _expect_status(entry: MemoryEntry, status: str, action: str) -> None:
         )
 
 
-def _compare_and_set(tenant, entry: MemoryEntry, version, **changes) -> MemoryEntry:
+def _compare_and_set(
+    tenant, entry: MemoryEntry, version, *, epoch: bool = False, **changes
+) -> MemoryEntry:
+    """One conditional UPDATE on the version; the owner's counters move with it (``epoch``
+    for a person's edit of the content)."""
     expected = _version(version)
-    changed = MemoryEntry.objects.filter(tenant=tenant, pk=entry.pk, version=expected).update(
-        **changes, version=F("version") + 1, updated_at=timezone.now()
-    )
-    if not changed:
-        raise _stale(tenant, entry, expected)
+    with transaction.atomic():
+        changed = MemoryEntry.objects.filter(tenant=tenant, pk=entry.pk, version=expected).update(
+            **changes, version=F("version") + 1, updated_at=timezone.now()
+        )
+        if not changed:
+            raise _stale(tenant, entry, expected)
+        owners.touch(tenant, entry.player_id, epoch=epoch)
     return MemoryEntry.objects.get(pk=entry.pk)
 
 

@@ -26,6 +26,8 @@ from roleplay.api import serializers as s
 from roleplay.api.cards import CardActions, ConversationCardReads
 from roleplay.api.memory_documents import MemoryDocumentActions
 from roleplay.api.memory_entries import MemoryEntryActions
+from roleplay.api.memory_forget import MemoryClearActions
+from roleplay.api.memory_handoffs import MemoryHandoffActions
 from roleplay.api.message_actions import MessageActions
 from roleplay.models import Character, Conversation, ModelConfig
 from roleplay.services import characters, conversations, model_configs, players
@@ -87,7 +89,7 @@ class CharacterViewSet(CardActions, ServiceWrites):
     delete_service = characters.delete_character
 
 
-class PlayerViewSet(MemoryEntryActions, ServiceWrites):
+class PlayerViewSet(MemoryEntryActions, MemoryHandoffActions, MemoryClearActions, ServiceWrites):
     model = Player
     serializer_class = s.PlayerSerializer
     required_scope = Scope.PLAY

@@ -10,8 +10,7 @@ from __future__ import annotations
 
 from django.db import transaction
 
-from memory import services as message_store
-from memory.documents import services as memory_documents
+from memory.forget import forget
 from roleplay.errors import TurnInProgress
 from roleplay.models import (
     Conversation,
@@ -128,9 +127,8 @@ def delete_conversations(tenant, conversations) -> int:
             message=f"a reply is being generated in conversation {busy}; retry when it ends",
             details={"conversation_id": str(busy)},
         )
-    for conversation_id in ids:
-        message_store.clear_session(tenant, str(conversation_id))
-    memory_documents.forget_sessions(tenant, [str(conversation_id) for conversation_id in ids])
+    for conversation_id in ids:  # messages, session memory, documents, handoffs
+        forget(tenant, scope="session", session_id=str(conversation_id))
     worldbooks.forget_conversations(tenant, ids)
     Conversation.objects.filter(pk__in=ids).delete()
     return len(ids)

@@ -38,12 +38,14 @@ class World:
     preset: object = None
     turn: object = None
     entry: object = None
+    handoff: object = None
 
     def ids_for(self, route) -> dict:
         """The ids of ``route``'s path in this world: ``pk`` its object of the route's model,
         ``message_id`` the conversation's last message, ``turn_id`` its finished turn,
         ``slot`` its memory document's slot, ``entry_id`` the player's memory entry (a
-        candidate at version 1)."""
+        candidate at version 1), ``handoff_id`` the player's handoff to the character (pending,
+        version 1)."""
         ids = {}
         for name in route.params:
             if name == "pk":
@@ -56,6 +58,8 @@ class World:
                 ids[name] = "default"
             elif name == "entry_id":
                 ids[name] = self.entry.pk
+            elif name == "handoff_id":
+                ids[name] = self.handoff.pk
             else:
                 raise LookupError(f"no {name!r} in the test world: add it to World.ids_for")
         return ids
@@ -74,6 +78,7 @@ class World:
 def build_world(tenant, base_url: str, label: str) -> World:
     from console.models import Player
     from memory.entries import services as memory_entries
+    from memory.handoffs.services import create_handoff
     from roleplay.models import Character, Conversation, ModelConfig, Persona
     from roleplay.services.presets import create_preset
 
@@ -109,8 +114,23 @@ def build_world(tenant, base_url: str, label: str) -> World:
         tenant, player, kind="preference", scope="shared", content=f"{label}: be brief",
         status="candidate",
     )  # fmt: skip
+    handoff = create_handoff(
+        tenant, player, from_character_id=f"{label}-earlier-persona",
+        to_character_id=str(character.pk), session_id=conversation.session_id,
+        summary=f"{label}: we met at the gate", memory_ids=[],
+    )  # fmt: skip
     return World(
-        tenant, config, character, player, conversation, messages, persona, preset, turn, entry
+        tenant,
+        config,
+        character,
+        player,
+        conversation,
+        messages,
+        persona,
+        preset,
+        turn,
+        entry,
+        handoff,
     )
 
 

@@ -147,6 +147,11 @@ def route_cases(predicate=lambda route, method: True, prefix: str = API_PREFIX):
     ]
 
 
+def _receiver(world) -> dict:
+    """Who accepts or closes the world's handoff: its receiving character, in its conversation."""
+    return {"character": str(world.character.id), "conversation": str(world.conversation.id)}
+
+
 def valid_body(route: Route, method: str, world) -> dict:
     """A body the route accepts for ``world``'s tenant (creates and PUTs need all fields)."""
     basename, _, kind = route.name.partition("-")
@@ -175,6 +180,15 @@ def valid_body(route: Route, method: str, world) -> dict:
         "player-memory-entry-reject": {"version": 1},
         "player-memory-entry-pin": {"version": 1},
         "player-memory-entry-unpin": {"version": 1},
+        "player-memory-clear": {},
+        "player-memory-handoffs": {
+            "from_character": "an-earlier-persona",
+            "to_character": str(world.character.id),
+            "conversation": str(world.conversation.id),
+            "summary": "handed over",
+        },
+        "player-memory-handoff-accept": _receiver(world),
+        "player-memory-handoff-close": {**_receiver(world), "version": 1},
         "preset-import": {"name": "n", "preset": {"prompts": []}},
     }.get(route.name, {})
 

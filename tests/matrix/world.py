@@ -23,6 +23,7 @@ BY_PARAMETER = {
     "turn_id": lambda w: w.objects.turn.pk,
     "entry_id": lambda w: w.objects.entry.pk,
     "slot": lambda w: "default",
+    "handoff_id": lambda w: w.objects.handoff.pk,
 }
 
 
@@ -72,6 +73,7 @@ class Tenancy:
         ids += [message.pk for message in objects.messages]
         ids.append(objects.turn.pk)
         ids.append(objects.entry.pk)
+        ids.append(objects.handoff.pk)
         return [self.label, self.book_id, self.token.prefix, *map(str, ids)]
 
 

@@ -1,0 +1,1 @@
+"""Handoffs between personas (seed 004): services write, selectors read."""

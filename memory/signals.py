@@ -1,0 +1,26 @@
+"""The memory model's signals (seed 001's hook and events), sent after the change commits.
+
+- ``messages_deleted(tenant, session_id, timestamps)``: stored messages were deleted (a
+  rollback by timestamps, or ``timestamps=None``: the whole conversation, or every
+  conversation when ``session_id`` is None too). Stores derived from messages (recall
+  indexes) remove what they hold for them.
+- ``history_changed(tenant, session_id, reason)``: a conversation's history changed shape
+  (deleted, trimmed, edited): views and caches read it again.
+- ``memory_clear(tenant, scope, session_id, player)``: the forgetting orchestrator
+  (``memory.forget``) asks every subsystem to clear what it holds for ``scope``; each
+  receiver returns ``{"subsystem": name, **counts}``.
+"""
+
+from __future__ import annotations
+
+from django.db import transaction
+from django.dispatch import Signal
+
+messages_deleted = Signal()
+history_changed = Signal()
+memory_clear = Signal()
+
+
+def after_commit(signal: Signal, **kwargs) -> None:
+    """Send ``signal`` once the current transaction commits (at once outside one)."""
+    transaction.on_commit(lambda: signal.send(sender=None, **kwargs))
