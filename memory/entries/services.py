@@ -92,7 +92,7 @@ def add_entry(
                 **fields,
                 content=text,
                 content_hash=content_hash(text),
-                tags=list(tags),
+                tags=clean_tags(tags),
                 share_in_session=bool(share_in_session),
                 status=status,
                 pinned=bool(pinned),
@@ -114,6 +114,11 @@ def clean_content(kind: str, content) -> str:
             raise MemoryInvalid("invalid_text", found[1], {"field": "content"})
         content = scrub(content).text
     return check_content(kind, content)
+
+
+def clean_tags(tags: tuple[str, ...]) -> list[str]:
+    """Checked tags as stored: scrubbed like the content (a tag is text a person wrote)."""
+    return list(dict.fromkeys(scrub(tag).text for tag in tags))
 
 
 def _make_room(tenant, player) -> None:
@@ -205,7 +210,7 @@ def update_entry(
         )
         changes["category_key"] = category_key
     if tags is not None:
-        changes["tags"] = list(check_tags(tags))
+        changes["tags"] = clean_tags(check_tags(tags))
     if expires_at is not ...:
         changes["expires_at"] = expires_at
     if share_in_session is not None:

@@ -138,3 +138,28 @@ def test_ten_concurrent_adds_of_one_category_leave_one_active(tenant, owner):
     race(list(range(10)), add)
     statuses = Counter(owner_entries(tenant, owner).values_list("status", flat=True))
     assert statuses == {"active": 1, "superseded": 9}
+
+
+@pytest.mark.django_db(transaction=True)
+def test_an_edit_and_an_accept_racing_on_one_version_make_one_winner(tenant, owner):
+    candidate = _add(tenant, owner, "be terse", category_key="length", status="candidate")
+
+    def act(which, _n):
+        try:
+            if which == "edit":
+                services.update_entry(tenant, candidate, 1, content="be very terse")
+            else:
+                services.accept(tenant, candidate, 1)
+        except MemoryConflict as exc:
+            return exc.code
+        return "won"
+
+    outcomes = race(["edit", "accept"], act)
+    assert sorted(outcomes) == ["version_conflict", "won"]
+    entry = MemoryEntry.objects.get(pk=candidate.pk)
+    assert entry.version == 2
+    # Exactly one of the two changes happened, never both, never a mix.
+    assert (entry.status, entry.content) in {
+        ("active", "be terse"),
+        ("candidate", "be very terse"),
+    }
