@@ -14,6 +14,7 @@ NAV = [
     ("Characters", "characters", Role.VIEWER),
     ("Conversations", "conversations", Role.VIEWER),
     ("Players", "players", Role.VIEWER),
+    ("Memory", "memory_entries", Role.VIEWER),
     ("Models", "model_configs", Role.VIEWER),
     ("Presets", "presets", Role.VIEWER),
     ("API tokens", "tokens", Role.ADMIN),

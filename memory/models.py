@@ -293,3 +293,20 @@ class MemoryHandoffItem(TenantScopedModel):
         constraints = [
             models.UniqueConstraint(fields=["handoff", "entry"], name="memory_handoff_item_unique")
         ]
+
+
+class MemorySettings(TenantScopedModel):
+    """A tenant's memory settings (``character_id`` "") or one character's, which override
+    the tenant's (``memory.engine.config``): only the fields set are stored."""
+
+    character_id = models.CharField(max_length=64, blank=True, default="")
+    data = models.JSONField(default=dict)
+    version = models.PositiveIntegerField(default=1)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["tenant", "character_id"], name="memory_settings_unique"
+            )
+        ]

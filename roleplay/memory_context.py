@@ -6,16 +6,25 @@ sheet or the world. The block is in the prompt only; the stored transcript never
 
 A persona that accepted handoffs in this conversation (seed 004) also reads them, in a
 second block: each one's summary, marked as the user's account, with the entries it
-references that may still be shared. Nothing is copied into the persona's own memory."""
+references that may still be shared. Nothing is copied into the persona's own memory.
+
+The memory settings of the character (``memory.configs``) turn both off (``enabled``) and
+set the limits; they are read once per turn and shared with the learning hook. With
+``document_tools`` on, the conversation's JSON memory document is placed too (seed 000),
+and the Actor may change it with the tools of ``roleplay.memory_tools``."""
 
 from __future__ import annotations
 
+import json
 import uuid
 
 from django.utils import timezone
 
+from memory.configs.selectors import config_for
+from memory.documents.selectors import read_document
 from memory.engine import handoffs as handoff_rules
 from memory.engine import preferences
+from memory.engine.config import MemoryConfig
 from memory.entries.selectors import selectable_items
 from memory.entries.services import mark_used
 from memory.handoffs.selectors import received
@@ -23,17 +32,37 @@ from roleplay.models import Character
 
 BLOCK_ID = "memory:preferences"
 HANDOFF_BLOCK_ID = "memory:handoffs"
+DOCUMENT_BLOCK_ID = "memory:document"
+SETTINGS_KEY = "memory_config"
+# The document as the Actor reads it each turn, up to this many characters (the rest is a
+# ``get_memory`` call away).
+DOCUMENT_BLOCK_CHARS = 8000
 # After the character sheet, where the layout has one; else just above the latest messages.
 POSITIONS = ("after_character", "at_depth")
 FALLBACK_DEPTH = 4
 
 
+def settings_for(ctx, conversation) -> MemoryConfig:
+    """The memory settings in force for the turn's character, read once per turn."""
+    found = ctx.reads.get(SETTINGS_KEY)
+    if found is None:
+        found = ctx.reads[SETTINGS_KEY] = config_for(
+            conversation.tenant, str(conversation.character_id)
+        )
+    return found
+
+
 def apply(ctx, conversation) -> None:
-    _preferences(ctx, conversation)
+    config = settings_for(ctx, conversation)
+    if not config.enabled:
+        return
+    _preferences(ctx, conversation, config)
     _handoffs(ctx, conversation)
+    if config.document_tools:
+        _document(ctx, conversation, config.document_slot)
 
 
-def _preferences(ctx, conversation) -> None:
+def _preferences(ctx, conversation, config: MemoryConfig) -> None:
     items = selectable_items(conversation.tenant, conversation.player_id)
     if not items:
         return
@@ -42,6 +71,8 @@ def _preferences(ctx, conversation) -> None:
         character_id=str(conversation.character_id),
         session_id=conversation.session_id,
         now=timezone.now().timestamp(),
+        max_entries=config.max_selected,
+        max_chars=config.max_selected_chars,
     )
     if not chosen:
         return
@@ -82,6 +113,21 @@ def _handoffs(ctx, conversation) -> None:
     )
     position = _place(ctx, HANDOFF_BLOCK_ID, content)
     ctx.trace["memory_handoffs"] = {"ids": [str(h.pk) for h, _ in found], "position": position}
+
+
+def _document(ctx, conversation, slot: str) -> None:
+    """The conversation's memory document, current as of this turn (seed 000: the next
+    request reads back the new value and it really is in the model input)."""
+    current = read_document(conversation.tenant, conversation.session_id, slot)
+    text = json.dumps(current["memory"], ensure_ascii=False, sort_keys=True)
+    if len(text) > DOCUMENT_BLOCK_CHARS:
+        text = text[:DOCUMENT_BLOCK_CHARS] + " … (cut: call get_memory for all of it)"
+    content = (
+        f"Your memory of this conversation (JSON, revision {current['revision']}; change it "
+        f"with update_memory): {text}"
+    )
+    position = _place(ctx, DOCUMENT_BLOCK_ID, content)
+    ctx.trace["memory_document"] = {"revision": current["revision"], "position": position}
 
 
 def _place(ctx, block_id: str, content: str) -> str | None:

@@ -3,7 +3,9 @@
 context hook that runs before the preferences are chosen, so the reply to "be brief" is
 already brief.
 
-Only the player's own message feeds them, never a reply, tools or injected context, and only
+The character's memory settings may turn this off (``enabled``, ``learn_from_rules``) and
+set how long a temporary preference lasts (``temporary_days``). Only the player's own
+message feeds them, never a reply, tools or injected context, and only
 a chat turn's (a regenerate or continue says nothing new; a preview writes nothing). A
 preference stated for now is a session entry of this conversation and character that
 expires after a day; one stated as lasting ("from now on", "以后") is a persona entry of the
@@ -19,20 +21,24 @@ from datetime import timedelta
 
 from django.utils import timezone
 
-from memory.engine.rules import TEMPORARY_DAYS, find_preferences
+from memory.engine.rules import find_preferences
 from memory.entries import evidence
 from memory.entries.services import add_entry
 from memory.models import EntryOrigin, EntryScope, Message
+from roleplay.memory_context import settings_for
 from roleplay.models import TurnKind
 
 
 def apply(ctx, conversation) -> None:
     if ctx.kind != TurnKind.CHAT or not ctx.record or not ctx.user_input:
         return
+    config = settings_for(ctx, conversation)
+    if not (config.enabled and config.learn_from_rules):
+        return
     found = find_preferences(ctx.user_input)
     if found:
         source = _source(conversation, ctx.turn.user_message_id, ctx.user_input)
-        ctx.trace["memory_rules"] = _store(conversation, found, source)
+        ctx.trace["memory_rules"] = _store(conversation, found, source, config.temporary_days)
 
 
 def _source(conversation, message_id, text: str):
@@ -44,8 +50,8 @@ def _source(conversation, message_id, text: str):
     return message if message is not None and message.content == text else None
 
 
-def _store(conversation, found, source) -> list[dict]:
-    expires = timezone.now() + timedelta(days=TEMPORARY_DAYS)
+def _store(conversation, found, source, temporary_days: int) -> list[dict]:
+    expires = timezone.now() + timedelta(days=temporary_days)
     stored = []
     for item in found:
         entry = add_entry(

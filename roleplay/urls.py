@@ -4,6 +4,8 @@ from roleplay import (
     views,
     views_characters,
     views_memory,
+    views_memory_entries,
+    views_memory_queue,
     views_personas,
     views_play,
     views_presets,
@@ -71,6 +73,28 @@ urlpatterns = [
     ),
     path(
         "console/personas/<uuid:pk>/avatar/", views_personas.persona_avatar, name="persona_avatar"
+    ),
+    path("console/memory/", views_memory_entries.memory_entries, name="memory_entries"),
+    path("console/memory/queue/", views_memory_queue.memory_queue, name="memory_queue"),
+    path(
+        "console/memory/queue/<uuid:entry_id>/",
+        views_memory_queue.memory_queue_action,
+        name="memory_queue_action",
+    ),
+    path(
+        "console/memory/entries/<uuid:entry_id>/",
+        views_memory_entries.memory_entry,
+        name="memory_entry",
+    ),
+    path(
+        "console/memory/entries/<uuid:entry_id>/delete/",
+        views_memory_entries.memory_entry_delete,
+        name="memory_entry_delete",
+    ),
+    path(
+        "console/memory/players/<int:pk>/next-turn/",
+        views_memory_entries.memory_next_turn,
+        name="memory_next_turn",
     ),
     path("console/models/", views.model_config_list, name="model_configs"),
     path("console/models/new/", views.model_config_create, name="model_config_create"),

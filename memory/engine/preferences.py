@@ -94,13 +94,20 @@ def select(
     now: float,
     max_entries: int = MAX_ENTRIES,
     max_chars: int = MAX_CHARS,
+    left_out: list[tuple[Item, str]] | None = None,
 ) -> list[Chosen]:
-    """The entries to place this turn, in precedence order, within both limits."""
+    """The entries to place this turn, in precedence order, within both limits. With
+    ``left_out``, each item not chosen is added to it with why (the console's "what the
+    Actor will see next turn")."""
     wanted = frozenset(tags)
     ranked: list[tuple[tuple[int, bool, int, float, str], Chosen]] = []
     for item in items:
         level = applies(item, character_id=character_id, session_id=session_id, now=now)
         if level is None:
+            if left_out is not None:
+                left_out.append(
+                    (item, why_not(item, character_id=character_id, session_id=session_id, now=now))
+                )
             continue
         matches = len(wanted.intersection(item.tags))
         key = (LEVELS.index(level), not item.pinned, -matches, -item.updated_at, item.id)
@@ -109,24 +116,58 @@ def select(
 
     chosen: list[Chosen] = []
     seen_ids: set[str] = set()
-    seen_categories: set[str] = set()
+    winners: dict[str, Chosen] = {}
     used = 0
     for _, entry in ranked:
-        if len(chosen) >= max_entries:
-            break
         item = entry.item
         if item.id in seen_ids:
             continue
         seen_ids.add(item.id)
+        winner = winners.get(item.category_key) if item.category_key else None
+        if winner is not None:  # a more specific or better-ranked entry of this category won
+            if len(chosen) >= max_entries and left_out is None:
+                break
+            taken = f"category “{item.category_key}” is taken by the better-ranked"
+            _note(left_out, item, f"{taken} {winner.level} entry")
+            continue
+        if len(chosen) >= max_entries:
+            if left_out is None:
+                break
+            left_out.append((item, f"the cap of {max_entries} entries is reached"))
+            continue
         if item.category_key:
-            if item.category_key in seen_categories:
-                continue  # a more specific or better-ranked entry of this category won
-            seen_categories.add(item.category_key)
-        if used + len(item.content) > max_chars:
-            continue  # too long for what is left; a shorter later one may still fit
+            winners[item.category_key] = entry
+        if used + len(item.content) > max_chars:  # a shorter later one may still fit
+            room = f"the {max_chars - used} left of {max_chars}"
+            _note(left_out, item, f"{len(item.content)} characters do not fit in {room}")
+            continue
         used += len(item.content)
         chosen.append(entry)
     return chosen
+
+
+def _note(left_out: list[tuple[Item, str]] | None, item: Item, reason: str) -> None:
+    if left_out is not None:
+        left_out.append((item, reason))
+
+
+def why_not(item: Item, *, character_id: str, session_id: str, now: float) -> str:
+    """Why ``item`` does not apply here (:func:`applies` is None)."""
+    if item.kind not in SELECTABLE_KINDS:
+        return f"a {item.kind}: only preferences and agreements are placed"
+    if item.status != "active":
+        return f"{item.status}, not active"
+    if item.expires_at is not None and item.expires_at <= now:
+        return "expired"
+    if item.scope == "persona":
+        if not character_id:
+            return "a persona entry: no character chosen"
+        return "a persona entry of another character"
+    if not session_id:
+        return "a session entry: no conversation chosen"
+    if item.session_id != session_id:
+        return "a session entry of another conversation"
+    return "a session entry of another character here (not shared in the conversation)"
 
 
 def render(chosen: Sequence[Chosen]) -> str:

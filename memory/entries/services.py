@@ -12,7 +12,6 @@ against any writer that gets past the lock. Every other change names the entry's
 
 from __future__ import annotations
 
-from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.db.models import F
 from django.utils import timezone
@@ -20,6 +19,7 @@ from django.utils import timezone
 from console.models import Player
 from console.storable import unstorable_at
 from memory import owners
+from memory.configs.selectors import config_for
 from memory.engine.entries import (
     SUPERSEDING_KINDS,
     check_content,
@@ -35,9 +35,9 @@ from memory.models import EntryOrigin, EntryStatus, MemoryEntry
 ADD_ATTEMPTS = 3
 
 
-def max_entries() -> int:
-    """Entries one owner may hold (seed 004: 200); the ``MEMORY_MAX_ENTRIES`` setting."""
-    return int(getattr(settings, "MEMORY_MAX_ENTRIES", 200))
+def max_entries(tenant) -> int:
+    """Entries one owner may hold (seed 004: 200; the tenant's memory settings)."""
+    return config_for(tenant).max_entries
 
 
 def add_entry(
@@ -123,7 +123,8 @@ def clean_tags(tags: tuple[str, ...]) -> list[str]:
 
 def _make_room(tenant, player) -> None:
     owned = MemoryEntry.objects.filter(tenant=tenant, player=player)
-    if owned.count() < max_entries():
+    cap = max_entries(tenant)
+    if owned.count() < cap:
         return
     spare = (
         owned.exclude(status=EntryStatus.ACTIVE)
@@ -135,8 +136,8 @@ def _make_room(tenant, player) -> None:
     if spare is None:
         raise MemoryConflict(
             "memory_full",
-            f"this player holds {max_entries()} entries, all active or pinned: delete one first",
-            {"max_entries": max_entries()},
+            f"this player holds {cap} entries, all active or pinned: delete one first",
+            {"max_entries": cap},
         )
     MemoryEntry.objects.filter(pk=spare).delete()
 

@@ -2,15 +2,14 @@
 
 A handoff's summary is the player's own text, checked and scrubbed like every memory write;
 its entries must be shareable (``memory.engine.handoffs.shareable``). A player holds at most
-``MEMORY_MAX_HANDOFFS`` (50): a new one recycles the oldest closed one, else it is a 409
-``handoffs_full``. Accept and close are bound to the receiving persona and the
+the tenant's ``max_handoffs`` (50): a new one recycles the oldest closed one, else it is a
+409 ``handoffs_full``. Accept and close are bound to the receiving persona and the
 conversation; accept is idempotent, close names the current ``version``. None of them
 switches persona or starts a model.
 """
 
 from __future__ import annotations
 
-from django.conf import settings
 from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
@@ -18,14 +17,16 @@ from django.utils import timezone
 from console.models import Player
 from console.storable import unstorable_at
 from memory import owners
+from memory.configs.selectors import config_for
 from memory.engine.handoffs import check_handoff, shareable
 from memory.engine.scrub import scrub
 from memory.errors import MemoryConflict, MemoryInvalid, MemoryNotFound
 from memory.models import HandoffStatus, MemoryEntry, MemoryHandoff, MemoryHandoffItem
 
 
-def max_handoffs() -> int:
-    return int(getattr(settings, "MEMORY_MAX_HANDOFFS", 50))
+def max_handoffs(tenant) -> int:
+    """Handoffs one player may hold (seed 004: 50; the tenant's memory settings)."""
+    return config_for(tenant).max_handoffs
 
 
 def create_handoff(
@@ -96,7 +97,8 @@ def _entries(tenant, player, ids: list[str]) -> list[MemoryEntry]:
 
 def _make_room(tenant, player) -> None:
     owned = MemoryHandoff.objects.filter(tenant=tenant, player=player)
-    if owned.count() < max_handoffs():
+    cap = max_handoffs(tenant)
+    if owned.count() < cap:
         return
     spare = (
         owned.filter(status=HandoffStatus.CLOSED)
@@ -107,8 +109,8 @@ def _make_room(tenant, player) -> None:
     if spare is None:
         raise MemoryConflict(
             "handoffs_full",
-            f"this player holds {max_handoffs()} open handoffs: close one first",
-            {"max_handoffs": max_handoffs()},
+            f"this player holds {cap} open handoffs: close one first",
+            {"max_handoffs": cap},
         )
     MemoryHandoff.objects.filter(pk=spare).delete()
 

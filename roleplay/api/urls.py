@@ -4,6 +4,7 @@ from rest_framework.routers import DefaultRouter
 from roleplay.api import views
 from roleplay.api.avatars import CharacterAvatarView
 from roleplay.api.card_import import CharacterImportView
+from roleplay.api.memory_settings import MemorySettingsView
 from roleplay.api.personas import PersonaAvatarView, PersonaViewSet
 from roleplay.api.presets import PresetViewSet
 
@@ -41,5 +42,6 @@ urlpatterns = [
     re_path(
         r"^personas/(?P<pk>[^/.]+)/avatar/?$", PersonaAvatarView.as_view(), name="persona-avatar"
     ),
+    re_path(r"^memory/settings/?$", MemorySettingsView.as_view(), name="memory-settings"),
     path("", include(router.urls)),
 ]

@@ -28,6 +28,7 @@ from roleplay.api.memory_documents import MemoryDocumentActions
 from roleplay.api.memory_entries import MemoryEntryActions
 from roleplay.api.memory_forget import MemoryClearActions
 from roleplay.api.memory_handoffs import MemoryHandoffActions
+from roleplay.api.memory_settings import CharacterMemorySettingsActions
 from roleplay.api.message_actions import MessageActions
 from roleplay.models import Character, Conversation, ModelConfig
 from roleplay.services import characters, conversations, model_configs, players
@@ -79,7 +80,7 @@ class ModelConfigViewSet(ServiceWrites):
     delete_service = model_configs.delete_model_config
 
 
-class CharacterViewSet(CardActions, ServiceWrites):
+class CharacterViewSet(CardActions, CharacterMemorySettingsActions, ServiceWrites):
     model = Character
     serializer_class = s.CharacterSerializer
     required_scope = Scope.CONTENT

@@ -85,6 +85,8 @@ class TurnContext:
     trace: dict[str, Any] = field(default_factory=dict)
     # False for a preview: hooks read state (worldbook timed effects...) but write none.
     record: bool = True
+    # Reads that several hooks of one turn need (the memory settings...), made once.
+    reads: dict[str, Any] = field(default_factory=dict, repr=False)
     # (the variables it was computed with, the layout's positions): see placement_capabilities.
     _capabilities: tuple[dict[str, str], tuple[str, ...]] | None = field(default=None, repr=False)
 

@@ -14,6 +14,7 @@ import asyncio
 import logging
 import time
 from collections.abc import Awaitable, Callable
+from dataclasses import replace
 from functools import partial
 
 import psycopg
@@ -23,7 +24,7 @@ from django.utils import timezone
 from console.db import run_db
 from console.logging import turn_id_var
 from memory.models import Message
-from roleplay import cancels, hub
+from roleplay import cancels, hub, memory_tools
 from roleplay.hub import TurnFanout
 from roleplay.llm.errors import ModelCancelled, ModelError
 from roleplay.llm.gateway import Gateway
@@ -108,25 +109,36 @@ async def run_turn(
 
 
 async def _stream_reply(ctx: TurnContext, emit: Emit, cancel: asyncio.Event, parts: list[str]):
-    """Assemble the Actor prompt, stream the reply into ``parts``; (usage, result)."""
+    """Assemble the Actor prompt, stream the reply into ``parts``; (usage, result). When the
+    turn offers tools (``memory_tools``), their calls are answered between rounds."""
     turn = ctx.turn
     prompt = actor_prompt(ctx)
     ctx.trace["prompt"] = prompt_trace(prompt)
     gateway = Gateway(turn.tenant, ctx.config, "actor", turn_id=turn.id, run_db=run_db)
-    request = ModelRequest(prompt.messages, continue_final_message=ctx.continuing is not None)
+    tools = memory_tools.tools_for(ctx)
+    messages = list(prompt.messages)
+    request = ModelRequest(messages, tools=tools, continue_final_message=ctx.continuing is not None)
     seq, result, renewed = 0, None, time.monotonic()
-    async for event in gateway.stream(request, cancel=cancel):
-        if time.monotonic() - renewed > RENEW_EVERY:
-            renewed = time.monotonic()
-            await _renew_lease(turn)
-        if isinstance(event, TextDelta):
-            if not event.text:
-                continue
-            parts.append(event.text)
-            await emit({"type": "delta", "turn_id": str(turn.id), "seq": seq, "text": event.text})
-            seq += 1
-        elif isinstance(event, StreamDone):
-            result = event.result
+    for round_ in range(memory_tools.MAX_ROUNDS + 1):
+        async for event in gateway.stream(request, cancel=cancel):
+            if time.monotonic() - renewed > RENEW_EVERY:
+                renewed = time.monotonic()
+                await _renew_lease(turn)
+            if isinstance(event, TextDelta):
+                if not event.text:
+                    continue
+                parts.append(event.text)
+                await emit(
+                    {"type": "delta", "turn_id": str(turn.id), "seq": seq, "text": event.text}
+                )
+                seq += 1
+            elif isinstance(event, StreamDone):
+                result = event.result
+        if not tools or result is None or not result.tool_calls:
+            break
+        messages = messages + await memory_tools.answer(ctx, result)
+        last = round_ + 1 == memory_tools.MAX_ROUNDS
+        request = replace(request, messages=messages, tool_choice="none" if last else "auto")
     return _usage(result), result
 
 

@@ -35,6 +35,7 @@ PK_MODELS = {
     "conversation_detail": Conversation,
     "memory_documents": Conversation,
     "memory_document": Conversation,
+    "memory_next_turn": Player,
     "model_config_edit": ModelConfig,
     "model_config_delete": ModelConfig,
     "model_config_make_default": ModelConfig,

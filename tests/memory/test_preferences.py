@@ -19,6 +19,7 @@ from memory.engine.preferences import (
     applies,
     render,
     select,
+    why_not,
 )
 
 NOW = 1_000_000.0
@@ -380,6 +381,22 @@ def test_selection_invariants(entries, request):
         assert ("pinned" in entry.reasons) is entry.item.pinned
     levels = [("session", "persona", "shared").index(entry.level) for entry in chosen]
     assert levels == sorted(levels)
+
+
+@SETTINGS
+@given(st.lists(items(), max_size=30, unique_by=lambda it: it.id), requests)
+def test_every_item_is_chosen_or_left_out_with_a_reason(entries, request):
+    left_out: list = []
+    chosen = select(entries, **request, left_out=left_out)
+    assert chosen == select(entries, **request)  # explaining changes nothing
+    assert sorted([e.item.id for e in chosen] + [item.id for item, _ in left_out]) == sorted(
+        item.id for item in entries
+    )
+    here = {key: request[key] for key in ("character_id", "session_id", "now")}
+    for item, reason in left_out:
+        assert reason
+        if applies(item, **here) is None:
+            assert reason == why_not(item, **here)
 
 
 @SETTINGS

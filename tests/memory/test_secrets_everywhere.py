@@ -45,6 +45,7 @@ NOT_TEXT = {
     "MemoryDocument.session_id", "MemoryDocument.slot", "MemoryDocumentRevision.origin",
     "MemoryHandoff.from_character_id", "MemoryHandoff.to_character_id",
     "MemoryHandoff.session_id", "MemoryHandoff.status",
+    "MemorySettings.character_id", "MemorySettings.data",  # an operator's settings
 }  # fmt: skip
 # The transcript and its side store (seed 001) keep what was said, as said: they are the
 # conversation, not memory learned from it, and forgetting deletes them (``memory.forget``).

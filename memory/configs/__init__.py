@@ -1,0 +1,1 @@
+"""Memory settings of a tenant and of its characters: services write, selectors read."""

@@ -1,0 +1,92 @@
+"""The memory settings of a tenant, or of one character (seeds 003 and 004), pure: their
+fields, defaults and ranges, and how a character's settings override the tenant's.
+
+A settings object is validated as a whole: unknown fields are refused, each field is named
+in its error. The caps default to seed 004's numbers; a tenant may lower them or raise them
+within the ranges below. ``max_entries`` and ``max_handoffs`` are per player, so only the
+tenant's value counts for them (a player talks to many characters)."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, fields
+from typing import Any
+
+from memory.engine.documents import DEFAULT_SLOT, check_slot
+from memory.errors import MemoryInvalid
+
+
+@dataclass(frozen=True)
+class MemoryConfig:
+    enabled: bool = True  # learn, select and place memory at all
+    learn_from_rules: bool = True  # the local rules of a chat turn (memory.engine.rules)
+    max_entries: int = 200  # per player (seed 004)
+    max_handoffs: int = 50  # per player (seed 004)
+    max_selected: int = 5  # preference/agreement entries placed per turn (seed 004)
+    max_selected_chars: int = 600  # their characters in all (seed 004)
+    temporary_days: int = 1  # a rule-found temporary preference expires after (seed 004)
+    # Seed 000's JSON memory tools: the Actor may read and replace the conversation's
+    # document in this slot, and sees its current value in its prompt.
+    document_tools: bool = False
+    document_slot: str = DEFAULT_SLOT
+    # Settings of background consolidation, read by Memory II; kept as given (an object).
+    consolidation: dict[str, Any] | None = None
+
+
+RANGES = {
+    "max_entries": (10, 2000),
+    "max_handoffs": (1, 500),
+    "max_selected": (0, 20),
+    "max_selected_chars": (0, 4000),
+    "temporary_days": (1, 365),
+}
+BOOLEANS = ("enabled", "learn_from_rules", "document_tools")
+FIELDS = tuple(f.name for f in fields(MemoryConfig))
+PER_PLAYER = ("max_entries", "max_handoffs")
+
+
+def _invalid(field: str, message: str) -> MemoryInvalid:
+    return MemoryInvalid("validation_error", f"{field}: {message}", {"field": field})
+
+
+def check_config(data: Any) -> dict[str, Any]:
+    """``data`` as stored settings (only the fields it names); raises on the first bad one."""
+    if not isinstance(data, dict):
+        raise _invalid("config", "must be an object")
+    for name in data:
+        if name not in FIELDS:
+            raise _invalid(str(name)[:100], "unknown field")
+    out: dict[str, Any] = {}
+    for name, value in data.items():
+        if name in BOOLEANS:
+            if not isinstance(value, bool):
+                raise _invalid(name, "must be true or false")
+        elif name in RANGES:
+            low, high = RANGES[name]
+            if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+                raise _invalid(name, f"must be an integer from {low} to {high}")
+        elif name == "consolidation" and value is not None and not isinstance(value, dict):
+            raise _invalid(name, "must be an object or null")
+        elif name == "document_slot":
+            try:
+                check_slot(value)
+            except MemoryInvalid as exc:
+                raise _invalid(name, exc.message) from exc
+        out[name] = value
+    return out
+
+
+def resolve(
+    base: MemoryConfig, tenant_data: dict[str, Any] | None, character_data: dict[str, Any] | None
+) -> MemoryConfig:
+    """The settings in force: ``base`` (the deployment's defaults), then the tenant's, then
+    the character's (but not for the per-player caps)."""
+    merged = asdict(base)
+    merged.update(tenant_data or {})
+    merged.update(
+        {name: value for name, value in (character_data or {}).items() if name not in PER_PLAYER}
+    )
+    return MemoryConfig(**{name: value for name, value in merged.items() if name in FIELDS})
+
+
+def as_dict(config: MemoryConfig) -> dict[str, Any]:
+    return asdict(config)
