@@ -19,6 +19,7 @@ from django.utils import timezone
 from console.models import Player
 from console.storable import unstorable_at
 from memory import owners
+from memory.caps import make_room
 from memory.configs.selectors import config_for
 from memory.engine.entries import (
     SUPERSEDING_KINDS,
@@ -124,22 +125,12 @@ def clean_tags(tags: tuple[str, ...]) -> list[str]:
 def _make_room(tenant, player) -> None:
     owned = MemoryEntry.objects.filter(tenant=tenant, player=player)
     cap = max_entries(tenant)
-    if owned.count() < cap:
-        return
-    spare = (
-        owned.exclude(status=EntryStatus.ACTIVE)
-        .filter(pinned=False)
-        .order_by("updated_at", "id")
-        .values_list("pk", flat=True)
-        .first()
+    full = MemoryConflict(
+        "memory_full",
+        f"this player holds {cap} entries, all active or pinned: delete one first",
+        {"max_entries": cap},
     )
-    if spare is None:
-        raise MemoryConflict(
-            "memory_full",
-            f"this player holds {cap} entries, all active or pinned: delete one first",
-            {"max_entries": cap},
-        )
-    MemoryEntry.objects.filter(pk=spare).delete()
+    make_room(owned, owned.exclude(status=EntryStatus.ACTIVE).filter(pinned=False), cap, full)
 
 
 def _superseding(fields: dict | None, write):

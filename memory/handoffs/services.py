@@ -17,6 +17,7 @@ from django.utils import timezone
 from console.models import Player
 from console.storable import unstorable_at
 from memory import owners
+from memory.caps import make_room
 from memory.configs.selectors import config_for
 from memory.engine.handoffs import check_handoff, shareable
 from memory.engine.scrub import scrub
@@ -98,21 +99,12 @@ def _entries(tenant, player, ids: list[str]) -> list[MemoryEntry]:
 def _make_room(tenant, player) -> None:
     owned = MemoryHandoff.objects.filter(tenant=tenant, player=player)
     cap = max_handoffs(tenant)
-    if owned.count() < cap:
-        return
-    spare = (
-        owned.filter(status=HandoffStatus.CLOSED)
-        .order_by("updated_at", "id")
-        .values_list("pk", flat=True)
-        .first()
+    full = MemoryConflict(
+        "handoffs_full",
+        f"this player holds {cap} open handoffs: close one first",
+        {"max_handoffs": cap},
     )
-    if spare is None:
-        raise MemoryConflict(
-            "handoffs_full",
-            f"this player holds {cap} open handoffs: close one first",
-            {"max_handoffs": cap},
-        )
-    MemoryHandoff.objects.filter(pk=spare).delete()
+    make_room(owned, owned.filter(status=HandoffStatus.CLOSED), cap, full)
 
 
 def accept_handoff(
