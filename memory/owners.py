@@ -10,7 +10,14 @@ from __future__ import annotations
 from django.db import IntegrityError, transaction
 from django.db.models import F
 
+from console.models import Player
 from memory.models import MemoryOwnerState
+
+
+def lock(player_id) -> None:
+    """Serialise one player's memory writes (adds under a cap, handoffs) until the
+    transaction ends: the player's row is locked."""
+    list(Player.objects.select_for_update().filter(pk=player_id).values_list("pk"))
 
 
 def touch(tenant, player_id, *, epoch: bool = False) -> None:

@@ -28,6 +28,15 @@ def _invalid(code: str, field: str, message: str) -> MemoryInvalid:
     return MemoryInvalid(code, message, {"field": field})
 
 
+def check_version(value: Any, what: str, hint: str = "") -> int:
+    """A row's current ``version`` as a write names it (compare-and-set): an integer ≥ 1."""
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise MemoryInvalid(
+            "invalid_version", f"version must be the {what}'s current version{hint}"
+        )
+    return value
+
+
 def max_chars(kind: str) -> int:
     return MAX_SHORT_CHARS if kind in SHORT_KINDS else MAX_LONG_CHARS
 

@@ -16,7 +16,6 @@ from django.db import IntegrityError, transaction
 from django.db.models import F
 from django.utils import timezone
 
-from console.models import Player
 from console.storable import unstorable_at
 from memory import owners
 from memory.caps import make_room
@@ -26,6 +25,7 @@ from memory.engine.entries import (
     check_content,
     check_fields,
     check_tags,
+    check_version,
     content_hash,
     max_chars,
 )
@@ -84,7 +84,7 @@ def add_entry(
     }
     with transaction.atomic():
         if player is not None:
-            list(Player.objects.select_for_update().filter(pk=player.pk).values_list("pk"))
+            owners.lock(player.pk)
         _make_room(tenant, player)
         owners.touch(tenant, player.pk if player is not None else None)
         return _superseding(
@@ -278,11 +278,7 @@ def _compare_and_set(
 
 
 def _version(value) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise MemoryInvalid(
-            "invalid_version", "version must be the entry's current version (an integer ≥ 1)"
-        )
-    return value
+    return check_version(value, "entry", " (an integer ≥ 1)")
 
 
 def _stale(tenant, entry: MemoryEntry, expected: int) -> Exception:

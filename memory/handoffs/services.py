@@ -14,11 +14,11 @@ from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
 
-from console.models import Player
 from console.storable import unstorable_at
 from memory import owners
 from memory.caps import make_room
 from memory.configs.selectors import config_for
+from memory.engine.entries import check_version
 from memory.engine.handoffs import check_handoff, shareable
 from memory.engine.scrub import scrub
 from memory.errors import MemoryConflict, MemoryInvalid, MemoryNotFound
@@ -51,7 +51,7 @@ def create_handoff(
         raise MemoryInvalid("invalid_text", found[1], {"field": "summary"})
     text = scrub(summary).text
     with transaction.atomic():
-        list(Player.objects.select_for_update().filter(pk=player.pk).values_list("pk"))
+        owners.lock(player.pk)
         entries = _entries(tenant, player, ids)
         for entry in entries:
             if not shareable(
@@ -129,8 +129,7 @@ def close_handoff(
 ) -> MemoryHandoff:
     """The receiving persona closes the handoff at its current ``version``."""
     _bound(handoff, character_id, session_id)
-    if isinstance(version, bool) or not isinstance(version, int) or version < 1:
-        raise MemoryInvalid("invalid_version", "version must be the handoff's current version")
+    version = check_version(version, "handoff")
     if handoff.status == HandoffStatus.CLOSED:
         raise _invalid_state(handoff, "close")
     with transaction.atomic():
