@@ -19,6 +19,7 @@ from django.db import transaction
 
 from memory import owners
 from memory import services as message_store
+from memory.documents import proposals
 from memory.documents.services import forget_sessions
 from memory.models import MemoryDocument, MemoryEntry, MemoryEvidence, MemoryHandoff
 from memory.signals import memory_clear
@@ -70,7 +71,8 @@ def counts(results: list[dict]) -> dict[str, int]:
 
 
 def _memory_model(sender, *, tenant, scope, session_id, player, player_sessions, **_) -> dict:
-    """The memory model's part: entries (evidence with them), handoffs, documents."""
+    """The memory model's part: entries (evidence with them), handoffs, documents and the
+    pending material (held document changes)."""
     entries = MemoryEntry.objects.filter(tenant=tenant)
     handoffs = MemoryHandoff.objects.filter(tenant=tenant)
     if scope == "session":
@@ -99,6 +101,7 @@ def _memory_model(sender, *, tenant, scope, session_id, player, player_sessions,
         )
     else:
         result["documents"] = forget_sessions(tenant, sessions)
+    result["proposals"] = proposals.forget(tenant, sessions)
     for player_id in players:
         owners.touch(tenant, player_id, epoch=True)
     return result

@@ -132,6 +132,45 @@ class MemoryDocumentRevision(TenantScopedModel):
         ordering = ["-revision"]
 
 
+class ProposalStatus(models.TextChoices):
+    PENDING = "pending", "pending"
+    APPLIED = "applied", "applied"
+    DROPPED = "dropped", "dropped"
+    CONFLICTED = "conflicted", "conflicted"
+
+
+class MemoryProposal(TenantScopedModel):
+    """An ``update_memory`` call held until its turn is accepted (the settings'
+    ``document_commit: on_accept``): the whole new object (scrubbed) and the revision it was
+    based on. When the player goes on from the reply it is applied by compare-and-set
+    (``applied``, with the revision it became, or ``conflicted``); a reply regenerated,
+    failed or rolled back drops it (``dropped``, with the reason). One per turn and slot: a
+    second call in the same turn replaces it. ``message_id`` is the reply the turn writes
+    (no foreign key: a chat turn stores its reply only when it ends)."""
+
+    session_id = models.CharField(max_length=200)
+    slot = models.CharField(max_length=64)
+    turn_id = models.UUIDField()
+    message_id = models.UUIDField()
+    base_revision = models.PositiveBigIntegerField()
+    data = models.JSONField()
+    status = models.CharField(
+        max_length=16, choices=ProposalStatus.choices, default=ProposalStatus.PENDING
+    )
+    reason = models.CharField(max_length=32, blank=True, default="")
+    revision = models.PositiveBigIntegerField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    decided_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["turn_id", "slot"], name="memory_proposal_turn_slot")
+        ]
+        indexes = [
+            models.Index(fields=["tenant", "session_id", "status"], name="memory_proposal_session")
+        ]
+
+
 class EntryKind(models.TextChoices):
     PREFERENCE = "preference", "preference"
     AGREEMENT = "agreement", "agreement"

@@ -11,7 +11,8 @@ references that may still be shared. Nothing is copied into the persona's own me
 The memory settings of the character (``memory.configs``) turn both off (``enabled``) and
 set the limits; they are read once per turn and shared with the learning hook. With
 ``document_tools`` on, the conversation's JSON memory document is placed too (seed 000),
-and the Actor may change it with the tools of ``roleplay.memory_tools``."""
+and the Actor may change it with the tools of ``roleplay.memory_tools``; changes held for
+acceptance are settled first, when the player's new message accepts the replies before it."""
 
 from __future__ import annotations
 
@@ -21,6 +22,7 @@ import uuid
 from django.utils import timezone
 
 from memory.configs.selectors import config_for
+from memory.documents import proposals
 from memory.documents.selectors import read_document
 from memory.engine import handoffs as handoff_rules
 from memory.engine import preferences
@@ -28,7 +30,7 @@ from memory.engine.config import MemoryConfig
 from memory.entries.selectors import selectable_items
 from memory.entries.services import mark_used
 from memory.handoffs.selectors import received
-from roleplay.models import Character
+from roleplay.models import Character, TurnKind
 
 BLOCK_ID = "memory:preferences"
 HANDOFF_BLOCK_ID = "memory:handoffs"
@@ -40,6 +42,8 @@ DOCUMENT_BLOCK_CHARS = 8000
 # After the character sheet, where the layout has one; else just above the latest messages.
 POSITIONS = ("after_character", "at_depth")
 FALLBACK_DEPTH = 4
+# The turns that go on from the conversation: the replies before them are accepted.
+ACCEPTING_KINDS = (TurnKind.CHAT, TurnKind.AUTO_REPLY)
 
 
 def settings_for(ctx, conversation) -> MemoryConfig:
@@ -53,6 +57,8 @@ def settings_for(ctx, conversation) -> MemoryConfig:
 
 
 def apply(ctx, conversation) -> None:
+    if ctx.record and ctx.kind in ACCEPTING_KINDS:
+        _settle(ctx, conversation)
     config = settings_for(ctx, conversation)
     if not config.enabled:
         return
@@ -60,6 +66,17 @@ def apply(ctx, conversation) -> None:
     _handoffs(ctx, conversation)
     if config.document_tools:
         _document(ctx, conversation, config.document_slot)
+
+
+def _settle(ctx, conversation) -> None:
+    """The player went on from the conversation: the replies before this message are
+    accepted, so their held document changes are applied (or dropped) before the Actor
+    reads the document."""
+    settled = proposals.settle(conversation.tenant, conversation.session_id)
+    if settled:
+        ctx.trace["memory_proposals"] = [
+            {k: str(v) if k == "id" else v for k, v in row.items()} for row in settled
+        ]
 
 
 def _preferences(ctx, conversation, config: MemoryConfig) -> None:

@@ -3,10 +3,12 @@
 conversation's document (slot ``document_slot``), and the turn answers its calls between
 streaming rounds: the call's result goes back to the model, which then goes on.
 
-The scope comes from the turn, never from the model's arguments; ``update_memory`` commits
+The scope comes from the turn, never from the model's arguments. ``update_memory`` commits
 at once through the document service (compare-and-set, scrubbing, the ``BEFORE_UPDATE``
-hooks). At most :data:`MAX_ROUNDS` rounds of calls: the last round offers no tools, so the
-reply ends in text. A continue (going on from a reply) and a preview are offered none.
+hooks), or, with ``document_commit: on_accept``, is held until the player goes on from the
+reply (``memory.documents.proposals``, settled by ``memory_context``). At most
+:data:`MAX_ROUNDS` rounds of calls: the last round offers no tools, so the reply ends in
+text. A continue (going on from a reply) and a preview are offered none.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from typing import Any
 
 from asgiref.sync import sync_to_async
 
+from memory.documents.proposals import Gate
 from memory.documents.tools import run_tool
 from memory.engine.tools import TOOLS
 from roleplay.llm.types import CompletionResult
@@ -38,6 +41,9 @@ async def answer(ctx, result: CompletionResult) -> list[dict[str, Any]]:
     """The messages that carry ``result``'s calls and their results back to the model."""
     config = settings_for(ctx, ctx.conversation)
     conversation = ctx.conversation
+    gate = None
+    if config.document_commit == "on_accept":
+        gate = Gate(ctx.turn.id, ctx.turn.assistant_message_id)
     calls, replies, log = [], [], ctx.trace.setdefault("memory_tools", [])
     for call in result.tool_calls:
         outcome = await sync_to_async(run_tool)(
@@ -46,6 +52,7 @@ async def answer(ctx, result: CompletionResult) -> list[dict[str, Any]]:
             config.document_slot,
             call.name,
             call.arguments,
+            gate,
         )
         calls.append(
             {
@@ -69,4 +76,7 @@ def _summary(outcome: dict[str, Any]) -> dict[str, Any]:
     """What the trace keeps of a call's result: the revision or the error code, no content."""
     if "error" in outcome:
         return {"error": outcome["error"]["code"]}
-    return {"revision": outcome.get("revision")}
+    return {
+        "revision": outcome.get("revision"),
+        **({"pending": True} if "pending" in outcome else {}),
+    }

@@ -47,8 +47,8 @@ def memory_documents(request, pk):
 
 @console_view()
 def memory_document(request, pk, slot):
-    """One document: the current object, an editor for operators, and its revisions with
-    what each changed from the one before."""
+    """One document: the current object, an editor for operators, its revisions with what
+    each changed from the one before, and the Actor's changes held for acceptance."""
     conversation = _conversation(request, pk)
     session_id = str(conversation.id)
     try:
@@ -68,6 +68,10 @@ def memory_document(request, pk, slot):
     for n, item in enumerate(history[:HISTORY_SHOWN]):  # one more was read: the diff base
         older = history[n + 1]["memory"] if n + 1 < len(history) else None
         changes.append({**item, "diff": diff(older, item["memory"])})
+    held = documents.held_changes(request.tenant, session_id, slot)
+    for item in held:
+        if item["status"] == "pending":  # what it would change, against the current object
+            item["diff"] = diff(current["memory"], item["data"])
     return render(
         request,
         "roleplay/memory/document.html",
@@ -78,6 +82,7 @@ def memory_document(request, pk, slot):
             "text": draft if draft is not None else pretty(current["memory"]) or "{}",
             "problem": problem,
             "changes": changes,
+            "held": held,
         },
         status=409 if problem and problem.get("conflict") else 422 if problem else 200,
     )

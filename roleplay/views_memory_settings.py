@@ -46,6 +46,8 @@ HELP = {
     "temporary_days": "Days before a rule-found temporary preference expires.",
     "document_tools": "The Actor may read and replace the conversation's JSON document.",
     "document_slot": "The slot of that document: letters, digits, _ . : - (at most 64).",
+    "document_commit": "When the Actor's changes to it are stored: immediate, or on_accept "
+    "(held until the player goes on from the reply; dropped if it is regenerated).",
     "consolidation": "Settings of background consolidation: a JSON object, or null.",
 }
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from memory.models import MemoryDocument, MemoryDocumentRevision
+from memory.models import MemoryDocument, MemoryDocumentRevision, MemoryProposal
 
 EMPTY = {"revision": 0, "memory": None}
 
@@ -52,3 +52,15 @@ def slots(tenant, session_id: str) -> list[dict]:
         .order_by("slot")
         .values("slot", "revision", "updated_at")
     )
+
+
+def held_changes(tenant, session_id: str, slot: str, limit: int = 20) -> list[dict]:
+    """The slot's changes held for a turn's acceptance (``memory.documents.proposals``),
+    newest first: status, why, the revision it was based on and the one it became."""
+    rows = MemoryProposal.objects.filter(tenant=tenant, session_id=session_id, slot=slot)
+    return list(
+        rows.order_by("-created_at").values(
+            "id", "status", "reason", "base_revision", "revision", "data", "turn_id",
+            "created_at", "decided_at",
+        )[: max(int(limit), 0)]
+    )  # fmt: skip

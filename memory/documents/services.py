@@ -33,12 +33,7 @@ def put_document(
         raise ValueError(f"unknown origin {origin!r}")
     slot = check_slot(slot)
     expected = check_expected_revision(expected_revision)
-    check_memory(memory)
-    found = unstorable_at(memory, "memory")
-    if found is not None:
-        raise MemoryInvalid("invalid_text", found[1], {"path": found[0]})
-    data, _kinds = scrub_value(memory)
-    check_memory(data)  # a placeholder may be longer than what it replaced
+    data = stored_form(memory)
     key = {"tenant": tenant, "session_id": session_id, "slot": slot}
     with transaction.atomic():
         if expected == 0:
@@ -46,19 +41,30 @@ def put_document(
                 with transaction.atomic():
                     document = MemoryDocument.objects.create(**key, revision=1, data=data)
             except IntegrityError as exc:
-                raise _conflict(tenant, session_id, slot, expected) from exc
+                raise conflict(tenant, session_id, slot, expected) from exc
             document_id = document.pk
         else:
             changed = MemoryDocument.objects.filter(**key, revision=expected).update(
                 revision=F("revision") + 1, data=data, updated_at=timezone.now()
             )
             if not changed:
-                raise _conflict(tenant, session_id, slot, expected)
+                raise conflict(tenant, session_id, slot, expected)
             document_id = MemoryDocument.objects.filter(**key).values_list("pk", flat=True).get()
         MemoryDocumentRevision.objects.create(
             tenant=tenant, document_id=document_id, revision=expected + 1, data=data, origin=origin
         )
     return expected + 1
+
+
+def stored_form(memory) -> dict:
+    """``memory`` checked and scrubbed, as it would be stored; raises ``MemoryInvalid``."""
+    check_memory(memory)
+    found = unstorable_at(memory, "memory")
+    if found is not None:
+        raise MemoryInvalid("invalid_text", found[1], {"path": found[0]})
+    data, _kinds = scrub_value(memory)
+    check_memory(data)  # a placeholder may be longer than what it replaced
+    return data
 
 
 def forget_sessions(tenant, session_ids: list[str]) -> int:
@@ -68,8 +74,12 @@ def forget_sessions(tenant, session_ids: list[str]) -> int:
     return per_model.get(MemoryDocument._meta.label, 0)
 
 
-def _conflict(tenant, session_id: str, slot: str, expected: int) -> RevisionConflict:
-    current = current_revision(tenant, session_id, slot)
+def conflict(
+    tenant, session_id: str, slot: str, expected: int, current: int | None = None
+) -> RevisionConflict:
+    """The 409 for a write based on ``expected``; ``current`` read unless given."""
+    if current is None:
+        current = current_revision(tenant, session_id, slot)
     return RevisionConflict(
         message=f"the memory document is at revision {current}, not {expected}: read it again "
         "and decide again",

@@ -28,6 +28,10 @@ class MemoryConfig:
     # document in this slot, and sees its current value in its prompt.
     document_tools: bool = False
     document_slot: str = DEFAULT_SLOT
+    # When an ``update_memory`` call is stored: ``immediate`` (seed 000: at once) or
+    # ``on_accept`` (held as a proposal until the player goes on from the reply; dropped if
+    # the reply is regenerated, fails or is rolled back).
+    document_commit: str = "immediate"
     # Settings of background consolidation, read by Memory II; kept as given (an object).
     consolidation: dict[str, Any] | None = None
 
@@ -40,6 +44,7 @@ RANGES = {
     "temporary_days": (1, 365),
 }
 BOOLEANS = ("enabled", "learn_from_rules", "document_tools")
+CHOICES = {"document_commit": ("immediate", "on_accept")}
 FIELDS = tuple(f.name for f in fields(MemoryConfig))
 PER_PLAYER = ("max_entries", "max_handoffs")
 
@@ -64,6 +69,9 @@ def check_config(data: Any) -> dict[str, Any]:
             low, high = RANGES[name]
             if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
                 raise _invalid(name, f"must be an integer from {low} to {high}")
+        elif name in CHOICES:
+            if value not in CHOICES[name]:
+                raise _invalid(name, "must be one of " + ", ".join(CHOICES[name]))
         elif name == "consolidation" and value is not None and not isinstance(value, dict):
             raise _invalid(name, "must be an object or null")
         elif name == "document_slot":

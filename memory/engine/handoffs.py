@@ -4,6 +4,7 @@ private after the handoff was written disappears from it."""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from memory.engine.entries import SUPERSEDING_KINDS
@@ -11,6 +12,9 @@ from memory.errors import MemoryInvalid
 
 MAX_SUMMARY_CHARS = 2000
 MAX_ITEMS = 20
+# A persona's id: a character's UUID or another system's id; never free text (it is stored
+# unscrubbed, so it must not be able to carry an e-mail address or a key).
+PERSONA_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}")
 
 
 def shareable(
@@ -35,6 +39,13 @@ def check_handoff(
     *, from_character_id: str, to_character_id: str, summary: Any, memory_ids: Any
 ) -> list[str]:
     """The referenced entry ids, deduplicated in order; raises on a bad field."""
+    for field, value in (("from_character", from_character_id), ("to_character", to_character_id)):
+        if not isinstance(value, str) or not PERSONA_ID.fullmatch(value):
+            raise MemoryInvalid(
+                "invalid_persona",
+                f"{field} is an id: 1-64 of A-Z a-z 0-9 _ . : -, starting with a letter or digit",
+                {"field": field},
+            )
     if from_character_id == to_character_id:
         raise MemoryInvalid(
             "handoff_to_itself",
@@ -63,6 +74,18 @@ def check_handoff(
             "empty_handoff", "a handoff carries a summary or entries", {"field": "summary"}
         )
     return ids
+
+
+def check_stored_summary(text: str) -> None:
+    """The limit holds for the stored (scrubbed) summary too: a placeholder can be longer
+    than the secret it replaced."""
+    if len(text) > MAX_SUMMARY_CHARS:
+        raise MemoryInvalid(
+            "invalid_summary",
+            f"summary is text of at most {MAX_SUMMARY_CHARS} characters once secrets are "
+            "replaced by placeholders",
+            {"field": "summary", "max_chars": MAX_SUMMARY_CHARS, "stored_chars": len(text)},
+        )
 
 
 def render(handoffs: list[tuple[str, str, list[str]]]) -> str:

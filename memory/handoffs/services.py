@@ -19,7 +19,7 @@ from memory import owners
 from memory.caps import make_room
 from memory.configs.selectors import config_for
 from memory.engine.entries import check_version
-from memory.engine.handoffs import check_handoff, shareable
+from memory.engine.handoffs import check_handoff, check_stored_summary, shareable
 from memory.engine.scrub import scrub
 from memory.errors import MemoryConflict, MemoryInvalid, MemoryNotFound
 from memory.models import HandoffStatus, MemoryEntry, MemoryHandoff, MemoryHandoffItem
@@ -50,6 +50,7 @@ def create_handoff(
     if found is not None:
         raise MemoryInvalid("invalid_text", found[1], {"field": "summary"})
     text = scrub(summary).text
+    check_stored_summary(text)
     with transaction.atomic():
         owners.lock(player.pk)
         entries = _entries(tenant, player, ids)

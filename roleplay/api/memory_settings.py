@@ -17,7 +17,7 @@ from console.body_limit import BodyLimit
 from console.models import Scope
 from memory.configs import selectors as configs
 from memory.configs import services as config_writes
-from memory.engine.config import BOOLEANS, FIELDS, RANGES, as_dict
+from memory.engine.config import BOOLEANS, CHOICES, FIELDS, RANGES, as_dict
 from memory.engine.documents import MAX_SLOT_CHARS
 from roleplay.api.serializers import RejectUnknownFields, StrictCharField, validated
 
@@ -29,6 +29,8 @@ def _field(name: str) -> serializers.Field:
     if name in RANGES:
         low, high = RANGES[name]
         return serializers.IntegerField(required=False, min_value=low, max_value=high)
+    if name in CHOICES:  # the engine names the field of a value not among them (422)
+        return StrictCharField(required=False, max_length=64, help_text=" | ".join(CHOICES[name]))
     if name == "document_slot":
         return StrictCharField(required=False, max_length=MAX_SLOT_CHARS)
     return serializers.DictField(required=False, allow_null=True)  # consolidation

@@ -109,7 +109,13 @@ def test_forgetting_a_player_keeps_the_transcript_and_other_players(tenant, owne
     epoch = owners.state(tenant, owner.pk)[1]
 
     results = forget(tenant, scope="player", player=owner, player_sessions=["s1"])
-    assert counts(results) == {"entries": 1, "evidence": 1, "handoffs": 0, "documents": 1}
+    assert counts(results) == {
+        "entries": 1,
+        "evidence": 1,
+        "handoffs": 0,
+        "documents": 1,
+        "proposals": 0,
+    }
     assert not MemoryEntry.objects.filter(player=owner).exists()
     assert Message.objects.filter(session_id="s1").count() == 1  # the conversation stays
     assert owners.state(tenant, owner.pk)[1] == epoch + 1

@@ -25,7 +25,13 @@ def test_clear_forgets_the_players_memory_and_answers_counts(api, tenant, player
     response = api.post(f"/api/v1/players/{player.pk}/memory/clear/", {}, format="json")
     assert response.status_code == 200, response.content
     body = response.json()
-    assert body["counts"] == {"entries": 2, "evidence": 0, "handoffs": 0, "documents": 1}
+    assert body["counts"] == {
+        "entries": 2,
+        "evidence": 0,
+        "handoffs": 0,
+        "documents": 1,
+        "proposals": 0,
+    }
     assert [r["subsystem"] for r in body["results"]] == ["memory"]
     assert not MemoryEntry.objects.filter(player=player).exists()
     assert MemoryEntry.objects.filter(pk=kept.pk).exists()

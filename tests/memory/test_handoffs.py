@@ -161,3 +161,23 @@ def test_rest_and_the_receiving_personas_prompt(
     )
     assert closed.status_code == 200 and closed.json()["status"] == "closed"
     assert_error(api.get(f"{base}not-a-uuid/accept/"), 405, "method_not_allowed")
+
+
+def test_the_limits_hold_for_what_is_stored(tenant, player, conversation, character, receiver):
+    # Short addresses become longer placeholders: the stored summary must still fit.
+    summary = " ".join(["a@b.co"] * 285)  # 1,994 characters as written
+    with pytest.raises(MemoryInvalid) as refused:
+        _create(tenant, player, conversation, character, receiver, summary=summary)
+    assert refused.value.code == "invalid_summary"
+    assert refused.value.details["stored_chars"] > 2000
+    # A persona id is an id, never text that could carry an address past the scrubber.
+    with pytest.raises(MemoryInvalid) as refused:
+        services.create_handoff(
+            tenant, player, from_character_id="ann@example.com", to_character_id=str(receiver.pk),
+            session_id=conversation.session_id, summary="Hello.", memory_ids=[],
+        )  # fmt: skip
+    assert (refused.value.code, refused.value.details["field"]) == (
+        "invalid_persona",
+        "from_character",
+    )
+    assert not MemoryHandoff.objects.exists()

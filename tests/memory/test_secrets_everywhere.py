@@ -1,7 +1,7 @@
 """Seed 003: every memory write is scrubbed, whatever its door. A corpus of secrets goes in
 through every path that writes memory (REST, console, the local rules of a chat turn,
-evidence, documents, handoffs), and then every text column of the memory tables is read back
-and searched for the raw strings: none may be there.
+evidence, documents, held document changes, handoffs), and then every text column of the
+memory tables is read back and searched for the raw strings: none may be there.
 
 The second test keeps that true for fields added later: each text or JSON field of the
 memory model is classified here, scrubbed by its service or holding no user text; a new one
@@ -11,6 +11,7 @@ scrubbing service)."""
 from __future__ import annotations
 
 import json
+import uuid
 
 import pytest
 from django.apps import apps
@@ -18,6 +19,7 @@ from django.db import models
 from django.test import Client
 
 from memory import services as store
+from memory.documents import proposals
 from memory.entries import evidence
 from memory.entries.services import add_entry
 from memory.models import MemoryEntry, Message
@@ -36,6 +38,7 @@ SCRUBBED = {
     "MemoryDocument.data",
     "MemoryDocumentRevision.data",
     "MemoryHandoff.summary",
+    "MemoryProposal.data",
 }
 # Text fields that hold no user text: ids, enums, hashes, names checked against a pattern.
 NOT_TEXT = {
@@ -45,6 +48,8 @@ NOT_TEXT = {
     "MemoryDocument.session_id", "MemoryDocument.slot", "MemoryDocumentRevision.origin",
     "MemoryHandoff.from_character_id", "MemoryHandoff.to_character_id",
     "MemoryHandoff.session_id", "MemoryHandoff.status",
+    "MemoryProposal.session_id", "MemoryProposal.slot", "MemoryProposal.status",
+    "MemoryProposal.reason",
     "MemorySettings.character_id", "MemorySettings.data",  # an operator's settings
 }  # fmt: skip
 # The transcript and its side store (seed 001) keep what was said, as said: they are the
@@ -152,11 +157,15 @@ def test_no_door_stores_a_raw_secret(
         start = corpus.index(text)
         evidence.attach(tenant, entry, message, start, start + len(text))
     doors += 1
+    # A document change held for the turn's acceptance (``document_commit: on_accept``).
+    gate = proposals.Gate(uuid.uuid4(), uuid.uuid4())
+    proposals.propose(tenant, conversation.session_id, "held", gate, 0, {"notes": TEXTS})
+    doors += 1
 
     stored = _stored_memory_text()
     assert "[redacted:" in stored
     leaked = [raw for raw in RAW if raw in stored]
     assert not leaked, f"raw secrets stored in memory: {leaked}"
-    assert doors == 7
+    assert doors == 8
     # The transcript keeps what was said: it is the conversation (see TRANSCRIPT).
     assert Message.objects.filter(content__contains=RAW[0]).exists()
