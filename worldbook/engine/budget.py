@@ -13,7 +13,7 @@ with a :class:`SelectionError` naming it.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from itertools import chain
 from typing import Any
@@ -123,20 +123,22 @@ def allocate(inp: BudgetInput, drops: dict[Slot, Drop]) -> list[Group]:
     return fit_budget(inp, _in_rank_order(groups, quiet), drops)
 
 
+# An item of the budget's walk: a group, or a quiet constant as (its rank key, its slot).
+Item = Group | tuple[tuple[Any, ...], Slot]
+
+
 def _in_rank_order(
     groups: list[Group], quiet: list[list[tuple[tuple[Any, ...], Slot]]]
-) -> Iterator[Group]:
-    """The sorted groups and a group of one per quiet constant, merged (keys are unique: they
-    end with the root's book and entry ids, so two items never tie). One C-level sort of the
-    already sorted runs merges them several times faster than ``heapq.merge``."""
+) -> list[Item]:
+    """The sorted groups and the quiet constants, merged (keys are unique: they end with the
+    root's book and entry ids, so two items never tie). One C-level sort of the already
+    sorted runs merges them several times faster than ``heapq.merge``. A quiet constant
+    stays a (key, slot) pair: most of them are dropped, and a group is made only for those
+    taken."""
     ranked: list[tuple[tuple[Any, ...], Group | Slot]] = sorted(
         chain(((group.sort_key, group) for group in groups), *quiet)
     )
-    for key, item in ranked:
-        if isinstance(item, Group):
-            yield item
-        else:
-            yield Group(item, [item], CONSTANT_CLASS, key)
+    return [item if isinstance(item, Group) else (key, item) for key, item in ranked]
 
 
 def build_groups(
@@ -229,14 +231,45 @@ def resolve_conflicts(
     return survivors
 
 
-def fit_budget(inp: BudgetInput, groups: Iterable[Group], drops: dict[Slot, Drop]) -> list[Group]:
+def fit_budget(inp: BudgetInput, items: Iterable[Item], drops: dict[Slot, Drop]) -> list[Group]:
     """Greedy, whole groups, in rank order. Returns the groups taken, in take order."""
     taken_slots: set[Slot] = set()
     taken: list[Group] = []
     used = inp.base_cost
     constant_used = 0
     constant_cap = math.floor(inp.constant_ratio * inp.token_budget + 1e-9)
-    for group in groups:
+    token_budget, max_entries = inp.token_budget, inp.max_entries
+    for item in items:
+        if not isinstance(item, Group):  # a quiet constant: a group of one, never required
+            key, slot = item
+            if slot in taken_slots:
+                taken.append(Group(slot, [slot], CONSTANT_CLASS, key))
+            elif len(taken_slots) + 1 > max_entries:
+                drops[slot] = Drop(MAX_ENTRIES_DROPPED, {"max_entries": max_entries})
+            elif used >= token_budget:
+                drops[slot] = Drop(BUDGET_DROPPED, {"used": used, "token_budget": token_budget})
+            else:
+                cost = inp.cost(slot)
+                if used + cost > token_budget:
+                    drops[slot] = Drop(
+                        BUDGET_DROPPED, {"cost": cost, "used": used, "token_budget": token_budget}
+                    )
+                elif constant_used + cost > constant_cap:
+                    drops[slot] = Drop(
+                        CONSTANT_BUDGET_DROPPED,
+                        {
+                            "cost": cost,
+                            "constant_used": constant_used,
+                            "constant_cap": constant_cap,
+                        },
+                    )
+                else:
+                    used += cost
+                    constant_used += cost
+                    taken_slots.add(slot)
+                    taken.append(Group(slot, [slot], CONSTANT_CLASS, key, [slot]))
+            continue
+        group = item
         members = group.members
         if len(members) == 1:  # most groups: no list to build
             new = members if members[0] not in taken_slots else []
@@ -246,33 +279,28 @@ def fit_budget(inp: BudgetInput, groups: Iterable[Group], drops: dict[Slot, Drop
             taken.append(group)
             continue
         required = group.rank == REQUIRED_CLASS
-        if len(taken_slots) + len(new) > inp.max_entries:
+        if len(taken_slots) + len(new) > max_entries:
             if required:
-                raise _over_budget(inp, group, "max_entries", inp.max_entries)
-            _drop(inp, group, new, drops, MAX_ENTRIES_DROPPED, {"max_entries": inp.max_entries})
+                raise _over_budget(inp, group, "max_entries", max_entries)
+            _drop(inp, group, new, drops, MAX_ENTRIES_DROPPED, {"max_entries": max_entries})
             continue
-        if used >= inp.token_budget and not required:
+        if used >= token_budget and not required:
             # Nothing more can fit; skip tokenizing what would be dropped anyway.
             _drop(
-                inp,
-                group,
-                new,
-                drops,
-                BUDGET_DROPPED,
-                {"used": used, "token_budget": inp.token_budget},
+                inp, group, new, drops, BUDGET_DROPPED, {"used": used, "token_budget": token_budget}
             )
             continue
         cost = inp.cost(new[0]) if len(new) == 1 else sum(inp.cost(slot) for slot in new)
-        if used + cost > inp.token_budget:
+        if used + cost > token_budget:
             if required:
-                raise _over_budget(inp, group, "token_budget", inp.token_budget)
+                raise _over_budget(inp, group, "token_budget", token_budget)
             _drop(
                 inp,
                 group,
                 new,
                 drops,
                 BUDGET_DROPPED,
-                {"cost": cost, "used": used, "token_budget": inp.token_budget},
+                {"cost": cost, "used": used, "token_budget": token_budget},
             )
             continue
         if group.rank == CONSTANT_CLASS and constant_used + cost > constant_cap:
