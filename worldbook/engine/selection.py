@@ -20,7 +20,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from worldbook.engine.activation import ActivationInput, Slot, activate
+from worldbook.engine.activation import PLAIN_CONSTANT, ActivationInput, Slot, activate
 from worldbook.engine.budget import (
     BudgetInput,
     Drop,
@@ -235,6 +235,9 @@ class _Run:
         An upper bound of the block's share of the context (see ``context_tokens``); the real
         total is checked by ``trim_to_actual``.
         """
+        b, i = slot
+        if i not in self.verdicts[b].contents:  # most: the count kept for the revision
+            return self.views[b].block_tokens(i, self.tokenizer) + 1
         return self.block_tokens(slot) + 1
 
     def context_tokens(self, slots: list[Slot]) -> int:
@@ -337,7 +340,7 @@ def _select(
         {
             slot: Member(run.entry(slot), run.stable_id(slot), act.score, act.sticky)
             for slot, act in active.items()
-            if run.entry(slot).group
+            if act is not PLAIN_CONSTANT and run.entry(slot).group  # plain: in no group
         },
         req.seed,
         req.use_group_scoring,
