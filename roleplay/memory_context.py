@@ -9,7 +9,9 @@ second block: each one's summary, marked as the user's account, with the entries
 references that may still be shared. Nothing is copied into the persona's own memory.
 
 The memory settings of the character (``memory.configs``) turn both off (``enabled``) and
-set the limits; they are read once per turn and shared with the learning hook. With
+set the limits. Everything a turn needs of memory is read in one statement
+(``memory.turn_reads``), shared with the learning hook; the entries' "last used" is written
+after the reply is committed. With
 ``document_tools`` on, the conversation's JSON memory document is placed too (seed 000),
 and the Actor may change it with the tools of ``roleplay.memory_tools``; changes held for
 acceptance are settled first, when the player's new message accepts the replies before it."""
@@ -18,10 +20,10 @@ from __future__ import annotations
 
 import json
 import uuid
+from dataclasses import replace
 
 from django.utils import timezone
 
-from memory.configs.selectors import config_for
 from memory.documents import proposals
 from memory.documents.selectors import read_document
 from memory.engine import handoffs as handoff_rules
@@ -30,12 +32,14 @@ from memory.engine.config import MemoryConfig
 from memory.entries.selectors import selectable_items
 from memory.entries.services import mark_used
 from memory.handoffs.selectors import received
+from memory.turn_reads import TurnMemory, turn_memory
 from roleplay.models import Character, TurnKind
 
 BLOCK_ID = "memory:preferences"
 HANDOFF_BLOCK_ID = "memory:handoffs"
 DOCUMENT_BLOCK_ID = "memory:document"
 SETTINGS_KEY = "memory_config"
+TURN_KEY = "memory_turn"
 # The document as the Actor reads it each turn, up to this many characters (the rest is a
 # ``get_memory`` call away).
 DOCUMENT_BLOCK_CHARS = 8000
@@ -46,24 +50,46 @@ FALLBACK_DEPTH = 4
 ACCEPTING_KINDS = (TurnKind.CHAT, TurnKind.AUTO_REPLY)
 
 
-def settings_for(ctx, conversation) -> MemoryConfig:
-    """The memory settings in force for the turn's character, read once per turn."""
-    found = ctx.reads.get(SETTINGS_KEY)
+def turn_read(ctx, conversation) -> TurnMemory:
+    """What the turn reads of memory (settings, selectable entries, whether there are
+    handoffs or held changes), in one statement, once per turn."""
+    found = ctx.reads.get(TURN_KEY)
     if found is None:
-        found = ctx.reads[SETTINGS_KEY] = config_for(
-            conversation.tenant, str(conversation.character_id)
+        found = ctx.reads[TURN_KEY] = turn_memory(
+            conversation.tenant_id,
+            conversation.player_id,
+            str(conversation.character_id),
+            conversation.session_id,
         )
+        ctx.reads[SETTINGS_KEY] = found.config
     return found
 
 
+def settings_for(ctx, conversation) -> MemoryConfig:
+    """The memory settings in force for the turn's character, read once per turn."""
+    found = ctx.reads.get(SETTINGS_KEY)
+    return found if found is not None else turn_read(ctx, conversation).config
+
+
+def entries_changed(ctx, conversation) -> None:
+    """A hook of this turn wrote entries (the local rules): read the selectable ones again,
+    so the reply already follows what the player just said."""
+    found = ctx.reads.get(TURN_KEY)
+    if found is not None:
+        items = selectable_items(conversation.tenant, conversation.player_id)
+        ctx.reads[TURN_KEY] = replace(found, items=items)
+
+
 def apply(ctx, conversation) -> None:
-    if ctx.record and ctx.kind in ACCEPTING_KINDS:
+    read = turn_read(ctx, conversation)
+    if read.has_pending and ctx.record and ctx.kind in ACCEPTING_KINDS:
         _settle(ctx, conversation)
-    config = settings_for(ctx, conversation)
+    config = read.config
     if not config.enabled:
         return
-    _preferences(ctx, conversation, config)
-    _handoffs(ctx, conversation)
+    _preferences(ctx, read.items, conversation, config)
+    if read.has_handoffs:
+        _handoffs(ctx, conversation)
     if config.document_tools:
         _document(ctx, conversation, config.document_slot)
 
@@ -79,8 +105,7 @@ def _settle(ctx, conversation) -> None:
         ]
 
 
-def _preferences(ctx, conversation, config: MemoryConfig) -> None:
-    items = selectable_items(conversation.tenant, conversation.player_id)
+def _preferences(ctx, items, conversation, config: MemoryConfig) -> None:
     if not items:
         return
     chosen = preferences.select(
@@ -101,7 +126,8 @@ def _preferences(ctx, conversation, config: MemoryConfig) -> None:
         "position": position,
     }
     if position is not None and ctx.record:
-        mark_used([c.item.id for c in chosen])
+        used = [c.item.id for c in chosen]
+        ctx.after_reply.append(lambda: mark_used(used))
 
 
 def _handoffs(ctx, conversation) -> None:

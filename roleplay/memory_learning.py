@@ -25,7 +25,7 @@ from memory.engine.rules import find_preferences
 from memory.entries import evidence
 from memory.entries.services import add_entry
 from memory.models import EntryOrigin, EntryScope, Message
-from roleplay.memory_context import settings_for
+from roleplay.memory_context import entries_changed, settings_for
 from roleplay.models import TurnKind
 
 
@@ -39,6 +39,7 @@ def apply(ctx, conversation) -> None:
     if found:
         source = _source(conversation, ctx.turn.user_message_id, ctx.user_input)
         ctx.trace["memory_rules"] = _store(conversation, found, source, config.temporary_days)
+        entries_changed(ctx, conversation)
 
 
 def _source(conversation, message_id, text: str):

@@ -87,6 +87,9 @@ class TurnContext:
     record: bool = True
     # Reads that several hooks of one turn need (the memory settings...), made once.
     reads: dict[str, Any] = field(default_factory=dict, repr=False)
+    # Small writes a hook defers until the reply is committed (off the path to the first
+    # delta; never on a preview): called in the database thread, a failure only logged.
+    after_reply: list[Callable[[], None]] = field(default_factory=list, repr=False)
     # (the variables it was computed with, the layout's positions): see placement_capabilities.
     _capabilities: tuple[dict[str, str], tuple[str, ...]] | None = field(default=None, repr=False)
 

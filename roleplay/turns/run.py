@@ -158,7 +158,8 @@ def prompt_trace(prompt: AssembledPrompt) -> dict:
 
 
 async def _after_commit(ctx: TurnContext, emit: Emit) -> None:
-    """Post-turn phases, then their records added to the committed turn's trace. Nothing here
+    """The hooks' deferred writes (``ctx.after_reply``), post-turn phases, then their records
+    added to the committed turn's trace. Nothing here
     can change or lose the reply; a failure is logged. A turn that rewrote an earlier reply
     (regenerate, continue) also announces that message's new state as ``message.updated``,
     the event an edit sends, so every page shows its alternatives and text alike."""
@@ -168,6 +169,11 @@ async def _after_commit(ctx: TurnContext, emit: Emit) -> None:
             await hub.announce(ctx.turn.conversation_id, event)
         except STORAGE_ERRORS:
             logger.warning("could not announce the rewritten message of turn %s", ctx.turn.id)
+    for deferred in ctx.after_reply:
+        try:
+            await run_db(deferred)
+        except Exception:
+            logger.exception("a deferred write of turn %s failed", ctx.turn.id)
     stage_cancel = asyncio.Event()  # the player's cancel no longer applies once committed
     before = len(ctx.trace.get("phases", []))
     try:
