@@ -35,6 +35,8 @@ from worldbook.engine.schema import BookIn, SelectRequest
 from worldbook.engine.selection import LoadedBook, select
 from worldbook.tokenizer import CL100K
 
+IMPORTS = 3
+
 
 class Command(BaseCommand):
     help = "Benchmark worldbook compile, selection (in-process and HTTP), import and editor."
@@ -99,9 +101,11 @@ class Command(BaseCommand):
             naive_ms.append((time.perf_counter() - started) * 1000)
         http = self._http(tenant, loaded, inputs[:http_selections])
         st_bytes = _dumps(sillytavern_file(book)).encode()
-        started = time.perf_counter()
-        services.import_files(tenant, [services.Upload("bench.json", st_bytes)])
-        import_s = time.perf_counter() - started
+        import_s = []
+        for n in range(IMPORTS):  # trailing spaces: another file to the importer's dedupe
+            started = time.perf_counter()
+            services.import_files(tenant, [services.Upload("bench.json", st_bytes + b" " * n)])
+            import_s.append(time.perf_counter() - started)
         engine = percentiles(engine_ms)
         naive = percentiles(naive_ms)
         return {
@@ -113,14 +117,16 @@ class Command(BaseCommand):
             "select_http_ms": http,
             "naive_baseline_ms": naive,
             "speedup_vs_naive_p50": round(naive["p50"] / max(engine["p50"], 1e-6), 1),
-            "import_sillytavern_s": round(import_s, 3),
+            # The median of three imports of the file (the first in a fresh process), and each.
+            "import_sillytavern_s": round(statistics.median(import_s), 3),
+            "import_sillytavern_s_runs": [round(v, 3) for v in import_s],
             "import_file_bytes": len(st_bytes),
             "targets": {
                 "in_process_p50_ms": 5,
                 "in_process_p99_ms": 20,
                 "http_p50_ms": 30,
                 "speedup": 20,
-                "import_s": 3,
+                "import_s": 1,
             },
         }
 
