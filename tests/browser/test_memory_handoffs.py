@@ -33,20 +33,9 @@ def receiver(tenant):
 @pytest.fixture
 def shareable(tenant, player, conversation):
     """(a shared preference, an entry of the conversation shared in it, a private fact)."""
-    from memory.entries import services as entries
+    from tests.console.test_memory_handoffs_settings_console import shareable_entries
 
-    shared = entries.add_entry(
-        tenant, player, kind="preference", scope="shared", content="Use metric units.",
-        category_key="units",
-    )  # fmt: skip
-    session = entries.add_entry(
-        tenant, player, kind="fact", scope="session", content="The storm reached the bay.",
-        session_id=conversation.session_id, share_in_session=True,
-    )  # fmt: skip
-    private = entries.add_entry(
-        tenant, player, kind="fact", scope="shared", content="Private fact, never offered."
-    )
-    return shared, session, private
+    return shareable_entries(tenant, player, conversation)
 
 
 def _handoffs(tenant):

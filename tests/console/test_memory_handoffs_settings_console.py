@@ -31,7 +31,8 @@ def _receiver(tenant, name="Juno"):
     return Character.objects.create(tenant=tenant, name=name)
 
 
-def _shareable(tenant, player, conversation):
+def shareable_entries(tenant, player, conversation):
+    """(a shared preference, an entry of the conversation shared in it, a private fact)."""
     shared = entries.add_entry(
         tenant, player, kind="preference", scope="shared", content="Use metric units.",
         category_key="units",
@@ -76,7 +77,7 @@ def test_an_operator_creates_accepts_and_closes_a_handoff(
     operator_client, tenant, player, character, conversation
 ):
     juno = _receiver(tenant)
-    shared, session, private = _shareable(tenant, player, conversation)
+    shared, session, private = shareable_entries(tenant, player, conversation)
 
     page = operator_client.get(f"{HANDOFFS}?player={player.pk}")
     html = page.content.decode()
@@ -167,7 +168,7 @@ def test_a_stale_close_is_a_conflict_that_changes_nothing(
 def test_bad_create_input_is_refused_and_creates_nothing(
     operator_client, tenant, player, character, conversation, change, status, shown
 ):
-    _shared, _session, private = _shareable(tenant, player, conversation)
+    _shared, _session, private = shareable_entries(tenant, player, conversation)
     body = {
         "player": player.pk,
         "conversation": str(conversation.pk),
