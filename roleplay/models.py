@@ -105,6 +105,39 @@ class ModelCall(TenantScopedModel):
     created_at = models.DateTimeField(auto_now_add=True)
 
 
+class Scenario(TenantScopedModel):
+    """How a character's conversations run (seed 002): the Actor's model config (and preset,
+    else the config's), and the config objects ``agenticV2``, ``storyV1``, ``compact`` and
+    ``preActorDirector`` as the seed writes them (``roleplay.agentic.config`` validates them;
+    an absent one is null and off). A character has a default scenario; a conversation may
+    name another. Changes go by compare-and-set on ``version``."""
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    name = models.CharField(max_length=200)
+    description = models.TextField(blank=True, default="", max_length=20_000)
+    model_config = models.ForeignKey(
+        ModelConfig, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    preset = models.ForeignKey(
+        Preset, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    agentic_v2 = models.JSONField(null=True, blank=True)
+    story_v1 = models.JSONField(null=True, blank=True)
+    compact = models.JSONField(null=True, blank=True)
+    pre_actor_director = models.JSONField(null=True, blank=True)
+    version = models.PositiveIntegerField(default=1)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["tenant", "name"], name="scenario_unique_name"),
+        ]
+
+    def __str__(self) -> str:
+        return self.name
+
+
 class Character(TenantScopedModel):
     """A character card: the fields users bring from other tools (CCv2/CCv3), each reaching
     the prompt through the preset; a card's unknown ``extensions`` are kept verbatim."""
@@ -130,6 +163,10 @@ class Character(TenantScopedModel):
     avatar_content_type = models.CharField(max_length=50, blank=True, default="")
     model_config = models.ForeignKey(
         ModelConfig, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    # The scenario its conversations run (``Scenario``); a conversation may name another.
+    default_scenario = models.ForeignKey(
+        Scenario, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
@@ -192,6 +229,10 @@ class Conversation(TenantScopedModel):
     )
     persona = models.ForeignKey(
         Persona, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    # The scenario this conversation runs instead of its character's default one.
+    scenario = models.ForeignKey(
+        Scenario, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
     # This conversation's author's note; it replaces the character's (``prompting.notes``).
     author_note = models.JSONField(default=dict, blank=True)

@@ -39,6 +39,7 @@ from roleplay.models import (
     ModelCall,
     ModelConfig,
     Persona,
+    Scenario,
     Turn,
     TurnStatus,
 )
@@ -296,3 +297,17 @@ def dashboard_stats(tenant, *, now=None) -> dict:
         "default_config": default,
         "demo_model": uses_demo,
     }
+
+
+def scenario_for(conversation: Conversation) -> Scenario | None:
+    """The scenario the conversation runs: its own, else its character's default, else none
+    (the same precedence as model configs; a scenario of another tenant is none)."""
+    ids = (conversation.scenario_id, conversation.character.default_scenario_id)
+    for scenario_id in ids:
+        if scenario_id is not None:
+            found = Scenario.objects.filter(
+                tenant_id=conversation.tenant_id, pk=scenario_id
+            ).first()
+            if found is not None:
+                return found
+    return None

@@ -23,6 +23,7 @@ Choices where the seed and a demanding operator differ:
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError
@@ -173,9 +174,10 @@ class ScenarioConfig(_Strict):
         return "plain"
 
 
-def check_scenario(data: Any, *, actor_config_id: str | None) -> ScenarioConfig:
+def check_scenario(data: Any, *, actor_config_id: str | Collection[str] | None) -> ScenarioConfig:
     """``data`` (``{agenticV2?, storyV1?, compact?, preActorDirector?}``) validated, with
-    the rules between fields; ``actor_config_id`` is the scenario's own Actor config."""
+    the rules between fields; ``actor_config_id`` is the scenario's own Actor config (or
+    every way to name it: its id and its name)."""
     if isinstance(data, dict) and isinstance(data.get("compact"), dict):
         if "contentPolicy" in data["compact"]:
             raise ScenarioInvalid(
@@ -188,19 +190,25 @@ def check_scenario(data: Any, *, actor_config_id: str | None) -> ScenarioConfig:
         error = exc.errors()[0]
         field = ".".join(str(part) for part in error["loc"]) or "scenario"
         raise ScenarioInvalid(field, error["msg"]) from None
-    _check_agentic(config.agenticV2, config.compact, actor_config_id)
+    if actor_config_id is None:
+        actor_refs: Collection[str] = ()
+    elif isinstance(actor_config_id, str):
+        actor_refs = (actor_config_id,)
+    else:
+        actor_refs = actor_config_id
+    _check_agentic(config.agenticV2, config.compact, actor_refs)
     _check_compact(config.compact)
     if config.storyV1 is not None and config.preActorDirector is not None:
         raise ScenarioInvalid("preActorDirector", "cannot be set together with storyV1")
     return config
 
 
-def _check_agentic(v2: AgenticV2 | None, compact: Compact | None, actor: str | None) -> None:
+def _check_agentic(v2: AgenticV2 | None, compact: Compact | None, actor: Collection[str]) -> None:
     if v2 is None:
         return
     if len(set(v2.enabledTools)) != len(v2.enabledTools):
         raise ScenarioInvalid("agenticV2.enabledTools", "names a tool twice")
-    if v2.modelConfigs.actor != actor:
+    if v2.modelConfigs.actor not in actor:
         raise ScenarioInvalid(
             "agenticV2.modelConfigs.actor", "must be the scenario's Actor model config"
         )
@@ -261,6 +269,44 @@ def _check_compact(compact: Compact | None) -> None:
         )
 
 
+def model_config_refs(config: ScenarioConfig) -> list[tuple[str, str, str | None]]:
+    """Every model config the scenario names, as (field, reference, the named role prompt
+    its preset must hold, or None): only the parts that are on."""
+    refs: list[tuple[str, str, str | None]] = []
+    v2 = config.agenticV2
+    if v2 is not None and v2.enabled:
+        configs = v2.modelConfigs
+        refs.append(("agenticV2.modelConfigs.orchestrator", configs.orchestrator, "orchestrator"))
+        for name in SPECIALISTS:
+            ref = getattr(configs.specialists, name)
+            if ref is not None:
+                role = f"specialist_{name}" if name in v2.enabledTools else None
+                refs.append((f"agenticV2.modelConfigs.specialists.{name}", ref, role))
+        if configs.director is not None:
+            role = "director" if DIRECTOR_TOOL in v2.enabledTools else None
+            refs.append(("agenticV2.modelConfigs.director", configs.director, role))
+        if configs.autoReply is not None:
+            refs.append(("agenticV2.modelConfigs.autoReply", configs.autoReply, "auto_reply"))
+        for field, ref in (
+            ("escalationModelConfigId", v2.escalationModelConfigId),
+            ("recovery.transientRetryModelConfigId", v2.recovery.transientRetryModelConfigId),
+        ):
+            if ref is not None:
+                refs.append((f"agenticV2.{field}", ref, None))
+    story = config.storyV1
+    if story is not None and story.enabled:
+        refs.append(("storyV1.modelConfigId", story.modelConfigId, None))
+        if story.initializerModelConfigId is not None:
+            refs.append(("storyV1.initializerModelConfigId", story.initializerModelConfigId, None))
+    if config.compact is not None and config.compact.enabled:
+        ref = config.compact.compactorModelConfigId
+        refs.append(("compact.compactorModelConfigId", ref, "compactor"))
+    if config.preActorDirector is not None:
+        refs.append(("preActorDirector.modelConfigId", config.preActorDirector.modelConfigId, None))
+    return refs
+
+
 def as_json(config: ScenarioConfig) -> dict[str, Any]:
-    """The config as stored and answered: the objects set, with their defaults filled."""
-    return config.model_dump(mode="json", exclude_none=False)
+    """The four objects as stored and answered: each set one with its defaults filled, an
+    absent one null."""
+    return config.model_dump(mode="json")

@@ -15,7 +15,15 @@ from console.scoping import scoped
 from memory.models import Message
 from memory.selectors import DEFAULT_HISTORY_LIMIT
 from roleplay.cards import limits
-from roleplay.models import Character, Conversation, ModelConfig, Persona, Preset, Turn
+from roleplay.models import (
+    Character,
+    Conversation,
+    ModelConfig,
+    Persona,
+    Preset,
+    Scenario,
+    Turn,
+)
 from roleplay.selectors import api_key_status, greeting_for, has_avatar
 from roleplay.services.characters import CHARACTER_FIELDS
 from roleplay.services.conversations import CONVERSATION_FIELDS
@@ -151,6 +159,7 @@ class CharacterSerializer(AvatarLinks, StrictSerializer):
     """
 
     model_config = TenantRelatedField(ModelConfig, allow_null=True, required=False)
+    default_scenario = TenantRelatedField(Scenario, allow_null=True, required=False)
     alternate_greetings = serializers.ListField(
         child=StrictCharField(max_length=limits.MAX_GREETING_CHARS, allow_blank=True),
         max_length=limits.MAX_GREETINGS,
@@ -207,6 +216,7 @@ class ConversationSerializer(StrictSerializer):
     character = TenantRelatedField(Character)
     model_config = TenantRelatedField(ModelConfig, allow_null=True, required=False)
     persona = TenantRelatedField(Persona, allow_null=True, required=False)
+    scenario = TenantRelatedField(Scenario, allow_null=True, required=False)
     greeting_index = serializers.IntegerField(
         min_value=0, max_value=limits.MAX_GREETINGS, required=False
     )

@@ -7,6 +7,7 @@ from roleplay.api.card_import import CharacterImportView
 from roleplay.api.memory_settings import MemorySettingsView
 from roleplay.api.personas import PersonaAvatarView, PersonaViewSet
 from roleplay.api.presets import PresetViewSet
+from roleplay.api.scenarios import ScenarioViewSet
 
 
 class OptionalSlashRouter(DefaultRouter):
@@ -30,6 +31,7 @@ router.register("players", views.PlayerViewSet, basename="player")
 router.register("conversations", views.ConversationViewSet, basename="conversation")
 router.register("personas", PersonaViewSet, basename="persona")
 router.register("presets", PresetViewSet, basename="preset")
+router.register("scenarios", ScenarioViewSet, basename="scenario")
 
 # Views of their own (a file's body limit), ahead of the router's ``characters/{pk}``.
 urlpatterns = [

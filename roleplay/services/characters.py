@@ -37,6 +37,7 @@ CHARACTER_FIELDS = (
     "extensions",
     "author_note",
     "model_config",
+    "default_scenario",
 )
 # JSON fields and the rule each obeys.
 JSON_RULES = {
@@ -67,7 +68,7 @@ def _write(character: Character, fields: dict, update: bool) -> Character:
         character,
         fields,
         allowed=CHARACTER_FIELDS,
-        related=("model_config",),
+        related=("model_config", "default_scenario"),
         update=update,
         rules=json_problems,
     )

@@ -17,6 +17,7 @@ from roleplay.models import (
     ConversationStatus,
     ModelConfig,
     Persona,
+    Scenario,
 )
 from roleplay.prompting.notes import normalise_note, note_problems
 from roleplay.services import rows
@@ -32,6 +33,7 @@ CONVERSATION_FIELDS = (
     "title",
     "status",
     "author_note",
+    "scenario",
 )
 
 
@@ -46,12 +48,13 @@ def start_conversation(
     title: str = "",
     status: str = ConversationStatus.ACTIVE,
     author_note: dict | None = None,
+    scenario: Scenario | None = None,
 ) -> Conversation:
     """A new conversation of ``player`` with ``character``; all three related objects must be
     the tenant's own. ``persona`` is one of the player's (None: the player's default, see
     ``selectors.persona_for``); ``greeting_index`` picks the opening: 0 the character's first
     message, n its n-th alternate greeting; ``author_note`` (``prompting.notes``) replaces
-    the character's."""
+    the character's; ``scenario`` replaces the character's default scenario."""
     fields = dict(
         character=character,
         player=player,
@@ -61,6 +64,7 @@ def start_conversation(
         title=title,
         status=status,
         author_note=author_note or {},
+        scenario=scenario,
     )
     return _write(Conversation(tenant=tenant), fields, update=False)
 
@@ -75,7 +79,7 @@ def _write(conversation: Conversation, fields: dict, update: bool) -> Conversati
         conversation,
         fields,
         allowed=CONVERSATION_FIELDS,
-        related=("player", "character", "model_config", "persona"),
+        related=("player", "character", "model_config", "persona", "scenario"),
         update=update,
         rules=_rules,
     )

@@ -39,6 +39,7 @@ class World:
     turn: object = None
     entry: object = None
     handoff: object = None
+    scenario: object = None
 
     def ids_for(self, route) -> dict:
         """The ids of ``route``'s path in this world: ``pk`` its object of the route's model,
@@ -66,7 +67,7 @@ class World:
 
     def object_for(self, model):
         objects = (self.model_config, self.character, self.player, self.conversation)
-        for obj in (*objects, self.persona, self.preset):
+        for obj in (*objects, self.persona, self.preset, self.scenario):
             if isinstance(obj, model):
                 return obj
         raise LookupError(
@@ -81,6 +82,7 @@ def build_world(tenant, base_url: str, label: str) -> World:
     from memory.handoffs.services import create_handoff
     from roleplay.models import Character, Conversation, ModelConfig, Persona
     from roleplay.services.presets import create_preset
+    from roleplay.services.scenarios import create_scenario
 
     config = ModelConfig.objects.create(
         tenant=tenant,
@@ -119,6 +121,7 @@ def build_world(tenant, base_url: str, label: str) -> World:
         to_character_id=str(character.pk), session_id=conversation.session_id,
         summary=f"{label}: we met at the gate", memory_ids=[],
     )  # fmt: skip
+    scenario = create_scenario(tenant, name=f"{label}-scenario", model_config=config)
     return World(
         tenant,
         config,
@@ -131,6 +134,7 @@ def build_world(tenant, base_url: str, label: str) -> World:
         turn,
         entry,
         handoff,
+        scenario,
     )
 
 

@@ -155,8 +155,9 @@ def _receiver(world) -> dict:
 def valid_body(route: Route, method: str, world) -> dict:
     """A body the route accepts for ``world``'s tenant (creates and PUTs need all fields)."""
     basename, _, kind = route.name.partition("-")
-    if basename == "preset" and method in ("PUT", "PATCH") and kind == "detail":
-        return {"name": "n", "version": world.preset.version}  # compare-and-set
+    if basename in ("preset", "scenario") and method in ("PUT", "PATCH") and kind == "detail":
+        versioned = world.preset if basename == "preset" else world.scenario
+        return {"name": "n", "version": versioned.version}  # compare-and-set
     if method in ("POST", "PUT", "PATCH") and kind in ("list", "detail"):
         return {
             "modelconfig": {"name": "n", "provider": "llama_cpp", "model": "m"},
@@ -165,6 +166,7 @@ def valid_body(route: Route, method: str, world) -> dict:
             "conversation": {"player": world.player.id, "character": str(world.character.id)},
             "persona": {"player": world.player.id, "name": "n"},
             "preset": {"name": "n"},
+            "scenario": {"name": "n"},
         }.get(basename, {})
     return {
         "conversation-archive": {"keep_recent": 0},

@@ -17,7 +17,7 @@ CHARACTER_FIELDS = {
     "id", "name", "description", "personality", "scenario", "first_message",
     "alternate_greetings", "example_dialogues", "system_prompt", "post_history_instructions",
     "creator_notes", "tags", "creator", "character_version", "extensions", "model_config",
-    "author_note", "has_avatar", "avatar_url", "created_at", "updated_at",
+    "author_note", "default_scenario", "has_avatar", "avatar_url", "created_at", "updated_at",
 }  # fmt: skip
 PLAYER_FIELDS = {"id", "external_id", "display_name", "created_at"}
 PERSONA_FIELDS = {
@@ -26,7 +26,7 @@ PERSONA_FIELDS = {
 }  # fmt: skip
 CONVERSATION_FIELDS = {
     "id", "player", "character", "model_config", "persona", "greeting_index", "greeting", "title",
-    "status", "author_note", "created_at", "updated_at",
+    "status", "author_note", "scenario", "created_at", "updated_at",
 }  # fmt: skip
 
 

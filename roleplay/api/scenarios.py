@@ -1,0 +1,88 @@
+"""``/api/v1/scenarios/``: how a character's conversations run (Agent V2, Story, Compact),
+with the config objects named as the seed names them (``agenticV2``, ``storyV1``,
+``compact``, ``preActorDirector``). Writes go through ``roleplay.services.scenarios``; an
+update sends the ``version`` it edited (a stale one is a 409 ``revision_conflict``)."""
+
+from __future__ import annotations
+
+from drf_spectacular.utils import extend_schema_field
+from rest_framework import serializers
+
+from console.models import Scope
+from roleplay.api.serializers import StrictSerializer, TenantRelatedField
+from roleplay.api.views import ServiceWrites
+from roleplay.models import ModelConfig, Preset, Scenario
+from roleplay.services import scenarios
+
+MAX_VERSION = 2**31 - 1
+
+
+@extend_schema_field(
+    {
+        "type": "object",
+        "additionalProperties": True,
+        "nullable": True,
+        "description": "A config object with the seed's field names (docs/agentic.md); "
+        "unknown fields are refused. Null: off.",
+    }
+)
+class ConfigObjectField(serializers.JSONField):
+    """Any JSON: ``roleplay.agentic.config`` answers a bad one naming the field (422)."""
+
+
+class ScenarioSerializer(StrictSerializer):
+    model_config = TenantRelatedField(ModelConfig, allow_null=True, required=False)
+    preset = TenantRelatedField(Preset, allow_null=True, required=False)
+    agenticV2 = ConfigObjectField(source="agentic_v2", required=False, allow_null=True)  # noqa: N815
+    storyV1 = ConfigObjectField(source="story_v1", required=False, allow_null=True)  # noqa: N815
+    compact = ConfigObjectField(required=False, allow_null=True)
+    preActorDirector = ConfigObjectField(  # noqa: N815
+        source="pre_actor_director", required=False, allow_null=True
+    )
+    version = serializers.IntegerField(
+        min_value=1,
+        max_value=MAX_VERSION,
+        required=False,
+        help_text="In an update: the version you edited (required). Set by the server.",
+    )
+
+    class Meta:
+        model = Scenario
+        fields = [
+            "id",
+            "name",
+            "description",
+            "model_config",
+            "preset",
+            "agenticV2",
+            "storyV1",
+            "compact",
+            "preActorDirector",
+            "version",
+            "created_at",
+            "updated_at",
+        ]
+        read_only_fields = ["id", "created_at", "updated_at"]
+
+    def validate(self, attrs):
+        if self.instance is None and "version" in attrs:
+            raise serializers.ValidationError({"version": ["set by the server on create"]})
+        if self.instance is not None and "version" not in attrs:
+            message = "required: the version you edited (compare-and-set)"
+            raise serializers.ValidationError({"version": [message]})
+        # The service takes the config objects by the seed's names.
+        for seed, field in scenarios.CONFIG_FIELDS.items():
+            if field in attrs:
+                attrs[seed] = attrs.pop(field)
+        return attrs
+
+
+class ScenarioViewSet(ServiceWrites):
+    model = Scenario
+    serializer_class = ScenarioSerializer
+    required_scope = Scope.CONTENT
+    read_scopes = (Scope.CONTENT, Scope.PLAY)
+    ordering = ("name", "created_at")
+    create_service = scenarios.create_scenario
+    update_service = scenarios.update_scenario
+    delete_service = scenarios.delete_scenario

@@ -1,0 +1,163 @@
+"""Writes of scenarios: create, compare-and-set update, delete.
+
+Every door comes here. The config objects are validated by ``roleplay.agentic.config`` (the
+seed's field names; a bad one is a 422 ``validation_error`` naming its dotted path), then
+checked against the tenant on save, not at the first turn: every model config a part that
+is on names must be one of the tenant's (by id or by name), and its preset (else the shipped
+default) must hold the role prompt that part needs (``orchestrator``, ``specialist_<name>``,
+``director``, ``auto_reply``, ``compactor``).
+"""
+
+from __future__ import annotations
+
+import uuid
+
+from django.db import IntegrityError, transaction
+from django.db.models import F
+from django.utils import timezone
+
+from console import failures
+from roleplay.agentic.config import ScenarioInvalid, as_json, check_scenario, model_config_refs
+from roleplay.errors import NotFound, RoleplayError
+from roleplay.models import Character, Conversation, ModelConfig, Scenario
+from roleplay.preset_selectors import effective_preset
+from roleplay.prompting.presets import NamedPromptMissing
+from roleplay.services import rows
+
+SCENARIO_FIELDS = ("name", "description", "model_config", "preset")
+# The API's names of the config objects (the seed's) -> the model's fields.
+CONFIG_FIELDS = {
+    "agenticV2": "agentic_v2",
+    "storyV1": "story_v1",
+    "compact": "compact",
+    "preActorDirector": "pre_actor_director",
+}
+
+
+class ScenarioConfigInvalid(RoleplayError, failures.Invalid):
+    """A config object breaks a rule (422 ``validation_error``; ``details.field`` is its
+    dotted path, in the seed's names)."""
+
+    default_code = "validation_error"
+
+    def __init__(self, field: str, message: str, **details) -> None:
+        super().__init__(message=f"{field}: {message}", details={"field": field, **details})
+
+
+class ScenarioVersionConflict(RoleplayError, failures.Conflict):
+    """Another save moved the scenario past the version the caller edited (409
+    ``revision_conflict``; ``details.current_version``)."""
+
+    default_code = "revision_conflict"
+
+    def __init__(self, current: int, expected: int) -> None:
+        super().__init__(
+            message=f"the scenario is at version {current}, not {expected}; reload and retry",
+            details={"current_version": current, "expected_version": expected},
+        )
+
+
+def create_scenario(tenant, **fields) -> Scenario:
+    scenario = Scenario(tenant=tenant)
+    _apply(scenario, fields)
+    rows.save(scenario)
+    return scenario
+
+
+def update_scenario(scenario: Scenario, *, version: int, **fields) -> Scenario:
+    """Change ``fields`` of a scenario still at ``version`` (else 409); the version moves."""
+    _apply(scenario, fields)
+    values = {name: getattr(scenario, name) for name in (*SCENARIO_FIELDS, *CONFIG_FIELDS.values())}
+    try:
+        with transaction.atomic():
+            moved = Scenario.objects.filter(
+                tenant_id=scenario.tenant_id, pk=scenario.pk, version=version
+            ).update(**values, version=F("version") + 1, updated_at=timezone.now())
+    except IntegrityError as exc:
+        duplicate = rows.duplicate_of(scenario, exc)
+        if duplicate is None:
+            raise
+        raise duplicate from exc
+    if moved != 1:
+        current = Scenario.objects.filter(pk=scenario.pk).values_list("version", flat=True).first()
+        if current is None:
+            raise NotFound(message="this scenario no longer exists")
+        raise ScenarioVersionConflict(current, version)
+    scenario.refresh_from_db(fields=["version", "updated_at"])
+    return scenario
+
+
+@transaction.atomic
+def delete_scenario(scenario: Scenario) -> None:
+    """Delete it; characters and conversations that named it run without a scenario."""
+    Character.objects.filter(tenant_id=scenario.tenant_id, default_scenario=scenario).update(
+        default_scenario=None
+    )
+    Conversation.objects.filter(tenant_id=scenario.tenant_id, scenario=scenario).update(
+        scenario=None
+    )
+    scenario.delete()
+
+
+def _apply(scenario: Scenario, fields: dict) -> None:
+    """Set ``fields`` (the config objects by the seed's names) and check the whole result."""
+    configs = {name: fields.pop(name) for name in list(fields) if name in CONFIG_FIELDS}
+    rows.check_same_tenant(
+        scenario.tenant_id,
+        **{name: fields[name] for name in ("model_config", "preset") if name in fields},
+    )
+    rows.assign(scenario, fields, SCENARIO_FIELDS)
+    current = {seed: getattr(scenario, field) for seed, field in CONFIG_FIELDS.items()}
+    current.update(configs)
+    actor = scenario.model_config
+    actor_refs = (str(actor.pk), actor.name) if actor is not None else ()
+    try:
+        config = check_scenario(
+            {name: value for name, value in current.items() if value is not None},
+            actor_config_id=actor_refs,
+        )
+    except ScenarioInvalid as exc:
+        raise ScenarioConfigInvalid(exc.field, exc.message) from None
+    _check_references(scenario.tenant_id, config)
+    stored = as_json(config)
+    for seed, field in CONFIG_FIELDS.items():
+        setattr(scenario, field, stored[seed])
+    rows.check(scenario)
+
+
+def _check_references(tenant_id, config) -> None:
+    refs = model_config_refs(config)
+    if not refs:
+        return
+    wanted = {ref for _field, ref, _role in refs}
+    ids = [ref for ref in wanted if _is_uuid(ref)]
+    found = ModelConfig.objects.filter(tenant_id=tenant_id).select_related("preset")
+    by_ref: dict[str, ModelConfig] = {}
+    for row in found.filter(pk__in=ids) if ids else []:
+        by_ref[str(row.pk)] = row
+    for row in found.filter(name__in=[ref for ref in wanted if ref not in by_ref]):
+        by_ref.setdefault(row.name, row)
+    for field, ref, role in refs:
+        row = by_ref.get(ref)
+        if row is None:
+            raise ScenarioConfigInvalid(field, f"no model config {ref!r} in this tenant")
+        if role is None:
+            continue
+        preset = effective_preset(row)
+        try:
+            preset.named(role)
+        except NamedPromptMissing as exc:
+            raise ScenarioConfigInvalid(
+                field,
+                f"model config {row.name!r}: {exc.message}",
+                preset=preset.name,
+                role=role,
+            ) from None
+
+
+def _is_uuid(value: str) -> bool:
+    try:
+        uuid.UUID(value)
+    except ValueError:
+        return False
+    return True
