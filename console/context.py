@@ -17,6 +17,7 @@ NAV = [
     ("Memory", "memory_entries", Role.VIEWER),
     ("Models", "model_configs", Role.VIEWER),
     ("Presets", "presets", Role.VIEWER),
+    ("Scenarios", "scenarios", Role.VIEWER),
     ("API tokens", "tokens", Role.ADMIN),
     ("Audit log", "audit", Role.ADMIN),
 ]

@@ -18,7 +18,7 @@ from console.scoping import scoped
 from roleplay.cards.errors import CardFailure
 from roleplay.cards.images import MAX_AVATAR_BYTES, normalize_avatar
 from roleplay.form_lists import TagsField, TextListField, TextListWidget
-from roleplay.models import Character, ModelConfig, Persona, Preset
+from roleplay.models import Character, ModelConfig, Persona, Preset, Scenario
 from roleplay.note_forms import AuthorNoteFields
 from roleplay.selectors import greeting_choices, player_personas
 from roleplay.services.characters import CHARACTER_FIELDS
@@ -69,6 +69,14 @@ class CharacterForm(AvatarFields, AuthorNoteFields, forms.ModelForm):
         label="Default model config",
         help_text="Used by this character's conversations unless a conversation sets its own.",
     )
+    default_scenario = forms.ModelChoiceField(
+        queryset=Scenario.objects.none(),
+        required=False,
+        empty_label="None (plain chat)",
+        label="Default scenario",
+        help_text="How this character's conversations run (Agent V2, Story, Compact) unless a "
+        "conversation names its own.",
+    )
     alternate_greetings = TextListField(
         required=False,
         widget=TextListWidget(add_label="Add a greeting"),
@@ -103,6 +111,7 @@ class CharacterForm(AvatarFields, AuthorNoteFields, forms.ModelForm):
     def __init__(self, *args, tenant, **kwargs):
         super().__init__(*args, **kwargs)
         self.fields["model_config"].queryset = _tenant_configs(tenant)
+        self.fields["default_scenario"].queryset = scoped(Scenario, tenant).order_by("name")
         self.offer_avatar_removal()
         if self.instance.pk:
             self.show_note(self.instance.author_note)

@@ -11,6 +11,7 @@ from roleplay import (
     views_personas,
     views_play,
     views_presets,
+    views_scenarios,
 )
 
 urlpatterns = [
@@ -105,6 +106,14 @@ urlpatterns = [
         name="memory_handoff_action",
     ),
     path("console/memory/settings/", views_memory_settings.memory_settings, name="memory_settings"),
+    path("console/scenarios/", views_scenarios.scenario_list, name="scenarios"),
+    path("console/scenarios/new/", views_scenarios.scenario_create, name="scenario_create"),
+    path("console/scenarios/<uuid:pk>/", views_scenarios.scenario_edit, name="scenario_edit"),
+    path(
+        "console/scenarios/<uuid:pk>/delete/",
+        views_scenarios.scenario_delete,
+        name="scenario_delete",
+    ),
     path("console/models/", views.model_config_list, name="model_configs"),
     path("console/models/new/", views.model_config_create, name="model_config_create"),
     path("console/models/<uuid:pk>/", views.model_config_edit, name="model_config_edit"),

@@ -17,6 +17,7 @@ from django.db.models import F
 from django.utils import timezone
 
 from console import failures
+from console.storable import unstorable_at
 from roleplay.agentic.config import ScenarioInvalid, as_json, check_scenario, model_config_refs
 from roleplay.errors import NotFound, RoleplayError
 from roleplay.models import Character, Conversation, ModelConfig, Scenario
@@ -102,6 +103,10 @@ def delete_scenario(scenario: Scenario) -> None:
 def _apply(scenario: Scenario, fields: dict) -> None:
     """Set ``fields`` (the config objects by the seed's names) and check the whole result."""
     configs = {name: fields.pop(name) for name in list(fields) if name in CONFIG_FIELDS}
+    for name, value in configs.items():
+        found = unstorable_at(value, name)
+        if found is not None:  # PostgreSQL's jsonb holds no NUL and no lone surrogate
+            raise ScenarioConfigInvalid(found[0], found[1])
     rows.check_same_tenant(
         scenario.tenant_id,
         **{name: fields[name] for name in ("model_config", "preset") if name in fields},
