@@ -75,7 +75,8 @@ MYPY_PATHS := worldbook/engine roleplay/llm/types.py roleplay/llm/errors.py \
 	roleplay/cards roleplay/prompting/presets.py roleplay/prompting/default_preset.py \
 	roleplay/prompting/director_state.py roleplay/prompting/sillytavern.py \
 	roleplay/prompting/preset_files.py memory/engine roleplay/agentic/config.py \
-	roleplay/agentic/state.py roleplay/agentic/ledger.py roleplay/agentic/forced.py
+	roleplay/agentic/state.py roleplay/agentic/ledger.py roleplay/agentic/forced.py \
+	roleplay/agentic/inputs.py
 
 lint: bootstrap
 	$(VENV)/bin/ruff check .
