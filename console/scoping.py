@@ -7,6 +7,8 @@ object is simply not found: a 404, never a 403 that would confirm it exists.
 
 from __future__ import annotations
 
+import uuid
+
 from django.core.exceptions import ObjectDoesNotExist, ValidationError
 from django.db import models
 from django.http import Http404
@@ -43,3 +45,12 @@ def get_scoped_or_404(model_or_qs, tenant, **lookup):
         return scoped(model_or_qs, tenant).get(**lookup)
     except LOOKUP_MISSES as exc:
         raise Http404("not found") from exc
+
+
+def is_uuid(value) -> bool:
+    """Whether ``value`` reads as a UUID (a lookup by a malformed id finds nothing)."""
+    try:
+        uuid.UUID(str(value))
+    except ValueError:
+        return False
+    return True

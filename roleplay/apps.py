@@ -7,6 +7,7 @@ class RoleplayConfig(AppConfig):
 
     def ready(self) -> None:
         from roleplay import memory_context, memory_learning, turns, worldbook_context
+        from roleplay.services import agent_state  # noqa: F401 - connects its signal receiver
 
         # Learning comes before choosing: a preference stated now applies to this reply.
         for hook in (worldbook_context.apply, memory_learning.apply, memory_context.apply):

@@ -306,3 +306,63 @@ class Turn(TenantScopedModel):
                 name="turn_one_running",
             ),
         ]
+
+
+class AgentStateHead(TenantScopedModel):
+    """The newest revision number of a conversation's Agent V2 state under one scenario:
+    what a commit compares and sets. ``history_revision`` counts the times the
+    conversation's history changed shape (edits, rollbacks, trims) since the state began."""
+
+    conversation = models.ForeignKey(Conversation, on_delete=models.CASCADE, related_name="+")
+    scenario = models.ForeignKey(Scenario, on_delete=models.CASCADE, related_name="+")
+    revision = models.PositiveIntegerField(default=0)
+    history_revision = models.PositiveIntegerField(default=0)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["conversation", "scenario"], name="agent_state_head_unique"
+            )
+        ]
+
+
+class AgentStateRevision(TenantScopedModel):
+    """One revision of the state (every one is kept: the console diffs and restores them):
+    the Director's whole text, the tools the turn called, the turn and reply it came from."""
+
+    conversation = models.ForeignKey(Conversation, on_delete=models.CASCADE, related_name="+")
+    scenario = models.ForeignKey(Scenario, on_delete=models.CASCADE, related_name="+")
+    revision = models.PositiveIntegerField()
+    state = models.TextField()
+    tools_called = models.JSONField(default=list)
+    source_turn = models.PositiveIntegerField(default=0)
+    source_message_id = models.UUIDField(null=True, blank=True)
+    history_revision = models.PositiveIntegerField(default=0)
+    origin = models.CharField(max_length=16, default="director")  # director | restore
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["conversation", "scenario", "revision"], name="agent_state_revision_unique"
+            )
+        ]
+
+
+class AgentLedgerEntry(TenantScopedModel):
+    """A specialist's analysis, written with the state commit of ``revision``."""
+
+    conversation = models.ForeignKey(Conversation, on_delete=models.CASCADE, related_name="+")
+    scenario = models.ForeignKey(Scenario, on_delete=models.CASCADE, related_name="+")
+    revision = models.PositiveIntegerField()
+    type = models.CharField(max_length=16)
+    key = models.CharField(max_length=100)
+    status = models.CharField(max_length=16, default="active")
+    payload = models.JSONField(default=dict)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        indexes = [
+            models.Index(fields=["conversation", "scenario", "revision"], name="agent_ledger_rev")
+        ]

@@ -9,8 +9,6 @@ go through ``roleplay.services.personas`` and ``conversations``; roles as every 
 
 from __future__ import annotations
 
-import uuid
-
 from django.contrib import messages as flash
 from django.core.paginator import Paginator
 from django.db import transaction
@@ -19,7 +17,7 @@ from django.views.decorators.http import require_POST
 
 from console.access import console_view, posted
 from console.models import Player, Role
-from console.scoping import get_scoped_or_404
+from console.scoping import get_scoped_or_404, is_uuid
 from roleplay import selectors
 from roleplay.downloads import image_response
 from roleplay.errors import Duplicate, FieldErrors
@@ -153,7 +151,7 @@ def conversation_persona(request, pk):
     persona = None
     if chosen is not None:
         persona = selectors.player_personas(request.tenant, conversation.player_id)
-        persona = persona.filter(pk=chosen).first() if _is_uuid(chosen) else None
+        persona = persona.filter(pk=chosen).first() if is_uuid(chosen) else None
         if persona is None:
             flash.error(request, "Choose one of the player's personas.")
             return redirect("conversation_detail", pk=conversation.pk)
@@ -164,11 +162,3 @@ def conversation_persona(request, pk):
     else:
         flash.success(request, "The conversation's persona is changed.")
     return redirect("conversation_detail", pk=conversation.pk)
-
-
-def _is_uuid(value: str) -> bool:
-    try:
-        uuid.UUID(value)
-    except ValueError:
-        return False
-    return True

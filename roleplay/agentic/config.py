@@ -28,14 +28,9 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError
 
-SPECIALISTS = (
-    "analyze_plot",
-    "judge_npc",
-    "audit_knowledge",
-    "simulate_world",
-    "manage_callbacks",
-    "direct_scene",
-)
+from roleplay.prompting.presets import SPECIALIST_TOOLS
+
+SPECIALISTS = SPECIALIST_TOOLS  # their role prompts are ``specialist_<name>`` in a preset
 DIRECTOR_TOOL = "update_director_state"
 TOOLS = (*SPECIALISTS, DIRECTOR_TOOL)
 

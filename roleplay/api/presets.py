@@ -34,7 +34,12 @@ from rest_framework.utils import encoders
 from console.idempotency import IDEMPOTENCY_KEY, run_idempotent
 from console.models import Scope
 from console.parsers import BoundedJSONParser
-from roleplay.api.serializers import RejectUnknownFields, StrictCharField, StrictSerializer
+from roleplay.api.serializers import (
+    RejectUnknownFields,
+    StrictCharField,
+    StrictSerializer,
+    Versioned,
+)
 from roleplay.api.views import ServiceWrites
 from roleplay.models import Preset
 from roleplay.preset_selectors import EXPORT_FORMATS, export_preset
@@ -42,8 +47,6 @@ from roleplay.prompting.preset_files import decode_json
 from roleplay.prompting.presets import MAX_NAME_CHARS, MAX_PROMPTS, Prompt
 from roleplay.services import presets
 from roleplay.services.presets import MAX_DESCRIPTION_CHARS
-
-MAX_VERSION = 2**31 - 1
 
 
 def _inline(schema: dict) -> dict:
@@ -88,30 +91,16 @@ class PromptsField(serializers.JSONField):
         return super().to_internal_value(data)
 
 
-class PresetSerializer(StrictSerializer):
+class PresetSerializer(Versioned, StrictSerializer):
     """A preset: its prompts in order and the ``version`` compare-and-set works on."""
 
     prompts = PromptsField(required=False)
-    version = serializers.IntegerField(
-        min_value=1,
-        max_value=MAX_VERSION,
-        required=False,
-        help_text="In an update: the version you edited (required). Set by the server.",
-    )
 
     class Meta:
         model = Preset
         fields = ["id", "name", "description", "prompts", "version", "created_at", "updated_at"]
         read_only_fields = ["id", "created_at", "updated_at"]
         extra_kwargs = {"description": {"max_length": MAX_DESCRIPTION_CHARS}}
-
-    def validate(self, attrs):
-        if self.instance is None and "version" in attrs:
-            raise serializers.ValidationError({"version": ["set by the server on create"]})
-        if self.instance is not None and "version" not in attrs:
-            message = "required: the version you edited (compare-and-set)"
-            raise serializers.ValidationError({"version": [message]})
-        return attrs
 
 
 class PresetImportSerializer(RejectUnknownFields, serializers.Serializer):

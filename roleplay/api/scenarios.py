@@ -9,12 +9,10 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from console.models import Scope
-from roleplay.api.serializers import StrictSerializer, TenantRelatedField
+from roleplay.api.serializers import StrictSerializer, TenantRelatedField, Versioned
 from roleplay.api.views import ServiceWrites
 from roleplay.models import ModelConfig, Preset, Scenario
 from roleplay.services import scenarios
-
-MAX_VERSION = 2**31 - 1
 
 
 @extend_schema_field(
@@ -30,7 +28,10 @@ class ConfigObjectField(serializers.JSONField):
     """Any JSON: ``roleplay.agentic.config`` answers a bad one naming the field (422)."""
 
 
-class ScenarioSerializer(StrictSerializer):
+class ScenarioSerializer(Versioned, StrictSerializer):
+    """A scenario: the Actor's model config and preset, the four config objects by the
+    seed's names, and the ``version`` compare-and-set works on."""
+
     model_config = TenantRelatedField(ModelConfig, allow_null=True, required=False)
     preset = TenantRelatedField(Preset, allow_null=True, required=False)
     agenticV2 = ConfigObjectField(source="agentic_v2", required=False, allow_null=True)  # noqa: N815
@@ -38,12 +39,6 @@ class ScenarioSerializer(StrictSerializer):
     compact = ConfigObjectField(required=False, allow_null=True)
     preActorDirector = ConfigObjectField(  # noqa: N815
         source="pre_actor_director", required=False, allow_null=True
-    )
-    version = serializers.IntegerField(
-        min_value=1,
-        max_value=MAX_VERSION,
-        required=False,
-        help_text="In an update: the version you edited (required). Set by the server.",
     )
 
     class Meta:
@@ -65,11 +60,7 @@ class ScenarioSerializer(StrictSerializer):
         read_only_fields = ["id", "created_at", "updated_at"]
 
     def validate(self, attrs):
-        if self.instance is None and "version" in attrs:
-            raise serializers.ValidationError({"version": ["set by the server on create"]})
-        if self.instance is not None and "version" not in attrs:
-            message = "required: the version you edited (compare-and-set)"
-            raise serializers.ValidationError({"version": [message]})
+        attrs = super().validate(attrs)
         # The service takes the config objects by the seed's names.
         for seed, field in scenarios.CONFIG_FIELDS.items():
             if field in attrs:

@@ -97,6 +97,26 @@ class StrictSerializer(RejectUnknownFields, serializers.ModelSerializer):
     }
 
 
+class Versioned(serializers.Serializer):
+    """A ``version`` for compare-and-set: set by the server on create, required on update
+    (the version the caller edited; a stale one is the service's 409)."""
+
+    version = serializers.IntegerField(
+        min_value=1,
+        max_value=2**31 - 1,
+        required=False,
+        help_text="In an update: the version you edited (required). Set by the server.",
+    )
+
+    def validate(self, attrs):
+        if self.instance is None and "version" in attrs:
+            raise serializers.ValidationError({"version": ["set by the server on create"]})
+        if self.instance is not None and "version" not in attrs:
+            message = "required: the version you edited (compare-and-set)"
+            raise serializers.ValidationError({"version": [message]})
+        return super().validate(attrs)
+
+
 class ModelConfigSerializer(StrictSerializer):
     """How to reach a model. ``api_key_env`` names an environment variable; keys never
     appear here (``api_key_configured`` says whether that variable is set). ``preset`` is the

@@ -23,6 +23,7 @@ from console.viewsets import TenantModelViewSet
 from memory import selectors as message_reads
 from memory import services as message_store
 from roleplay.api import serializers as s
+from roleplay.api.agent_state import AgentStateActions
 from roleplay.api.cards import CardActions, ConversationCardReads
 from roleplay.api.memory_documents import MemoryDocumentActions
 from roleplay.api.memory_entries import MemoryEntryActions
@@ -100,7 +101,7 @@ class PlayerViewSet(MemoryEntryActions, MemoryHandoffActions, MemoryClearActions
 
 
 class ConversationViewSet(
-    MessageActions, MemoryDocumentActions, ConversationCardReads, ServiceWrites
+    MessageActions, MemoryDocumentActions, AgentStateActions, ConversationCardReads, ServiceWrites
 ):
     model = Conversation
     serializer_class = s.ConversationSerializer

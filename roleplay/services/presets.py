@@ -13,9 +13,7 @@ is also what their foreign key's ``SET_NULL`` means. The console asks before det
 
 from __future__ import annotations
 
-from django.db import IntegrityError, transaction
-from django.db.models import F
-from django.utils import timezone
+from django.db import transaction
 
 from console import failures
 from roleplay.errors import FieldErrors, NotFound, RoleplayError
@@ -99,22 +97,7 @@ def update_preset(preset: Preset, *, version: int, **fields) -> Preset:
     fields = _normalized(fields)
     rows.assign(preset, fields, PRESET_FIELDS)
     rows.check(preset, _rules(preset))
-    try:
-        with transaction.atomic():
-            moved = Preset.objects.filter(
-                tenant_id=preset.tenant_id, pk=preset.pk, version=version
-            ).update(**fields, version=F("version") + 1, updated_at=timezone.now())
-    except IntegrityError as exc:
-        duplicate = rows.duplicate_of(preset, exc)
-        if duplicate is None:
-            raise
-        raise duplicate from exc
-    if moved != 1:
-        current = Preset.objects.filter(pk=preset.pk).values_list("version", flat=True).first()
-        if current is None:
-            raise NotFound(message="this preset no longer exists")
-        raise PresetVersionConflict(current, version)
-    preset.refresh_from_db(fields=["version", "updated_at"])
+    rows.compare_and_set(preset, fields, version=version, conflict=PresetVersionConflict)
     return preset
 
 

@@ -11,6 +11,8 @@ from collections.abc import Callable, Iterable
 
 from django.core.exceptions import ValidationError
 from django.db import DatabaseError, IntegrityError, models, transaction
+from django.db.models import F
+from django.utils import timezone
 
 from roleplay.errors import Duplicate, FieldErrors, NotFound
 
@@ -156,3 +158,30 @@ def make_the_default(row: models.Model, owner: str, owner_model: type[models.Mod
     type(row).objects.filter(pk=row.pk).update(is_default=True)
     row.is_default = True
     return row
+
+
+def compare_and_set(
+    instance: models.Model, values: dict, *, version: int, conflict: Callable[[int, int], Exception]
+) -> None:
+    """Write ``values`` to the row in one conditional UPDATE if it is still at ``version``;
+    the version moves on and ``instance`` reads it. A unique clash is :class:`Duplicate`, a
+    row gone is :class:`NotFound`, a row moved on is ``conflict(current, version)``."""
+    model = type(instance)
+    try:
+        with transaction.atomic():
+            moved = model._default_manager.filter(
+                tenant_id=instance.tenant_id, pk=instance.pk, version=version
+            ).update(**values, version=F("version") + 1, updated_at=timezone.now())
+    except IntegrityError as exc:
+        duplicate = duplicate_of(instance, exc)
+        if duplicate is None:
+            raise
+        raise duplicate from exc
+    if moved != 1:
+        current = (
+            model._default_manager.filter(pk=instance.pk).values_list("version", flat=True).first()
+        )
+        if current is None:
+            raise NotFound(message=f"this {model._meta.verbose_name} no longer exists")
+        raise conflict(current, version)
+    instance.refresh_from_db(fields=["version", "updated_at"])

@@ -10,16 +10,13 @@ default) must hold the role prompt that part needs (``orchestrator``, ``speciali
 
 from __future__ import annotations
 
-import uuid
-
-from django.db import IntegrityError, transaction
-from django.db.models import F
-from django.utils import timezone
+from django.db import transaction
 
 from console import failures
+from console.scoping import is_uuid
 from console.storable import unstorable_at
 from roleplay.agentic.config import ScenarioInvalid, as_json, check_scenario, model_config_refs
-from roleplay.errors import NotFound, RoleplayError
+from roleplay.errors import RoleplayError
 from roleplay.models import Character, Conversation, ModelConfig, Scenario
 from roleplay.preset_selectors import effective_preset
 from roleplay.prompting.presets import NamedPromptMissing
@@ -69,22 +66,7 @@ def update_scenario(scenario: Scenario, *, version: int, **fields) -> Scenario:
     """Change ``fields`` of a scenario still at ``version`` (else 409); the version moves."""
     _apply(scenario, fields)
     values = {name: getattr(scenario, name) for name in (*SCENARIO_FIELDS, *CONFIG_FIELDS.values())}
-    try:
-        with transaction.atomic():
-            moved = Scenario.objects.filter(
-                tenant_id=scenario.tenant_id, pk=scenario.pk, version=version
-            ).update(**values, version=F("version") + 1, updated_at=timezone.now())
-    except IntegrityError as exc:
-        duplicate = rows.duplicate_of(scenario, exc)
-        if duplicate is None:
-            raise
-        raise duplicate from exc
-    if moved != 1:
-        current = Scenario.objects.filter(pk=scenario.pk).values_list("version", flat=True).first()
-        if current is None:
-            raise NotFound(message="this scenario no longer exists")
-        raise ScenarioVersionConflict(current, version)
-    scenario.refresh_from_db(fields=["version", "updated_at"])
+    rows.compare_and_set(scenario, values, version=version, conflict=ScenarioVersionConflict)
     return scenario
 
 
@@ -135,7 +117,7 @@ def _check_references(tenant_id, config) -> None:
     if not refs:
         return
     wanted = {ref for _field, ref, _role in refs}
-    ids = [ref for ref in wanted if _is_uuid(ref)]
+    ids = [ref for ref in wanted if is_uuid(ref)]
     found = ModelConfig.objects.filter(tenant_id=tenant_id).select_related("preset")
     by_ref: dict[str, ModelConfig] = {}
     for row in found.filter(pk__in=ids) if ids else []:
@@ -158,11 +140,3 @@ def _check_references(tenant_id, config) -> None:
                 preset=preset.name,
                 role=role,
             ) from None
-
-
-def _is_uuid(value: str) -> bool:
-    try:
-        uuid.UUID(value)
-    except ValueError:
-        return False
-    return True

@@ -81,6 +81,7 @@ def build_world(tenant, base_url: str, label: str) -> World:
     from memory.entries import services as memory_entries
     from memory.handoffs.services import create_handoff
     from roleplay.models import Character, Conversation, ModelConfig, Persona
+    from roleplay.services import agent_state
     from roleplay.services.presets import create_preset
     from roleplay.services.scenarios import create_scenario
 
@@ -122,6 +123,12 @@ def build_world(tenant, base_url: str, label: str) -> World:
         summary=f"{label}: we met at the gate", memory_ids=[],
     )  # fmt: skip
     scenario = create_scenario(tenant, name=f"{label}-scenario", model_config=config)
+    Character.objects.filter(pk=character.pk).update(default_scenario=scenario)
+    character.default_scenario = scenario
+    agent_state.commit(
+        conversation, scenario, expected_head=0, state=f"{label}: the state", tools_called=[],
+        source_turn=1, source_message_id=messages[-1].id,
+    )  # fmt: skip
     return World(
         tenant,
         config,

@@ -192,6 +192,7 @@ def valid_body(route: Route, method: str, world) -> dict:
         "player-memory-handoff-accept": _receiver(world),
         "player-memory-handoff-close": {**_receiver(world), "version": 1},
         "preset-import": {"name": "n", "preset": {"prompts": []}},
+        "conversation-agent-state-restore": {"revision": 1},
     }.get(route.name, {})
 
 

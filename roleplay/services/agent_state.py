@@ -1,0 +1,227 @@
+"""Agent V2's state: reads, the one compare-and-set commit, restores (seed 002).
+
+A conversation's state under a scenario is a numbered series of revisions (every one kept)
+and a head row holding the newest number. A commit is compared with the head number the
+turn read at its start: one conditional UPDATE moves it on (or, for the first revision, an
+INSERT guarded by the unique constraint), and only then are the revision and its ledger
+entries written, in the same transaction. A head that moved meanwhile is
+``stale_write_rejected``: no rebase, no rerun. After an ambiguous failure the caller may
+commit again: a revision of its own already there (same number, source message and text) is
+recognised as the earlier success.
+
+Reading goes back past revisions whose source message is gone (a rollback or a deleted
+reply): the next turn reads the newest revision whose reply still exists (beyond the seed,
+which never rolls the state back). The head number keeps growing, so numbers never repeat.
+
+``historyRevision`` is how many times the conversation's history changed shape (edit,
+rollback, trim) while this state existed: the head counts the message store's
+``history_changed`` signal, and each revision records the count it was written at.
+"""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass, field
+from typing import Any
+
+from django.db import IntegrityError, transaction
+from django.db.models import Exists, F, OuterRef, Q
+from django.utils import timezone
+
+from console import failures
+from memory.models import Message
+from memory.signals import history_changed
+from roleplay.errors import NotFound, RoleplayError
+from roleplay.models import (
+    AgentLedgerEntry,
+    AgentStateHead,
+    AgentStateRevision,
+    Conversation,
+    Scenario,
+)
+
+STALE = "stale_write_rejected"
+
+
+class StaleWrite(RoleplayError, failures.Conflict):
+    """The state moved on since the turn read it (409 ``stale_write_rejected``)."""
+
+    default_code = STALE
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """What a turn read at its start: the revision in force (0: none), the head number to
+    compare with, and the read shape of the API."""
+
+    revision: int
+    head: int
+    history_revision: int
+    state: str | None
+    ledger: list[dict[str, Any]] = field(default_factory=list)
+    found: bool = False
+    source_turn: int | None = None
+    source_message_id: str | None = None
+    tools_called: list[str] = field(default_factory=list)
+
+    def as_read(self) -> dict[str, Any]:
+        """``{found, revision, sourceTurn, sourceMessageId, historyRevision, state,
+        toolsCalled, ledger[]}``."""
+        return {
+            "found": self.found,
+            "revision": self.revision,
+            "sourceTurn": self.source_turn,
+            "sourceMessageId": self.source_message_id,
+            "historyRevision": self.history_revision,
+            "state": self.state,
+            "toolsCalled": list(self.tools_called),
+            "ledger": list(self.ledger),
+        }
+
+
+def _key(conversation: Conversation, scenario: Scenario) -> dict:
+    return {"tenant_id": conversation.tenant_id, "conversation": conversation, "scenario": scenario}
+
+
+def read_state(conversation: Conversation, scenario: Scenario) -> Snapshot:
+    """The state in force: the newest revision whose source message still exists."""
+    key = _key(conversation, scenario)
+    head = AgentStateHead.objects.filter(**key).values_list("revision", "history_revision").first()
+    if head is None:
+        return Snapshot(revision=0, head=0, history_revision=0, state=None)
+    reply_exists = Exists(Message.objects.filter(pk=OuterRef("source_message_id")))
+    row = (
+        AgentStateRevision.objects.filter(**key)
+        .filter(Q(source_message_id=None) | Q(reply_exists))
+        .order_by("-revision")
+        .first()
+    )
+    if row is None:
+        return Snapshot(revision=0, head=head[0], history_revision=head[1], state=None)
+    entries = AgentLedgerEntry.objects.filter(**key, revision__lte=row.revision).order_by("id")
+    return Snapshot(
+        revision=row.revision,
+        head=head[0],
+        history_revision=head[1],
+        state=row.state,
+        ledger=[
+            {"type": e.type, "key": e.key, "status": e.status, "payload": e.payload}
+            for e in entries
+        ],
+        found=True,
+        source_turn=row.source_turn,
+        source_message_id=str(row.source_message_id) if row.source_message_id else None,
+        tools_called=list(row.tools_called),
+    )
+
+
+def commit(
+    conversation: Conversation,
+    scenario: Scenario,
+    *,
+    expected_head: int,
+    state: str,
+    tools_called: list[str],
+    source_turn: int,
+    source_message_id,
+    ledger_entries: list[dict[str, Any]] = (),  # type: ignore[assignment]
+    origin: str = "director",
+) -> int:
+    """Write ``state`` as revision ``expected_head + 1`` if the head is still
+    ``expected_head``; the new revision. Raises :class:`StaleWrite` otherwise."""
+    key = _key(conversation, scenario)
+    new = expected_head + 1
+    try:
+        with transaction.atomic():
+            if expected_head == 0:
+                try:
+                    with transaction.atomic():
+                        head = AgentStateHead.objects.create(**key, revision=1)
+                except IntegrityError:
+                    moved = AgentStateHead.objects.filter(**key, revision=0).update(
+                        revision=1, updated_at=timezone.now()
+                    )
+                    if not moved:
+                        raise _StaleInside() from None
+                    head = AgentStateHead.objects.get(**key)
+            else:
+                moved = AgentStateHead.objects.filter(**key, revision=expected_head).update(
+                    revision=F("revision") + 1, updated_at=timezone.now()
+                )
+                if not moved:
+                    raise _StaleInside()
+                head = AgentStateHead.objects.get(**key)
+            AgentStateRevision.objects.create(
+                **key,
+                revision=new,
+                state=state,
+                tools_called=list(tools_called),
+                source_turn=source_turn,
+                source_message_id=source_message_id,
+                history_revision=head.history_revision,
+                origin=origin,
+            )
+            AgentLedgerEntry.objects.bulk_create(
+                [
+                    AgentLedgerEntry(
+                        **key,
+                        revision=new,
+                        type=entry["type"],
+                        key=entry["key"],
+                        status=entry.get("status", "active"),
+                        payload=entry.get("payload", {}),
+                    )
+                    for entry in ledger_entries
+                ]
+            )
+    except _StaleInside:
+        if _already_mine(key, new, state, source_message_id):
+            return new
+        raise StaleWrite(
+            message="the state moved on since this turn read it; the result is not written",
+            details={"expected_revision": expected_head},
+        ) from None
+    return new
+
+
+def restore(conversation: Conversation, scenario: Scenario, revision: int, *, expected_head: int):
+    """A new revision with the text of ``revision`` (an operator's restore)."""
+    old = AgentStateRevision.objects.filter(
+        **_key(conversation, scenario), revision=revision
+    ).first()
+    if old is None:
+        raise NotFound(message=f"there is no state revision {revision}")
+    return commit(
+        conversation,
+        scenario,
+        expected_head=expected_head,
+        state=old.state,
+        tools_called=[],
+        source_turn=old.source_turn,
+        source_message_id=None,
+        origin="restore",
+    )
+
+
+class _StaleInside(Exception):
+    """The head moved: leave the transaction, then look for an earlier success."""
+
+
+def _already_mine(key: dict, revision: int, state: str, source_message_id) -> bool:
+    return AgentStateRevision.objects.filter(
+        **key, revision=revision, state=state, source_message_id=source_message_id
+    ).exists()
+
+
+def _history_changed(sender, *, tenant, session_id, **_) -> None:
+    """Count a change of the conversation's history on every state it holds."""
+    try:
+        conversation_id = uuid.UUID(str(session_id))
+    except ValueError:  # every conversation (None), or a store session of no conversation
+        return
+    AgentStateHead.objects.filter(tenant=tenant, conversation_id=conversation_id).update(
+        history_revision=F("history_revision") + 1
+    )
+
+
+history_changed.connect(_history_changed, dispatch_uid="roleplay.agent_state.history")

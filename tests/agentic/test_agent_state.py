@@ -1,0 +1,123 @@
+"""Agent V2's state against the real database (``roleplay.services.agent_state``): the one
+compare-and-set commit with its ledger entries, a stale write rejected and nothing written,
+an ambiguous retry recognised, a rolled-back reply's revision skipped on read, restores,
+and the history counter."""
+
+from __future__ import annotations
+
+import uuid
+
+import pytest
+
+from memory import services as message_store
+from roleplay.agentic.ledger import entry_for
+from roleplay.models import AgentLedgerEntry, AgentStateRevision, ModelConfig
+from roleplay.services import agent_state
+from roleplay.services.scenarios import create_scenario
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+@pytest.fixture
+def scenario(tenant):
+    config = ModelConfig.objects.create(tenant=tenant, name="a", provider="llama_cpp", model="m")
+    return create_scenario(tenant, name="S", model_config=config)
+
+
+def _reply(tenant, conversation, text="Reply."):
+    return message_store.save_message(
+        tenant, conversation.session_id, role="assistant", content=text
+    )
+
+
+def _commit(conversation, scenario, head, state, reply, ledger=()):
+    return agent_state.commit(
+        conversation, scenario, expected_head=head, state=state, tools_called=["judge_npc"],
+        source_turn=head + 1, source_message_id=reply.pk, ledger_entries=list(ledger),
+    )  # fmt: skip
+
+
+def test_commit_then_read_with_the_ledger(tenant, conversation, scenario):
+    empty = agent_state.read_state(conversation, scenario)
+    assert empty.as_read() == {
+        "found": False, "revision": 0, "sourceTurn": None, "sourceMessageId": None,
+        "historyRevision": 0, "state": None, "toolsCalled": [], "ledger": [],
+    }  # fmt: skip
+    reply = _reply(tenant, conversation)
+    entry = entry_for("manage_callbacks", 1, "A promise to return the key.", "Here.")
+    assert _commit(conversation, scenario, 0, "state one", reply, [entry]) == 1
+    read = agent_state.read_state(conversation, scenario).as_read()
+    assert read["found"] and read["revision"] == 1 and read["state"] == "state one"
+    assert read["sourceMessageId"] == str(reply.pk) and read["toolsCalled"] == ["judge_npc"]
+    assert read["ledger"] == [{k: entry[k] for k in ("type", "key", "status", "payload")}]
+
+
+def test_a_stale_write_is_rejected_and_writes_nothing(tenant, conversation, scenario):
+    reply = _reply(tenant, conversation)
+    _commit(conversation, scenario, 0, "one", reply)
+    _commit(conversation, scenario, 1, "two", reply)
+    entry = entry_for("judge_npc", 3, "late", "q")
+    with pytest.raises(agent_state.StaleWrite) as stale:
+        _commit(conversation, scenario, 1, "late", reply, [entry])
+    assert stale.value.code == "stale_write_rejected"
+    with pytest.raises(agent_state.StaleWrite):
+        _commit(conversation, scenario, 0, "also late", reply)
+    assert AgentStateRevision.objects.count() == 2 and not AgentLedgerEntry.objects.exists()
+
+
+def test_an_ambiguous_retry_recognises_its_own_success(tenant, conversation, scenario):
+    reply = _reply(tenant, conversation)
+    assert _commit(conversation, scenario, 0, "one", reply) == 1
+    assert _commit(conversation, scenario, 0, "one", reply) == 1  # the same write again
+    assert AgentStateRevision.objects.count() == 1
+
+
+def test_a_rolled_back_reply_takes_its_revision_out_of_force(tenant, conversation, scenario):
+    first, second = _reply(tenant, conversation, "a"), _reply(tenant, conversation, "b")
+    _commit(conversation, scenario, 0, "from the first reply", first)
+    _commit(conversation, scenario, 1, "from the second reply", second)
+    message_store.delete_messages_by_timestamps(tenant, conversation.session_id, [second.ts])
+    snapshot = agent_state.read_state(conversation, scenario)
+    assert (snapshot.revision, snapshot.head, snapshot.state) == (1, 2, "from the first reply")
+    assert snapshot.history_revision == 1  # the rollback was counted
+    third = _reply(tenant, conversation, "c")
+    assert _commit(conversation, scenario, snapshot.head, "after the rollback", third) == 3
+    assert agent_state.read_state(conversation, scenario).state == "after the rollback"
+
+
+def test_restore_writes_a_new_revision_by_compare_and_set(tenant, conversation, scenario):
+    reply = _reply(tenant, conversation)
+    _commit(conversation, scenario, 0, "one", reply)
+    _commit(conversation, scenario, 1, "two", reply)
+    assert agent_state.restore(conversation, scenario, 1, expected_head=2) == 3
+    assert agent_state.read_state(conversation, scenario).state == "one"
+    # The same restore sent again is recognised; another one on the old head is stale.
+    assert agent_state.restore(conversation, scenario, 1, expected_head=2) == 3
+    with pytest.raises(agent_state.StaleWrite):
+        agent_state.restore(conversation, scenario, 2, expected_head=2)
+    with pytest.raises(agent_state.NotFound):
+        agent_state.restore(conversation, scenario, 9, expected_head=3)
+
+
+def test_states_are_apart_per_scenario_and_conversation(tenant, conversation, scenario):
+    other = create_scenario(tenant, name="Other")
+    _commit(conversation, scenario, 0, "mine", _reply(tenant, conversation))
+    assert not agent_state.read_state(conversation, other).found
+    assert agent_state.read_state(conversation, scenario).source_message_id != str(uuid.uuid4())
+
+
+def test_ten_concurrent_commits_on_one_head_make_one_revision(tenant, conversation, scenario):
+    from tests.races import race
+
+    reply = _reply(tenant, conversation)
+    _commit(conversation, scenario, 0, "base", reply)
+
+    def write(_client, i):
+        try:
+            return _commit(conversation, scenario, 1, f"writer {i}", reply)
+        except agent_state.StaleWrite:
+            return "stale"
+
+    results = race([None] * 10, write)
+    assert sorted(results, key=str) == [2] + ["stale"] * 9
+    assert AgentStateRevision.objects.filter(revision=2).count() == 1
