@@ -13,7 +13,7 @@ import json
 import re
 
 from console.models import ApiToken, Player
-from roleplay.models import Character, Conversation, ModelConfig, Persona, Preset
+from roleplay.models import Character, Conversation, ModelConfig, Persona, Preset, Scenario
 from tests.matrix.world import BY_PARAMETER, PROMPT_ID
 
 # Routes anyone may open without signing in.
@@ -45,6 +45,8 @@ PK_MODELS = {
     "preset_delete": Preset,
     "preset_export": Preset,
     "preset_preview": Preset,
+    "scenario_edit": Scenario,
+    "scenario_delete": Scenario,
 }
 
 

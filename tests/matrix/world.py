@@ -74,6 +74,7 @@ class Tenancy:
         ids.append(objects.turn.pk)
         ids.append(objects.entry.pk)
         ids.append(objects.handoff.pk)
+        ids.append(objects.scenario.pk)
         return [self.label, self.book_id, self.token.prefix, *map(str, ids)]
 
 
