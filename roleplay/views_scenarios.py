@@ -19,6 +19,7 @@ from roleplay.errors import Duplicate, FieldErrors
 from roleplay.models import ModelConfig, Preset, Scenario
 from roleplay.services import scenarios
 from roleplay.services.scenarios import ScenarioConfigInvalid, ScenarioVersionConflict
+from roleplay.views import _confirm
 
 CONFIG_BOXES = tuple(scenarios.CONFIG_FIELDS)  # agenticV2, storyV1, compact, preActorDirector
 MAX_JSON_CHARS = 100_000
@@ -155,13 +156,9 @@ def scenario_delete(request, pk):
         scenarios.delete_scenario(scenario)
         flash.success(request, f"Scenario “{scenario.name}” deleted.")
         return redirect("scenarios")
-    return render(
+    return _confirm(
         request,
-        "console/confirm.html",
-        {
-            "title": f"Delete scenario “{scenario.name}”?",
-            "message": "Characters and conversations that use it run without a scenario.",
-            "warning": "",
-            "cancel_url": "/console/scenarios/",
-        },
+        title=f"Delete scenario “{scenario.name}”?",
+        message="Characters and conversations that use it run without a scenario.",
+        cancel_url="/console/scenarios/",
     )

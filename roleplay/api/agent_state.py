@@ -71,8 +71,7 @@ class AgentStateActions:
         conversation = self.get_object()
         scenario = scenario_for(conversation)
         if scenario is None:
-            read = agent_state.Snapshot(revision=0, head=0, history_revision=0, state=None)
-            return Response({"scenario": None, **read.as_read()})
+            return Response({"scenario": None, **agent_state.EMPTY.as_read()})
         read = agent_state.read_state(conversation, scenario)
         return Response({"scenario": scenario.pk, **read.as_read()})
 

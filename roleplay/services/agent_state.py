@@ -79,6 +79,10 @@ class Snapshot:
         }
 
 
+# No state yet (or no scenario to hold one).
+EMPTY = Snapshot(revision=0, head=0, history_revision=0, state=None)
+
+
 def _key(conversation: Conversation, scenario: Scenario) -> dict:
     return {"tenant_id": conversation.tenant_id, "conversation": conversation, "scenario": scenario}
 
@@ -88,7 +92,7 @@ def read_state(conversation: Conversation, scenario: Scenario) -> Snapshot:
     key = _key(conversation, scenario)
     head = AgentStateHead.objects.filter(**key).values_list("revision", "history_revision").first()
     if head is None:
-        return Snapshot(revision=0, head=0, history_revision=0, state=None)
+        return EMPTY
     reply_exists = Exists(Message.objects.filter(pk=OuterRef("source_message_id")))
     row = (
         AgentStateRevision.objects.filter(**key)
