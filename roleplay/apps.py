@@ -6,10 +6,21 @@ class RoleplayConfig(AppConfig):
     verbose_name = "Roleplay runtime"
 
     def ready(self) -> None:
-        from roleplay import memory_context, memory_learning, turns, worldbook_context
+        from roleplay import (
+            agentic_context,
+            memory_context,
+            memory_learning,
+            turns,
+            worldbook_context,
+        )
         from roleplay.services import agent_state  # noqa: F401 - connects its signal receiver
 
         # Learning comes before choosing: a preference stated now applies to this reply.
-        for hook in (worldbook_context.apply, memory_learning.apply, memory_context.apply):
+        for hook in (
+            worldbook_context.apply,
+            memory_learning.apply,
+            memory_context.apply,
+            agentic_context.apply,
+        ):
             if hook not in turns.CONTEXT_HOOKS:
                 turns.CONTEXT_HOOKS.append(hook)

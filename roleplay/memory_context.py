@@ -43,9 +43,6 @@ TURN_KEY = "memory_turn"
 # The document as the Actor reads it each turn, up to this many characters (the rest is a
 # ``get_memory`` call away).
 DOCUMENT_BLOCK_CHARS = 8000
-# After the character sheet, where the layout has one; else just above the latest messages.
-POSITIONS = ("after_character", "at_depth")
-FALLBACK_DEPTH = 4
 # The turns that go on from the conversation: the replies before them are accepted.
 ACCEPTING_KINDS = (TurnKind.CHAT, TurnKind.AUTO_REPLY)
 
@@ -118,7 +115,7 @@ def _preferences(ctx, items, conversation, config: MemoryConfig) -> None:
     )
     if not chosen:
         return
-    position = _place(ctx, BLOCK_ID, preferences.render(chosen))
+    position = ctx.place(BLOCK_ID, preferences.render(chosen))
     ctx.trace["memory"] = {
         "preferences": [
             {"id": c.item.id, "level": c.level, "reasons": list(c.reasons)} for c in chosen
@@ -154,7 +151,7 @@ def _handoffs(ctx, conversation) -> None:
             for h, entries in found
         ]
     )
-    position = _place(ctx, HANDOFF_BLOCK_ID, content)
+    position = ctx.place(HANDOFF_BLOCK_ID, content)
     ctx.trace["memory_handoffs"] = {"ids": [str(h.pk) for h, _ in found], "position": position}
 
 
@@ -169,22 +166,8 @@ def _document(ctx, conversation, slot: str) -> None:
         f"Your memory of this conversation (JSON, revision {current['revision']}; change it "
         f"with update_memory): {text}"
     )
-    position = _place(ctx, DOCUMENT_BLOCK_ID, content)
+    position = ctx.place(DOCUMENT_BLOCK_ID, content)
     ctx.trace["memory_document"] = {"revision": current["revision"], "position": position}
-
-
-def _place(ctx, block_id: str, content: str) -> str | None:
-    """Place ``content`` as one block where the layout has room; the position, or None
-    (then the trace says so and nothing is placed)."""
-    available = ctx.placement_capabilities()
-    position = next((p for p in POSITIONS if p in available), None)
-    if position is None:
-        return None
-    block = {"id": block_id, "position": position, "content": content}
-    if position == "at_depth":
-        block.update(depth=FALLBACK_DEPTH, role="system")
-    ctx.blocks.append(block)
-    return position
 
 
 def _uuid(value: str):

@@ -366,3 +366,48 @@ class AgentLedgerEntry(TenantScopedModel):
         indexes = [
             models.Index(fields=["conversation", "scenario", "revision"], name="agent_ledger_rev")
         ]
+
+
+class PlanningStatus(models.TextChoices):
+    QUEUED = "queued", "queued"
+    RUNNING = "running", "running"
+    DONE = "done", "done"
+
+
+class PlanningRun(TenantScopedModel):
+    """One turn's Agent V2 background run: exactly one per turn (the unique ``turn``), made
+    when the turn starts, with the snapshot it reads (the turn-start state and the compiled
+    materials), then what it did: tools requested and run, each specialist's result, the
+    Director's attempts, the outcome, timings and the model calls. ``claim`` names the
+    delivery of the task that owns the run; a redelivered task takes it over."""
+
+    turn = models.OneToOneField(Turn, on_delete=models.CASCADE, related_name="planning_run")
+    conversation = models.ForeignKey(Conversation, on_delete=models.CASCADE, related_name="+")
+    scenario = models.ForeignKey(Scenario, on_delete=models.CASCADE, related_name="+")
+    assistant_message_id = models.UUIDField()
+    source_turn = models.PositiveIntegerField(default=0)
+    status = models.CharField(
+        max_length=16, choices=PlanningStatus.choices, default=PlanningStatus.QUEUED
+    )
+    outcome = models.CharField(max_length=32, blank=True, default="")
+    error_code = models.CharField(max_length=64, blank=True, default="")
+    snapshot = models.JSONField(default=dict)
+    tools_requested = models.JSONField(default=list)
+    tools_run = models.JSONField(default=list)
+    specialists = models.JSONField(default=list)
+    director = models.JSONField(default=dict)
+    ignored_calls = models.JSONField(default=list)
+    timings = models.JSONField(default=dict)
+    model_calls = models.JSONField(default=list)
+    revision = models.PositiveIntegerField(null=True, blank=True)
+    deliveries = models.PositiveIntegerField(default=0)
+    claim = models.UUIDField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        indexes = [
+            models.Index(fields=["conversation", "created_at"], name="planning_run_conv"),
+            models.Index(fields=["assistant_message_id"], name="planning_run_reply"),
+        ]

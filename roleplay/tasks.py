@@ -12,3 +12,13 @@ def expire_abandoned_turns() -> int:
     """Fail running turns whose process died (lease expired); idempotent, runs every minute,
     so a conversation nobody writes to again is not shown as generating for ever."""
     return turns.expire_abandoned()
+
+
+@shared_task(acks_late=True, name="roleplay.run_planning")
+def run_planning(run_id: str) -> str:
+    """One turn's Agent V2 background run; idempotent per run (``services.planning``): a
+    second delivery of a finished run does nothing, a redelivery after a killed worker
+    takes the run over and commits at most once."""
+    from roleplay.services import planning
+
+    return planning.execute(run_id)

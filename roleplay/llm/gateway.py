@@ -128,6 +128,7 @@ class Gateway:
     def __post_init__(self) -> None:
         self.pconfig = provider_config(self.config)
         self.records: list[CallRecord] = []
+        self.call_ids: list[str] = []  # the ModelCall rows written, in order
         key = str(self.config.pk) if self.config is not None else "env-default"
         self.client = ModelClient(
             PROVIDERS.get(key, self.pconfig),
@@ -139,7 +140,7 @@ class Gateway:
     async def _flush(self) -> None:
         while self.records:
             rec = self.records.pop(0)
-            await (self.run_db or _on_caller_thread)(
+            row = await (self.run_db or _on_caller_thread)(
                 ModelCall.objects.create,
                 tenant=self.tenant,
                 config=self.config,
@@ -154,6 +155,8 @@ class Gateway:
                 error_code=rec.error_code,
                 turn_id=self.turn_id,
             )
+            if row is not None:
+                self.call_ids.append(str(row.pk))
 
     async def complete(
         self, request: ModelRequest, cancel: asyncio.Event | None = None

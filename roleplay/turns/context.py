@@ -44,6 +44,10 @@ from .records import answers_new_message
 
 # The newest messages a turn reads; the prompt's token budget decides how many it keeps.
 HISTORY_LIMIT = 200
+# Where a capability's block goes (``TurnContext.place``): after the character sheet where
+# the layout has one, else at this depth above the latest messages.
+BLOCK_POSITIONS = ("after_character", "at_depth")
+FALLBACK_DEPTH = 4
 
 
 @dataclass(frozen=True)
@@ -108,6 +112,20 @@ class TurnContext:
             found = capabilities(self.preset, self.actor_inputs(blocks=False))
             self._capabilities = (dict(self.variables), found)
         return self._capabilities[1]
+
+    def place(self, block_id: str, content: str) -> str | None:
+        """Place ``content`` as one system block where the layout has room: after the
+        character sheet, else just above the latest messages (:data:`BLOCK_POSITIONS`). The
+        position, or None when the layout has neither (nothing is placed)."""
+        available = self.placement_capabilities()
+        position = next((p for p in BLOCK_POSITIONS if p in available), None)
+        if position is None:
+            return None
+        block: dict[str, Any] = {"id": block_id, "position": position, "content": content}
+        if position == "at_depth":
+            block.update(depth=FALLBACK_DEPTH, role="system")
+        self.blocks.append(block)
+        return position
 
     def actor_inputs(self, *, blocks: bool = True) -> ActorInputs:
         """What the Actor prompt is assembled from (``prompting.assembly``)."""

@@ -1,0 +1,82 @@
+"""Agent V2 in a turn (seed 002): the Actor reads the turn-start state, and the turn's
+background run is started beside it.
+
+A context hook (``turns.CONTEXT_HOOKS``), cheap and synchronous: for a conversation whose
+scenario has ``agenticV2`` on (and not ``storyV1``, which routes to Story), it reads the
+state in force, places the Actor's continuity block (the state and its ledger projection
+within ``maxStateChars + 2000`` characters, or the default note when there is none yet)
+and, for a turn that answers the player (``chat``, ``regenerate``, ``edit_regenerate``,
+``auto_reply``; a ``continue`` goes on with the same turn's reply), records the turn's
+planning run and enqueues it (``services.planning.start``). The Actor never waits for it.
+"""
+
+from __future__ import annotations
+
+from roleplay.agentic import inputs
+from roleplay.agentic.config import AgenticV2
+from roleplay.agentic.runner import Inputs
+from roleplay.models import Conversation, TurnKind
+from roleplay.selectors import scenario_for
+from roleplay.services import agent_state, planning
+
+BLOCK_ID = "agentic:state"
+PLANNING_KINDS = (
+    TurnKind.CHAT,
+    TurnKind.REGENERATE,
+    TurnKind.EDIT_REGENERATE,
+    TurnKind.AUTO_REPLY,
+)
+
+
+def apply(ctx, conversation: Conversation) -> None:
+    scenario = scenario_for(conversation)
+    if scenario is None or not scenario.agentic_v2 or (scenario.story_v1 or {}).get("enabled"):
+        return
+    config = AgenticV2.model_validate(scenario.agentic_v2, strict=False)
+    if not config.enabled:
+        return
+    snapshot = agent_state.read_state(conversation, scenario)
+    block = inputs.actor_block(
+        snapshot.state, snapshot.ledger, max_state_chars=config.maxStateChars
+    )
+    position = ctx.place(BLOCK_ID, block)
+    ctx.trace["agentic"] = {
+        "scenario": str(scenario.pk),
+        "revision": snapshot.revision,
+        "default_note": snapshot.state is None,
+        "position": position,
+        "chars": len(block),
+    }
+    if not ctx.record or ctx.kind not in PLANNING_KINDS or ctx.user_input is None:
+        return
+    history = [(m.role, m.content) for m in ctx.history]
+    turn = 1 + sum(1 for role, _ in history if role == "user")
+    character = ctx.character
+    given = Inputs(
+        turn=turn,
+        revision=snapshot.revision,
+        state=snapshot.state,
+        entries=snapshot.ledger,
+        sheet=inputs.Sheet(
+            name=character.name,
+            description=character.description,
+            definition=_definition(character),
+            opening=ctx.greeting,
+        ),
+        persona_name=ctx.persona.name,
+        persona_description=ctx.persona.description,
+        history=history,
+        query=ctx.user_input,
+        first_turn=turn == 1,
+    )
+    run = planning.start(ctx.turn, scenario, config, given, head=snapshot.head, guidance=block)
+    ctx.trace["agentic"]["planning_run"] = str(run.pk) if run else None
+
+
+def _definition(character) -> str:
+    parts = [
+        ("Personality", character.personality),
+        ("Scenario", character.scenario),
+        ("Example dialogue", character.example_dialogues),
+    ]
+    return "\n".join(f"{label}: {text.strip()}" for label, text in parts if (text or "").strip())

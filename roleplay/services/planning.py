@@ -1,0 +1,205 @@
+"""Agent V2's background runs: one per turn, durable, committed once (seed 002).
+
+- :func:`start` (the turn's context hook) records the turn's run with its snapshot: the
+  run's inputs, the config, the head revision to compare with and the compiled state the
+  Actor read (the auto-reply guidance). The row is unique per turn (a database constraint),
+  and the Celery task is enqueued when it commits.
+- :func:`execute` (the task, ``acks_late``) claims the run, runs it
+  (``roleplay.agentic.runner``) with real model calls, and in one transaction commits the
+  state (compare-and-set against the snapshot's head) and closes the run. A delivery that
+  finds its run done does nothing; a redelivery after a killed worker takes the run over
+  and the first close wins, so a run never makes two revisions.
+- Then ``planning.completed {turn_id, outcome, revision}`` goes to the conversation's
+  sockets.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+import uuid
+from typing import Any
+
+from django.db import IntegrityError, transaction
+from django.utils import timezone
+
+from roleplay import hub
+from roleplay.agentic import runner
+from roleplay.agentic.config import AgenticV2
+from roleplay.agentic_gateway import TenantModels
+from roleplay.models import PlanningRun, PlanningStatus, Scenario, Turn, TurnStatus
+from roleplay.services import agent_state
+
+logger = logging.getLogger(__name__)
+
+REPLY_WAIT_POLL_S = 0.25
+SKIPPED = "skipped"
+
+
+def start(
+    turn: Turn,
+    scenario: Scenario,
+    config: AgenticV2,
+    given: runner.Inputs,
+    *,
+    head: int,
+    guidance: str,
+) -> PlanningRun | None:
+    """Record ``turn``'s planning run and enqueue it on commit; None if it has one."""
+    snapshot = {
+        "inputs": given.as_json(),
+        "config": config.model_dump(mode="json"),
+        "head": head,
+        "revision": given.revision,
+        "guidance": guidance,
+    }
+    try:
+        with transaction.atomic():
+            run = PlanningRun.objects.create(
+                tenant_id=turn.tenant_id,
+                turn=turn,
+                conversation_id=turn.conversation_id,
+                scenario=scenario,
+                assistant_message_id=turn.assistant_message_id,
+                source_turn=given.turn,
+                snapshot=snapshot,
+            )
+            transaction.on_commit(lambda: enqueue(run.pk))
+    except IntegrityError:
+        return None
+    return run
+
+
+def enqueue(run_id) -> None:
+    from roleplay.tasks import run_planning
+
+    run_planning.delay(str(run_id))
+
+
+def execute(run_id: str) -> str:
+    """Run a planning run to its end (the task's body); its outcome, or ``skipped``."""
+    claim = uuid.uuid4()
+    run = _claim(run_id, claim)
+    if run is None:
+        return SKIPPED
+    given = runner.Inputs.from_json(run.snapshot["inputs"])
+    config = AgenticV2.model_validate(run.snapshot["config"], strict=False)
+    models = TenantModels(run.tenant, config, turn_id=run.turn_id)
+    try:
+        result = asyncio.run(_run(config, given, models))
+    except Exception:  # a bug must still close the run, not leave it running for ever
+        logger.exception("planning run %s failed", run.pk)
+        result = runner.Result(outcome=runner.FAILED, error_code="internal_error")
+    if result.outcome == runner.UPDATED and config.commitPolicy == "reply_completed":
+        if _reply_status(run, config) != TurnStatus.COMPLETE:
+            result.outcome, result.error_code = runner.UNCHANGED, "reply_not_completed"
+    outcome, revision = _close(run, claim, given, result, models.call_ids)
+    if outcome is None:
+        return SKIPPED
+    asyncio.run(
+        hub.announce(
+            run.conversation_id,
+            {
+                "type": "planning.completed",
+                "turn_id": str(run.turn_id),
+                "outcome": outcome,
+                "revision": revision,
+            },
+        )
+    )
+    return outcome
+
+
+def _claim(run_id: str, claim: uuid.UUID) -> PlanningRun | None:
+    with transaction.atomic():
+        run = (
+            PlanningRun.objects.select_for_update()
+            .select_related("tenant", "conversation", "scenario")
+            .filter(pk=run_id)
+            .first()
+        )
+        if run is None or run.status == PlanningStatus.DONE:
+            return None
+        run.status, run.claim = PlanningStatus.RUNNING, claim
+        run.deliveries += 1
+        run.started_at = timezone.now()
+        run.save(update_fields=["status", "claim", "deliveries", "started_at"])
+    return run
+
+
+async def _run(config: AgenticV2, given: runner.Inputs, models: TenantModels) -> runner.Result:
+    work = runner.run(config, given, models)
+    if config.backgroundDeadlineMs is None:
+        return await work
+    try:
+        return await asyncio.wait_for(work, config.backgroundDeadlineMs / 1000)
+    except TimeoutError:
+        return runner.Result(outcome=runner.FAILED, error_code="background_deadline")
+
+
+def _reply_status(run: PlanningRun, config: AgenticV2) -> str:
+    """The turn's status once it ended (``reply_completed`` commits only a completed
+    reply), waiting for it at most one model-call timeout."""
+    deadline = time.monotonic() + config.modelCallTimeoutMs / 1000
+    while True:
+        status = Turn.objects.filter(pk=run.turn_id).values_list("status", flat=True).first()
+        if status != TurnStatus.RUNNING or time.monotonic() > deadline:
+            return status or TurnStatus.FAILED
+        time.sleep(REPLY_WAIT_POLL_S)
+
+
+def _close(
+    run: PlanningRun,
+    claim: uuid.UUID,
+    given: runner.Inputs,
+    result: runner.Result,
+    call_ids: list[str],
+) -> tuple[str | None, int | None]:
+    """Commit the state (when there is one) and close the run, in one transaction; (the
+    outcome, the revision in force after it), or (None, None) when another delivery of the
+    task closed the run first."""
+    with transaction.atomic():
+        row = PlanningRun.objects.select_for_update().filter(pk=run.pk).first()
+        if row is None or row.status == PlanningStatus.DONE or row.claim != claim:
+            return None, None
+        revision: int | None = given.revision
+        if result.outcome == runner.UPDATED and result.candidate is not None:
+            try:
+                revision = agent_state.commit(
+                    run.conversation,
+                    run.scenario,
+                    expected_head=run.snapshot["head"],
+                    state=result.candidate,
+                    tools_called=result.tools_run + _director_called(result),
+                    source_turn=given.turn,
+                    source_message_id=run.assistant_message_id,
+                    ledger_entries=result.ledger_entries(given.turn, given.query),
+                )
+            except agent_state.StaleWrite:
+                result.outcome, result.error_code = runner.STALE, agent_state.STALE
+        _record(row, result, call_ids, revision)
+    return result.outcome, revision
+
+
+def _director_called(result: runner.Result) -> list[str]:
+    return ["update_director_state"] if result.director else []
+
+
+def _record(row: PlanningRun, result: runner.Result, call_ids: list[str], revision) -> None:
+    timings: dict[str, Any] = dict(result.timings)
+    timings["model_ms"] = round(result.model_ms, 1)
+    timings["overhead_ms"] = round(max(timings.get("total_ms", 0.0) - result.model_ms, 0.0), 1)
+    row.status = PlanningStatus.DONE
+    row.outcome = result.outcome
+    row.error_code = result.error_code
+    row.tools_requested = result.tools_requested
+    row.tools_run = result.tools_run
+    row.specialists = result.specialists
+    row.director = {**result.director, "forced": result.forced, "escalated": result.escalated}
+    row.ignored_calls = result.ignored
+    row.timings = timings
+    row.model_calls = call_ids
+    row.revision = revision if result.outcome == runner.UPDATED else None
+    row.finished_at = timezone.now()
+    row.save()

@@ -1,0 +1,65 @@
+"""Agent V2 end to end over the socket, a real Celery worker and the scripted model server
+with a model name per role: the background run beside the Actor, its commit, its record."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from asgiref.sync import sync_to_async
+
+from roleplay.models import AgentLedgerEntry, ModelCall, PlanningRun
+from roleplay.services import agent_state
+from tests.agentic.world import happy_router, make_world
+from tests.ws.test_chat_socket import connect
+
+pytestmark = [pytest.mark.asyncio, pytest.mark.django_db(transaction=True)]
+
+
+async def until(comm, kind, timeout=30):
+    events = []
+    while True:
+        event = json.loads(await comm.receive_from(timeout=timeout))
+        events.append(event)
+        if event["type"] == kind:
+            return events
+
+
+async def say(comm, text, cid):
+    await comm.send_to(
+        text_data=json.dumps({"type": "user_message", "client_message_id": cid, "content": text})
+    )
+
+
+async def test_happy_path(celery_worker, tenant, player, character, llm):
+    from roleplay.llm.scripted_server import Reply
+
+    scenario, _configs, conversation = await sync_to_async(make_world)(
+        tenant, player, character, llm
+    )
+    router = happy_router()
+    llm.default = Reply.from_callable(router)
+    comm = await connect(conversation)
+    await say(comm, "I promise to bring the key back by dawn.", "a1")
+    events = await until(comm, "planning.completed")
+    done = events[-1]
+    assert done["outcome"] == "updated" and done["revision"] == 1, done
+    run = await PlanningRun.objects.aget(turn_id=done["turn_id"])
+    assert run.status == "done" and run.revision == 1
+    assert "manage_callbacks" in run.tools_requested
+    assert "update_director_state" in run.tools_requested
+    assert set(run.tools_run) == {"manage_callbacks", "judge_npc", "direct_scene"}
+    read = await sync_to_async(agent_state.read_state)(conversation, scenario)
+    assert read.revision == 1 and read.state.startswith("[Agentic RP State]")
+    assert str(read.source_message_id) == str(run.assistant_message_id)
+    keys = [e.key async for e in AgentLedgerEntry.objects.filter(conversation=conversation)]
+    assert "manage_callbacks:turn:1" in keys
+    purposes = {c.purpose async for c in ModelCall.objects.filter(turn_id=run.turn_id)}
+    assert {"actor", "orchestrator", "director", "specialist:manage_callbacks"} <= purposes
+    # the next turn's Actor reads revision 1
+    await say(comm, "And now?", "a2")
+    await until(comm, "planning.completed")
+    actor_requests = router.seen["actor"]
+    assert "one notes." in json.dumps(actor_requests[-1]["messages"])
+    assert "one notes." not in json.dumps(actor_requests[0]["messages"])
+    await comm.disconnect()
