@@ -10,7 +10,9 @@ from __future__ import annotations
 
 from typing import Any, ClassVar, Literal
 
-Kind = Literal["bad_request", "invalid", "not_found", "conflict", "too_large", "unavailable"]
+Kind = Literal[
+    "bad_request", "invalid", "not_found", "conflict", "too_large", "unavailable", "bad_gateway"
+]
 
 
 class DomainError(Exception):
@@ -77,6 +79,13 @@ class Unavailable(DomainError):
     default_code = "unavailable"
 
 
+class BadGateway(DomainError):
+    """A model answered, but not with anything usable (after the retries allowed): 502."""
+
+    kind = "bad_gateway"
+    default_code = "bad_gateway"
+
+
 HTTP_STATUS: dict[str, int] = {
     "bad_request": 400,
     "invalid": 422,
@@ -84,4 +93,5 @@ HTTP_STATUS: dict[str, int] = {
     "conflict": 409,
     "too_large": 413,
     "unavailable": 503,
+    "bad_gateway": 502,
 }

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 import uuid
@@ -14,11 +15,12 @@ from django.conf import settings
 from console.auth import principal_for_user
 from console.db import run_db
 from console.failures import DomainError
+from console.scoping import is_uuid
 from console.tickets import redeem_ticket
 from roleplay import cancels, hub, turns
 from roleplay.models import Conversation, TurnKind
 from roleplay.priority import STARTS
-from roleplay.services import messages
+from roleplay.services import auto_replies, messages
 
 logger = logging.getLogger(__name__)
 
@@ -63,6 +65,10 @@ def _authorize(scope, conversation_id: str):
 
 
 class ConversationConsumer(AsyncWebsocketConsumer):
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self._background: set[asyncio.Task] = set()  # auto-reply suggestions in flight
+
     async def connect(self):
         conversation_id = _conversation_id(self.scope["url_route"]["kwargs"]["conversation_id"])
         access = await _authorize(self.scope, conversation_id) if conversation_id else None
@@ -78,6 +84,8 @@ class ConversationConsumer(AsyncWebsocketConsumer):
         hub.join(self.conversation.id, self)
 
     async def disconnect(self, code):
+        for task in list(self._background):
+            task.cancel()
         group = getattr(self, "group", None)
         if group:
             hub.leave(self.conversation.id, self)
@@ -240,6 +248,39 @@ class ConversationConsumer(AsyncWebsocketConsumer):
         except Exception:  # Redis is down: only a turn in another process misses the cancel
             logger.warning("could not pass a cancel to other processes", exc_info=True)
 
+    async def _auto_reply(self, data: dict) -> None:
+        """``auto_reply {assistant_message_id, language, wait_ms?}``: three suggestions for
+        the player's next message, answered as ``auto_reply.options`` (or an ``error``) to
+        this socket only, without holding up its other frames."""
+        message_id, language = data.get("assistant_message_id"), data.get("language")
+        wait_ms = data.get("wait_ms")
+        if not isinstance(message_id, str) or not is_uuid(message_id):
+            await self._error("invalid_message", "assistant_message_id must be a message's id")
+        elif not isinstance(language, str) or not 0 < len(language.strip()) <= 40:
+            await self._error("invalid_message", "language must be 1 to 40 characters")
+        elif wait_ms is not None and (
+            isinstance(wait_ms, bool) or not isinstance(wait_ms, int) or not 0 <= wait_ms <= 120000
+        ):
+            await self._error("invalid_message", "wait_ms must be an integer from 0 to 120000")
+        else:
+            task = asyncio.ensure_future(self._suggest(message_id, language.strip(), wait_ms))
+            self._background.add(task)
+            task.add_done_callback(self._background.discard)
+
+    async def _suggest(self, message_id: str, language: str, wait_ms: int | None) -> None:
+        try:
+            answer = await auto_replies.suggest(
+                self.conversation, message_id=message_id, language=language, wait_ms=wait_ms
+            )
+        except DomainError as exc:
+            await self._error(exc.code, exc.message, assistant_message_id=message_id)
+        except Exception:
+            logger.exception("auto-reply suggestions failed")
+            await self._error("internal_error", "could not suggest replies")
+        else:
+            event = {"type": "auto_reply.options", "assistant_message_id": message_id, **answer}
+            await self.send(json.dumps(event))
+
     FRAMES = {
         "user_message": _user_message,
         "regenerate": _regenerate,
@@ -248,6 +289,7 @@ class ConversationConsumer(AsyncWebsocketConsumer):
         "select_alternative": _select_alternative,
         "delete": _delete,
         "cancel": _cancel,
+        "auto_reply": _auto_reply,
     }
 
     async def dispatch(self, message):

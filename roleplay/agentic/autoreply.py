@@ -23,8 +23,9 @@ DIRECTIONS = (
     "2. respond to the emotion, the relationship, or a curiosity;",
     "3. something else the user might plausibly do or say.",
 )
+# A dash or asterisk is a bullet only before a space: "*smiles*" opens a roleplay action.
 _NUMBERING = re.compile(
-    r"^\s*(?:[-*•]|\(?\d{1,2}[.)、:：]|option\s*\d+\s*[:.)-]|[一二三][、.．])\s*", re.I
+    r"^\s*(?:[-*](?=\s)|•|\(?\d{1,2}[.)、:：]|option\s*\d+\s*[:.)-]|[一二三][、.．])\s*", re.I
 )
 _QUOTES = "\"'“”‘’「」『』"
 _FENCE = re.compile(r"^```[a-zA-Z]*\s*|\s*```$")
@@ -53,8 +54,12 @@ def _items(text: str) -> list[Any]:
                 data = json.loads(body[start : end + 1])
             except ValueError:
                 data = None
-        if data is None:
-            return [line for line in body.splitlines() if line.strip()]
+        # A bracketed aside in a numbered answer ("[2]") is not the options' array.
+        if not (isinstance(data, list) and any(isinstance(i, str | dict) for i in data)):
+            lines = [line for line in body.splitlines() if line.strip()]
+            # A numbered answer's other lines ("Here are three options:") are not options.
+            numbered = [line for line in lines if _NUMBERING.match(line)]
+            return numbered or lines
     if isinstance(data, dict):
         data = data.get("options", [])
     return data if isinstance(data, list) else []
@@ -65,8 +70,28 @@ def _clean(item: Any) -> str:
         item = item.get("content", "")
     if not isinstance(item, str):
         return ""
-    text = _NUMBERING.sub("", item.strip()).strip().strip(_QUOTES).strip()
+    text = _unquote(_NUMBERING.sub("", item.strip()).strip())
     return text[:OPTION_CHARS].strip()
+
+
+def _unquote(text: str) -> str:
+    """``text`` without the quotes around it: a pair that wraps it all (and holds no more of
+    its own quote marks), or one dangling mark at an end when it holds no other. Quotes
+    inside (``*nods* "Let's go."``) are the option's own and stay."""
+    while (
+        len(text) >= 2
+        and text[0] in _QUOTES
+        and text[-1] in _QUOTES
+        and text[0] not in text[1:-1]
+        and text[-1] not in text[1:-1]
+    ):
+        text = text[1:-1].strip()
+    if sum(text.count(q) for q in _QUOTES) == 1:
+        if text[0] in _QUOTES:
+            text = text[1:].strip()
+        elif text[-1] in _QUOTES:
+            text = text[:-1].strip()
+    return text
 
 
 def parse_options(text: str, language: str) -> list[str]:

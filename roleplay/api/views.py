@@ -31,6 +31,7 @@ from roleplay.api.memory_forget import MemoryClearActions
 from roleplay.api.memory_handoffs import MemoryHandoffActions
 from roleplay.api.memory_settings import CharacterMemorySettingsActions
 from roleplay.api.message_actions import MessageActions
+from roleplay.api.planning import PlanningActions
 from roleplay.models import Character, Conversation, ModelConfig
 from roleplay.services import characters, conversations, model_configs, players
 from roleplay.worldbook_context import replayed_decisions
@@ -101,7 +102,12 @@ class PlayerViewSet(MemoryEntryActions, MemoryHandoffActions, MemoryClearActions
 
 
 class ConversationViewSet(
-    MessageActions, MemoryDocumentActions, AgentStateActions, ConversationCardReads, ServiceWrites
+    MessageActions,
+    MemoryDocumentActions,
+    AgentStateActions,
+    PlanningActions,
+    ConversationCardReads,
+    ServiceWrites,
 ):
     model = Conversation
     serializer_class = s.ConversationSerializer

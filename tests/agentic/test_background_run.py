@@ -63,3 +63,29 @@ async def test_happy_path(celery_worker, tenant, player, character, llm):
     assert "one notes." in json.dumps(actor_requests[-1]["messages"])
     assert "one notes." not in json.dumps(actor_requests[0]["messages"])
     await comm.disconnect()
+
+
+async def test_auto_replies_over_rest_and_socket(celery_worker, tenant, player, character, llm):
+    from roleplay.llm.scripted_server import Reply
+
+    _scenario, _configs, conversation = await sync_to_async(make_world)(
+        tenant, player, character, llm
+    )
+    router = happy_router()
+    llm.default = Reply.from_callable(router)
+    comm = await connect(conversation)
+    await say(comm, "Hello there.", "b1")
+    events = await until(comm, "turn.completed")
+    reply_id = events[-1]["assistant_message_id"]
+    await comm.send_to(
+        text_data=json.dumps(
+            {"type": "auto_reply", "assistant_message_id": reply_id, "language": "en"}
+        )
+    )
+    options = await until(comm, "auto_reply.options")
+    assert options[-1]["options"] == ["Go on.", "How do you feel?", "Look around."]
+    assert options[-1]["usage"]["total_tokens"] > 0
+    request = router.seen["autoreply"][-1]
+    assert "The keeper nods" in request["messages"][-1]["content"]
+    assert request["temperature"] == 0.7
+    await comm.disconnect()

@@ -1,0 +1,155 @@
+"""Auto-reply suggestions (seed 002): three options for the user's next message after an
+assistant reply. Writes no message and no state; each model call is a ``ModelCall`` row
+with purpose ``auto_reply``.
+
+The guidance is the turn-start state the reply's planning run recorded (the text the
+Actor read). If that run is not there yet, the call waits for it up to ``wait_ms`` (default
+the scenario's ``autoReplyWaitMs``; polled every 250 ms; 0 still reads once), then answers
+503 ``turn_start_snapshot_not_ready`` (retryable). The model is asked at most three times
+at temperature 0.7; valid options of every attempt count together, and fewer than three
+after the last is 502 ``auto_reply_failed``; there is no static fallback.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from dataclasses import asdict
+
+from console import failures
+from console.db import run_db
+from memory import selectors as message_reads
+from roleplay.agentic import autoreply
+from roleplay.agentic.config import AgenticV2
+from roleplay.agentic_gateway import configs_by_ref, role_system
+from roleplay.errors import NotFound, RoleplayError
+from roleplay.llm.errors import ModelError
+from roleplay.llm.gateway import Gateway
+from roleplay.llm.types import ModelRequest
+from roleplay.models import Conversation, PlanningRun
+from roleplay.selectors import persona_for, scenario_for
+
+POLL_S = 0.25
+READ_LIMIT = 200
+
+
+class AutoReplyUnavailable(RoleplayError, failures.Invalid):
+    """The conversation's scenario has no Agent V2 with an ``autoReply`` model config."""
+
+    default_code = "auto_reply_not_configured"
+
+
+class SnapshotNotReady(RoleplayError, failures.Unavailable):
+    """The reply's planning run has not recorded its turn-start state yet (retryable)."""
+
+    default_code = "turn_start_snapshot_not_ready"
+
+
+class AutoReplyFailed(RoleplayError, failures.BadGateway):
+    """The model gave fewer than three valid options in three attempts."""
+
+    default_code = "auto_reply_failed"
+
+
+def _setup(conversation: Conversation, message_id: str) -> dict:
+    """Everything the call needs from the database, read once (before any wait)."""
+    scenario = scenario_for(conversation)
+    v2 = (scenario.agentic_v2 or {}) if scenario is not None else {}
+    config = AgenticV2.model_validate(v2, strict=False) if v2 else None
+    if config is None or not config.enabled or not config.modelConfigs.autoReply:
+        raise AutoReplyUnavailable(
+            message="the conversation's scenario has no Agent V2 auto-reply model config"
+        )
+    ref = config.modelConfigs.autoReply
+    model_config = configs_by_ref(conversation.tenant, [ref]).get(ref)
+    if model_config is None:
+        raise AutoReplyUnavailable(message=f"no model config {ref!r} for autoReply")
+    lines = message_reads.get_history_lines(
+        conversation.tenant, conversation.session_id, READ_LIMIT
+    )
+    index = next(
+        (i for i, row in enumerate(lines) if str(row[0]) == message_id and row[2] == "assistant"),
+        None,
+    )
+    if index is None:
+        raise NotFound(message="no such assistant message in this conversation")
+    visible = [
+        (row[2], row[3])
+        for row in lines[: index + 1]
+        if row[2] in ("user", "assistant") and row[3].strip()
+    ]
+    return {
+        "config": config,
+        "model_config": model_config,
+        "messages": visible[-(autoreply.CONTEXT_MESSAGES + 1) :],
+        "user": persona_for(conversation).name,
+        "character": conversation.character.name,
+        "tenant": conversation.tenant,
+    }
+
+
+def _guidance(conversation: Conversation, message_id: str) -> str | None:
+    run = (
+        PlanningRun.objects.filter(
+            tenant_id=conversation.tenant_id,
+            conversation=conversation,
+            assistant_message_id=message_id,
+        )
+        .order_by("-created_at")
+        .values_list("snapshot", flat=True)
+        .first()
+    )
+    return None if run is None else str(run.get("guidance", ""))
+
+
+async def suggest(
+    conversation: Conversation, *, message_id: str, language: str, wait_ms: int | None = None
+) -> dict:
+    """``{options: [three strings], usage}`` for the reply ``message_id``."""
+    setup = await run_db(_setup, conversation, message_id)
+    config: AgenticV2 = setup["config"]
+    wait_s = (config.autoReplyWaitMs if wait_ms is None else wait_ms) / 1000
+    deadline = time.monotonic() + wait_s
+    while (guidance := await run_db(_guidance, conversation, message_id)) is None:
+        if time.monotonic() >= deadline:
+            raise SnapshotNotReady(
+                message="the reply's turn-start state is not recorded yet; try again",
+                details={"retryable": True},
+            )
+        await asyncio.sleep(min(POLL_S, max(deadline - time.monotonic(), 0)))
+    character = setup["character"]
+    system = role_system(
+        setup["model_config"], "auto_reply", {"language": language, "characterName": character}
+    )
+    user = autoreply.material(
+        setup["messages"], character=character, user=setup["user"], guidance=guidance
+    )
+    request = ModelRequest(
+        [{"role": "system", "content": system}, {"role": "user", "content": user}],
+        temperature=autoreply.TEMPERATURE,
+        timeout=config.modelCallTimeoutMs / 1000,
+    )
+    gateway = Gateway(setup["tenant"], setup["model_config"], "auto_reply", run_db=run_db)
+    options: list[str] = []
+    usage = {"input_tokens": 0, "output_tokens": 0, "total_tokens": 0}
+    attempts, last_error = 0, None
+    while attempts < autoreply.ATTEMPTS and len(options) < autoreply.OPTIONS:
+        attempts += 1
+        try:
+            result = await gateway.complete(request)
+        except ModelError as exc:
+            last_error = exc.code
+            continue
+        for key, value in asdict(result.usage).items():
+            usage[key] += value
+        seen = {o.casefold() for o in options}
+        for option in autoreply.parse_options(result.content, language):
+            if option.casefold() not in seen and len(options) < autoreply.OPTIONS:
+                options.append(option)
+                seen.add(option.casefold())
+    if len(options) < autoreply.OPTIONS:
+        raise AutoReplyFailed(
+            message=f"{len(options)} valid options after {attempts} attempts",
+            details={"attempts": attempts, **({"model_error": last_error} if last_error else {})},
+        )
+    return {"options": options, "usage": usage}
