@@ -165,20 +165,31 @@ def operator_user(tenant):
 
 
 @pytest.fixture(scope="session")
-def celery_worker(django_db_setup, tmp_path_factory):
-    """A ``--pool solo`` worker; tasks sent with ``.delay()`` go to its private queue.
+def celery_worker_process(django_db_setup, tmp_path_factory):
+    """A ``--pool solo`` worker on a private queue, for the whole session.
 
     Depends on ``django_db_setup`` so it starts after the test database exists and is
     stopped before that database is dropped.
     """
-    from console.celery import app
     from tests.background.processes import start_worker
 
     worker = start_worker(tmp_path_factory.mktemp("celery"))
-    previous = app.conf.task_default_queue
-    app.conf.task_default_queue = worker.queue
     try:
         yield worker
     finally:
-        app.conf.task_default_queue = previous
         worker.stop()
+
+
+@pytest.fixture
+def celery_worker(celery_worker_process):
+    """The session's worker; tasks sent with ``.delay()`` during this test go to its queue.
+    Outside such tests they go to the default queue nobody here consumes, so a turn of
+    another test never has background work run against the scripted model meanwhile."""
+    from console.celery import app
+
+    previous = app.conf.task_default_queue
+    app.conf.task_default_queue = celery_worker_process.queue
+    try:
+        yield celery_worker_process
+    finally:
+        app.conf.task_default_queue = previous

@@ -3,7 +3,7 @@ auto-reply suggestions (``auto-replies``)."""
 
 from __future__ import annotations
 
-from asgiref.sync import async_to_sync
+from asgiref.sync import async_to_sync, sync_to_async
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import serializers
@@ -18,6 +18,10 @@ from roleplay.services import auto_replies
 
 MAX_RUNS = 50
 TURN_ID = OpenApiParameter("turn_id", OpenApiTypes.UUID, OpenApiParameter.PATH)
+
+
+async def _on_this_thread(fn, *args, **kwargs):
+    return await sync_to_async(fn)(*args, **kwargs)
 
 
 class PlanningRunSerializer(serializers.ModelSerializer):
@@ -71,7 +75,7 @@ class PlanningActions:
             tenant_id=conversation.tenant_id, conversation=conversation
         ).order_by("-created_at")
 
-    @extend_schema(responses=PlanningRunListSerializer)
+    @extend_schema(responses=PlanningRunListSerializer, operation_id="conversation_planning_runs")
     @action(detail=True, methods=["get"], url_path="planning-runs")
     def planning_runs(self, request, pk=None):
         """The newest 50 turns' background runs, newest first."""
@@ -103,5 +107,6 @@ class PlanningActions:
             message_id=str(body["assistant_message_id"]),
             language=body["language"],
             wait_ms=body.get("wait_ms"),
+            db=_on_this_thread,
         )
         return Response(answer)

@@ -14,7 +14,9 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Awaitable, Callable
 from dataclasses import asdict
+from typing import Any
 
 from console import failures
 from console.db import run_db
@@ -103,14 +105,21 @@ def _guidance(conversation: Conversation, message_id: str) -> str | None:
 
 
 async def suggest(
-    conversation: Conversation, *, message_id: str, language: str, wait_ms: int | None = None
+    conversation: Conversation,
+    *,
+    message_id: str,
+    language: str,
+    wait_ms: int | None = None,
+    db: Callable[..., Awaitable[Any]] = run_db,
 ) -> dict:
-    """``{options: [three strings], usage}`` for the reply ``message_id``."""
-    setup = await run_db(_setup, conversation, message_id)
+    """``{options: [three strings], usage}`` for the reply ``message_id``. ``db`` runs the
+    database work: the socket's pool of threads by default; a sync view passes
+    ``sync_to_async`` so it stays on the view's thread and transaction."""
+    setup = await db(_setup, conversation, message_id)
     config: AgenticV2 = setup["config"]
     wait_s = (config.autoReplyWaitMs if wait_ms is None else wait_ms) / 1000
     deadline = time.monotonic() + wait_s
-    while (guidance := await run_db(_guidance, conversation, message_id)) is None:
+    while (guidance := await db(_guidance, conversation, message_id)) is None:
         if time.monotonic() >= deadline:
             raise SnapshotNotReady(
                 message="the reply's turn-start state is not recorded yet; try again",
@@ -129,7 +138,7 @@ async def suggest(
         temperature=autoreply.TEMPERATURE,
         timeout=config.modelCallTimeoutMs / 1000,
     )
-    gateway = Gateway(setup["tenant"], setup["model_config"], "auto_reply", run_db=run_db)
+    gateway = Gateway(setup["tenant"], setup["model_config"], "auto_reply", run_db=db)
     options: list[str] = []
     usage = {"input_tokens": 0, "output_tokens": 0, "total_tokens": 0}
     attempts, last_error = 0, None

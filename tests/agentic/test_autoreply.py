@@ -202,9 +202,9 @@ def _dialogue(count):
 
 
 def _dialogue_lines(text):
-    return text.split("DIALOGUE (the last line is the reply the user answers)\n")[1].split(
-        "\n\n"
-    )[0]
+    return text.split("DIALOGUE (the last line is the reply the user answers)\n")[1].split("\n\n")[
+        0
+    ]
 
 
 def test_the_material_puts_the_guidance_first():

@@ -6,7 +6,6 @@ commit, a task delivered twice, and a worker killed in the middle of a run."""
 from __future__ import annotations
 
 import asyncio
-import json
 import os
 import signal
 
@@ -19,7 +18,7 @@ from roleplay.models import AgentStateRevision, ModelCall, PlanningRun
 from roleplay.services import agent_state
 from roleplay.tasks import run_planning
 from tests.agentic.test_background_run import say, until
-from tests.agentic.world import happy_router, make_world, phase, state_text, tool_call
+from tests.agentic.world import happy_router, make_world, phase, state_text
 from tests.background.processes import route_task, start_worker
 from tests.ws.test_chat_socket import connect
 

@@ -144,9 +144,7 @@ def test_director_false_refuses_the_director_even_when_enabled():
     ],
 )
 def test_malformed_arguments_are_ignored(arguments):
-    chosen = tools.select(
-        [ToolCall("c1", "judge_npc", arguments)], enabled=ALL, max_tool_calls=7
-    )
+    chosen = tools.select([ToolCall("c1", "judge_npc", arguments)], enabled=ALL, max_tool_calls=7)
     assert chosen.specialists == [] and chosen.director is None
     assert chosen.ignored == [{"id": "c1", "name": "judge_npc", "why": "malformed_arguments"}]
 

@@ -86,8 +86,14 @@ def make_world(tenant, player, character, llm, *, agentic: dict[str, Any] | None
             "orchestrator": "orchestrator",
             "specialists": {
                 tool: "specialist"
-                for tool in ("analyze_plot", "judge_npc", "audit_knowledge", "simulate_world",
-                             "manage_callbacks", "direct_scene")
+                for tool in (
+                    "analyze_plot",
+                    "judge_npc",
+                    "audit_knowledge",
+                    "simulate_world",
+                    "manage_callbacks",
+                    "direct_scene",
+                )
             },  # fmt: skip
             "director": "director",
             "autoReply": "autoreply",

@@ -7,6 +7,10 @@ from dataclasses import dataclass
 import pytest
 
 from memory import services as message_store
+from roleplay.llm.scripted_server import Reply
+
+AUTOREPLY_MODEL = "autoreply-model"
+AUTOREPLY_ANSWER = Reply(content='["Open the door.", "Why are you sad?", "Look outside."]')
 
 
 @pytest.fixture
@@ -80,7 +84,7 @@ def build_world(tenant, base_url: str, label: str) -> World:
     from console.models import Player
     from memory.entries import services as memory_entries
     from memory.handoffs.services import create_handoff
-    from roleplay.models import Character, Conversation, ModelConfig, Persona
+    from roleplay.models import Character, Conversation, ModelConfig, Persona, PlanningRun
     from roleplay.services import agent_state
     from roleplay.services.presets import create_preset
     from roleplay.services.scenarios import create_scenario
@@ -122,7 +126,23 @@ def build_world(tenant, base_url: str, label: str) -> World:
         to_character_id=str(character.pk), session_id=conversation.session_id,
         summary=f"{label}: we met at the gate", memory_ids=[],
     )  # fmt: skip
-    scenario = create_scenario(tenant, name=f"{label}-scenario", model_config=config)
+    autoreply = ModelConfig.objects.create(
+        tenant=tenant, name=f"{label}-autoreply", provider="openai_compatible",
+        model=AUTOREPLY_MODEL, base_url=base_url, context_limit=4096, max_output_tokens=256,
+    )  # fmt: skip
+    agentic = {
+        "modelConfigs": {"actor": config.name, "orchestrator": config.name,
+                         "director": config.name, "autoReply": autoreply.name},
+        "enabledTools": ["update_director_state"],
+    }  # fmt: skip
+    scenario = create_scenario(
+        tenant, name=f"{label}-scenario", model_config=config, agenticV2=agentic
+    )
+    PlanningRun.objects.create(
+        tenant=tenant, turn=turn, conversation=conversation, scenario=scenario,
+        assistant_message_id=messages[-1].id, source_turn=2, status="done", outcome="no_tools",
+        snapshot={"revision": 0, "guidance": f"{label}: the turn-start state"},
+    )  # fmt: skip
     Character.objects.filter(pk=character.pk).update(default_scenario=scenario)
     character.default_scenario = scenario
     agent_state.commit(
@@ -178,5 +198,10 @@ def foreign(other_tenant, llm) -> World:
 
 @pytest.fixture
 def own(tenant, llm) -> World:
-    """The calling tenant's own object graph (same shape as ``foreign``)."""
+    """The calling tenant's own object graph (same shape as ``foreign``); the scripted model
+    answers the auto-reply config with three options."""
+    default = llm.default
+    llm.default = Reply.from_callable(
+        lambda request: AUTOREPLY_ANSWER if request["model"] == AUTOREPLY_MODEL else default
+    )
     return build_world(tenant, llm.base_url, "own")

@@ -193,6 +193,11 @@ def valid_body(route: Route, method: str, world) -> dict:
         "player-memory-handoff-close": {**_receiver(world), "version": 1},
         "preset-import": {"name": "n", "preset": {"prompts": []}},
         "conversation-agent-state-restore": {"revision": 1},
+        "conversation-auto-replies": {
+            "assistant_message_id": str(world.messages[-1].id),
+            "language": "en",
+            "wait_ms": 0,
+        },
     }.get(route.name, {})
 
 
