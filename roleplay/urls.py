@@ -2,6 +2,7 @@ from django.urls import path
 
 from roleplay import (
     views,
+    views_agent,
     views_characters,
     views_memory,
     views_memory_entries,
@@ -48,6 +49,21 @@ urlpatterns = [
         "console/conversations/<uuid:pk>/memory/<str:slot>/",
         views_memory.memory_document,
         name="memory_document",
+    ),
+    path(
+        "console/conversations/<uuid:pk>/agent/",
+        views_agent.conversation_agent,
+        name="conversation_agent",
+    ),
+    path(
+        "console/conversations/<uuid:pk>/agent/restore/",
+        views_agent.conversation_agent_restore,
+        name="conversation_agent_restore",
+    ),
+    path(
+        "console/conversations/<uuid:pk>/agent/runs/<uuid:turn_id>/",
+        views_agent.conversation_agent_run,
+        name="conversation_agent_run",
     ),
     path(
         "console/conversations/<uuid:pk>/author-note/",

@@ -41,6 +41,7 @@ def play(request, conversation_id):
         return render(request, "roleplay/play/_transcript.html", context)
     config = resolve_config(tenant, conversation=conversation, character=conversation.character)
     context["model_config"] = config
+    context["auto_reply"] = play_selectors.offers_auto_reply(conversation)
     context["is_demo_model"] = (
         config.is_demo if config else provider_config(None).provider == "llama_cpp"
     )

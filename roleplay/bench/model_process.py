@@ -5,6 +5,8 @@ with the 50 players' event loop, and the time a request waits for that lock befo
 server even reads it would be billed to the product as harness overhead. Here it runs alone:
 ``python -m roleplay.bench.model_process`` prints its base URL, then answers one command per
 line on stdin (``timings``, ``clear``) with one JSON line on stdout, and exits at EOF.
+With ``--agentic`` it also answers Agent V2's roles by model name (``roleplay.bench.agentic``);
+the Actor's requests get the same fixed reply either way.
 """
 
 from __future__ import annotations
@@ -26,16 +28,18 @@ def _last_user(request: dict) -> list[dict]:
     return [last] if last else []
 
 
-def serve() -> None:
+def serve(agentic: bool = False) -> None:
     import django
 
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "console.settings")
     django.setup()
+    from roleplay.bench.agentic import agentic_reply
     from roleplay.bench.workload import bench_reply
     from roleplay.llm.scripted_server import ScriptedOpenAIServer
 
     sys.setswitchinterval(0.001)  # many handler threads, each holding the lock briefly
-    with ScriptedOpenAIServer(default=bench_reply()) as server:
+    default = agentic_reply() if agentic else bench_reply()
+    with ScriptedOpenAIServer(default=default) as server:
         print(server.base_url, flush=True)
         for line in sys.stdin:
             command = line.strip()
@@ -53,11 +57,13 @@ def serve() -> None:
 
 
 class ModelServerProcess:
-    """The parent's handle: ``base_url``, ``clear()``, ``request_timings``; a context manager."""
+    """The parent's handle: ``base_url``, ``clear()``, ``request_timings``; a context manager.
+    ``agentic=True``: the server answers Agent V2's roles too (see the module docstring)."""
 
-    def __init__(self) -> None:
+    def __init__(self, *, agentic: bool = False) -> None:
         self.process = spawn(
-            [sys.executable, "-m", "roleplay.bench.model_process"],
+            [sys.executable, "-m", "roleplay.bench.model_process"]
+            + (["--agentic"] if agentic else []),
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             text=True,
@@ -105,4 +111,4 @@ class ModelServerProcess:
 
 
 if __name__ == "__main__":
-    serve()
+    serve(agentic="--agentic" in sys.argv[1:])

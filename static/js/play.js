@@ -4,6 +4,7 @@
 
 import * as T from "./play-transcript.js";
 import { closeEditor, initControls, refresh, releasePendingEdits } from "./play-controls.js";
+import { initSuggestions } from "./play-suggestions.js";
 
 const root = document.getElementById("play");
 const conversationId = root.dataset.conversation;
@@ -22,6 +23,7 @@ let activeTurn = null; // the turn running in the conversation, as far as this p
 let socket = null;
 let retry = 0;
 let everOpen = false;
+const suggestions = initSuggestions({ send: send, ready: ready, sendMessage: sendMessage });
 
 function clientId(prefix) {
   const random = (crypto.randomUUID && crypto.randomUUID()) || String(Date.now()) + Math.random();
@@ -56,6 +58,7 @@ function update() {
   cancelButton.hidden = activeTurn === null || !canWrite;
   root.dataset.busy = activeTurn === null ? "" : "1";
   refresh();
+  suggestions.update();
 }
 
 function setActive(turnId) {
@@ -246,9 +249,11 @@ const EVENTS = {
   "turn.completed": turnCompleted,
   "message.updated": messageUpdated,
   "messages.deleted": (msg) => T.removeIds(msg.message_ids),
+  "auto_reply.options": (msg) => suggestions.show(msg),
   error: function (msg) {
     showError(msg.code + ": " + msg.message);
     if (msg.turn_id) turnFailed(msg);
+    else if (msg.assistant_message_id) suggestions.failed(msg);
     else frameRefused(msg);
   },
 };
@@ -291,15 +296,20 @@ async function reconnected() {
   adopt(running);
 }
 
+/** Send ``content`` as the player's message; true when it went out. */
+function sendMessage(content) {
+  const id = clientId("c");
+  if (!send({ type: "user_message", client_message_id: id, content: content })) return false;
+  unsent.set(id, T.addMessage("user", content));
+  suggestions.clear();
+  return true;
+}
+
 form.addEventListener("submit", function (event) {
   event.preventDefault();
   const content = input.value.trim();
   if (!content || !ready()) return;
-  const id = clientId("c");
-  if (send({ type: "user_message", client_message_id: id, content: content })) {
-    unsent.set(id, T.addMessage("user", content));
-    input.value = "";
-  }
+  if (sendMessage(content)) input.value = "";
 });
 cancelButton.addEventListener("click", function () {
   send({ type: "cancel" });

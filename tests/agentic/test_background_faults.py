@@ -197,3 +197,48 @@ async def test_a_worker_killed_mid_run_is_redelivered_and_finishes_once(
     assert run.deliveries == 2 and run.status == "done"
     assert await sync_to_async(_revisions)(conversation) == 1
     await comm.disconnect()
+
+
+async def test_reply_completed_policy_commits_nothing_for_a_failed_reply(
+    celery_worker, tenant, player, character, llm
+):
+    router = happy_router()
+    router.answers["actor"] = Reply(status=400, error_body={"error": {"message": "refused"}})
+    _scenario, conversation, router = await _world(
+        tenant, player, character, llm, router, commitPolicy="reply_completed"
+    )
+    comm = await connect(conversation)
+    await say(comm, "Hello.", "p1")
+    done = (await until(comm, "planning.completed"))[-1]
+    assert done["outcome"] == "unchanged" and done["revision"] == 0
+    run = await PlanningRun.objects.aget(turn_id=done["turn_id"])
+    assert run.error_code == "reply_not_completed"
+    assert await sync_to_async(_revisions)(conversation) == 0
+    await comm.disconnect()
+
+
+async def test_the_background_deadline_is_enforced():
+    """``backgroundDeadlineMs`` (at least 10 s) ends a run whose models never answer."""
+    from roleplay.agentic.config import AgenticV2
+    from roleplay.agentic.inputs import Sheet
+    from roleplay.agentic.runner import Inputs
+    from roleplay.services.planning import _run
+
+    class Silent:
+        def system(self, role, variables):
+            return role
+
+        async def complete(self, role, request):
+            await asyncio.sleep(3600)
+
+    config = AgenticV2.model_validate(
+        {"modelConfigs": {"actor": "a", "orchestrator": "o"}, "enabledTools": ["judge_npc"],
+         "backgroundDeadlineMs": 10000},
+        strict=False,
+    )  # fmt: skip
+    given = Inputs(
+        turn=2, revision=0, state=None, entries=[], sheet=Sheet(name="Mira"), persona_name="Ann",
+        persona_description="", history=[], query="hi", first_turn=False,
+    )  # fmt: skip
+    result = await _run(config, given, Silent())
+    assert (result.outcome, result.error_code) == ("failed", "background_deadline")
