@@ -191,6 +191,12 @@ class NewConversationForm(forms.Form):
         empty_label="Character's default",
         label="Model config",
     )
+    scenario = forms.ModelChoiceField(
+        queryset=Scenario.objects.none(),
+        required=False,
+        empty_label="Character's default",
+        help_text="How the conversation runs (Agent V2, Story…); overrides the character's.",
+    )
     persona = forms.ModelChoiceField(
         queryset=Persona.objects.none(),
         required=False,
@@ -213,6 +219,7 @@ class NewConversationForm(forms.Form):
         self.fields["player"].queryset = scoped(Player, tenant).order_by("external_id")
         self.fields["player"].empty_label = me_label
         self.fields["model_config"].queryset = _tenant_configs(tenant)
+        self.fields["scenario"].queryset = scoped(Scenario, tenant).order_by("name")
         character = self._chosen(Character, "character", tenant)
         if character is not None:
             self.fields["greeting_index"].choices = greeting_options(character)

@@ -8,6 +8,7 @@ import json
 import pytest
 from asgiref.sync import sync_to_async
 
+from roleplay.agentic.inputs import DEFAULT_NOTE
 from roleplay.models import AgentLedgerEntry, ModelCall, PlanningRun
 from roleplay.services import agent_state
 from tests.agentic.world import happy_router, make_world
@@ -62,6 +63,9 @@ async def test_happy_path(celery_worker, tenant, player, character, llm):
     actor_requests = router.seen["actor"]
     assert "one notes." in json.dumps(actor_requests[-1]["messages"])
     assert "one notes." not in json.dumps(actor_requests[0]["messages"])
+    first_system = actor_requests[0]["messages"][0]["content"]
+    assert DEFAULT_NOTE in first_system  # no state yet: the conservative default note
+    assert DEFAULT_NOTE not in actor_requests[-1]["messages"][0]["content"]
     await comm.disconnect()
 
 

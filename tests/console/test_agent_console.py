@@ -38,13 +38,13 @@ def _url(conversation, tail: str = "") -> str:
 
 def _scenario_for(conversation, *, name="Harbor"):
     config = conversation.model_config or _config(conversation)
-    name_ = config.name
+    ref = config.name
     agentic = {
         "modelConfigs": {
-            "actor": name_,
-            "orchestrator": name_,
-            "director": name_,
-            "specialists": {"analyze_plot": name_, "judge_npc": name_},
+            "actor": ref,
+            "orchestrator": ref,
+            "director": ref,
+            "specialists": {"analyze_plot": ref, "judge_npc": ref},
         },
         "enabledTools": ["update_director_state", "analyze_plot", "judge_npc"],
     }

@@ -72,6 +72,22 @@ def test_new_conversation_for_a_chosen_player(operator_client, tenant, character
     assert not Player.objects.filter(tenant=tenant, external_id="console:op").exists()
 
 
+def test_new_conversation_may_choose_its_scenario(operator_client, tenant, character, player):
+    from roleplay.models import ModelConfig
+    from roleplay.services.scenarios import create_scenario
+
+    config = ModelConfig.objects.create(tenant=tenant, name="a", provider="llama_cpp", model="m")
+    scenario = create_scenario(tenant, name="Mystery", model_config=config)
+    page = operator_client.get("/console/conversations/new/").content.decode()
+    assert "Mystery" in page
+    operator_client.post(
+        "/console/conversations/new/",
+        {"character": str(character.pk), "player": str(player.pk), "scenario": str(scenario.pk)},
+    )
+    made = Conversation.objects.get(tenant=tenant, player=player)
+    assert made.scenario == scenario
+
+
 def test_new_conversation_rejects_foreign_and_missing_choices(operator_client, tenant, foreign):
     response = operator_client.post(
         "/console/conversations/new/",
