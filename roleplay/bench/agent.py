@@ -34,6 +34,7 @@ GOAL_OVERHEAD_P50_MS = 100.0
 TIMING_KEYS = ("overhead_ms", "model_ms", "task_ms", "total_ms")
 STAGE_KEYS = ("phase1_ms", "specialists_ms", "phase2_ms", "director_ms")
 UPDATED = "updated"
+PER_TURN_KEYS = ("turn", "outcome", "error_code", "revision", "overhead_ms", "model_ms", "task_ms")
 
 
 @dataclass
@@ -129,16 +130,7 @@ def report(samples: list[dict], *, warmup_turns: int, committed: int, purged: in
                 clean and overhead_p50 is not None and overhead_p50 <= GOAL_OVERHEAD_P50_MS
             ),
         },
-        "per_turn": [
-            {
-                key: s.get(key)
-                for key in (
-                    "turn", "outcome", "error_code", "revision", "overhead_ms", "model_ms",
-                    "task_ms",
-                )  # fmt: skip
-            }
-            for s in samples
-        ],
+        "per_turn": [{key: s.get(key) for key in PER_TURN_KEYS} for s in samples],
         "settings": {"state_chars": STATE_CHARS, "model_server": "scripted, own process"},
     }
 

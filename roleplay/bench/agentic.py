@@ -139,9 +139,7 @@ def add_agentic(
         },
         "modelCallTimeoutMs": 30_000,
     }
-    scenario = create_scenario(
-        tenant, name="Bench continuity", model_config=actor, agenticV2=v2
-    )
+    scenario = create_scenario(tenant, name="Bench continuity", model_config=actor, agenticV2=v2)
     character = Character.objects.create(
         tenant=tenant,
         name="Bench Keeper",

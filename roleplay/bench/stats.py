@@ -7,6 +7,9 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 TARGETS = {"ttfd_overhead_p50_ms": 30.0, "ttfd_overhead_p99_ms": 120.0}
+# ``bench_turns --agentic compare``: with Agent V2, time to first delta within 10 % of
+# without, and no delta lost.
+AGENTIC_GOAL = {"ttfd_p50_ratio_max": 1.10, "lost_deltas": 0}
 
 
 @dataclass
@@ -213,3 +216,66 @@ def render_table(data: dict) -> str:
         + ("met" if data["targets"]["met"] else "MISSED"),
     ]
     return "\n".join(lines)
+
+
+def agentic_comparison(without: dict, with_: dict) -> dict:
+    """``bench_turns --agentic compare``: the two runs' reports (``report()``) side by side,
+    the ratio of their time-to-first-delta p50s (with / without) and the goal check."""
+
+    def pair(*keys: str) -> dict:
+        def get(data: dict | None):
+            for key in keys:
+                data = data.get(key) if isinstance(data, dict) else None
+            return data
+
+        return {"without": get(without), "with": get(with_)}
+
+    ttfd = pair("ttfd_ms", "p50")
+    ratio = round(ttfd["with"] / ttfd["without"], 3) if ttfd["with"] and ttfd["without"] else None
+    lost = pair("lost_deltas")
+    errors = pair("errors")
+    return {
+        "ttfd_p50_ms": ttfd,
+        "ttfd_p50_ratio": ratio,
+        "ttfd_overhead_p50_ms": pair("ttfd_overhead_ms", "p50"),
+        "ttfd_overhead_p99_ms": pair("ttfd_overhead_ms", "p99"),
+        "turn_p50_ms": pair("turn_ms", "p50"),
+        "server_cpu_ms_per_turn": pair("server_cpu_ms_per_turn"),
+        "saturation_ttfd_overhead_p50_ms": pair("saturation", "ttfd_overhead_ms", "p50"),
+        "saturation_server_cpu_ms_per_turn": pair("saturation", "server_cpu_ms_per_turn"),
+        "lost_deltas": lost,
+        "errors": errors,
+        "goal": dict(AGENTIC_GOAL),
+        "meets_goal": bool(
+            ratio is not None
+            and ratio <= AGENTIC_GOAL["ttfd_p50_ratio_max"]
+            and lost["with"] == lost["without"] == AGENTIC_GOAL["lost_deltas"]
+            and errors["with"] == errors["without"] == 0
+        ),
+    }
+
+
+def render_comparison(comparison: dict) -> str:
+    """A readable summary of ``agentic_comparison()``."""
+
+    def row(label: str, key: str) -> str:
+        values = comparison[key]
+        return f"{label:34} without {values['without']!s:>8}   with {values['with']!s:>8}"
+
+    goal = comparison["goal"]
+    return "\n".join(
+        [
+            "Agent V2 comparison (the same players and turns, without and with Agent V2)",
+            row("time to first delta p50, ms", "ttfd_p50_ms"),
+            row("  overhead p50, ms", "ttfd_overhead_p50_ms"),
+            row("  overhead p99, ms", "ttfd_overhead_p99_ms"),
+            row("whole turn p50, ms", "turn_p50_ms"),
+            row("server CPU per turn, ms", "server_cpu_ms_per_turn"),
+            row("saturation overhead p50, ms", "saturation_ttfd_overhead_p50_ms"),
+            row("lost deltas", "lost_deltas"),
+            row("errors", "errors"),
+            f"ttfd p50 ratio (with / without) {comparison['ttfd_p50_ratio']}; goal <= "
+            f"{goal['ttfd_p50_ratio_max']:g} and no lost deltas: "
+            + ("met" if comparison["meets_goal"] else "MISSED"),
+        ]
+    )

@@ -44,7 +44,8 @@ def test_a_suggestion_is_sent_as_the_players_message(agentic_conversation, brows
     options = page.locator("#suggestions .option")
     expect(options).to_have_count(3)
     expect(options.nth(1)).to_have_text("How do you feel?")
-    assert "The keeper waits by the lamp." in router.seen["autoreply"][-1]["messages"][-1]["content"]
+    material = router.seen["autoreply"][-1]["messages"][-1]["content"]
+    assert "The keeper waits by the lamp." in material
     options.nth(1).click()
     expect(page.locator("#transcript li.msg.user .text").last).to_have_text("How do you feel?")
     expect(options).to_have_count(0)

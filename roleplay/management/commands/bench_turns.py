@@ -11,6 +11,21 @@ SDK, so ``ratio`` says what the harness costs on this machine. Players think bet
 with no think time at all reports the saturation figures (throughput, and the latency of a
 queue) under ``saturation``. A throwaway ``bench-*``
 tenant holds the run's data and is deleted at the end. All traffic stays on 127.0.0.1.
+
+``--agentic`` runs the same turns with Agent V2 on: the players' character has a scenario
+with Agent V2 whose Actor is the same model config (the same model, the same reply), the
+orchestrator, specialists and Director on the same scripted model server under model names
+of their own (``roleplay.bench.agentic``), and each conversation starts with a committed
+state of a few thousand characters, so every turn reads the state, places the Actor's
+continuity block, records its ``PlanningRun`` and enqueues its Celery task. The tasks are
+not executed: the daphne children send them to a private queue that no worker reads
+(``roleplay.bench.asgi``), counted and purged at the end, so what is measured is the Actor
+path's cost of Agent V2, not a worker competing for the machine (``bench_agent`` measures
+the background runs themselves). ``--agentic compare`` runs the players without Agent V2,
+then the same number with it, on the same servers, and prints both reports and a
+``comparison``: the ratio of the time-to-first-delta p50s (goal: with within 10 % of
+without, ``ttfd_p50_ratio`` <= 1.10) and the lost deltas of each (goal: 0). Without
+``--agentic`` nothing changes.
 """
 
 from __future__ import annotations
@@ -31,10 +46,20 @@ from console.bootstrap import migrate_quietly
 from console.live_server import database_url_for, start_daphne
 from console.tickets import issue_ticket
 from roleplay.bench import players as bench_players
+from roleplay.bench.agentic import STATE_CHARS, AgenticSet, add_agentic
 from roleplay.bench.model_process import ModelServerProcess
-from roleplay.bench.stats import TurnSample, render_table, report, run_figures
+from roleplay.bench.queue import QUEUE_ENV, new_queue_name, purge
+from roleplay.bench.stats import (
+    TurnSample,
+    agentic_comparison,
+    render_comparison,
+    render_table,
+    report,
+    run_figures,
+)
 from roleplay.bench.tenant import create_bench_tenant, delete_bench_tenant
 from roleplay.bench.workload import REPLY_CHUNKS, REPLY_TOKENS, reply_text
+from roleplay.models import PlanningRun, PlanningStatus, Turn, TurnKind
 
 MAX_PLAYERS = 500
 MAX_TURNS = 100
@@ -45,6 +70,8 @@ MAX_SERVERS = 8
 # with no think time (``saturation`` in the output) measures throughput instead.
 DEFAULT_THINK_MS = 2000.0
 QUIET_LOGGERS = ("httpx", "httpx2", "openai")
+AGENTIC_ASGI = "roleplay.bench.asgi:application"
+WITHOUT, WITH = "without", "with"
 
 # A player: (run_id, index, turns, samples, *, turn_timeout) -> coroutine.
 Player = Callable[..., object]
@@ -72,6 +99,14 @@ class Command(BaseCommand):
         parser.add_argument(
             "--timeout", type=float, default=300.0, help="seconds for each phase's players"
         )
+        parser.add_argument(
+            "--agentic",
+            nargs="?",
+            const="on",
+            choices=("on", "compare"),
+            help="Agent V2 on for the players (planning tasks queued, not run); 'compare': "
+            "a run without it, then one with it, and the ratio of their time to first delta",
+        )
 
     def handle(self, *args, **opts):
         players, turns, warmup = opts["players"], opts["turns"], opts["warmup"]
@@ -87,13 +122,34 @@ class Command(BaseCommand):
             logging.getLogger(name).setLevel(logging.WARNING)
         migrate_quietly()  # the daphne child serves this database as it is
         database_url = database_url_for(connection.settings_dict)
-        with ModelServerProcess() as model_server:
+        agentic = opts["agentic"]
+        # The players' runs, by arm: without Agent V2 (the default), with it, or both.
+        arms = {"on": (WITH,), "compare": (WITHOUT, WITH)}.get(agentic, (WITHOUT,))
+        queue = new_queue_name() if agentic else None
+        daphne_options = {"app": AGENTIC_ASGI, "extra_env": {QUEUE_ENV: queue}} if queue else {}
+        agentic_info = None
+        with ModelServerProcess(agentic=bool(agentic)) as model_server:
             # At least one warm-up player per server, so that every server is warm.
             warm = max(warmup, opts["servers"]) if warmup else 0
-            bench = create_bench_tenant(players, model_server.base_url, warmup=warm)
+            plain = WITHOUT in arms
+            bench = create_bench_tenant(
+                players if plain else 0, model_server.base_url, warmup=warm if plain else 0
+            )
             try:
+                conversations = {WITHOUT: (bench.conversations, bench.warmup)}
+                v2: AgenticSet | None = None
+                if agentic:
+                    v2 = add_agentic(
+                        bench.tenant,
+                        bench.config,
+                        model_server.base_url,
+                        players=players,
+                        warmup=warm,
+                    )
+                    conversations[WITH] = (v2.conversations, v2.warmup)
                 servers = [
-                    start_daphne(database_url, settings.REDIS_URL) for _ in range(opts["servers"])
+                    start_daphne(database_url, settings.REDIS_URL, **daphne_options)
+                    for _ in range(opts["servers"])
                 ]
                 try:
 
@@ -107,27 +163,33 @@ class Command(BaseCommand):
                     def cpu() -> float:
                         return sum(server.cpu_seconds() for server in servers)
 
-                    harness = _phase(
-                        model_server,
-                        turns,
-                        limits,
-                        pacing,
-                        measured=sockets(bench.conversations),
-                        warmup=sockets(bench.warmup),
-                        cpu=cpu,
-                    )
-                    saturation = None
-                    if pacing.think_s > 0:  # the same players again, with no think time
-                        saturation = _phase(
+                    harness = {
+                        arm: _phase(
                             model_server,
                             turns,
                             limits,
-                            bench_players.Pacing(),
-                            measured=sockets(bench.conversations),
-                            warmup=[],
+                            pacing,
+                            measured=sockets(conversations[arm][0]),
+                            warmup=sockets(conversations[arm][1]),
                             cpu=cpu,
                         )
-                    if harness["errors"] or harness["warmup_errors"]:
+                        for arm in arms
+                    }
+                    saturation = dict.fromkeys(arms)
+                    if pacing.think_s > 0:  # the same players again, with no think time
+                        saturation = {
+                            arm: _phase(
+                                model_server,
+                                turns,
+                                limits,
+                                bench_players.Pacing(),
+                                measured=sockets(conversations[arm][0]),
+                                warmup=[],
+                                cpu=cpu,
+                            )
+                            for arm in arms
+                        }
+                    if any(h["errors"] or h["warmup_errors"] for h in harness.values()):
                         for server in servers:
                             self.stderr.write(f"daphne log (tail):\n{server.log_tail()}")
                 finally:
@@ -142,8 +204,16 @@ class Command(BaseCommand):
                     measured=[sdk] * players,
                     warmup=[sdk] * warmup,
                 )
+                if v2 is not None:
+                    agentic_info = _agentic_figures(v2)
             finally:
-                delete_bench_tenant(bench)
+                try:
+                    if queue:
+                        queued = purge(queue)
+                        if agentic_info is not None:
+                            agentic_info["planning_tasks_queued"] = queued
+                finally:
+                    delete_bench_tenant(bench)
         run_settings = {
             "reply_tokens": REPLY_TOKENS,
             "reply_chunks": REPLY_CHUNKS,
@@ -153,8 +223,61 @@ class Command(BaseCommand):
             "seed": opts["seed"],
             **limits,
         }
-        data = report(players, turns, harness, baseline, run_settings, saturation)
-        self.stdout.write(json.dumps(data, indent=2) if opts["json"] else render_table(data))
+        reports = {
+            arm: report(
+                players,
+                turns,
+                harness[arm],
+                baseline,
+                {**run_settings, "agentic": arm == WITH} if agentic else run_settings,
+                saturation[arm],
+            )
+            for arm in arms
+        }
+        if WITH in reports:
+            reports[WITH]["agentic"] = agentic_info
+        if agentic != "compare":
+            data = reports[arms[0]]
+            text = render_table(data) if not agentic else _render_agentic(data)
+        else:
+            data = {
+                "players": players,
+                "turns_per_player": turns,
+                WITHOUT: reports[WITHOUT],
+                WITH: reports[WITH],
+                "comparison": agentic_comparison(reports[WITHOUT], reports[WITH]),
+            }
+            text = "\n\n".join(
+                [
+                    "WITHOUT Agent V2\n" + render_table(reports[WITHOUT]),
+                    "WITH Agent V2\n" + _render_agentic(reports[WITH]),
+                    render_comparison(data["comparison"]),
+                ]
+            )
+        self.stdout.write(json.dumps(data, indent=2) if opts["json"] else text)
+
+
+def _agentic_figures(v2: AgenticSet) -> dict:
+    """What the Agent V2 players left: a planning run recorded for every chat turn, none
+    executed (their tasks wait on the private queue until it is purged)."""
+    ids = [c.pk for c in (*v2.conversations, *v2.warmup)]
+    runs = PlanningRun.objects.filter(conversation_id__in=ids)
+    return {
+        "chat_turns": Turn.objects.filter(conversation_id__in=ids, kind=TurnKind.CHAT).count(),
+        "planning_runs_recorded": runs.count(),
+        "planning_runs_executed": runs.exclude(status=PlanningStatus.QUEUED).count(),
+        "planning_tasks_queued": None,
+        "seed_state_chars": STATE_CHARS,
+    }
+
+
+def _render_agentic(data: dict) -> str:
+    info = data.get("agentic") or {}
+    return render_table(data) + (
+        f"\nAgent V2 on: {info.get('chat_turns')} chat turns, "
+        f"{info.get('planning_runs_recorded')} planning runs recorded, "
+        f"{info.get('planning_tasks_queued')} tasks queued (not executed, purged)"
+    )
 
 
 def _socket_player(ws_base: str, conversation) -> Player:
