@@ -7,16 +7,16 @@ state in force, places the Actor's continuity block (the state and its ledger pr
 within ``maxStateChars + 2000`` characters, or the default note when there is none yet)
 and, for a turn that answers the player (``chat``, ``regenerate``, ``edit_regenerate``,
 ``auto_reply``; a ``continue`` goes on with the same turn's reply), records the turn's
-planning run and enqueues it (``services.planning.start``). The Actor never waits for it.
+planning run and enqueues it (``services.planning.start``), beside the Actor once its first
+delta is out (``ctx.beside_actor``): the Actor never waits for it.
 """
 
 from __future__ import annotations
 
-from roleplay.agentic import inputs
+from roleplay.agentic import inputs, ledger
 from roleplay.agentic.config import AgenticV2
 from roleplay.agentic.runner import Inputs
 from roleplay.models import Conversation, TurnKind
-from roleplay.selectors import scenario_for
 from roleplay.services import agent_state, planning
 
 BLOCK_ID = "agentic:state"
@@ -29,13 +29,13 @@ PLANNING_KINDS = (
 
 
 def apply(ctx, conversation: Conversation) -> None:
-    scenario = scenario_for(conversation)
+    scenario = ctx.scenario
     if scenario is None or not scenario.agentic_v2 or (scenario.story_v1 or {}).get("enabled"):
         return
     config = AgenticV2.model_validate(scenario.agentic_v2, strict=False)
     if not config.enabled:
         return
-    snapshot = agent_state.read_state(conversation, scenario)
+    snapshot = agent_state.read_state(conversation, scenario, active_ledger=ledger.NEWEST)
     block = inputs.actor_block(
         snapshot.state, snapshot.ledger, max_state_chars=config.maxStateChars
     )
@@ -50,10 +50,10 @@ def apply(ctx, conversation: Conversation) -> None:
     if not ctx.record or ctx.kind not in PLANNING_KINDS or ctx.user_input is None:
         return
     history = [(m.role, m.content) for m in ctx.history]
-    turn = 1 + sum(1 for role, _ in history if role == "user")
+    number = 1 + sum(1 for role, _ in history if role == "user")
     character = ctx.character
     given = Inputs(
-        turn=turn,
+        turn=number,
         revision=snapshot.revision,
         state=snapshot.state,
         entries=snapshot.ledger,
@@ -67,10 +67,12 @@ def apply(ctx, conversation: Conversation) -> None:
         persona_description=ctx.persona.description,
         history=history,
         query=ctx.user_input,
-        first_turn=turn == 1,
+        first_turn=number == 1,
     )
-    run = planning.start(ctx.turn, scenario, config, given, head=snapshot.head, guidance=block)
-    ctx.trace["agentic"]["planning_run"] = str(run.pk) if run else None
+    turn = ctx.turn
+    ctx.beside_actor.append(
+        lambda: planning.start(turn, scenario, config, given, head=snapshot.head, guidance=block)
+    )
 
 
 def _definition(character) -> str:

@@ -20,12 +20,14 @@ rollback, trim) while this state existed: the head counts the message store's
 
 from __future__ import annotations
 
+import json
 import uuid
 from dataclasses import dataclass, field
+from functools import cache
 from typing import Any
 
-from django.db import IntegrityError, transaction
-from django.db.models import Exists, F, OuterRef, Q
+from django.db import IntegrityError, connection, transaction
+from django.db.models import F
 from django.utils import timezone
 
 from console import failures
@@ -87,36 +89,80 @@ def _key(conversation: Conversation, scenario: Scenario) -> dict:
     return {"tenant_id": conversation.tenant_id, "conversation": conversation, "scenario": scenario}
 
 
-def read_state(conversation: Conversation, scenario: Scenario) -> Snapshot:
-    """The state in force: the newest revision whose source message still exists."""
-    key = _key(conversation, scenario)
-    head = AgentStateHead.objects.filter(**key).values_list("revision", "history_revision").first()
-    if head is None:
-        return EMPTY
-    reply_exists = Exists(Message.objects.filter(pk=OuterRef("source_message_id")))
-    row = (
-        AgentStateRevision.objects.filter(**key)
-        .filter(Q(source_message_id=None) | Q(reply_exists))
-        .order_by("-revision")
-        .first()
-    )
+def read_state(
+    conversation: Conversation, scenario: Scenario, *, active_ledger: int | None = None
+) -> Snapshot:
+    """The state in force: the newest revision whose source message still exists, with
+    its ledger (every entry up to it; or, with ``active_ledger``, only the newest that many
+    active ones, all a prompt's projection reads). One statement: the turn reads it before
+    the Actor's first token."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            _read_sql(),
+            {
+                "tenant": conversation.tenant_id,
+                "conversation": conversation.pk,
+                "scenario": scenario.pk,
+                "limit": active_ledger,
+            },
+        )
+        row = cursor.fetchone()
     if row is None:
-        return Snapshot(revision=0, head=head[0], history_revision=head[1], state=None)
-    entries = AgentLedgerEntry.objects.filter(**key, revision__lte=row.revision).order_by("id")
+        return EMPTY
+    head, history_revision, revision, state, source_turn, source_message, tools, entries = row
+    if revision is None:
+        return Snapshot(revision=0, head=head, history_revision=history_revision, state=None)
     return Snapshot(
-        revision=row.revision,
-        head=head[0],
-        history_revision=head[1],
-        state=row.state,
-        ledger=[
-            {"type": e.type, "key": e.key, "status": e.status, "payload": e.payload}
-            for e in entries
-        ],
+        revision=revision,
+        head=head,
+        history_revision=history_revision,
+        state=state,
+        ledger=_json(entries),  # in write order
         found=True,
-        source_turn=row.source_turn,
-        source_message_id=str(row.source_message_id) if row.source_message_id else None,
-        tools_called=list(row.tools_called),
+        source_turn=source_turn,
+        source_message_id=str(source_message) if source_message else None,
+        tools_called=list(_json(tools)),
     )
+
+
+def _json(value):
+    return json.loads(value) if isinstance(value, str | bytes) else value
+
+
+@cache
+def _read_sql() -> str:
+    head, revision, entry = (
+        m._meta.db_table for m in (AgentStateHead, AgentStateRevision, AgentLedgerEntry)
+    )
+    message = Message._meta.db_table
+    return f"""
+        SELECT h.revision, h.history_revision, r.revision, r.state, r.source_turn,
+               r.source_message_id, r.tools_called,
+               COALESCE((
+                   SELECT json_agg(json_build_object(
+                       'type', e.type, 'key', e.key, 'status', e.status, 'payload', e.payload
+                   ) ORDER BY e.id)
+                   FROM (
+                       SELECT * FROM {entry} e
+                       WHERE e.conversation_id = h.conversation_id
+                         AND e.scenario_id = h.scenario_id AND e.revision <= r.revision
+                         AND (%(limit)s::int IS NULL OR e.status = 'active')
+                       ORDER BY e.id DESC
+                       LIMIT %(limit)s
+                   ) e
+               ), '[]'::json)
+        FROM {head} h
+        LEFT JOIN LATERAL (
+            SELECT * FROM {revision} r
+            WHERE r.conversation_id = h.conversation_id AND r.scenario_id = h.scenario_id
+              AND (r.source_message_id IS NULL
+                   OR EXISTS (SELECT 1 FROM {message} m WHERE m.id = r.source_message_id))
+            ORDER BY r.revision DESC
+            LIMIT 1
+        ) r ON TRUE
+        WHERE h.tenant_id = %(tenant)s AND h.conversation_id = %(conversation)s
+          AND h.scenario_id = %(scenario)s
+    """
 
 
 def commit(

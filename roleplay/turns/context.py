@@ -25,7 +25,7 @@ from django.utils import timezone
 from console.tokens import count_messages
 from memory import selectors as message_reads
 from roleplay.llm.gateway import provider_config
-from roleplay.models import Character, Conversation, ModelConfig, Turn, TurnKind
+from roleplay.models import Character, Conversation, ModelConfig, Scenario, Turn, TurnKind
 from roleplay.preset_selectors import effective_preset
 from roleplay.prompting.assembly import (
     ActorInputs,
@@ -81,6 +81,8 @@ class TurnContext:
     user_input: str | None
     continuing: str | None = None
     greeting: str = ""
+    # The scenario the conversation runs (``selectors.scenario_for``), read with it.
+    scenario: Scenario | None = None
     author_note: AuthorNote | None = None
     variables: dict[str, str] = field(default_factory=dict)
     # Placed context: the worldbook's selected blocks and any a phase adds, as placement
@@ -94,6 +96,10 @@ class TurnContext:
     # Small writes a hook defers until the reply is committed (off the path to the first
     # delta; never on a preview): called in the database thread, a failure only logged.
     after_reply: list[Callable[[], None]] = field(default_factory=list, repr=False)
+    # Durable work a hook starts beside the Actor (a background run's record and task):
+    # called in the database threads once the first delta is out (or the stream ended
+    # without one), so it never delays the reply; the turn waits for it before it ends.
+    beside_actor: list[Callable[[], None]] = field(default_factory=list, repr=False)
     # (the variables it was computed with, the layout's positions): see placement_capabilities.
     _capabilities: tuple[dict[str, str], tuple[str, ...]] | None = field(default=None, repr=False)
 
@@ -172,7 +178,7 @@ def load_context(
     persona, a changed model config), the history the turn's kind calls for, and every
     capability hook's additions. ``preset`` replaces the model config's (the preset
     editor's preview of unsaved prompts); ``record=False`` keeps hooks from writing."""
-    conversation, config = turn_conversation(turn.conversation_id)
+    conversation, config, scenario = turn_conversation(turn.conversation_id)
     rows = [
         HistoryMessage(*row)
         for row in message_reads.get_history_lines(
@@ -192,6 +198,7 @@ def load_context(
         user_input=user_input,
         continuing=continuing,
         greeting=greeting_for(conversation),
+        scenario=scenario,
         author_note=effective_note(conversation.author_note, conversation.character.author_note),
         record=record,
     )

@@ -4,9 +4,9 @@ prompts, which ``effective_preset`` reads only when that preset version is not l
 
 Through the ORM this was two queries whose building cost several times their running; every
 turn and every preview pays it. The config rule is ``resolve_config``'s (the conversation's
-config, else the character's, else the tenant's default; one of another tenant is none), and
-tests/fastpaths/test_turn_reads.py pins this read to that function and to the ORM's read of the
-conversation.
+config, else the character's, else the tenant's default; one of another tenant is none), the
+scenario rule ``scenario_for``'s, and tests/fastpaths/test_turn_reads.py pins this read to
+those functions and to the ORM's read of the conversation.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from django.db import connection
 
 from console.models import Player, Tenant
 from console.rows import Columns, build_all, select
-from roleplay.models import Character, Conversation, ModelConfig, Persona, Preset
+from roleplay.models import Character, Conversation, ModelConfig, Persona, Preset, Scenario
 
 _PARTS = (
     Columns.of(Conversation, "c"),
@@ -27,6 +27,8 @@ _PARTS = (
     Columns.of(Persona, "pe", defer=("avatar",)),
     Columns.of(ModelConfig, "mc"),
     Columns.of(Preset, "pr", defer=("prompts",)),
+    Columns.of(Scenario, "sc"),  # the conversation's own scenario
+    Columns.of(Scenario, "sd"),  # the character's default scenario
 )
 
 
@@ -34,7 +36,7 @@ _PARTS = (
 def _sql() -> str:
     table = {
         m: m._meta.db_table
-        for m in (Conversation, Tenant, Character, Player, Persona, ModelConfig, Preset)
+        for m in (Conversation, Tenant, Character, Player, Persona, ModelConfig, Preset, Scenario)
     }
     chosen = "COALESCE(c.model_config_id, ch.model_config_id)"
     return f"""
@@ -47,18 +49,26 @@ def _sql() -> str:
         LEFT JOIN {table[ModelConfig]} mc ON mc.tenant_id = c.tenant_id
             AND CASE WHEN {chosen} IS NULL THEN mc.is_default ELSE mc.id = {chosen} END
         LEFT JOIN {table[Preset]} pr ON pr.id = mc.preset_id AND pr.tenant_id = mc.tenant_id
+        LEFT JOIN {table[Scenario]} sc ON sc.id = c.scenario_id AND sc.tenant_id = c.tenant_id
+        LEFT JOIN {table[Scenario]} sd ON sd.id = ch.default_scenario_id
+            AND sd.tenant_id = c.tenant_id
         WHERE c.id = %s
     """
 
 
-def turn_conversation(conversation_id) -> tuple[Conversation, ModelConfig | None]:
-    """(the conversation with its related rows cached, the model config that applies)."""
+def turn_conversation(
+    conversation_id,
+) -> tuple[Conversation, ModelConfig | None, Scenario | None]:
+    """(the conversation with its related rows cached, the model config that applies, the
+    scenario it runs: its own, else its character's default, as ``scenario_for``)."""
     with connection.cursor() as cursor:
         cursor.execute(_sql(), [conversation_id])
         row = cursor.fetchone()
     if row is None:
         raise Conversation.DoesNotExist(f"conversation {conversation_id} does not exist")
-    conversation, tenant, character, player, persona, config, preset = build_all(row, *_PARTS)
+    conversation, tenant, character, player, persona, config, preset, own, default = build_all(
+        row, *_PARTS
+    )
     for name, value in (
         ("tenant", tenant),
         ("character", character),
@@ -68,4 +78,4 @@ def turn_conversation(conversation_id) -> tuple[Conversation, ModelConfig | None
         getattr(Conversation, name).field.set_cached_value(conversation, value)
     if config is not None:
         ModelConfig.preset.field.set_cached_value(config, preset)
-    return conversation, config  # type: ignore[return-value]
+    return conversation, config, own or default  # type: ignore[return-value]

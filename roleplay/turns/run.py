@@ -60,13 +60,15 @@ async def run_turn(
     started = time.perf_counter()
     parts: list[str] = []
     trace: dict = {}
+    beside = _Beside()
     try:
         ctx = preloaded if preloaded is not None else await run_db(load_context, turn)
         if isinstance(ctx, Exception):
             raise ctx
         trace = ctx.trace
+        beside.work = ctx.beside_actor
         await phases.run_stage("pre_actor", ctx, emit, cancel, partial(_renew_lease, turn))
-        usage, result = await _stream_reply(ctx, emit, cancel, parts)
+        usage, result = await _stream_reply(ctx, emit, cancel, parts, beside.start)
         trace["model"] = {"model": result.model if result else None, "attempts": _attempts(result)}
         trace["duration_ms"] = round((time.perf_counter() - started) * 1000, 1)
         content = "".join(parts)
@@ -105,12 +107,39 @@ async def run_turn(
     else:
         await _after_commit(ctx, emit)
     finally:
+        await beside.finish(turn)
         turn_id_var.reset(token)
 
 
-async def _stream_reply(ctx: TurnContext, emit: Emit, cancel: asyncio.Event, parts: list[str]):
+class _Beside:
+    """The context's ``beside_actor`` work: started once, when the first delta is out (or
+    when the turn ends without one), and awaited before the turn is done."""
+
+    def __init__(self) -> None:
+        self.work: list[Callable[[], None]] = []
+        self.running: list[asyncio.Future] | None = None
+
+    def start(self) -> None:
+        if self.running is None:
+            self.running = [asyncio.ensure_future(run_db(fn)) for fn in self.work]
+
+    async def finish(self, turn: Turn) -> None:
+        self.start()
+        for outcome in await asyncio.gather(*self.running or [], return_exceptions=True):
+            if isinstance(outcome, BaseException):
+                logger.error("work beside turn %s failed", turn.id, exc_info=outcome)
+
+
+async def _stream_reply(
+    ctx: TurnContext,
+    emit: Emit,
+    cancel: asyncio.Event,
+    parts: list[str],
+    first_delta: Callable[[], None] = lambda: None,
+):
     """Assemble the Actor prompt, stream the reply into ``parts``; (usage, result). When the
-    turn offers tools (``memory_tools``), their calls are answered between rounds."""
+    turn offers tools (``memory_tools``), their calls are answered between rounds.
+    ``first_delta`` is called once the first delta is out."""
     turn = ctx.turn
     prompt = actor_prompt(ctx)
     ctx.trace["prompt"] = prompt_trace(prompt)
@@ -131,6 +160,8 @@ async def _stream_reply(ctx: TurnContext, emit: Emit, cancel: asyncio.Event, par
                 await emit(
                     {"type": "delta", "turn_id": str(turn.id), "seq": seq, "text": event.text}
                 )
+                if seq == 0:
+                    first_delta()
                 seq += 1
             elif isinstance(event, StreamDone):
                 result = event.result

@@ -121,3 +121,17 @@ def test_ten_concurrent_commits_on_one_head_make_one_revision(tenant, conversati
     results = race([None] * 10, write)
     assert sorted(results, key=str) == [2] + ["stale"] * 9
     assert AgentStateRevision.objects.filter(revision=2).count() == 1
+
+
+def test_the_turns_read_takes_only_the_newest_active_entries(tenant, conversation, scenario):
+    reply = _reply(tenant, conversation)
+    entries = [
+        {**entry_for("judge_npc", i, f"note {i}", "q"), "status": "active" if i % 7 else "done"}
+        for i in range(1, 71)
+    ]
+    _commit(conversation, scenario, 0, "state", reply, entries)
+    every = agent_state.read_state(conversation, scenario).ledger
+    assert [e["key"] for e in every] == [e["key"] for e in entries]
+    newest = agent_state.read_state(conversation, scenario, active_ledger=60).ledger
+    active = [e for e in entries if e["status"] == "active"]
+    assert [e["key"] for e in newest] == [e["key"] for e in active[-60:]]

@@ -16,7 +16,7 @@ from memory import selectors as message_reads
 from memory.models import Message
 from roleplay.llm.gateway import resolve_config
 from roleplay.models import Character, Conversation, ModelConfig, Persona, Preset
-from roleplay.selectors import ActivePersona, persona_for
+from roleplay.selectors import ActivePersona, persona_for, scenario_for
 from roleplay.turns.reads import turn_conversation
 
 pytestmark = pytest.mark.django_db
@@ -42,7 +42,7 @@ def _fields(instance, exclude=()):
 
 
 def assert_same_read(conversation_id):
-    fast, fast_config = turn_conversation(conversation_id)
+    fast, fast_config, fast_scenario = turn_conversation(conversation_id)
     slow, slow_config = _orm(conversation_id)
     assert _fields(fast) == _fields(slow)
     assert fast.tenant == slow.tenant and fast.tenant.name == slow.tenant.name
@@ -52,6 +52,7 @@ def assert_same_read(conversation_id):
     assert _fields(fast.player) == _fields(slow.player)
     assert _fields(fast.persona, ("avatar",)) == _fields(slow.persona, ("avatar",))
     assert _fields(fast_config) == _fields(slow_config)
+    assert _fields(fast_scenario) == _fields(scenario_for(slow))
     if slow_config is not None and slow_config.preset_id is not None:
         preset = slow_config.preset if slow_config.preset.tenant_id == slow.tenant_id else None
         assert _fields(fast_config.preset, ("prompts",)) == _fields(preset, ("prompts",))
@@ -120,6 +121,28 @@ def test_a_chosen_persona_and_json_fields(tenant, conversation, player, characte
     assert fast.character.alternate_greetings == ["Hi", "Yo"]
     # Deferred, not lost: reading one costs a query and gives the stored value.
     assert fast.character.extensions == Character.objects.get(pk=character.pk).extensions
+
+
+def test_the_scenario_is_the_conversations_else_the_characters(
+    tenant, other_tenant, conversation, character, model_config
+):
+    from roleplay.services.scenarios import create_scenario
+
+    assert_same_read(conversation.pk)  # none at all
+    default = create_scenario(tenant, name="default", model_config=model_config)
+    Character.objects.filter(pk=character.pk).update(default_scenario=default)
+    assert_same_read(conversation.pk)
+    own = create_scenario(tenant, name="own", model_config=model_config)
+    Conversation.objects.filter(pk=conversation.pk).update(scenario=own)
+    assert_same_read(conversation.pk)
+    assert turn_conversation(conversation.pk)[2] == own
+    foreign_config = ModelConfig.objects.create(
+        tenant=other_tenant, name="f", provider="llama_cpp", model="m"
+    )
+    foreign = create_scenario(other_tenant, name="foreign", model_config=foreign_config)
+    Conversation.objects.filter(pk=conversation.pk).update(scenario=foreign)  # never by a service
+    assert_same_read(conversation.pk)
+    assert turn_conversation(conversation.pk)[2] == default
 
 
 def test_a_missing_conversation_is_does_not_exist(db):
