@@ -65,7 +65,7 @@ def apply(ctx, conversation: Conversation) -> None:
         ),
         persona_name=ctx.persona.name,
         persona_description=ctx.persona.description,
-        history=history,
+        history=inputs.recent_dialogue(history),  # all the run reads of it
         query=ctx.user_input,
         first_turn=number == 1,
     )

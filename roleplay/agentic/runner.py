@@ -65,9 +65,19 @@ class Inputs:
     first_turn: bool
 
     def as_json(self) -> dict[str, Any]:
-        data = asdict(self)
-        data["history"] = [list(pair) for pair in self.history]
-        return data
+        """JSON of the inputs (the entries are JSON already and are not copied)."""
+        return {
+            "turn": self.turn,
+            "revision": self.revision,
+            "state": self.state,
+            "entries": self.entries,
+            "sheet": asdict(self.sheet),
+            "persona_name": self.persona_name,
+            "persona_description": self.persona_description,
+            "history": [list(pair) for pair in self.history],
+            "query": self.query,
+            "first_turn": self.first_turn,
+        }
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> Inputs:

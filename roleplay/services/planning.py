@@ -54,21 +54,27 @@ def start(
         "revision": given.revision,
         "guidance": guidance,
     }
+    row = PlanningRun(
+        tenant_id=turn.tenant_id,
+        turn=turn,
+        conversation_id=turn.conversation_id,
+        scenario=scenario,
+        assistant_message_id=turn.assistant_message_id,
+        source_turn=given.turn,
+        snapshot=snapshot,
+    )
+    # Beside a turn there is no transaction: one INSERT, committed at once (a savepoint only
+    # when a caller holds a transaction, so a duplicate cannot break it).
     try:
-        with transaction.atomic():
-            run = PlanningRun.objects.create(
-                tenant_id=turn.tenant_id,
-                turn=turn,
-                conversation_id=turn.conversation_id,
-                scenario=scenario,
-                assistant_message_id=turn.assistant_message_id,
-                source_turn=given.turn,
-                snapshot=snapshot,
-            )
-            transaction.on_commit(lambda: enqueue(run.pk))
+        if transaction.get_connection().in_atomic_block:
+            with transaction.atomic():
+                row.save(force_insert=True)
+        else:
+            row.save(force_insert=True)
     except IntegrityError:
         return None
-    return run
+    transaction.on_commit(lambda: enqueue(row.pk))
+    return row
 
 
 def enqueue(run_id) -> None:

@@ -100,6 +100,12 @@ class Command(BaseCommand):
             "--timeout", type=float, default=300.0, help="seconds for each phase's players"
         )
         parser.add_argument(
+            "--no-seed-state",
+            action="store_true",
+            help="with --agentic: conversations start with no state (the Actor reads the "
+            "short default note), to tell the state's prompt size from the rest",
+        )
+        parser.add_argument(
             "--agentic",
             nargs="?",
             const="on",
@@ -145,6 +151,7 @@ class Command(BaseCommand):
                         model_server.base_url,
                         players=players,
                         warmup=warm,
+                        seed_state=not opts.get("no_seed_state"),
                     )
                     conversations[WITH] = (v2.conversations, v2.warmup)
                 servers = [
