@@ -98,6 +98,8 @@ bench: bootstrap
 	$(PY) manage.py bench_worldbook --entries 5000 --json
 	$(PY) manage.py bench_worldbook --books 20 --entries 5000 --json
 	$(PY) manage.py bench_turns --players 50 --turns 5 --json
+	$(PY) manage.py bench_turns --players 50 --turns 5 --agentic compare --json
+	$(PY) manage.py bench_agent --json
 
 clean:
 	rm -rf var/
