@@ -22,3 +22,13 @@ def run_planning(run_id: str) -> str:
     from roleplay.services import planning
 
     return planning.execute(run_id)
+
+
+@shared_task(name="roleplay.requeue_planning_runs")
+def requeue_planning_runs() -> dict:
+    """Send again the planning runs whose task was lost (the broker was down when the turn
+    enqueued it) or whose worker died without a redelivery; give up on a run after
+    ``planning.MAX_DELIVERIES``. Runs every minute."""
+    from roleplay.services import planning
+
+    return planning.requeue_stalled()

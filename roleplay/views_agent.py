@@ -17,24 +17,19 @@ from console.scoping import get_scoped_or_404
 from roleplay import agent_selectors as agent
 from roleplay.agentic.ledger import TYPES as LEDGER_TYPES
 from roleplay.errors import NotFound
-from roleplay.models import Conversation, PlanningRun
+from roleplay.models import PlanningRun
 from roleplay.prompting.director_state import split_sections
 from roleplay.selectors import scenario_for
 from roleplay.services import agent_state
+from roleplay.views_memory import conversation_or_404
 
 MAX_INT = 2**31 - 1  # a revision number is a PostgreSQL integer
-
-
-def _conversation(request, pk) -> Conversation:
-    return get_scoped_or_404(
-        Conversation.objects.select_related("character"), request.tenant, pk=pk
-    )
 
 
 @console_view()
 def conversation_agent(request, pk):
     """The scenario in force, the state and its sections, revisions, ledger and runs."""
-    conversation = _conversation(request, pk)
+    conversation = conversation_or_404(request, pk)
     scenario = scenario_for(conversation)
     asked_type = request.GET.get("type") or None
     kind = agent.ledger_type(asked_type)
@@ -67,7 +62,7 @@ def conversation_agent(request, pk):
 def conversation_agent_restore(request, pk):
     """Write revision ``revision``'s text as a new revision, if the head is still the one
     the page showed (``expected_head``)."""
-    conversation = _conversation(request, pk)
+    conversation = conversation_or_404(request, pk)
     back = redirect("conversation_agent", pk=conversation.pk)
     scenario = scenario_for(conversation)
     if scenario is None:
@@ -105,7 +100,7 @@ def _int(value) -> int | None:
 @console_view()
 def conversation_agent_run(request, pk, turn_id):
     """One planning run: its snapshot, specialists, Director attempts and model calls."""
-    conversation = _conversation(request, pk)
+    conversation = conversation_or_404(request, pk)
     run = get_scoped_or_404(
         PlanningRun.objects.select_related("scenario", "turn"),
         request.tenant,

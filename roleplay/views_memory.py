@@ -20,7 +20,8 @@ from roleplay.models import Conversation
 HISTORY_SHOWN = 20
 
 
-def _conversation(request, pk) -> Conversation:
+def conversation_or_404(request, pk) -> Conversation:
+    """The tenant's conversation ``pk`` with its character (404 for any other)."""
     return get_scoped_or_404(
         Conversation.objects.select_related("character"), request.tenant, pk=pk
     )
@@ -29,7 +30,7 @@ def _conversation(request, pk) -> Conversation:
 @console_view()
 def memory_documents(request, pk):
     """The conversation's slots; a slot name typed in opens (or starts) that document."""
-    conversation = _conversation(request, pk)
+    conversation = conversation_or_404(request, pk)
     if "slot" in request.GET:
         try:
             slot = check_slot(request.GET["slot"].strip())
@@ -49,7 +50,7 @@ def memory_documents(request, pk):
 def memory_document(request, pk, slot):
     """One document: the current object, an editor for operators, its revisions with what
     each changed from the one before, and the Actor's changes held for acceptance."""
-    conversation = _conversation(request, pk)
+    conversation = conversation_or_404(request, pk)
     session_id = str(conversation.id)
     try:
         slot = check_slot(slot)

@@ -19,9 +19,11 @@ import asyncio
 import logging
 import time
 import uuid
+from datetime import timedelta
 from typing import Any
 
 from django.db import IntegrityError, transaction
+from django.db.models import Q
 from django.utils import timezone
 
 from roleplay import hub
@@ -35,6 +37,11 @@ logger = logging.getLogger(__name__)
 
 REPLY_WAIT_POLL_S = 0.25
 SKIPPED = "skipped"
+# A queued run not started after this long lost its task; a running one not finished after
+# its deadline (or this) lost its worker. Each is sent again, at most MAX_DELIVERIES in all.
+STALLED_QUEUED = timedelta(minutes=2)
+STALLED_RUNNING = timedelta(minutes=15)
+MAX_DELIVERIES = 5
 
 
 def start(
@@ -120,10 +127,31 @@ def execute(run_id: str) -> str:
     return outcome
 
 
+def requeue_stalled() -> dict:
+    """Send the stalled runs again (``roleplay.requeue_planning_runs``); a run delivered
+    :data:`MAX_DELIVERIES` times is closed as ``failed`` (``background_abandoned``)."""
+    now = timezone.now()
+    stalled = PlanningRun.objects.filter(
+        Q(status=PlanningStatus.QUEUED, created_at__lt=now - STALLED_QUEUED)
+        | Q(status=PlanningStatus.RUNNING, started_at__lt=now - STALLED_RUNNING)
+    )
+    given_up = stalled.filter(deliveries__gte=MAX_DELIVERIES).update(
+        status=PlanningStatus.DONE,
+        outcome=runner.FAILED,
+        error_code="background_abandoned",
+        finished_at=now,
+    )
+    sent = 0
+    for run_id in stalled.filter(deliveries__lt=MAX_DELIVERIES).values_list("pk", flat=True)[:500]:
+        enqueue(run_id)
+        sent += 1
+    return {"requeued": sent, "abandoned": given_up}
+
+
 def _claim(run_id: str, claim: uuid.UUID) -> PlanningRun | None:
     with transaction.atomic():
         run = (
-            PlanningRun.objects.select_for_update()
+            PlanningRun.objects.select_for_update(of=("self",))
             .select_related("tenant", "conversation", "scenario")
             .filter(pk=run_id)
             .first()

@@ -18,20 +18,11 @@ from roleplay.models import AgentStateRevision, ModelCall, PlanningRun
 from roleplay.services import agent_state
 from roleplay.tasks import run_planning
 from tests.agentic.test_background_run import say, until
-from tests.agentic.world import happy_router, make_world, phase, state_text
+from tests.agentic.world import happy_router, phase, scripted_world, state_text
 from tests.background.processes import route_task, start_worker
 from tests.ws.test_chat_socket import connect
 
 pytestmark = [pytest.mark.asyncio, pytest.mark.django_db(transaction=True)]
-
-
-async def _world(tenant, player, character, llm, router=None, **agentic):
-    scenario, configs, conversation = await sync_to_async(make_world)(
-        tenant, player, character, llm, agentic=agentic or None
-    )
-    router = router or happy_router()
-    llm.default = Reply.from_callable(router)
-    return scenario, conversation, router
 
 
 def _revisions(conversation):
@@ -46,7 +37,7 @@ async def test_a_slow_background_holds_up_neither_the_reply_nor_the_next_turn(
     router.answers["orchestrator"] = lambda r: Reply(
         tool_calls=slow(r).tool_calls, finish_reason="tool_calls", delay=3.0
     )
-    _scenario, conversation, router = await _world(tenant, player, character, llm, router)
+    _scenario, conversation, router = await scripted_world(tenant, player, character, llm, router)
     comm = await connect(conversation)
     await say(comm, "First.", "s1")
     first = await until(comm, "turn.completed")
@@ -76,7 +67,7 @@ async def test_a_failing_specialist_yields_a_failure_result(
         if "open threads" in r["messages"][0]["content"]
         else Reply(content="Present: only Mira.")
     )
-    _scenario, conversation, router = await _world(tenant, player, character, llm, router)
+    _scenario, conversation, router = await scripted_world(tenant, player, character, llm, router)
     comm = await connect(conversation)
     await say(comm, "I promise to return the key.", "f1")
     done = (await until(comm, "planning.completed"))[-1]
@@ -101,7 +92,7 @@ async def test_a_director_invalid_three_times_keeps_the_old_state(
 ):
     router = happy_router()
     router.answers["director"] = Reply(content="<think>hmm</think> too short")
-    _scenario, conversation, router = await _world(tenant, player, character, llm, router)
+    _scenario, conversation, router = await scripted_world(tenant, player, character, llm, router)
     comm = await connect(conversation)
     await say(comm, "Hello.", "d1")
     done = (await until(comm, "planning.completed"))[-1]
@@ -118,7 +109,7 @@ async def test_a_director_invalid_three_times_keeps_the_old_state(
 async def test_a_state_that_moved_before_the_commit_is_a_stale_write(
     celery_worker, tenant, player, character, llm
 ):
-    scenario, conversation, router = await _world(tenant, player, character, llm)
+    scenario, conversation, router = await scripted_world(tenant, player, character, llm)
     happy = router.answers["director"]
 
     def director(request):
@@ -143,7 +134,7 @@ async def test_a_state_that_moved_before_the_commit_is_a_stale_write(
 
 
 async def test_a_task_delivered_twice_commits_once(celery_worker, tenant, player, character, llm):
-    _scenario, conversation, _router = await _world(tenant, player, character, llm)
+    _scenario, conversation, _router = await scripted_world(tenant, player, character, llm)
     comm = await connect(conversation)
     await say(comm, "Hello.", "t1")
     done = (await until(comm, "planning.completed"))[-1]
@@ -173,7 +164,7 @@ async def test_a_worker_killed_mid_run_is_redelivered_and_finishes_once(
         return selection(request)
 
     router.answers["orchestrator"] = orchestrator
-    _scenario, conversation, router = await _world(tenant, player, character, llm, router)
+    _scenario, conversation, router = await scripted_world(tenant, player, character, llm, router)
     queue = f"killed-{os.getpid()}"
     env = {"CELERY_VISIBILITY_TIMEOUT": "2"}
     doomed = await sync_to_async(start_worker)(tmp_path, queue=queue, env=env)
@@ -204,7 +195,7 @@ async def test_reply_completed_policy_commits_nothing_for_a_failed_reply(
 ):
     router = happy_router()
     router.answers["actor"] = Reply(status=400, error_body={"error": {"message": "refused"}})
-    _scenario, conversation, router = await _world(
+    _scenario, conversation, router = await scripted_world(
         tenant, player, character, llm, router, commitPolicy="reply_completed"
     )
     comm = await connect(conversation)
@@ -242,3 +233,39 @@ async def test_the_background_deadline_is_enforced():
     )  # fmt: skip
     result = await _run(config, given, Silent())
     assert (result.outcome, result.error_code) == ("failed", "background_deadline")
+
+
+async def test_a_run_whose_task_was_lost_is_sent_again(
+    celery_worker, tenant, player, character, llm
+):
+    """The broker lost the task (here: it went to a queue nobody reads); the minute's sweep
+    sends it again and the run finishes; a run past its deliveries is given up."""
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from roleplay.services import planning
+
+    _scenario, conversation, _router = await scripted_world(tenant, player, character, llm)
+    route_task("roleplay.run_planning", f"lost-{os.getpid()}")
+    try:
+        comm = await connect(conversation)
+        await say(comm, "Hello.", "l1")
+        await until(comm, "turn.completed")
+        await say(comm, "Again.", "l2")
+        await until(comm, "turn.completed")
+    finally:
+        route_task("roleplay.run_planning", None)
+    runs = [r async for r in PlanningRun.objects.filter(conversation=conversation)]
+    assert [r.status for r in runs] == ["queued", "queued"]
+    old = timezone.now() - timedelta(minutes=5)
+    await PlanningRun.objects.filter(pk=runs[0].pk).aupdate(created_at=old)
+    await PlanningRun.objects.filter(pk=runs[1].pk).aupdate(
+        created_at=old, deliveries=planning.MAX_DELIVERIES
+    )
+    assert await sync_to_async(planning.requeue_stalled)() == {"requeued": 1, "abandoned": 1}
+    done = (await until(comm, "planning.completed"))[-1]
+    assert done["turn_id"] == str(runs[0].turn_id)
+    given_up = await PlanningRun.objects.aget(pk=runs[1].pk)
+    assert (given_up.status, given_up.error_code) == ("done", "background_abandoned")
+    await comm.disconnect()

@@ -11,7 +11,7 @@ from asgiref.sync import sync_to_async
 from roleplay.agentic.inputs import DEFAULT_NOTE
 from roleplay.models import AgentLedgerEntry, ModelCall, PlanningRun
 from roleplay.services import agent_state
-from tests.agentic.world import happy_router, make_world
+from tests.agentic.world import scripted_world
 from tests.ws.test_chat_socket import connect
 
 pytestmark = [pytest.mark.asyncio, pytest.mark.django_db(transaction=True)]
@@ -33,13 +33,7 @@ async def say(comm, text, cid):
 
 
 async def test_happy_path(celery_worker, tenant, player, character, llm):
-    from roleplay.llm.scripted_server import Reply
-
-    scenario, _configs, conversation = await sync_to_async(make_world)(
-        tenant, player, character, llm
-    )
-    router = happy_router()
-    llm.default = Reply.from_callable(router)
+    scenario, conversation, router = await scripted_world(tenant, player, character, llm)
     comm = await connect(conversation)
     await say(comm, "I promise to bring the key back by dawn.", "a1")
     events = await until(comm, "planning.completed")
@@ -70,13 +64,7 @@ async def test_happy_path(celery_worker, tenant, player, character, llm):
 
 
 async def test_auto_replies_over_rest_and_socket(celery_worker, tenant, player, character, llm):
-    from roleplay.llm.scripted_server import Reply
-
-    _scenario, _configs, conversation = await sync_to_async(make_world)(
-        tenant, player, character, llm
-    )
-    router = happy_router()
-    llm.default = Reply.from_callable(router)
+    _scenario, conversation, router = await scripted_world(tenant, player, character, llm)
     comm = await connect(conversation)
     await say(comm, "Hello there.", "b1")
     events = await until(comm, "turn.completed")

@@ -7,6 +7,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from asgiref.sync import sync_to_async
+
 from roleplay.llm.scripted_server import Reply
 from roleplay.models import Conversation, ModelConfig
 from roleplay.prompting.director_state import DIRECTOR_STATE_HEADER, DIRECTOR_STATE_SECTIONS
@@ -110,3 +112,14 @@ def make_world(tenant, player, character, llm, *, agentic: dict[str, Any] | None
         tenant=tenant, player=player, character=character, model_config=configs["actor"]
     )
     return scenario, configs, conversation
+
+
+async def scripted_world(tenant, player, character, llm, router=None, **agentic):
+    """:func:`make_world` from async code, the scripted server answering by ``router``
+    (the happy path by default); (scenario, conversation, router)."""
+    scenario, _configs, conversation = await sync_to_async(make_world)(
+        tenant, player, character, llm, agentic=agentic or None
+    )
+    router = router or happy_router()
+    llm.default = Reply.from_callable(router)
+    return scenario, conversation, router
