@@ -68,11 +68,18 @@ def apply(ctx, conversation: Conversation) -> None:
         history=inputs.recent_dialogue(history),  # all the run reads of it
         query=ctx.user_input,
         first_turn=number == 1,
+        lore=_selected_lore(ctx) if config.backgroundWorldbook else [],
     )
     turn = ctx.turn
     ctx.beside_actor.append(
         lambda: planning.start(turn, scenario, config, given, head=snapshot.head, guidance=block)
     )
+
+
+def _selected_lore(ctx) -> list[str]:
+    """The worldbook entries the turn selected for the Actor (``worldbook_context``)."""
+    chosen = {s["id"] for s in ctx.trace.get("worldbook", {}).get("selected", [])}
+    return [b["content"] for b in ctx.blocks if b.get("id") in chosen and b.get("content")]
 
 
 def _definition(character) -> str:

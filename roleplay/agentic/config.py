@@ -18,7 +18,8 @@ Choices where the seed and a demanding operator differ:
 - Beyond the seed, with defaults that keep its behaviour: ``commitPolicy`` (``always``, or
   ``reply_completed``: no state from a turn whose reply was cancelled or failed) and
   ``backgroundDeadlineMs`` (an overall deadline for a turn's background work; none by
-  default).
+  default) and ``backgroundWorldbook`` (the background also reads the worldbook entries the
+  turn selected for the Actor; off by default, as in the seed).
 """
 
 from __future__ import annotations
@@ -100,6 +101,7 @@ class AgenticV2(_Strict):
     # Beyond the seed; the defaults keep its behaviour.
     commitPolicy: Literal["always", "reply_completed"] = "always"  # noqa: N815
     backgroundDeadlineMs: int | None = Field(None, ge=10000, le=3600000)  # noqa: N815
+    backgroundWorldbook: bool = False  # noqa: N815 - the turn's selected lore to the background
 
 
 class StoryV1(_Strict):

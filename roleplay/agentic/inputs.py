@@ -7,8 +7,9 @@
   and definition (the specialists and the director also read the opening message); the
   persona, cut to 4,000 characters and labelled as the user's identity; the last 9 non-empty
   user or assistant messages before this turn; the turn-start state compiled within 6,500
-  characters; and the current query in a block of its own. It gets no worldbook, diary or
-  hook variables, and never this turn's reply.
+  characters; and the current query in a block of its own. It gets no diary or hook
+  variables and never this turn's reply; the worldbook entries the turn selected only with
+  the scenario's ``backgroundWorldbook`` (at most 4,000 characters; the seed gives none).
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ ACTOR_EXTRA_CHARS = 2000
 BACKGROUND_STATE_CHARS = 6500
 PERSONA_CHARS = 4000
 RECENT_MESSAGES = 9
+LORE_CHARS = 4000  # the selected worldbook entries, with ``backgroundWorldbook`` only
 CUT = " …"
 DEFAULT_NOTE = (
     "No continuity notes exist for this conversation yet. Continue from the opening and the "
@@ -93,6 +95,7 @@ def materials(
     entries: Sequence[dict[str, Any]],
     turn: int,
     revision: int,
+    lore: Sequence[str] = (),
 ) -> str:
     """The background's shared materials for ``role`` (``orchestrator``, ``specialist`` or
     ``director``): one text, in labelled sections."""
@@ -109,6 +112,9 @@ def materials(
     if persona_description.strip():
         identity += f"\nDescription: {_cut(persona_description.strip(), PERSONA_CHARS)}"
     parts.append("USER IDENTITY (who the user is; not a character to play)\n" + identity)
+    notes = _cut("\n\n".join(t.strip() for t in lore if t.strip()), LORE_CHARS)
+    if notes:
+        parts.append("WORLD NOTES (worldbook entries selected for this turn; not events)\n" + notes)
     compiled = compile_state(state, entries, max_chars=BACKGROUND_STATE_CHARS)
     parts.append("CONTINUITY STATE\n" + (compiled or "(none yet)"))
     lines = [

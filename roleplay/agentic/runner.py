@@ -63,6 +63,7 @@ class Inputs:
     history: list[tuple[str, str]]
     query: str
     first_turn: bool
+    lore: list[str] = field(default_factory=list)
 
     def as_json(self) -> dict[str, Any]:
         """JSON of the inputs (the entries are JSON already and are not copied)."""
@@ -77,6 +78,7 @@ class Inputs:
             "history": [list(pair) for pair in self.history],
             "query": self.query,
             "first_turn": self.first_turn,
+            "lore": list(self.lore),
         }
 
     @classmethod
@@ -101,6 +103,7 @@ class Inputs:
             entries=self.entries,
             turn=self.turn,
             revision=self.revision,
+            lore=self.lore,
         )
 
 

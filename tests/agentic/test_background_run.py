@@ -81,3 +81,36 @@ async def test_auto_replies_over_rest_and_socket(celery_worker, tenant, player, 
     assert "The keeper nods" in request["messages"][-1]["content"]
     assert request["temperature"] == 0.7
     await comm.disconnect()
+
+
+async def test_the_background_reads_the_selected_lore_only_when_asked(
+    celery_worker, tenant, player, character, llm
+):
+    from tests.ws.test_turn_worldbook import _bind
+
+    await sync_to_async(_bind)(tenant, character)
+    _scenario, conversation, router = await scripted_world(
+        tenant, player, character, llm, backgroundWorldbook=True
+    )
+    comm = await connect(conversation)
+    await say(comm, "我把铜钥匙递给守卫", "w1")
+    await until(comm, "planning.completed")
+    materials = router.seen["orchestrator"][0]["messages"][-1]["content"]
+    assert "WORLD NOTES" in materials and "铜钥匙只能开启" in materials
+    await comm.disconnect()
+
+
+async def test_the_background_reads_no_lore_by_default(
+    celery_worker, tenant, player, character, llm
+):
+    from tests.ws.test_turn_worldbook import _bind
+
+    await sync_to_async(_bind)(tenant, character)
+    _scenario, conversation, router = await scripted_world(tenant, player, character, llm)
+    comm = await connect(conversation)
+    await say(comm, "我把铜钥匙递给守卫", "w2")
+    await until(comm, "planning.completed")
+    actor = router.seen["actor"][0]["messages"][0]["content"]
+    assert "铜钥匙只能开启" in actor  # the Actor has the lore; the background does not
+    assert "WORLD NOTES" not in router.seen["orchestrator"][0]["messages"][-1]["content"]
+    await comm.disconnect()

@@ -62,3 +62,17 @@ def test_what_each_role_sees():
         assert "Opening message: Welcome, traveller." in text
         assert inputs.NO_TOOL_LINE not in text
     assert "revision 2" in orchestrator and orchestrator.startswith("TURN\n3")
+
+
+def test_selected_lore_is_a_section_of_its_own_within_its_cap():
+    from roleplay.agentic.inputs import LORE_CHARS, Sheet, materials
+
+    common = dict(
+        role="specialist", sheet=Sheet(name="Mira"), persona_name="Ann", persona_description="",
+        history=[], query="hi", state=None, entries=[], turn=2, revision=0,
+    )  # fmt: skip
+    assert "WORLD NOTES" not in materials(**common)
+    text = materials(**common, lore=["The copper key opens the side gate.", "x" * 9000])
+    notes = text.split("WORLD NOTES")[1].split("\n", 1)[1].split("\n\nCONTINUITY STATE")[0]
+    assert notes.startswith("The copper key opens the side gate.")
+    assert len(notes) <= LORE_CHARS
