@@ -16,6 +16,7 @@ from django.db import transaction
 
 from memory.errors import MessageNotFound, NoSuchAlternative
 from memory.models import Message, MessageAlternative, MessageEdit, MessageStatus
+from memory.signals import after_commit, history_changed
 
 MAX_ALTERNATIVES = 100
 
@@ -97,6 +98,9 @@ def select_alternative(tenant, message_id, index: int) -> Message:
         )
     _show(message, alternative)
     message.refresh_from_db()
+    after_commit(
+        history_changed, tenant=tenant, session_id=message.session_id, reason="alternative"
+    )
     return message
 
 
@@ -136,4 +140,5 @@ def edit_message(tenant, message_id, content: str, *, editor: str) -> Message:
     MessageAlternative.objects.filter(message=message, index=message.selected_alternative).update(
         content=content
     )
+    after_commit(history_changed, tenant=tenant, session_id=message.session_id, reason="edited")
     return message

@@ -4,3 +4,6 @@ from django.apps import AppConfig
 class MemoryConfig(AppConfig):
     name = "memory"
     verbose_name = "Memory"
+
+    def ready(self) -> None:
+        from memory.recall import indexing  # noqa: F401 - connects its signal receivers

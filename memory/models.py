@@ -5,7 +5,10 @@ from __future__ import annotations
 
 import uuid
 
+from django.contrib.postgres.indexes import GinIndex
+from django.contrib.postgres.search import SearchVectorField
 from django.db import models
+from pgvector.django import VectorField
 
 from console.scoping import TenantScopedModel
 from memory.engine.entries import SUPERSEDING_KINDS
@@ -348,4 +351,39 @@ class MemorySettings(TenantScopedModel):
             models.UniqueConstraint(
                 fields=["tenant", "character_id"], name="memory_settings_unique"
             )
+        ]
+
+
+RECALL_DIMENSIONS = 384  # the offline hashing embedder's (worldbook.engine.embedder)
+
+
+class RecallItem(TenantScopedModel):
+    """One chunk of one stored message in the recall index (``memory.recall``), with the
+    conversation's owner copied in so every search filters by tenant and player in the query
+    itself. ``lexemes`` is the worldbook engine's terms with positions; ``embedding`` the
+    vector of ``embedder``; ``content_hash`` tells a changed message from an unchanged one."""
+
+    player = models.ForeignKey("console.Player", on_delete=models.CASCADE, related_name="+")
+    character_id = models.CharField(max_length=64)
+    conversation_id = models.UUIDField()
+    session_id = models.CharField(max_length=200)
+    message_id = models.UUIDField()
+    chunk = models.PositiveIntegerField(default=0)
+    role = models.CharField(max_length=16)
+    ts = models.BigIntegerField()
+    text = models.TextField()
+    lexemes = SearchVectorField()
+    embedding = VectorField(dimensions=RECALL_DIMENSIONS)
+    embedder = models.CharField(max_length=100)
+    content_hash = models.CharField(max_length=64)
+    created_at = models.DateTimeField()
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["message_id", "chunk"], name="recall_item_unique")
+        ]
+        indexes = [
+            models.Index(fields=["tenant", "player", "ts"], name="recall_owner_ts"),
+            models.Index(fields=["session_id", "ts"], name="recall_session_ts"),
+            GinIndex(fields=["lexemes"], name="recall_lexemes"),
         ]

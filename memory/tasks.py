@@ -15,3 +15,37 @@ def trim_session(tenant_id: str, session_id: str, keep_recent: int) -> int:
     if tenant is None:
         return 0
     return services.trim_history(tenant, session_id, keep_recent)
+
+
+@shared_task(acks_late=True, name="memory.index_messages")
+def index_messages(
+    tenant_id: str,
+    session_id: str,
+    player_id: str,
+    character_id: str,
+    conversation_id: str,
+    message_ids: list[str],
+) -> int:
+    """Index a conversation's new messages for recall (``memory.recall.indexing``)."""
+    from memory.recall import indexing
+
+    tenant = Tenant.objects.filter(pk=tenant_id).first()
+    if tenant is None:
+        return 0
+    return indexing.index_messages(
+        tenant,
+        session_id=session_id,
+        player_id=player_id,
+        character_id=character_id,
+        conversation_id=conversation_id,
+        message_ids=message_ids,
+    )
+
+
+@shared_task(acks_late=True, name="memory.reconcile_recall")
+def reconcile_recall(tenant_id: str, session_id: str) -> int:
+    """Bring a conversation's recall index in line with its messages after an edit."""
+    from memory.recall import indexing
+
+    tenant = Tenant.objects.filter(pk=tenant_id).first()
+    return indexing.reconcile(tenant, session_id) if tenant is not None else 0

@@ -29,6 +29,7 @@ from roleplay.api.memory_documents import MemoryDocumentActions
 from roleplay.api.memory_entries import MemoryEntryActions
 from roleplay.api.memory_forget import MemoryClearActions
 from roleplay.api.memory_handoffs import MemoryHandoffActions
+from roleplay.api.memory_recall import MemoryRecallActions
 from roleplay.api.memory_settings import CharacterMemorySettingsActions
 from roleplay.api.message_actions import MessageActions
 from roleplay.api.planning import PlanningActions
@@ -92,7 +93,13 @@ class CharacterViewSet(CardActions, CharacterMemorySettingsActions, ServiceWrite
     delete_service = characters.delete_character
 
 
-class PlayerViewSet(MemoryEntryActions, MemoryHandoffActions, MemoryClearActions, ServiceWrites):
+class PlayerViewSet(
+    MemoryEntryActions,
+    MemoryHandoffActions,
+    MemoryClearActions,
+    MemoryRecallActions,
+    ServiceWrites,
+):
     model = Player
     serializer_class = s.PlayerSerializer
     required_scope = Scope.PLAY

@@ -12,6 +12,7 @@ The other kinds work on the conversation's last assistant message: ``regenerate`
 
 from __future__ import annotations
 
+import logging
 import uuid
 from dataclasses import dataclass
 from datetime import timedelta
@@ -26,6 +27,8 @@ from memory import services as message_store
 from memory.models import MessageStatus
 from roleplay.errors import NothingToRewrite, TurnInProgress
 from roleplay.models import Conversation, Turn, TurnKind, TurnStatus
+
+logger = logging.getLogger(__name__)
 
 MAX_CONTENT_BYTES = 16 * 1024
 LEASE = timedelta(seconds=30)
@@ -163,6 +166,35 @@ def finish_turn(
             trace=trace or {},
             finished_at=timezone.now(),
         )
+        index_for_recall(turn)
+
+
+def index_for_recall(turn: Turn) -> None:
+    """Once the turn's messages commit, index them for recall (``memory.recall``), with the
+    conversation's owner: the player's recall finds them within moments."""
+    owner = (
+        Conversation.objects.filter(pk=turn.conversation_id)
+        .values_list("tenant_id", "player_id", "character_id")
+        .first()
+    )
+    if owner is None:
+        return
+    ids = [str(i) for i in (turn.user_message_id, turn.assistant_message_id) if i is not None]
+    tenant_id, player_id, character_id = owner
+    session_id = str(turn.conversation_id)  # Conversation.session_id
+
+    def send() -> None:
+        from memory.tasks import index_messages
+
+        try:
+            index_messages.delay(
+                str(tenant_id), session_id, str(player_id), str(character_id),
+                str(turn.conversation_id), ids,
+            )  # fmt: skip
+        except Exception:  # the broker is down: the reply stands; recall misses the turn
+            logger.warning("could not queue the recall indexing of turn %s", turn.pk)
+
+    transaction.on_commit(send)
 
 
 def live_turns():

@@ -183,6 +183,8 @@ def valid_body(route: Route, method: str, world) -> dict:
         "player-memory-entry-pin": {"version": 1},
         "player-memory-entry-unpin": {"version": 1},
         "player-memory-clear": {},
+        "player-memory-recall": {"query": "hello"},
+        "player-memory-fetch": {"ids": [str(world.messages[-1].id)]},
         "player-memory-handoffs": {
             "from_character": "an-earlier-persona",
             "to_character": str(world.character.id),

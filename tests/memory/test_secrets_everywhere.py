@@ -54,7 +54,9 @@ NOT_TEXT = {
 }  # fmt: skip
 # The transcript and its side store (seed 001) keep what was said, as said: they are the
 # conversation, not memory learned from it, and forgetting deletes them (``memory.forget``).
-TRANSCRIPT = {"Message", "MessageAlternative", "MessageEdit", "MemoryMetadata"}
+# The recall index holds the transcript's own text, chunked, and goes with it (the message
+# store's ``messages_deleted``).
+TRANSCRIPT = {"Message", "MessageAlternative", "MessageEdit", "MemoryMetadata", "RecallItem"}
 
 
 def _memory_text_fields():

@@ -1,0 +1,132 @@
+"""The recall index: every user and assistant message of a conversation, chunked when long,
+with its owner (tenant, player, character, conversation), its terms and its vector.
+
+- :func:`index_messages` indexes messages (the turn enqueues ``memory.index_messages`` when
+  its messages commit); a message indexed with the same text and embedder is left alone, a
+  changed one is indexed again. Idempotent, so a task delivered twice does no harm.
+- Deleted messages leave the index in the transaction that deletes them (the message
+  store's ``messages_deleted``); an edit, a trim or another alternative shown
+  (``history_changed``) reconciles the conversation in the next task.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from datetime import UTC, datetime
+
+from django.db import connection, transaction
+
+from memory.engine import recall as terms
+from memory.models import Message, RecallItem
+from memory.signals import history_changed, messages_deleted
+from worldbook.indexing import default_embedder
+
+ROLES = ("user", "assistant")
+
+
+def _hash(text: str, embedder: str) -> str:
+    return hashlib.sha256(f"{embedder}\n{text}".encode()).hexdigest()
+
+
+def index_messages(
+    tenant, *, session_id: str, player_id, character_id: str, conversation_id, message_ids=None
+) -> int:
+    """Index ``message_ids`` of the conversation (all of it when None); how many messages
+    were (re)indexed. Messages of other roles, or of another session, are skipped."""
+    rows = Message.objects.filter(tenant=tenant, session_id=session_id, role__in=ROLES)
+    if message_ids is not None:
+        rows = rows.filter(pk__in=list(message_ids))
+    messages = list(rows.only("id", "role", "content", "ts", "created_at"))
+    if not messages:
+        return 0
+    embedder = default_embedder()
+    known = dict(
+        RecallItem.objects.filter(message_id__in=[m.pk for m in messages], chunk=0).values_list(
+            "message_id", "content_hash"
+        )
+    )
+    changed = [
+        m for m in messages if known.get(m.pk) != _hash(m.content, embedder.embedding_version)
+    ]
+    if not changed:
+        return 0
+    items = []
+    for message in changed:
+        pieces = terms.chunks(message.content)
+        vectors = embedder.embed(pieces)
+        digest = _hash(message.content, embedder.embedding_version)
+        for number, (piece, vector) in enumerate(zip(pieces, vectors, strict=True)):
+            items.append((message, number, piece, terms.tsvector_literal(piece), vector, digest))
+    with transaction.atomic():
+        RecallItem.objects.filter(message_id__in=[m.pk for m in changed]).delete()
+        _insert(tenant, session_id, player_id, character_id, conversation_id, items, embedder)
+    return len(changed)
+
+
+def _insert(tenant, session_id, player_id, character_id, conversation_id, items, embedder):
+    """One INSERT for the chunks; the lexemes are a literal ``tsvector`` (no parser)."""
+    table = RecallItem._meta.db_table
+    sql = f"""
+        INSERT INTO {table} (tenant_id, player_id, character_id, conversation_id, session_id,
+            message_id, chunk, role, ts, text, lexemes, embedding, embedder, content_hash,
+            created_at)
+        VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s::tsvector, %s::vector, %s, %s, %s)
+    """
+    params = [
+        (
+            tenant.pk, player_id, character_id, conversation_id, session_id, message.pk,
+            number, message.role, message.ts, piece, lexemes, terms.vector_literal(vector),
+            embedder.embedding_version, digest, message.created_at or datetime.now(UTC),
+        )
+        for message, number, piece, lexemes, vector, digest in items
+    ]  # fmt: skip
+    with connection.cursor() as cursor:
+        cursor.executemany(sql, params)
+
+
+def owner_of(tenant, session_id: str) -> dict | None:
+    """The owner fields the session's indexed messages carry, or None if none is indexed."""
+    return (
+        RecallItem.objects.filter(tenant=tenant, session_id=session_id)
+        .values("player_id", "character_id", "conversation_id")
+        .first()
+    )
+
+
+def reconcile(tenant, session_id: str) -> int:
+    """Make the session's index match its messages: index changed or missing ones, drop
+    those of messages that are gone. Needs the owner from an earlier indexing."""
+    owner = owner_of(tenant, session_id)
+    if owner is None:
+        return 0
+    existing = Message.objects.filter(tenant=tenant, session_id=session_id).values("pk")
+    RecallItem.objects.filter(tenant=tenant, session_id=session_id).exclude(
+        message_id__in=existing
+    ).delete()
+    return index_messages(tenant, session_id=session_id, **owner)
+
+
+def _deleted(sender, *, tenant, session_id, timestamps, **_) -> None:
+    """Messages were deleted: their chunks go now (seed 001's ``messages-deleted``)."""
+    rows = RecallItem.objects.filter(tenant=tenant)
+    if session_id is not None:
+        rows = rows.filter(session_id=session_id)
+        if timestamps is not None:
+            rows = rows.filter(ts__in=list(timestamps))
+    rows.delete()
+
+
+def _changed(sender, *, tenant, session_id, **_) -> None:
+    """An edit, a trim, another alternative: reconcile the conversation in a task."""
+    if (
+        session_id is None
+        or not RecallItem.objects.filter(tenant=tenant, session_id=session_id).exists()
+    ):
+        return
+    from memory.tasks import reconcile_recall
+
+    transaction.on_commit(lambda: reconcile_recall.delay(str(tenant.pk), session_id))
+
+
+messages_deleted.connect(_deleted, dispatch_uid="memory.recall.deleted")
+history_changed.connect(_changed, dispatch_uid="memory.recall.changed")

@@ -1,0 +1,227 @@
+"""A player's recall: the messages (and active memory entries) that best match a query.
+
+Every search is filtered by tenant and player in the SQL itself (and by conversation,
+character and time when asked), so another player's or tenant's text can never come back,
+however well it matches. The vector side is an exact search over the owner's rows (the
+embedded pgvector 0.6.2 has no iterative index scan, so an approximate index filtered
+afterwards could return fewer than ``k``); the lexical side ranks the owner's rows that
+share a term with the query. Both candidate lists are blended (``engine.recall.blend``);
+a message hit is widened with the messages just before and after it (seed 001's range
+read) and hits that a wider one already covers are dropped.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection
+from dataclasses import dataclass
+from datetime import datetime
+
+from django.db import connection
+
+from memory.engine import recall as terms
+from memory.models import EntryStatus, MemoryEntry, Message, RecallItem
+from worldbook.engine.embedder import cosine
+from worldbook.engine.lexical import Doc, LexicalIndex
+from worldbook.indexing import default_embedder
+
+KINDS = ("message", "entry")
+MAX_K = 50
+POOL = 200  # candidates taken from each side before blending
+NEIGHBOURS = 1  # messages before and after a hit
+WIDEN_SPARE = 3  # hits widened per hit kept
+
+
+@dataclass(frozen=True)
+class RecallQuery:
+    query: str
+    k: int = 10
+    conversation_id: str | None = None
+    character_id: str | None = None
+    kinds: Collection[str] = KINDS
+    since: datetime | None = None
+
+
+def recall(tenant, player, q: RecallQuery) -> dict:
+    """``{items: [{kind, id, text, score, conversation_id, message_ids, created_at}],
+    degraded}``, best first, at most ``q.k``."""
+    vector = default_embedder().embed([q.query])[0]
+    items: list[dict] = []
+    if "message" in q.kinds:
+        items += _messages(tenant, player, q, vector)
+    if "entry" in q.kinds:
+        items += _entries(tenant, player, q, vector)
+    items.sort(key=lambda item: -item["score"])
+    return {"items": items[: q.k], "degraded": False}
+
+
+def _filters(q: RecallQuery) -> tuple[str, dict]:
+    sql, params = "", {}
+    if q.conversation_id:
+        sql += " AND r.conversation_id = %(conversation)s"
+        params["conversation"] = q.conversation_id
+    if q.character_id:
+        sql += " AND r.character_id = %(character)s"
+        params["character"] = q.character_id
+    if q.since:
+        sql += " AND r.created_at >= %(since)s"
+        params["since"] = q.since
+    return sql, params
+
+
+def _messages(tenant, player, q: RecallQuery, vector: list[float]) -> list[dict]:
+    table = RecallItem._meta.db_table
+    where, params = _filters(q)
+    owner = f"r.tenant_id = %(tenant)s AND r.player_id = %(player)s{where}"
+    params.update(tenant=tenant.pk, player=player.pk, vec=terms.vector_literal(vector), pool=POOL)
+    tsquery = terms.tsquery_literal(q.query)
+    lexical = "SELECT NULL::bigint AS id, 0.0::real AS lexical WHERE FALSE"
+    if tsquery:
+        params["tsq"] = tsquery
+        lexical = f"""
+            SELECT r.id, ts_rank_cd(r.lexemes, %(tsq)s::tsquery, 1) AS lexical
+            FROM {table} r WHERE {owner} AND r.lexemes @@ %(tsq)s::tsquery
+            ORDER BY lexical DESC LIMIT %(pool)s"""
+    sql = f"""
+        WITH lex AS ({lexical}),
+        vec AS (
+            SELECT r.id FROM {table} r WHERE {owner}
+            ORDER BY r.embedding <=> %(vec)s::vector LIMIT %(pool)s
+        )
+        SELECT r.message_id, r.conversation_id, r.session_id, r.ts, r.created_at,
+               COALESCE(lex.lexical, 0), 1 - (r.embedding <=> %(vec)s::vector)
+        FROM {table} r
+        JOIN (SELECT id FROM lex UNION SELECT id FROM vec) c ON c.id = r.id
+        LEFT JOIN lex ON lex.id = r.id
+    """
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        rows = cursor.fetchall()
+    if not rows:
+        return []
+    best = max(row[5] for row in rows)
+    by_message: dict = {}
+    for message_id, conversation_id, session_id, ts, created_at, lex, vec in rows:
+        score = terms.blend(lex, best, vec)
+        if message_id not in by_message or score > by_message[message_id][0]:
+            by_message[message_id] = (score, conversation_id, session_id, ts, created_at)
+    # Hits inside a better hit's range are dropped, so more are widened than are kept.
+    ranked = sorted(by_message.items(), key=lambda pair: -pair[1][0])[: q.k * WIDEN_SPARE]
+    return _widen(tenant, ranked, q.k)
+
+
+def _widen(tenant, ranked, k: int) -> list[dict]:
+    """The best ``k`` hits, each with its neighbours; a hit inside a better hit's range is
+    dropped (its text is there already)."""
+    ranges = _around(tenant, [(row[2], row[3]) for _id, row in ranked])
+    covered: set = set()
+    items: list[dict] = []
+    for (message_id, (score, conversation_id, _session, _ts, created_at)), around in zip(
+        ranked, ranges, strict=True
+    ):
+        if len(items) == k:
+            break
+        if message_id in covered:
+            continue
+        covered.update(pk for pk, _role, _content in around)
+        items.append(
+            {
+                "kind": "message",
+                "id": str(message_id),
+                "text": "\n".join(f"{role}: {content}" for _pk, role, content in around),
+                "score": round(score, 4),
+                "conversation_id": str(conversation_id),
+                "message_ids": [str(pk) for pk, _role, _content in around],
+                "created_at": created_at.isoformat(),
+            }
+        )
+    return items
+
+
+def _around(tenant, hits: list[tuple[str, int]]) -> list[list[tuple]]:
+    """For each (session, ts): the message there with :data:`NEIGHBOURS` before and after,
+    in one statement."""
+    if not hits:
+        return []
+    table = Message._meta.db_table
+    visible = f"FROM {table} m WHERE m.tenant_id = %(tenant)s AND m.session_id = h.session_id "
+    visible += "AND m.role IN ('user', 'assistant')"
+    sql = f"""
+        SELECT h.ord, w.id, w.role, w.content
+        FROM unnest(%(sessions)s::text[], %(ts)s::bigint[])
+            WITH ORDINALITY AS h(session_id, ts, ord)
+        CROSS JOIN LATERAL (
+            (SELECT m.id, m.role, m.content, m.ts {visible} AND m.ts < h.ts
+             ORDER BY m.ts DESC LIMIT %(before)s)
+            UNION ALL
+            (SELECT m.id, m.role, m.content, m.ts {visible} AND m.ts >= h.ts
+             ORDER BY m.ts LIMIT %(after)s)
+        ) w
+        ORDER BY h.ord, w.ts
+    """
+    params = {
+        "tenant": tenant.pk,
+        "sessions": [session for session, _ts in hits],
+        "ts": [ts for _session, ts in hits],
+        "before": NEIGHBOURS,
+        "after": NEIGHBOURS + 1,
+    }
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        rows = cursor.fetchall()
+    out: list[list[tuple]] = [[] for _ in hits]
+    for ordinal, pk, role, content in rows:
+        out[ordinal - 1].append((pk, role, content))
+    return out
+
+
+def _entries(tenant, player, q: RecallQuery, vector: list[float]) -> list[dict]:
+    """The player's active memory entries, ranked by the same blend (they are few)."""
+    rows = MemoryEntry.objects.filter(tenant=tenant, player=player, status=EntryStatus.ACTIVE)
+    if q.character_id:
+        rows = rows.filter(character_id__in=("", q.character_id))
+    if q.since:
+        rows = rows.filter(created_at__gte=q.since)
+    entries = list(rows.only("id", "content", "session_id", "created_at"))
+    if not entries:
+        return []
+    index = LexicalIndex.build([Doc(str(e.pk), "", e.content) for e in entries])
+    lexical = dict(index.rank(q.query, limit=len(entries)))
+    best = max(lexical.values(), default=0.0)
+    vectors = default_embedder().embed([e.content for e in entries])
+    return [
+        {
+            "kind": "entry",
+            "id": str(entry.pk),
+            "text": entry.content,
+            "score": round(
+                terms.blend(lexical.get(str(entry.pk), 0.0), best, cosine(vec, vector)), 4
+            ),
+            "conversation_id": None,
+            "message_ids": [],
+            "created_at": entry.created_at.isoformat(),
+        }
+        for entry, vec in zip(entries, vectors, strict=True)
+    ]
+
+
+def fetch(tenant, player, ids: Collection[str]) -> list[dict]:
+    """The player's indexed messages ``ids`` (unknown or foreign ids are left out)."""
+    found = RecallItem.objects.filter(
+        tenant=tenant, player=player, message_id__in=list(ids), chunk=0
+    ).values_list("message_id", "conversation_id", "created_at")
+    messages = {
+        m.pk: m for m in Message.objects.filter(tenant=tenant, pk__in=[row[0] for row in found])
+    }
+    return [
+        {
+            "kind": "message",
+            "id": str(message_id),
+            "text": f"{messages[message_id].role}: {messages[message_id].content}",
+            "score": 1.0,
+            "conversation_id": str(conversation_id),
+            "message_ids": [str(message_id)],
+            "created_at": created_at.isoformat(),
+        }
+        for message_id, conversation_id, created_at in found
+        if message_id in messages
+    ]
