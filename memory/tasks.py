@@ -49,3 +49,12 @@ def reconcile_recall(tenant_id: str, session_id: str) -> int:
 
     tenant = Tenant.objects.filter(pk=tenant_id).first()
     return indexing.reconcile(tenant, session_id) if tenant is not None else 0
+
+
+@shared_task(acks_late=True, name="memory.refresh_pack")
+def refresh_pack(owner: dict, key: str, query: str) -> int:
+    """Compute a conversation's next pre-turn memory pack (``memory.packs``)."""
+    from memory import packs
+
+    packs.refreshed()
+    return packs.build(packs.Owner(**owner), key, query)

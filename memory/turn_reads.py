@@ -24,6 +24,7 @@ from memory.models import (
     HandoffStatus,
     MemoryEntry,
     MemoryHandoff,
+    MemoryOwnerState,
     MemoryProposal,
     MemorySettings,
     ProposalStatus,
@@ -36,6 +37,7 @@ class TurnMemory:
     items: list[Item]
     has_handoffs: bool
     has_pending: bool
+    owner_revision: int = 0  # MemoryOwnerState.revision: the key of the pre-turn pack
 
 
 _SQL = f"""
@@ -54,7 +56,9 @@ SELECT
            WHERE tenant_id = %(tenant)s AND player_id = %(player)s AND session_id = %(session)s
              AND to_character_id = %(character)s AND status = %(accepted)s),
   EXISTS (SELECT 1 FROM {MemoryProposal._meta.db_table}
-           WHERE tenant_id = %(tenant)s AND session_id = %(session)s AND status = %(pending)s)
+           WHERE tenant_id = %(tenant)s AND session_id = %(session)s AND status = %(pending)s),
+  (SELECT revision FROM {MemoryOwnerState._meta.db_table}
+    WHERE tenant_id = %(tenant)s AND player_id = %(player)s)
 """
 
 
@@ -73,11 +77,15 @@ def turn_memory(tenant_id, player_id, character_id: str, session_id: str) -> Tur
                 "pending": ProposalStatus.PENDING,
             },
         )
-        settings_rows, entry_rows, has_handoffs, has_pending = cursor.fetchone()
+        settings_rows, entry_rows, has_handoffs, has_pending, revision = cursor.fetchone()
     stored = dict(_json(settings_rows))
     config = resolve(defaults(), stored.get(""), stored.get(character_id) if character_id else None)
     return TurnMemory(
-        config, [_item(row) for row in _json(entry_rows)], bool(has_handoffs), bool(has_pending)
+        config,
+        [_item(row) for row in _json(entry_rows)],
+        bool(has_handoffs),
+        bool(has_pending),
+        int(revision or 0),
     )
 
 

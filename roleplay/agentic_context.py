@@ -16,6 +16,7 @@ from __future__ import annotations
 from roleplay.agentic import inputs, ledger
 from roleplay.agentic.config import AgenticV2
 from roleplay.agentic.runner import Inputs
+from roleplay.memory_pack_context import PACK_KEY
 from roleplay.models import Conversation, TurnKind
 from roleplay.services import agent_state, planning
 
@@ -69,6 +70,7 @@ def apply(ctx, conversation: Conversation) -> None:
         query=ctx.user_input,
         first_turn=number == 1,
         lore=_selected_lore(ctx) if config.backgroundWorldbook else [],
+        recalled=ctx.reads.get(PACK_KEY, ""),
     )
     turn = ctx.turn
     ctx.beside_actor.append(

@@ -10,6 +10,7 @@ class RoleplayConfig(AppConfig):
             agentic_context,
             memory_context,
             memory_learning,
+            memory_pack_context,
             turns,
             worldbook_context,
         )
@@ -20,6 +21,7 @@ class RoleplayConfig(AppConfig):
             worldbook_context.apply,
             memory_learning.apply,
             memory_context.apply,
+            memory_pack_context.apply,
             agentic_context.apply,
         ):
             if hook not in turns.CONTEXT_HOOKS:

@@ -9,7 +9,9 @@
   user or assistant messages before this turn; the turn-start state compiled within 6,500
   characters; and the current query in a block of its own. It gets no diary or hook
   variables and never this turn's reply; the worldbook entries the turn selected only with
-  the scenario's ``backgroundWorldbook`` (at most 4,000 characters; the seed gives none).
+  the scenario's ``backgroundWorldbook`` (at most 4,000 characters; the seed gives none). The
+turn's pre-turn memory pack, when it found one, is given to every model of the turn
+(seed 003), the background included.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ BACKGROUND_STATE_CHARS = 6500
 PERSONA_CHARS = 4000
 RECENT_MESSAGES = 9
 LORE_CHARS = 4000  # the selected worldbook entries, with ``backgroundWorldbook`` only
+RECALLED_CHARS = 4000  # the turn's pre-turn memory pack (``memory.packs``), when it had one
 CUT = " …"
 DEFAULT_NOTE = (
     "No continuity notes exist for this conversation yet. Continue from the opening and the "
@@ -96,6 +99,7 @@ def materials(
     turn: int,
     revision: int,
     lore: Sequence[str] = (),
+    recalled: str = "",
 ) -> str:
     """The background's shared materials for ``role`` (``orchestrator``, ``specialist`` or
     ``director``): one text, in labelled sections."""
@@ -112,6 +116,8 @@ def materials(
     if persona_description.strip():
         identity += f"\nDescription: {_cut(persona_description.strip(), PERSONA_CHARS)}"
     parts.append("USER IDENTITY (who the user is; not a character to play)\n" + identity)
+    if recalled.strip():
+        parts.append("RECALLED MEMORY\n" + _cut(recalled.strip(), RECALLED_CHARS))
     notes = _cut("\n\n".join(t.strip() for t in lore if t.strip()), LORE_CHARS)
     if notes:
         parts.append("WORLD NOTES (worldbook entries selected for this turn; not events)\n" + notes)

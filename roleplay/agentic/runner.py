@@ -64,6 +64,7 @@ class Inputs:
     query: str
     first_turn: bool
     lore: list[str] = field(default_factory=list)
+    recalled: str = ""
 
     def as_json(self) -> dict[str, Any]:
         """JSON of the inputs (the entries are JSON already and are not copied)."""
@@ -79,6 +80,7 @@ class Inputs:
             "query": self.query,
             "first_turn": self.first_turn,
             "lore": list(self.lore),
+            "recalled": self.recalled,
         }
 
     @classmethod
@@ -104,6 +106,7 @@ class Inputs:
             turn=self.turn,
             revision=self.revision,
             lore=self.lore,
+            recalled=self.recalled,
         )
 
 
