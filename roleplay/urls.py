@@ -12,6 +12,7 @@ from roleplay import (
     views_personas,
     views_play,
     views_presets,
+    views_recall,
     views_scenarios,
 )
 
@@ -44,6 +45,11 @@ urlpatterns = [
         "console/conversations/<uuid:pk>/memory/",
         views_memory.memory_documents,
         name="memory_documents",
+    ),
+    path(
+        "console/conversations/<uuid:pk>/memory-pack/",
+        views_recall.conversation_memory_pack,
+        name="conversation_memory_pack",
     ),
     path(
         "console/conversations/<uuid:pk>/memory/<str:slot>/",
@@ -95,6 +101,7 @@ urlpatterns = [
     ),
     path("console/memory/", views_memory_entries.memory_entries, name="memory_entries"),
     path("console/memory/queue/", views_memory_queue.memory_queue, name="memory_queue"),
+    path("console/memory/recall/", views_recall.memory_recall, name="memory_recall"),
     path(
         "console/memory/queue/<uuid:entry_id>/",
         views_memory_queue.memory_queue_action,

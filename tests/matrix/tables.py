@@ -38,6 +38,7 @@ PK_MODELS = {
     "conversation_agent_run": Conversation,
     "memory_documents": Conversation,
     "memory_document": Conversation,
+    "conversation_memory_pack": Conversation,
     "memory_next_turn": Player,
     "model_config_edit": ModelConfig,
     "model_config_delete": ModelConfig,
