@@ -222,6 +222,7 @@ SPECTACULAR_SETTINGS = {
         "MemoryEntryScopeEnum": "memory.models.EntryScope",
         "MemoryEntryStatusEnum": "memory.models.EntryStatus",
         "MemoryEntryOriginEnum": "memory.models.EntryOrigin",
+        "RecallKindEnum": ["message", "entry"],
     },
     # 3.1: schema objects are JSON Schema 2020-12, the dialect the pydantic models emit.
     "OAS_VERSION": "3.1.0",

@@ -22,10 +22,14 @@ from roleplay.models import Character, Conversation
 class RecallBody(RejectUnknownFields, serializers.Serializer):
     query = serializers.CharField(max_length=4000, trim_whitespace=True)
     k = serializers.IntegerField(min_value=1, max_value=search.MAX_K, default=10)
-    conversation = TenantRelatedField(Conversation, required=False, allow_null=True)
-    character = TenantRelatedField(Character, required=False, allow_null=True)
+    conversation = TenantRelatedField(
+        Conversation, pk_field=serializers.UUIDField(), required=False, allow_null=True
+    )
+    character = TenantRelatedField(
+        Character, pk_field=serializers.UUIDField(), required=False, allow_null=True
+    )
     kinds = serializers.ListField(
-        child=serializers.ChoiceField(choices=search.KINDS),
+        child=serializers.ChoiceField(choices=search.KINDS),  # RecallKindEnum
         required=False,
         allow_empty=False,
         max_length=len(search.KINDS),
