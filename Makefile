@@ -76,7 +76,10 @@ MYPY_PATHS := worldbook/engine roleplay/llm/types.py roleplay/llm/errors.py \
 	roleplay/prompting/director_state.py roleplay/prompting/sillytavern.py \
 	roleplay/prompting/preset_files.py memory/engine roleplay/agentic/config.py \
 	roleplay/agentic/state.py roleplay/agentic/ledger.py roleplay/agentic/forced.py \
-	roleplay/agentic/inputs.py
+	roleplay/agentic/inputs.py roleplay/agentic/tools.py roleplay/agentic/runner.py \
+	roleplay/agentic/autoreply.py memory/bench/locomo.py memory/bench/facts.py \
+	memory/bench/smalltalk.py memory/bench/synthetic.py memory/bench/metrics.py \
+	memory/bench/stats.py memory/bench/report.py
 
 lint: bootstrap
 	$(VENV)/bin/ruff check .
@@ -100,6 +103,7 @@ bench: bootstrap
 	$(PY) manage.py bench_turns --players 50 --turns 5 --json
 	$(PY) manage.py bench_turns --players 50 --turns 5 --agentic compare --json
 	$(PY) manage.py bench_agent --json
+	$(PY) manage.py bench_memory --json
 
 clean:
 	rm -rf var/

@@ -1,0 +1,71 @@
+"""The benchmark's baselines, beside the product's hybrid recall (``memory.recall.search``).
+
+- lexical only: the owner's index rows ranked by ``ts_rank_cd`` of the same ``tsquery`` the
+  product builds (``memory.engine.recall.tsquery_literal``), rows sharing no term left out;
+- vector only: the owner's rows by cosine distance to the query's vector (the same
+  embedder), exact, as the product's vector side;
+- recency: the conversation's last :data:`RECENT` messages, what a plain history window
+  would hold.
+
+Both searches read ``RecallItem`` directly with the product's owner filter (tenant and
+player) and nothing of ``memory.recall`` changes; a message is ranked by its best chunk.
+The ranked message ids are widened like the product's hits (``metrics.widen``). Ties (the
+same filler text said twice) go to the newer message, so a run's figures repeat.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from django.db import connection
+
+from memory.bench.ingest import Owner
+from memory.engine import recall as terms
+from memory.models import RecallItem
+from worldbook.indexing import default_embedder
+
+POOL = 200  # candidates, as the product takes from each side
+RECENT = 50
+
+
+def lexical(owner: Owner, query: str, *, pool: int = POOL) -> list[str]:
+    """Message ids best first by lexical rank (none when the query has no term)."""
+    tsquery = terms.tsquery_literal(query)
+    if not tsquery:
+        return []
+    sql = f"""
+        SELECT r.message_id, MAX(ts_rank_cd(r.lexemes, %(tsq)s::tsquery, 1)) AS rank,
+               MAX(r.ts) AS ts
+        FROM {RecallItem._meta.db_table} r
+        WHERE r.tenant_id = %(tenant)s AND r.player_id = %(player)s
+          AND r.lexemes @@ %(tsq)s::tsquery
+        GROUP BY r.message_id ORDER BY rank DESC, ts DESC LIMIT %(pool)s
+    """
+    params = {"tsq": tsquery, "tenant": owner.tenant.pk, "player": owner.player.pk, "pool": pool}
+    return _ids(sql, params)
+
+
+def vector(owner: Owner, query: str, *, pool: int = POOL) -> list[str]:
+    """Message ids best first by cosine similarity to the query's vector."""
+    embedding = terms.vector_literal(default_embedder().embed([query])[0])
+    sql = f"""
+        SELECT message_id, MIN(distance) AS distance, MAX(ts) AS ts FROM (
+            SELECT r.message_id, r.ts, r.embedding <=> %(vec)s::vector AS distance
+            FROM {RecallItem._meta.db_table} r
+            WHERE r.tenant_id = %(tenant)s AND r.player_id = %(player)s
+            ORDER BY distance, r.ts DESC LIMIT %(pool)s
+        ) best GROUP BY message_id ORDER BY distance, ts DESC
+    """
+    params = {"vec": embedding, "tenant": owner.tenant.pk, "player": owner.player.pk, "pool": pool}
+    return _ids(sql, params)
+
+
+def recency(order: Sequence[str], count: int = RECENT) -> list[str]:
+    """The last ``count`` message ids of a conversation (oldest first)."""
+    return list(order[-count:]) if count else []
+
+
+def _ids(sql: str, params: dict) -> list[str]:
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        return [str(row[0]) for row in cursor.fetchall()]

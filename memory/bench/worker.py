@@ -1,0 +1,66 @@
+"""A Celery worker of the product (``celery -A console.worker worker``) in a child process,
+consuming one private queue, on the database and Redis this process uses.
+
+It is how :mod:`searchable` measures a message's way from its commit to the recall index
+through the real task path. The worker dies with this process (``console.processes``); its
+log goes to a temporary file whose tail is in the error when it does not start.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from django.conf import settings
+from django.db import connection
+
+from console.live_server import database_url_for
+from console.processes import spawn, stop
+
+READY_TIMEOUT_S = 90.0
+
+
+def _env() -> dict[str, str]:
+    env = dict(os.environ)
+    env.update(
+        DATABASE_URL=database_url_for(connection.settings_dict),
+        REDIS_URL=settings.REDIS_URL,
+        DJANGO_SETTINGS_MODULE="console.settings",
+        PYTHONUNBUFFERED="1",
+    )
+    return env
+
+
+@contextmanager
+def celery_worker(queue: str, *, ready_timeout: float = READY_TIMEOUT_S) -> Iterator[str]:
+    """A ``--pool solo`` worker on ``queue`` that answers pings; its hostname."""
+    from console.celery import app
+
+    hostname = f"bench-memory-{uuid.uuid4().hex[:8]}@localhost"
+    with tempfile.TemporaryDirectory(prefix="bench-memory-") as folder:
+        log = Path(folder) / "celery.log"
+        with log.open("w") as out:
+            process = spawn(
+                [sys.executable, "-m", "celery", "-A", "console.worker", "worker",
+                 "--pool", "solo", "--concurrency", "1", "--hostname", hostname,
+                 "--queues", queue, "--without-gossip", "--without-mingle",
+                 "--loglevel", "WARNING"],
+                cwd=settings.BASE_DIR, env=_env(), stdout=out, stderr=subprocess.STDOUT,
+            )  # fmt: skip
+        try:
+            deadline = time.monotonic() + ready_timeout
+            while not app.control.ping(destination=[hostname], timeout=1.0):
+                if process.poll() is not None or time.monotonic() > deadline:
+                    raise RuntimeError(
+                        f"the Celery worker did not start: {log.read_text()[-1500:]}"
+                    )
+            yield hostname
+        finally:
+            stop(process, timeout=30)
