@@ -32,6 +32,23 @@ class LiveServerError(RuntimeError):
     """The daphne child did not come up; the message carries the tail of its log."""
 
 
+def worker_env() -> dict[str, str]:
+    """The environment of a child process (a Celery worker, a management command) that
+    uses this process's database and Redis: ``DATABASE_URL`` from the live connection, so a
+    test run's child works on the test database."""
+    from django.conf import settings
+    from django.db import connection
+
+    env = dict(os.environ)
+    env.update(
+        DATABASE_URL=database_url_for(connection.settings_dict),
+        REDIS_URL=settings.REDIS_URL,
+        DJANGO_SETTINGS_MODULE="console.settings",
+        PYTHONUNBUFFERED="1",
+    )
+    return env
+
+
 def database_url_for(settings_dict: dict) -> str:
     """A ``DATABASE_URL`` for a Django connection's ``settings_dict``.
 

@@ -24,6 +24,7 @@ from console.scoping import is_uuid
 from memory import packs
 from memory.recall import search
 from memory.turn_reads import turn_memory
+from roleplay.memory_pack_context import owner_of
 from roleplay.models import Conversation
 from roleplay.views_memory import conversation_or_404
 from worldbook.engine.lexical import CJK_CLASS
@@ -206,12 +207,7 @@ def conversation_memory_pack(request, pk):
         str(conversation.character_id),
         conversation.session_id,
     )
-    owner = packs.Owner(
-        tenant_id=str(conversation.tenant_id),
-        player_id=str(conversation.player_id),
-        character_id=str(conversation.character_id),
-        conversation_id=conversation.session_id,
-    )
+    owner = owner_of(conversation)
     key = owner.key(memory.config, memory.owner_revision)
     status, pack = packs.read(key)
     age = None

@@ -193,3 +193,27 @@ def celery_worker(celery_worker_process):
         yield celery_worker_process
     finally:
         app.conf.task_default_queue = previous
+        _drain(celery_worker_process)
+
+
+def _drain(worker, timeout: float = 60.0) -> None:
+    """Wait until the worker has nothing queued or running: a turn's background work (recall
+    indexing, the memory pack, a planning run) must not write while the test's database is
+    flushed, nor into the next test."""
+    import time
+
+    from console.celery import app
+
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        with app.connection_for_write() as connection:
+            waiting = connection.default_channel.client.llen(worker.queue)
+        inspect = app.control.inspect([worker.hostname], timeout=1.0)
+        # A solo worker running a task does not answer: no answer is "busy".
+        busy = [
+            (answer or {}).get(worker.hostname) is None or answer[worker.hostname]
+            for answer in (inspect.active(), inspect.reserved())
+        ]
+        if not waiting and not any(busy):
+            return
+        time.sleep(0.1)

@@ -8,7 +8,6 @@ log goes to a temporary file whose tail is in the error when it does not start.
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 import tempfile
@@ -19,23 +18,11 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from django.conf import settings
-from django.db import connection
 
-from console.live_server import database_url_for
+from console.live_server import worker_env
 from console.processes import spawn, stop
 
 READY_TIMEOUT_S = 90.0
-
-
-def _env() -> dict[str, str]:
-    env = dict(os.environ)
-    env.update(
-        DATABASE_URL=database_url_for(connection.settings_dict),
-        REDIS_URL=settings.REDIS_URL,
-        DJANGO_SETTINGS_MODULE="console.settings",
-        PYTHONUNBUFFERED="1",
-    )
-    return env
 
 
 @contextmanager
@@ -52,7 +39,7 @@ def celery_worker(queue: str, *, ready_timeout: float = READY_TIMEOUT_S) -> Iter
                  "--pool", "solo", "--concurrency", "1", "--hostname", hostname,
                  "--queues", queue, "--without-gossip", "--without-mingle",
                  "--loglevel", "WARNING"],
-                cwd=settings.BASE_DIR, env=_env(), stdout=out, stderr=subprocess.STDOUT,
+                cwd=settings.BASE_DIR, env=worker_env(), stdout=out, stderr=subprocess.STDOUT,
             )  # fmt: skip
         try:
             deadline = time.monotonic() + ready_timeout

@@ -10,6 +10,7 @@ child with ``roleplay.bench.asgi`` and :data:`QUEUE_ENV`.
 
 from __future__ import annotations
 
+import json
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -30,18 +31,32 @@ def use_queue(name: str) -> str:
     return previous
 
 
-def purge(name: str) -> int:
-    """Drop every message waiting on ``name``; how many there were."""
+PLANNING_TASK = "roleplay.run_planning"
+
+
+def purge(name: str, task: str | None = PLANNING_TASK) -> int:
+    """Drop every message waiting on ``name``; how many of them were ``task``'s (of any
+    task with None). A turn also queues other background work (recall indexing, the memory
+    pack's refresh), which a planning count leaves out."""
     from console.celery import app
 
     with app.connection_for_write() as connection:
-        return connection.default_channel.queue_purge(name) or 0
+        channel = connection.default_channel
+        counted = 0
+        for raw in channel.client.lrange(name, 0, -1):
+            try:
+                headers = json.loads(raw).get("headers") or {}
+            except ValueError:
+                continue
+            counted += task is None or headers.get("task") == task
+        channel.queue_purge(name)
+        return counted
 
 
 @contextmanager
-def private_queue() -> Iterator[dict]:
+def private_queue(task: str | None = PLANNING_TASK) -> Iterator[dict]:
     """This process's tasks go to a new private queue inside the block; it is purged on the
-    way out and ``found["purged"]`` says how many tasks it held."""
+    way out and ``found["purged"]`` says how many of ``task``'s tasks it held."""
     name = new_queue_name()
     previous = use_queue(name)
     found = {"queue": name, "purged": 0}
@@ -49,4 +64,4 @@ def private_queue() -> Iterator[dict]:
         yield found
     finally:
         use_queue(previous)
-        found["purged"] = purge(name)
+        found["purged"] = purge(name, task)

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+
+from memory.bench.stats import percentile
 
 TARGETS = {"ttfd_overhead_p50_ms": 30.0, "ttfd_overhead_p99_ms": 120.0}
 # ``bench_turns --agentic compare``: with Agent V2, time to first delta within 10 % of
@@ -34,17 +35,6 @@ class TurnSample:
         if self.ttfd_ms is None or self.server_first_chunk_ms is None:
             return None
         return self.ttfd_ms - self.server_first_chunk_ms
-
-
-def percentile(values: Sequence[float], q: float) -> float | None:
-    """Linear-interpolated ``q``-th percentile (0-100) of ``values``; None when empty."""
-    if not values:
-        return None
-    ordered = sorted(values)
-    rank = (len(ordered) - 1) * q / 100.0
-    low, high = math.floor(rank), math.ceil(rank)
-    value = ordered[low] + (ordered[high] - ordered[low]) * (rank - low)
-    return round(value, 2)
 
 
 def summary(values: Iterable[float | None]) -> dict[str, float | None]:

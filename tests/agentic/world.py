@@ -9,6 +9,7 @@ from typing import Any
 
 from asgiref.sync import sync_to_async
 
+from roleplay.agentic.config import SPECIALISTS
 from roleplay.llm.scripted_server import Reply
 from roleplay.models import Conversation, ModelConfig
 from roleplay.prompting.director_state import DIRECTOR_STATE_HEADER, DIRECTOR_STATE_SECTIONS
@@ -86,17 +87,7 @@ def make_world(tenant, player, character, llm, *, agentic: dict[str, Any] | None
         "modelConfigs": {
             "actor": "actor",
             "orchestrator": "orchestrator",
-            "specialists": {
-                tool: "specialist"
-                for tool in (
-                    "analyze_plot",
-                    "judge_npc",
-                    "audit_knowledge",
-                    "simulate_world",
-                    "manage_callbacks",
-                    "direct_scene",
-                )
-            },  # fmt: skip
+            "specialists": {tool: "specialist" for tool in SPECIALISTS},
             "director": "director",
             "autoReply": "autoreply",
         },

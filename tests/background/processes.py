@@ -7,7 +7,6 @@ Redis; rows it should see must be committed, hence ``transactional_db`` in its t
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 import time
@@ -17,24 +16,10 @@ from pathlib import Path
 
 from django.conf import settings
 
-from console.live_server import database_url_for
+from console.live_server import worker_env
 from console.processes import spawn, stop
 
 REPO = Path(settings.BASE_DIR)
-
-
-def child_env() -> dict[str, str]:
-    """The environment of a child process that uses the test database and our Redis."""
-    from django.db import connection
-
-    env = dict(os.environ)
-    env.update(
-        DATABASE_URL=database_url_for(connection.settings_dict),
-        REDIS_URL=settings.REDIS_URL,
-        DJANGO_SETTINGS_MODULE="console.settings",
-        PYTHONUNBUFFERED="1",
-    )
-    return env
 
 
 def manage(*args: str, timeout: float = 120) -> subprocess.CompletedProcess:
@@ -42,7 +27,7 @@ def manage(*args: str, timeout: float = 120) -> subprocess.CompletedProcess:
     return subprocess.run(
         [sys.executable, "manage.py", *args],
         cwd=REPO,
-        env=child_env(),
+        env=worker_env(),
         capture_output=True,
         text=True,
         timeout=timeout,
@@ -83,7 +68,7 @@ def start_worker(
         [sys.executable, "-m", "celery", "-A", "console.worker", "worker", "--pool", "solo",
          "--concurrency", "1", "--hostname", hostname, "--queues", queue, "--without-gossip",
          "--without-mingle", "--loglevel", "INFO"],
-        cwd=REPO, env={**child_env(), **(env or {})}, stdout=log.open("w"),
+        cwd=REPO, env={**worker_env(), **(env or {})}, stdout=log.open("w"),
         stderr=subprocess.STDOUT,
     )  # fmt: skip
     worker = Worker(process, hostname, queue, log)

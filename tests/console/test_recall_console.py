@@ -12,6 +12,7 @@ import pytest
 from console.models import Player
 from memory import packs
 from memory.turn_reads import turn_memory
+from roleplay.memory_pack_context import owner_of
 from roleplay.models import Character, Conversation
 from roleplay.views_recall import highlight
 from tests.memory.test_recall import _conversation
@@ -36,13 +37,7 @@ def _pack_key(conversation) -> str:
         str(conversation.character_id),
         conversation.session_id,
     )
-    owner = packs.Owner(
-        str(conversation.tenant_id),
-        str(conversation.player_id),
-        str(conversation.character_id),
-        conversation.session_id,
-    )
-    return owner.key(memory.config, memory.owner_revision)
+    return owner_of(conversation).key(memory.config, memory.owner_revision)
 
 
 @pytest.fixture

@@ -186,7 +186,7 @@ def _through_celery(tenant, turns: int) -> dict | None:
         index_for_recall(_TurnIds("bench-memory", owner.conversation_id, user, assistant))
 
     try:
-        with private_queue() as queue, celery_worker(queue["queue"]):
+        with private_queue(task=None) as queue, celery_worker(queue["queue"]):
             figures = searchable.measure(owner, turns, enqueue)
         return {**figures, "tasks_left_in_queue": queue["purged"]}
     except Exception as exc:  # no broker, no worker: the in-process figure stands alone
