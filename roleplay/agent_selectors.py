@@ -16,7 +16,6 @@ from typing import Any
 from pydantic import ValidationError
 
 from console.textdiff import line_diff
-from roleplay.agentic.config import AgenticV2
 from roleplay.agentic.ledger import TYPES as LEDGER_TYPES
 from roleplay.models import (
     AgentLedgerEntry,
@@ -26,6 +25,7 @@ from roleplay.models import (
     PlanningRun,
     Scenario,
 )
+from roleplay.selectors import agentic_config
 
 MAX_REVISIONS = 50
 MAX_LEDGER = 200
@@ -46,10 +46,8 @@ TIMING_KEYS = (
 def runs_agent_v2(scenario: Scenario | None) -> bool:
     """Whether turns under ``scenario`` run Agent V2: ``agenticV2`` on, and ``storyV1``
     (which wins) not on; the turn's own rule (``roleplay.agentic_context``)."""
-    if scenario is None or not scenario.agentic_v2 or (scenario.story_v1 or {}).get("enabled"):
-        return False
     try:
-        return AgenticV2.model_validate(scenario.agentic_v2, strict=False).enabled
+        return agentic_config(scenario) is not None
     except ValidationError:  # a config saved before a rule tightened: the turn refuses it too
         return False
 

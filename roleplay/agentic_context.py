@@ -14,10 +14,10 @@ delta is out (``ctx.beside_actor``): the Actor never waits for it.
 from __future__ import annotations
 
 from roleplay.agentic import inputs, ledger
-from roleplay.agentic.config import AgenticV2
 from roleplay.agentic.runner import Inputs
 from roleplay.memory_pack_context import PACK_KEY
 from roleplay.models import Conversation, TurnKind
+from roleplay.selectors import agentic_config
 from roleplay.services import agent_state, planning
 
 BLOCK_ID = "agentic:state"
@@ -31,10 +31,8 @@ PLANNING_KINDS = (
 
 def apply(ctx, conversation: Conversation) -> None:
     scenario = ctx.scenario
-    if scenario is None or not scenario.agentic_v2 or (scenario.story_v1 or {}).get("enabled"):
-        return
-    config = AgenticV2.model_validate(scenario.agentic_v2, strict=False)
-    if not config.enabled:
+    config = agentic_config(scenario)
+    if config is None:
         return
     snapshot = agent_state.read_state(conversation, scenario, active_ledger=ledger.NEWEST)
     block = inputs.actor_block(

@@ -12,10 +12,7 @@ is tried once more on ``recovery.transientRetryModelConfigId`` when one is set.
 
 from __future__ import annotations
 
-from django.db.models import Q
-
 from console.db import run_db
-from console.scoping import is_uuid
 from roleplay.agentic.config import AgenticV2
 from roleplay.llm.errors import ModelError
 from roleplay.llm.gateway import Gateway
@@ -24,6 +21,7 @@ from roleplay.models import ModelConfig
 from roleplay.preset_selectors import effective_preset
 from roleplay.prompting.macros import MacroContext, expand_macros
 from roleplay.prompting.presets import NamedPromptMissing
+from roleplay.selectors import model_configs_by_ref
 
 
 class RoleUnavailable(ModelError):
@@ -32,22 +30,6 @@ class RoleUnavailable(ModelError):
 
     def __init__(self, message: str) -> None:
         super().__init__("model_config_missing", message, retryable=False)
-
-
-def configs_by_ref(tenant, refs) -> dict[str, ModelConfig]:
-    """The tenant's model configs named by ``refs`` (ids or names), in one query."""
-    wanted = {ref for ref in refs if ref}
-    if not wanted:
-        return {}
-    ids = [ref for ref in wanted if is_uuid(ref)]
-    rows = ModelConfig.objects.filter(tenant=tenant).select_related("preset")
-    rows = rows.filter(Q(pk__in=ids) | Q(name__in=wanted))
-    found: dict[str, ModelConfig] = {}
-    for row in rows:
-        if str(row.pk) in wanted:
-            found[str(row.pk)] = row
-        found.setdefault(row.name, row)
-    return found
 
 
 def role_system(config: ModelConfig | None, template: str, variables: dict[str, str]) -> str:
@@ -74,7 +56,7 @@ class TenantModels:
         }
         for tool, ref in refs.specialists.model_dump().items():
             self.refs[f"specialist:{tool}"] = ref
-        self._configs = configs_by_ref(tenant, self.refs.values())  # read before the run
+        self._configs = model_configs_by_ref(tenant.pk, self.refs.values())  # read before the run
         self.call_ids: list[str] = []
 
     def config(self, role: str) -> ModelConfig:

@@ -15,7 +15,7 @@ from django.db.models import Count
 from memory import selectors as message_reads
 from memory.models import Message, MessageAlternative
 from roleplay.models import Conversation, Turn
-from roleplay.selectors import scenario_for
+from roleplay.selectors import auto_reply_config, scenario_for
 from roleplay.turns.records import live_turns
 
 TRANSCRIPT_LIMIT = message_reads.DEFAULT_HISTORY_LIMIT
@@ -48,6 +48,4 @@ def running_turn(conversation: Conversation) -> Turn | None:
 def offers_auto_reply(conversation) -> bool:
     """Whether the play page shows the suggestion row: the conversation's scenario runs
     Agent V2 with an ``autoReply`` model config (``services.auto_replies``)."""
-    scenario = scenario_for(conversation)
-    v2 = (scenario.agentic_v2 or {}) if scenario is not None else {}
-    return bool(v2.get("enabled", True) and (v2.get("modelConfigs") or {}).get("autoReply"))
+    return auto_reply_config(scenario_for(conversation)) is not None

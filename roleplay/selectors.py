@@ -28,9 +28,10 @@ from django.db.models.functions import Cast, Coalesce, Greatest
 from django.utils import timezone
 
 from console.models import Player
-from console.scoping import scoped
+from console.scoping import is_uuid, scoped
 from memory import selectors as message_reads
 from memory.models import Message
+from roleplay.agentic.config import AgenticV2, ScenarioConfig
 from roleplay.cards.images import CONTENT_TYPE, default_avatar, etag
 from roleplay.llm.gateway import env_default_config
 from roleplay.models import (
@@ -311,3 +312,40 @@ def scenario_for(conversation: Conversation) -> Scenario | None:
             if found is not None:
                 return found
     return None
+
+
+def agentic_config(scenario: Scenario | None) -> AgenticV2 | None:
+    """The scenario's Agent V2 config when its turns run Agent V2 (``ScenarioConfig.route``:
+    on, and Story, which wins, not on); else None. A stored config that no longer validates
+    raises ``ValidationError``."""
+    if scenario is None or not scenario.agentic_v2:
+        return None
+    config = ScenarioConfig.model_validate(
+        {"agenticV2": scenario.agentic_v2, "storyV1": scenario.story_v1}, strict=False
+    )
+    return config.agenticV2 if config.route == "agentic_v2" else None
+
+
+def auto_reply_config(scenario: Scenario | None) -> AgenticV2 | None:
+    """The scenario's Agent V2 config when it is on and names an ``autoReply`` model config
+    (what auto-reply suggestions need); else None."""
+    if scenario is None or not scenario.agentic_v2:
+        return None
+    config = AgenticV2.model_validate(scenario.agentic_v2, strict=False)
+    return config if config.enabled and config.modelConfigs.autoReply else None
+
+
+def model_configs_by_ref(tenant_id, refs) -> dict[str, ModelConfig]:
+    """The tenant's model configs named by ``refs`` (ids or names, as a scenario names
+    them), each under the ref that named it, with their presets, in one query."""
+    wanted = {ref for ref in refs if ref}
+    if not wanted:
+        return {}
+    ids = [ref for ref in wanted if is_uuid(ref)]
+    rows = ModelConfig.objects.filter(tenant_id=tenant_id).select_related("preset")
+    found: dict[str, ModelConfig] = {}
+    for row in rows.filter(Q(pk__in=ids) | Q(name__in=wanted)):
+        if str(row.pk) in wanted:
+            found[str(row.pk)] = row
+        found.setdefault(row.name, row)
+    return found

@@ -3,7 +3,7 @@ auto-reply suggestions (``auto-replies``)."""
 
 from __future__ import annotations
 
-from asgiref.sync import async_to_sync, sync_to_async
+from asgiref.sync import async_to_sync
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import serializers
@@ -13,15 +13,12 @@ from rest_framework.response import Response
 from console.scoping import is_uuid
 from roleplay.api.serializers import RejectUnknownFields, validated
 from roleplay.errors import NotFound
+from roleplay.llm.gateway import on_caller_thread
 from roleplay.models import PlanningRun
 from roleplay.services import auto_replies
 
 MAX_RUNS = 50
 TURN_ID = OpenApiParameter("turn_id", OpenApiTypes.UUID, OpenApiParameter.PATH)
-
-
-async def _on_this_thread(fn, *args, **kwargs):
-    return await sync_to_async(fn)(*args, **kwargs)
 
 
 class PlanningRunSerializer(serializers.ModelSerializer):
@@ -107,6 +104,6 @@ class PlanningActions:
             message_id=str(body["assistant_message_id"]),
             language=body["language"],
             wait_ms=body.get("wait_ms"),
-            db=_on_this_thread,
+            db=on_caller_thread,
         )
         return Response(answer)

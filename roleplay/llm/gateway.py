@@ -107,7 +107,8 @@ def resolve_config(tenant, *, conversation=None, character=None) -> ModelConfig 
     return rows.filter(is_default=True).first()
 
 
-async def _on_caller_thread(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+async def on_caller_thread(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+    """Run ``fn`` on the calling sync thread (and so in its transaction), from async code."""
     return await sync_to_async(fn)(*args, **kwargs)
 
 
@@ -140,7 +141,7 @@ class Gateway:
     async def _flush(self) -> None:
         while self.records:
             rec = self.records.pop(0)
-            row = await (self.run_db or _on_caller_thread)(
+            row = await (self.run_db or on_caller_thread)(
                 ModelCall.objects.create,
                 tenant=self.tenant,
                 config=self.config,

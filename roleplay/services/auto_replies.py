@@ -23,13 +23,18 @@ from console.db import run_db
 from memory import selectors as message_reads
 from roleplay.agentic import autoreply
 from roleplay.agentic.config import AgenticV2
-from roleplay.agentic_gateway import configs_by_ref, role_system
+from roleplay.agentic_gateway import role_system
 from roleplay.errors import NotFound, RoleplayError
 from roleplay.llm.errors import ModelError
 from roleplay.llm.gateway import Gateway
 from roleplay.llm.types import ModelRequest
 from roleplay.models import Conversation, PlanningRun
-from roleplay.selectors import persona_for, scenario_for
+from roleplay.selectors import (
+    auto_reply_config,
+    model_configs_by_ref,
+    persona_for,
+    scenario_for,
+)
 
 POLL_S = 0.25
 READ_LIMIT = 200
@@ -55,15 +60,13 @@ class AutoReplyFailed(RoleplayError, failures.BadGateway):
 
 def _setup(conversation: Conversation, message_id: str) -> dict:
     """Everything the call needs from the database, read once (before any wait)."""
-    scenario = scenario_for(conversation)
-    v2 = (scenario.agentic_v2 or {}) if scenario is not None else {}
-    config = AgenticV2.model_validate(v2, strict=False) if v2 else None
-    if config is None or not config.enabled or not config.modelConfigs.autoReply:
+    config = auto_reply_config(scenario_for(conversation))
+    if config is None:
         raise AutoReplyUnavailable(
             message="the conversation's scenario has no Agent V2 auto-reply model config"
         )
     ref = config.modelConfigs.autoReply
-    model_config = configs_by_ref(conversation.tenant, [ref]).get(ref)
+    model_config = model_configs_by_ref(conversation.tenant_id, [ref]).get(ref)
     if model_config is None:
         raise AutoReplyUnavailable(message=f"no model config {ref!r} for autoReply")
     lines = message_reads.get_history_lines(

@@ -13,13 +13,13 @@ from __future__ import annotations
 from django.db import transaction
 
 from console import failures
-from console.scoping import is_uuid
 from console.storable import unstorable_at
 from roleplay.agentic.config import ScenarioInvalid, as_json, check_scenario, model_config_refs
 from roleplay.errors import RoleplayError
-from roleplay.models import Character, Conversation, ModelConfig, Scenario
+from roleplay.models import Character, Conversation, Scenario
 from roleplay.preset_selectors import effective_preset
 from roleplay.prompting.presets import NamedPromptMissing
+from roleplay.selectors import model_configs_by_ref
 from roleplay.services import rows
 
 SCENARIO_FIELDS = ("name", "description", "model_config", "preset")
@@ -116,14 +116,7 @@ def _check_references(tenant_id, config) -> None:
     refs = model_config_refs(config)
     if not refs:
         return
-    wanted = {ref for _field, ref, _role in refs}
-    ids = [ref for ref in wanted if is_uuid(ref)]
-    found = ModelConfig.objects.filter(tenant_id=tenant_id).select_related("preset")
-    by_ref: dict[str, ModelConfig] = {}
-    for row in found.filter(pk__in=ids) if ids else []:
-        by_ref[str(row.pk)] = row
-    for row in found.filter(name__in=[ref for ref in wanted if ref not in by_ref]):
-        by_ref.setdefault(row.name, row)
+    by_ref = model_configs_by_ref(tenant_id, [ref for _field, ref, _role in refs])
     for field, ref, role in refs:
         row = by_ref.get(ref)
         if row is None:
