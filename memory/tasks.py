@@ -17,7 +17,9 @@ def trim_session(tenant_id: str, session_id: str, keep_recent: int) -> int:
     return services.trim_history(tenant, session_id, keep_recent)
 
 
-@shared_task(acks_late=True, name="memory.index_messages")
+# Sent on every turn, read by nobody: ``ignore_result`` spares the sender a subscription
+# to the task's result channel on each send.
+@shared_task(acks_late=True, ignore_result=True, name="memory.index_messages")
 def index_messages(
     tenant_id: str,
     session_id: str,
@@ -51,7 +53,7 @@ def reconcile_recall(tenant_id: str, session_id: str) -> int:
     return indexing.reconcile(tenant, session_id) if tenant is not None else 0
 
 
-@shared_task(acks_late=True, name="memory.refresh_pack")
+@shared_task(acks_late=True, ignore_result=True, name="memory.refresh_pack")
 def refresh_pack(owner: dict, key: str, query: str) -> int:
     """Compute a conversation's next pre-turn memory pack (``memory.packs``)."""
     from memory import packs

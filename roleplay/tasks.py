@@ -14,7 +14,9 @@ def expire_abandoned_turns() -> int:
     return turns.expire_abandoned()
 
 
-@shared_task(acks_late=True, name="roleplay.run_planning")
+# Sent on every turn, read by nobody: ``ignore_result`` spares the sender a subscription
+# to the task's result channel on each send.
+@shared_task(acks_late=True, ignore_result=True, name="roleplay.run_planning")
 def run_planning(run_id: str) -> str:
     """One turn's Agent V2 background run; idempotent per run (``services.planning``): a
     second delivery of a finished run does nothing, a redelivery after a killed worker

@@ -60,7 +60,7 @@ async def run_turn(
     started = time.perf_counter()
     parts: list[str] = []
     trace: dict = {}
-    beside = _Beside()
+    beside = _Beside(turn.id)
     try:
         ctx = preloaded if preloaded is not None else await run_db(load_context, turn)
         if isinstance(ctx, Exception):
@@ -107,27 +107,39 @@ async def run_turn(
     else:
         await _after_commit(ctx, emit)
     finally:
-        await beside.finish(turn)
+        await beside.finish()
         turn_id_var.reset(token)
 
 
 class _Beside:
     """The context's ``beside_actor`` work: started once, when the first delta is out (or
-    when the turn ends without one), and awaited before the turn is done."""
+    when the turn ends without one), and awaited before the turn is done. All of it runs in
+    one database call (one thread hand-off and one pooled connection, not one each), each
+    piece on its own: a failure is logged and the rest still runs."""
 
-    def __init__(self) -> None:
+    def __init__(self, turn_id) -> None:
+        self.turn_id = turn_id
         self.work: list[Callable[[], None]] = []
-        self.running: list[asyncio.Future] | None = None
+        self.running: asyncio.Future | None = None
 
     def start(self) -> None:
-        if self.running is None:
-            self.running = [asyncio.ensure_future(run_db(fn)) for fn in self.work]
+        if self.running is None and self.work:
+            self.running = asyncio.ensure_future(run_db(self._run_all, list(self.work)))
 
-    async def finish(self, turn: Turn) -> None:
+    def _run_all(self, work: list[Callable[[], None]]) -> None:
+        for fn in work:
+            try:
+                fn()
+            except Exception:
+                logger.exception("work beside turn %s failed", self.turn_id)
+
+    async def finish(self) -> None:
         self.start()
-        for outcome in await asyncio.gather(*self.running or [], return_exceptions=True):
-            if isinstance(outcome, BaseException):
-                logger.error("work beside turn %s failed", turn.id, exc_info=outcome)
+        if self.running is not None:
+            try:
+                await self.running
+            except Exception:
+                logger.exception("work beside turn %s failed", self.turn_id)
 
 
 async def _stream_reply(

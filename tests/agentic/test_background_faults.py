@@ -139,7 +139,9 @@ async def test_a_task_delivered_twice_commits_once(celery_worker, tenant, player
     await say(comm, "Hello.", "t1")
     done = (await until(comm, "planning.completed"))[-1]
     run = await PlanningRun.objects.aget(turn_id=done["turn_id"])
-    again = await sync_to_async(lambda: run_planning.delay(str(run.pk)).get(timeout=60))()
+    again = await sync_to_async(
+        lambda: run_planning.apply_async((str(run.pk),), ignore_result=False).get(timeout=60)
+    )()
     assert again == "skipped"
     run = await PlanningRun.objects.aget(pk=run.pk)
     assert run.deliveries == 1 and run.revision == 1
