@@ -387,3 +387,20 @@ class RecallItem(TenantScopedModel):
             models.Index(fields=["session_id", "ts"], name="recall_session_ts"),
             GinIndex(fields=["lexemes"], name="recall_lexemes"),
         ]
+
+
+class RecallTerm(TenantScopedModel):
+    """How many of one player's recall rows hold ``term`` (``df``), what BM25 weighs a query
+    term by; the row with the empty term counts the rows themselves and sums their lengths
+    (distinct terms per row). Kept by statement triggers on :class:`RecallItem` (migration
+    ``0009_recall_terms``), so every insert and delete counts, a cascade's included."""
+
+    player = models.ForeignKey("console.Player", on_delete=models.CASCADE, related_name="+")
+    term = models.TextField()
+    df = models.BigIntegerField(default=0)
+    length_sum = models.BigIntegerField(default=0)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["tenant", "player", "term"], name="recall_term_unique")
+        ]

@@ -1,7 +1,6 @@
 """The benchmark's baselines, beside the product's hybrid recall (``memory.recall.search``).
 
-- lexical only: the owner's index rows ranked by ``ts_rank_cd`` of the same ``tsquery`` the
-  product builds (``memory.engine.recall.tsquery_literal``), rows sharing no term left out;
+- lexical only: the product's lexical side alone (BM25 over the owner's rows);
 - vector only: the owner's rows by cosine distance to the query's vector (the same
   embedder), exact, as the product's vector side;
 - recency: the conversation's last :data:`RECENT` messages, what a plain history window
@@ -22,6 +21,7 @@ from django.db import connection
 from memory.bench.ingest import Owner
 from memory.engine import recall as terms
 from memory.models import RecallItem
+from memory.recall.search import lexical_messages
 from worldbook.indexing import default_embedder
 
 POOL = 200  # candidates, as the product takes from each side
@@ -29,20 +29,9 @@ RECENT = 50
 
 
 def lexical(owner: Owner, query: str, *, pool: int = POOL) -> list[str]:
-    """Message ids best first by lexical rank (none when the query has no term)."""
-    tsquery = terms.tsquery_literal(query)
-    if not tsquery:
-        return []
-    sql = f"""
-        SELECT r.message_id, MAX(ts_rank_cd(r.lexemes, %(tsq)s::tsquery, 1)) AS rank,
-               MAX(r.ts) AS ts
-        FROM {RecallItem._meta.db_table} r
-        WHERE r.tenant_id = %(tenant)s AND r.player_id = %(player)s
-          AND r.lexemes @@ %(tsq)s::tsquery
-        GROUP BY r.message_id ORDER BY rank DESC, ts DESC LIMIT %(pool)s
-    """
-    params = {"tsq": tsquery, "tenant": owner.tenant.pk, "player": owner.player.pk, "pool": pool}
-    return _ids(sql, params)
+    """Message ids best first by the product's lexical side alone (BM25 over the owner's
+    rows, ``memory.recall.search.lexical_messages``)."""
+    return lexical_messages(owner.tenant, owner.player, query, pool=pool)
 
 
 def vector(owner: Owner, query: str, *, pool: int = POOL) -> list[str]:

@@ -5,15 +5,22 @@
 - The lexical side uses the worldbook engine's terms (words, CJK bigrams and unigrams), so
   Chinese and Japanese text is searchable without a dictionary. PostgreSQL stores them as a
   ``tsvector`` written literally (no parser of its own in between, so a CJK bigram stays a
-  bigram) with each term's positions, and ranks with ``ts_rank_cd``; the query is the
-  ``tsquery`` OR of the query's terms.
+  bigram) with each term's positions, and the rows are ranked by BM25 with the player's own
+  term statistics (``idf``, :func:`candidate_terms`). Latin words are reduced to their
+  English Snowball stem ("volunteering" and "volunteer" meet), unlike the worldbook's
+  browsing index: a memory is asked for in other words than it was said in.
 - The hybrid score blends the lexical rank (normalised by the best of the candidates) with
   the vector similarity, as the worldbook's hybrid search does.
 """
 
 from __future__ import annotations
 
+import math
+import threading
 from collections import defaultdict
+from functools import lru_cache
+
+import snowballstemmer
 
 from worldbook.engine.lexical import document_terms, query_terms
 
@@ -22,7 +29,33 @@ MAX_POSITION = 16383  # PostgreSQL's largest tsvector position
 MAX_POSITIONS = 256  # and how many it keeps per lexeme
 MAX_LEXEME_BYTES = 2046
 MAX_QUERY_TERMS = 64
-LEXICAL_WEIGHT, VECTOR_WEIGHT = 0.5, 0.5
+LEXICAL_WEIGHT, VECTOR_WEIGHT = 0.8, 0.2
+K1, B = 1.2, 0.75  # BM25's term-frequency saturation and length normalisation
+# Rows are gathered by the query's rarer terms only: a term in more than this share of the
+# player's rows (and more than the floor) weighs little and would gather most of them.
+CANDIDATE_SHARE, CANDIDATE_FLOOR, CANDIDATE_MIN_TERMS = 0.05, 64, 2
+
+
+# The terms' analysis: a change here changes what the index holds (``indexing`` re-indexes a
+# message whose stored hash was made under another analyser).
+ANALYSER = "words+cjk-bigrams/snowball-english"
+_stemmers = threading.local()  # a Snowball stemmer keeps its state while it works
+
+
+@lru_cache(maxsize=65536)
+def stem(term: str) -> str:
+    """A Latin word's English stem; any other term (digits, CJK) as it is."""
+    if not (term.isascii() and term.isalpha()):
+        return term
+    stemmer = getattr(_stemmers, "english", None)
+    if stemmer is None:
+        stemmer = _stemmers.english = snowballstemmer.stemmer("english")
+    return stemmer.stemWord(term)
+
+
+def indexed_terms(text: str) -> list[str]:
+    """The terms a stored text is indexed under, in order (repeats kept)."""
+    return [stem(term) for term in document_terms(text)]
 
 
 def chunks(text: str) -> list[str]:
@@ -42,7 +75,7 @@ def _quote(term: str) -> str:
 def tsvector_literal(text: str) -> str:
     """``text``'s terms as a ``tsvector`` literal with their positions."""
     positions: dict[str, list[int]] = defaultdict(list)
-    for index, term in enumerate(document_terms(text), start=1):
+    for index, term in enumerate(indexed_terms(text), start=1):
         found = positions[term]
         if len(found) < MAX_POSITIONS:
             found.append(min(index, MAX_POSITION))
@@ -51,10 +84,31 @@ def tsvector_literal(text: str) -> str:
     )
 
 
-def tsquery_literal(query: str) -> str:
-    """The ``tsquery`` literal matching any of ``query``'s terms; empty when it has none."""
-    terms = list(dict.fromkeys(query_terms(query)))[:MAX_QUERY_TERMS]
+def distinct_terms(query: str) -> list[str]:
+    """``query``'s terms, each once, at most :data:`MAX_QUERY_TERMS`."""
+    return list(dict.fromkeys(stem(term) for term in query_terms(query)))[:MAX_QUERY_TERMS]
+
+
+def tsquery_literal(query: str | list[str]) -> str:
+    """The ``tsquery`` literal matching any of ``query``'s terms (a text, or terms already
+    taken from one); empty when it has none."""
+    terms = distinct_terms(query) if isinstance(query, str) else query
     return " | ".join(_quote(term) for term in terms)
+
+
+def idf(rows: int, df: int) -> float:
+    """BM25's inverse document frequency of a term in ``df`` of ``rows`` rows (never
+    negative)."""
+    return math.log(1.0 + (rows - df + 0.5) / (df + 0.5))
+
+
+def candidate_terms(dfs: dict[str, int], rows: int) -> list[str]:
+    """The terms that gather candidate rows: those held by few enough rows, else the
+    rarest :data:`CANDIDATE_MIN_TERMS`; terms no row holds are left out."""
+    held = sorted((df, term) for term, df in dfs.items() if df > 0)
+    limit = max(CANDIDATE_FLOOR, CANDIDATE_SHARE * rows)
+    rare = [term for df, term in held if df <= limit]
+    return rare or [term for _df, term in held[:CANDIDATE_MIN_TERMS]]
 
 
 def blend(lexical: float, best_lexical: float, vector: float) -> float:

@@ -25,7 +25,9 @@ ROLES = ("user", "assistant")
 
 
 def _hash(text: str, embedder: str) -> str:
-    return hashlib.sha256(f"{embedder}\n{text}".encode()).hexdigest()
+    """What a row was made from: the text, the embedder and the terms' analyser; a message
+    whose hash differs is indexed again."""
+    return hashlib.sha256(f"{embedder}\n{terms.ANALYSER}\n{text}".encode()).hexdigest()
 
 
 def index_messages(
@@ -63,15 +65,14 @@ def index_messages(
     return len(changed)
 
 
+INSERT_ROWS = 1000  # chunks per INSERT statement (15 parameters each)
+
+
 def _insert(tenant, session_id, player_id, character_id, conversation_id, items, embedder):
-    """One INSERT for the chunks; the lexemes are a literal ``tsvector`` (no parser)."""
+    """The chunks in as few INSERTs as can be (the term statistics' trigger runs once a
+    statement); the lexemes are a literal ``tsvector`` (no parser)."""
     table = RecallItem._meta.db_table
-    sql = f"""
-        INSERT INTO {table} (tenant_id, player_id, character_id, conversation_id, session_id,
-            message_id, chunk, role, ts, text, lexemes, embedding, embedder, content_hash,
-            created_at)
-        VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s::tsvector, %s::vector, %s, %s, %s)
-    """
+    row = "(%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s::tsvector, %s::vector, %s, %s, %s)"
     params = [
         (
             tenant.pk, player_id, character_id, conversation_id, session_id, message.pk,
@@ -81,7 +82,14 @@ def _insert(tenant, session_id, player_id, character_id, conversation_id, items,
         for message, number, piece, lexemes, vector, digest in items
     ]  # fmt: skip
     with connection.cursor() as cursor:
-        cursor.executemany(sql, params)
+        for start in range(0, len(params), INSERT_ROWS):
+            batch = params[start : start + INSERT_ROWS]
+            cursor.execute(
+                f"""INSERT INTO {table} (tenant_id, player_id, character_id, conversation_id,
+                    session_id, message_id, chunk, role, ts, text, lexemes, embedding, embedder,
+                    content_hash, created_at) VALUES {", ".join([row] * len(batch))}""",
+                [value for values in batch for value in values],
+            )
 
 
 def owner_of(tenant, session_id: str) -> dict | None:

@@ -4,8 +4,8 @@ Every search is filtered by tenant and player in the SQL itself (and by conversa
 character and time when asked), so another player's or tenant's text can never come back,
 however well it matches. The vector side is an exact search over the owner's rows (the
 embedded pgvector 0.6.2 has no iterative index scan, so an approximate index filtered
-afterwards could return fewer than ``k``); the lexical side ranks the owner's rows that
-share a term with the query. Both candidate lists are blended (``engine.recall.blend``);
+afterwards could return fewer than ``k``); the lexical side ranks the owner's rows by BM25
+with the player's own term statistics. Both candidate lists are blended (``engine.recall.blend``);
 a message hit is widened with the messages just before and after it (seed 001's range
 read) and hits that a wider one already covers are dropped.
 """
@@ -19,7 +19,7 @@ from datetime import datetime
 from django.db import connection
 
 from memory.engine import recall as terms
-from memory.models import EntryStatus, MemoryEntry, Message, RecallItem
+from memory.models import EntryStatus, MemoryEntry, Message, RecallItem, RecallTerm
 from worldbook.engine.embedder import cosine
 from worldbook.engine.lexical import Doc, LexicalIndex
 from worldbook.indexing import default_embedder
@@ -73,14 +73,8 @@ def _messages(tenant, player, q: RecallQuery, vector: list[float]) -> list[dict]
     where, params = _filters(q)
     owner = f"r.tenant_id = %(tenant)s AND r.player_id = %(player)s{where}"
     params.update(tenant=tenant.pk, player=player.pk, vec=terms.vector_literal(vector), pool=POOL)
-    tsquery = terms.tsquery_literal(q.query)
-    lexical = "SELECT NULL::bigint AS id, 0.0::real AS lexical WHERE FALSE"
-    if tsquery:
-        params["tsq"] = tsquery
-        lexical = f"""
-            SELECT r.id, ts_rank_cd(r.lexemes, %(tsq)s::tsquery, 1) AS lexical
-            FROM {table} r WHERE {owner} AND r.lexemes @@ %(tsq)s::tsquery
-            ORDER BY lexical DESC LIMIT %(pool)s"""
+    lexical = _lexical(tenant, player, q.query, owner, params)
+    lexical = lexical or "SELECT NULL::bigint AS id, 0.0::float8 AS lexical WHERE FALSE"
     sql = f"""
         WITH lex AS ({lexical}),
         vec AS (
@@ -107,6 +101,68 @@ def _messages(tenant, player, q: RecallQuery, vector: list[float]) -> list[dict]
     # Hits inside a better hit's range are dropped, so more are widened than are kept.
     ranked = sorted(by_message.items(), key=lambda pair: -pair[1][0])[: q.k * WIDEN_SPARE]
     return _widen(tenant, ranked, q.k)
+
+
+def _lexical(tenant, player, query: str, owner: str, params: dict) -> str | None:
+    """The lexical side's statement (``id, lexical``: the owner's best rows by BM25), its
+    parameters added to ``params``; None when no row of the owner holds a query term.
+
+    Each query term weighs its ``idf`` among the player's rows (``RecallTerm``); rows are
+    gathered by the rarer terms (``engine.recall.candidate_terms``, through the GIN index)
+    and scored on every term they hold."""
+    wanted = terms.distinct_terms(query)
+    if not wanted:
+        return None
+    stats = dict.fromkeys(wanted, (0, 0))
+    stats.update(
+        (term, (df, length_sum))
+        for term, df, length_sum in RecallTerm.objects.filter(
+            tenant=tenant, player=player, term__in=[*wanted, ""]
+        ).values_list("term", "df", "length_sum")
+    )
+    rows, length_sum = stats.pop("", (0, 0))
+    dfs = {term: df for term, (df, _sum) in stats.items()}
+    gather = terms.candidate_terms(dfs, rows)
+    if rows <= 0 or not gather:
+        return None
+    held = [term for term, df in dfs.items() if df > 0]
+    params.update(
+        tsq=terms.tsquery_literal(gather),
+        q_terms=held,
+        q_idfs=[terms.idf(rows, dfs[term]) for term in held],
+        avgdl=max(length_sum / rows, 1.0),
+        k1=terms.K1,
+        b=terms.B,
+    )
+    tf = "GREATEST(cardinality(u.positions), 1)"
+    norm = "%(k1)s * (1 - %(b)s + %(b)s * length(r.lexemes) / %(avgdl)s)"
+    return f"""
+        SELECT r.id, SUM(q.idf * {tf} * (%(k1)s + 1) / ({tf} + {norm})) AS lexical
+        FROM {RecallItem._meta.db_table} r
+        CROSS JOIN LATERAL unnest(r.lexemes) u
+        JOIN unnest(%(q_terms)s::text[], %(q_idfs)s::float8[]) AS q(term, idf)
+            ON q.term = u.lexeme
+        WHERE {owner} AND r.lexemes @@ %(tsq)s::tsquery
+        GROUP BY r.id ORDER BY lexical DESC LIMIT %(pool)s"""
+
+
+def lexical_messages(tenant, player, query: str, *, pool: int = POOL) -> list[str]:
+    """Message ids best first by the lexical side alone (a message by its best chunk; a
+    tie to the newer one): the benchmark's lexical-only baseline."""
+    params: dict = {"tenant": tenant.pk, "player": player.pk, "pool": pool}
+    owner = "r.tenant_id = %(tenant)s AND r.player_id = %(player)s"
+    lexical = _lexical(tenant, player, query, owner, params)
+    if lexical is None:
+        return []
+    sql = f"""
+        WITH lex AS ({lexical})
+        SELECT r.message_id, MAX(lex.lexical) AS rank, MAX(r.ts) AS ts
+        FROM lex JOIN {RecallItem._meta.db_table} r ON r.id = lex.id
+        GROUP BY r.message_id ORDER BY rank DESC, ts DESC
+    """
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        return [str(row[0]) for row in cursor.fetchall()]
 
 
 def _widen(tenant, ranked, k: int) -> list[dict]:

@@ -33,3 +33,25 @@ def test_long_texts_are_chunked_with_overlap():
 def test_the_blend_normalises_the_lexical_side():
     assert recall.blend(2.0, 4.0, 0.5) == 0.5 * 0.5 + 0.5 * 0.5
     assert recall.blend(1.0, 0.0, -0.2) == 0.0
+
+
+def test_words_meet_their_english_stems_and_other_terms_stay():
+    assert recall.stem("volunteering") == recall.stem("volunteer")
+    assert recall.stem("proposal") == recall.stem("propose")
+    assert recall.stem("2024") == "2024" and recall.stem("钥匙") == "钥匙"
+    assert recall.distinct_terms("Volunteering volunteers") == [recall.stem("volunteer")]
+    assert recall.stem("volunteer") in recall.tsvector_literal("I volunteered there")
+
+
+def test_idf_falls_as_a_term_spreads_and_never_goes_negative():
+    assert recall.idf(1000, 1) > recall.idf(1000, 100) > recall.idf(1000, 1000) >= 0.0
+
+
+def test_candidates_are_gathered_by_the_rarer_terms():
+    rows = 10_000
+    dfs = {"the": 9_000, "cello": 12, "learn": 400, "absent": 0}
+    assert recall.candidate_terms(dfs, rows) == ["cello", "learn"]
+    # every term common: the rarest two still gather
+    common = {"the": 9_000, "and": 8_000, "you": 7_000}
+    assert recall.candidate_terms(common, rows) == ["you", "and"]
+    assert recall.candidate_terms({"absent": 0}, rows) == []

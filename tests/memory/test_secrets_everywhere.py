@@ -55,8 +55,11 @@ NOT_TEXT = {
 # The transcript and its side store (seed 001) keep what was said, as said: they are the
 # conversation, not memory learned from it, and forgetting deletes them (``memory.forget``).
 # The recall index holds the transcript's own text, chunked, and goes with it (the message
-# store's ``messages_deleted``).
-TRANSCRIPT = {"Message", "MessageAlternative", "MessageEdit", "MemoryMetadata", "RecallItem"}
+# store's ``messages_deleted``); its term statistics hold the transcript's words, and a
+# word no indexed message holds any more leaves them (``memory.RecallTerm``).
+TRANSCRIPT = {
+    "Message", "MessageAlternative", "MessageEdit", "MemoryMetadata", "RecallItem", "RecallTerm"
+}  # fmt: skip
 
 
 def _memory_text_fields():
