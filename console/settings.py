@@ -191,6 +191,7 @@ CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_BEAT_SCHEDULE: dict = {
     "expire-abandoned-turns": {"task": "roleplay.expire_abandoned_turns", "schedule": 60.0},
     "requeue-planning-runs": {"task": "roleplay.requeue_planning_runs", "schedule": 60.0},
+    "requeue-memory-jobs": {"task": "memory.requeue_jobs", "schedule": 60.0},
 }
 
 REST_FRAMEWORK = {

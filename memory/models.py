@@ -404,3 +404,44 @@ class RecallTerm(TenantScopedModel):
         constraints = [
             models.UniqueConstraint(fields=["tenant", "player", "term"], name="recall_term_unique")
         ]
+
+
+class JobKind(models.TextChoices):
+    LEARN = "learn", "learn"
+    FORGET = "forget", "forget"
+
+
+class JobStatus(models.TextChoices):
+    QUEUED = "queued", "queued"
+    RUNNING = "running", "running"
+    DONE = "done", "done"
+    FAILED = "failed", "failed"
+    CANCELLED = "cancelled", "cancelled"
+
+
+class MemoryJob(TenantScopedModel):
+    """A ``learn`` or ``forget`` admitted for later delivery (seed 003's outbox,
+    ``memory.jobs``): the acknowledgement is this row, committed; a Celery task delivers it.
+    ``payload`` holds the scrubbed, validated write and its trusted scope (the tenant and
+    player are the row's own), never a credential."""
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    player = models.ForeignKey("console.Player", on_delete=models.CASCADE, related_name="+")
+    kind = models.CharField(max_length=16, choices=JobKind.choices)
+    status = models.CharField(max_length=16, choices=JobStatus.choices, default=JobStatus.QUEUED)
+    payload = models.JSONField(default=dict)
+    attempts = models.PositiveIntegerField(default=0)
+    error_code = models.CharField(max_length=64, blank=True, default="")
+    error = models.TextField(blank=True, default="")
+    result = models.JSONField(default=dict)
+    claim = models.UUIDField(null=True, blank=True)
+    next_attempt_at = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        indexes = [
+            models.Index(fields=["tenant", "status", "created_at"], name="memory_job_status"),
+            models.Index(fields=["tenant", "player", "created_at"], name="memory_job_player"),
+        ]

@@ -6,6 +6,7 @@ from celery import shared_task
 
 from console.models import Tenant
 from memory import services
+from memory.jobs import RUN_BUDGET_S
 
 
 @shared_task(acks_late=True, name="memory.trim_session")
@@ -60,3 +61,26 @@ def refresh_pack(owner: dict, key: str, query: str) -> int:
 
     packs.refreshed()
     return packs.build(packs.Owner(**owner), key, query)
+
+
+@shared_task(
+    acks_late=True,
+    ignore_result=True,
+    name="memory.deliver_job",
+    soft_time_limit=RUN_BUDGET_S,
+    time_limit=RUN_BUDGET_S + 10,
+)
+def deliver_job(job_id: str) -> str:
+    """Deliver one admitted learn or forget (``memory.jobs``); a second delivery of a job
+    that is not queued does nothing."""
+    from memory import jobs
+
+    return jobs.deliver(job_id)
+
+
+@shared_task(name="memory.requeue_jobs")
+def requeue_jobs() -> int:
+    """Send again the learn and forget jobs whose task was lost. Runs every minute."""
+    from memory import jobs
+
+    return jobs.requeue_stalled()

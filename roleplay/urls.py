@@ -7,6 +7,7 @@ from roleplay import (
     views_memory,
     views_memory_entries,
     views_memory_handoffs,
+    views_memory_jobs,
     views_memory_queue,
     views_memory_settings,
     views_personas,
@@ -101,6 +102,12 @@ urlpatterns = [
     ),
     path("console/memory/", views_memory_entries.memory_entries, name="memory_entries"),
     path("console/memory/queue/", views_memory_queue.memory_queue, name="memory_queue"),
+    path("console/memory/jobs/", views_memory_jobs.memory_jobs, name="memory_jobs"),
+    path(
+        "console/memory/jobs/<uuid:job_id>/",
+        views_memory_jobs.memory_job_action,
+        name="memory_job_action",
+    ),
     path("console/memory/recall/", views_recall.memory_recall, name="memory_recall"),
     path(
         "console/memory/queue/<uuid:entry_id>/",

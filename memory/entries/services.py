@@ -252,6 +252,19 @@ def delete_entry(tenant, entry: MemoryEntry, version) -> None:
         owners.touch(tenant, entry.player_id, epoch=True)
 
 
+def forget_entries(tenant, player, entry_ids) -> int:
+    """Delete those of the player's entries that are still there, whatever their version
+    (a forget is not an edit: there is nothing to lose by racing one); how many went."""
+    with transaction.atomic():
+        _deleted, by_model = MemoryEntry.objects.filter(
+            tenant=tenant, player=player, pk__in=list(entry_ids)
+        ).delete()
+        count = by_model.get(MemoryEntry._meta.label, 0)
+        if count:
+            owners.touch(tenant, player.pk, epoch=True)
+    return count
+
+
 def _expect_status(entry: MemoryEntry, status: str, action: str) -> None:
     if entry.status != status:
         raise MemoryConflict(

@@ -29,6 +29,7 @@ from roleplay.api.memory_documents import MemoryDocumentActions
 from roleplay.api.memory_entries import MemoryEntryActions
 from roleplay.api.memory_forget import MemoryClearActions
 from roleplay.api.memory_handoffs import MemoryHandoffActions
+from roleplay.api.memory_jobs import MemoryJobActions
 from roleplay.api.memory_recall import MemoryRecallActions
 from roleplay.api.memory_settings import CharacterMemorySettingsActions
 from roleplay.api.message_actions import MessageActions
@@ -95,6 +96,7 @@ class CharacterViewSet(CardActions, CharacterMemorySettingsActions, ServiceWrite
 
 class PlayerViewSet(
     MemoryEntryActions,
+    MemoryJobActions,
     MemoryHandoffActions,
     MemoryClearActions,
     MemoryRecallActions,

@@ -44,13 +44,14 @@ class World:
     entry: object = None
     handoff: object = None
     scenario: object = None
+    job: object = None
 
     def ids_for(self, route) -> dict:
         """The ids of ``route``'s path in this world: ``pk`` its object of the route's model,
         ``message_id`` the conversation's last message, ``turn_id`` its finished turn,
         ``slot`` its memory document's slot, ``entry_id`` the player's memory entry (a
         candidate at version 1), ``handoff_id`` the player's handoff to the character (pending,
-        version 1)."""
+        version 1), ``job_id`` the player's learn job (failed)."""
         ids = {}
         for name in route.params:
             if name == "pk":
@@ -65,6 +66,8 @@ class World:
                 ids[name] = self.entry.pk
             elif name == "handoff_id":
                 ids[name] = self.handoff.pk
+            elif name == "job_id":
+                ids[name] = self.job.pk
             else:
                 raise LookupError(f"no {name!r} in the test world: add it to World.ids_for")
         return ids
@@ -84,6 +87,7 @@ def build_world(tenant, base_url: str, label: str) -> World:
     from console.models import Player
     from memory.entries import services as memory_entries
     from memory.handoffs.services import create_handoff
+    from memory.models import MemoryJob
     from roleplay.models import Character, Conversation, ModelConfig, Persona, PlanningRun
     from roleplay.services import agent_state
     from roleplay.services.presets import create_preset
@@ -149,6 +153,12 @@ def build_world(tenant, base_url: str, label: str) -> World:
         conversation, scenario, expected_head=0, state=f"{label}: the state", tools_called=[],
         source_turn=1, source_message_id=messages[-1].id,
     )  # fmt: skip
+    job = MemoryJob.objects.create(
+        tenant=tenant, player=player, kind="learn", status="failed", attempts=8,
+        payload={"kind": "fact", "scope": "shared", "content": f"{label}: likes tea",
+                 "tags": [], "character_id": "", "session_id": ""},
+        error_code="delivery_exhausted",
+    )  # fmt: skip
     return World(
         tenant,
         config,
@@ -162,6 +172,7 @@ def build_world(tenant, base_url: str, label: str) -> World:
         entry,
         handoff,
         scenario,
+        job,
     )
 
 

@@ -185,6 +185,9 @@ def valid_body(route: Route, method: str, world) -> dict:
         "player-memory-clear": {},
         "player-memory-recall": {"query": "hello"},
         "player-memory-fetch": {"ids": [str(world.messages[-1].id)]},
+        "player-memory-learn": {"content": "likes green tea"},
+        "player-memory-forget": {"ids": [str(world.entry.pk)]},
+        "player-memory-list": {},
         "player-memory-handoffs": {
             "from_character": "an-earlier-persona",
             "to_character": str(world.character.id),

@@ -24,6 +24,7 @@ BY_PARAMETER = {
     "entry_id": lambda w: w.objects.entry.pk,
     "slot": lambda w: "default",
     "handoff_id": lambda w: w.objects.handoff.pk,
+    "job_id": lambda w: w.objects.job.pk,
 }
 
 

@@ -39,6 +39,7 @@ SCRUBBED = {
     "MemoryDocumentRevision.data",
     "MemoryHandoff.summary",
     "MemoryProposal.data",
+    "MemoryJob.payload",  # a learn's entry, scrubbed at admission (``memory.jobs``)
 }
 # Text fields that hold no user text: ids, enums, hashes, names checked against a pattern.
 NOT_TEXT = {
@@ -51,6 +52,8 @@ NOT_TEXT = {
     "MemoryProposal.session_id", "MemoryProposal.slot", "MemoryProposal.status",
     "MemoryProposal.reason",
     "MemorySettings.character_id", "MemorySettings.data",  # an operator's settings
+    "MemoryJob.kind", "MemoryJob.status", "MemoryJob.error_code",
+    "MemoryJob.error", "MemoryJob.result",  # our own codes and messages, ids and counts
 }  # fmt: skip
 # The transcript and its side store (seed 001) keep what was said, as said: they are the
 # conversation, not memory learned from it, and forgetting deletes them (``memory.forget``).
@@ -114,6 +117,14 @@ def test_no_door_stores_a_raw_secret(
     )
     assert changed.status_code == 200, changed.content
     doors += 2
+    # REST: a learn, held in the job outbox until a worker delivers it.
+    learned_job = api.post(
+        f"/api/v1/players/{player.pk}/memory/learn",
+        {"content": corpus[:4000], "tags": [RAW[9]]},
+        format="json",
+    )
+    assert learned_job.status_code == 202, learned_job.content
+    doors += 1
     # REST: a document, secrets in nested values.
     document = api.put(
         f"/api/v1/conversations/{conversation.pk}/memory-documents/default/",
@@ -171,6 +182,6 @@ def test_no_door_stores_a_raw_secret(
     assert "[redacted:" in stored
     leaked = [raw for raw in RAW if raw in stored]
     assert not leaked, f"raw secrets stored in memory: {leaked}"
-    assert doors == 8
+    assert doors == 9
     # The transcript keeps what was said: it is the conversation (see TRANSCRIPT).
     assert Message.objects.filter(content__contains=RAW[0]).exists()
