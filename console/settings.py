@@ -176,6 +176,8 @@ CACHES = {
 CELERY_BROKER_URL = REDIS_URL.replace("unix://", "redis+socket://", 1)
 CELERY_RESULT_BACKEND = CELERY_BROKER_URL
 CELERY_TASK_ACKS_LATE = True
+# The queue tasks are sent to (and a worker started with no ``--queues`` consumes).
+CELERY_TASK_DEFAULT_QUEUE = os.environ.get("CELERY_TASK_DEFAULT_QUEUE", "celery")
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 # A task taken by a worker that died (SIGKILL, OOM) is handed to another worker once it has
 # been invisible this long (kombu's Redis transport); it must exceed the longest task, since

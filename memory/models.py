@@ -445,3 +445,28 @@ class MemoryJob(TenantScopedModel):
             models.Index(fields=["tenant", "status", "created_at"], name="memory_job_status"),
             models.Index(fields=["tenant", "player", "created_at"], name="memory_job_player"),
         ]
+
+
+class DiaryRun(TenantScopedModel):
+    """One diary of a conversation (seed 000), written when it reached ``through_round``
+    rounds; unique per conversation and round, so a diary is written once however often
+    its trigger fires. ``entry`` is the episode written (null until done, or if deleted)."""
+
+    player = models.ForeignKey("console.Player", on_delete=models.CASCADE, related_name="+")
+    session_id = models.CharField(max_length=200)
+    through_round = models.PositiveIntegerField()
+    status = models.CharField(max_length=16, default="running")  # running, done, failed
+    attempts = models.PositiveIntegerField(default=1)
+    entry = models.ForeignKey(
+        MemoryEntry, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    error_code = models.CharField(max_length=64, blank=True, default="")
+    created_at = models.DateTimeField(auto_now_add=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["tenant", "session_id", "through_round"], name="diary_run_unique"
+            )
+        ]

@@ -162,6 +162,32 @@ def build(owner: Owner, key: str, query: str) -> int:
         .order_by("-ts")
         .values_list("pk", flat=True)[:RECENT_EXCLUDED]
     )
-    items = [i for i in found if not set(i["message_ids"]) & recent][:PACK_K]
+    items = _cap_diaries(tenant, owner, [i for i in found if not set(i["message_ids"]) & recent])
+    items = items[:PACK_K]
     store(key, items, render(items))
     return len(items)
+
+
+def _cap_diaries(tenant, owner: Owner, items: list[dict]) -> list[dict]:
+    """At most the settings' ``episode_recall_count`` diary episodes (the best ones)."""
+    from memory.configs.selectors import config_for
+    from memory.models import EntryOrigin, MemoryEntry
+
+    entry_ids = [i["id"] for i in items if i["kind"] == "entry"]
+    if not entry_ids:
+        return items
+    diaries = set(
+        str(pk)
+        for pk in MemoryEntry.objects.filter(
+            tenant=tenant, pk__in=entry_ids, origin=EntryOrigin.DIARY
+        ).values_list("pk", flat=True)
+    )
+    allowed = config_for(tenant, str(owner.character_id)).episode_recall_count
+    kept, seen = [], 0
+    for item in items:
+        if item["id"] in diaries:
+            seen += 1
+            if seen > allowed:
+                continue
+        kept.append(item)
+    return kept

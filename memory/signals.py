@@ -6,6 +6,9 @@
   indexes) remove what they hold for them.
 - ``history_changed(tenant, session_id, reason)``: a conversation's history changed shape
   (deleted, trimmed, edited): views and caches read it again.
+- ``messages_indexed(tenant, session_id, player_id, character_id, conversation_id)``: a
+  turn's messages were indexed for recall (the worker's ``memory.index_messages``, after the
+  reply committed); work that follows a reply in the background (diaries) starts here.
 - ``memory_clear(tenant, scope, session_id, player)``: the forgetting orchestrator
   (``memory.forget``) asks every subsystem to clear what it holds for ``scope``; each
   receiver returns ``{"subsystem": name, **counts}``.
@@ -19,6 +22,7 @@ from django.dispatch import Signal
 messages_deleted = Signal()
 history_changed = Signal()
 memory_clear = Signal()
+messages_indexed = Signal()
 
 
 def after_commit(signal: Signal, **kwargs) -> None:

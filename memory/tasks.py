@@ -7,6 +7,7 @@ from celery import shared_task
 from console.models import Tenant
 from memory import services
 from memory.jobs import RUN_BUDGET_S
+from memory.signals import messages_indexed
 
 
 @shared_task(acks_late=True, name="memory.trim_session")
@@ -35,14 +36,15 @@ def index_messages(
     tenant = Tenant.objects.filter(pk=tenant_id).first()
     if tenant is None:
         return 0
-    return indexing.index_messages(
-        tenant,
-        session_id=session_id,
-        player_id=player_id,
-        character_id=character_id,
-        conversation_id=conversation_id,
-        message_ids=message_ids,
-    )
+    owner = {
+        "session_id": session_id,
+        "player_id": player_id,
+        "character_id": character_id,
+        "conversation_id": conversation_id,
+    }
+    indexed = indexing.index_messages(tenant, message_ids=message_ids, **owner)
+    messages_indexed.send(sender=None, tenant=tenant, **owner)
+    return indexed
 
 
 @shared_task(acks_late=True, name="memory.reconcile_recall")

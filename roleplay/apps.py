@@ -14,7 +14,9 @@ class RoleplayConfig(AppConfig):
             turns,
             worldbook_context,
         )
-        from roleplay.services import agent_state  # noqa: F401 - connects its signal receiver
+
+        # connect their signal receivers
+        from roleplay.services import agent_state, diaries  # noqa: F401
 
         # Learning comes before choosing: a preference stated now applies to this reply.
         for hook in (

@@ -34,3 +34,12 @@ def requeue_planning_runs() -> dict:
     from roleplay.services import planning
 
     return planning.requeue_stalled()
+
+
+@shared_task(acks_late=True, ignore_result=True, name="roleplay.write_diary")
+def write_diary(conversation_id: str, through_round: int) -> str:
+    """Write a conversation's diary for its rounds up to ``through_round``
+    (``services.diaries``); once per conversation and round."""
+    from roleplay.services import diaries
+
+    return diaries.write(conversation_id, through_round)

@@ -49,6 +49,10 @@ HELP = {
     "document_commit": "When the Actor's changes to it are stored: immediate, or on_accept "
     "(held until the player goes on from the reply; dropped if it is regenerated).",
     "consolidation": "Settings of background consolidation: a JSON object, or null.",
+    "diaries": "Write a diary episode of a conversation after its diary rounds.",
+    "diary_first_round": "The round of a conversation's first diary.",
+    "diary_every_rounds": "Rounds between one diary and the next.",
+    "episode_recall_count": "Diary episodes a pre-turn memory pack may carry.",
 }
 
 

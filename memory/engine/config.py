@@ -34,6 +34,13 @@ class MemoryConfig:
     document_commit: str = "immediate"
     # Settings of background consolidation, read by Memory II; kept as given (an object).
     consolidation: dict[str, Any] | None = None
+    # Diaries (seed 000): an episode entry once a conversation reaches ``diary_first_round``
+    # rounds, then every ``diary_every_rounds`` more; a pack carries at most
+    # ``episode_recall_count`` of them (the seed's plan tiers: 1, 2, 3, 5).
+    diaries: bool = True
+    diary_first_round: int = 20
+    diary_every_rounds: int = 10
+    episode_recall_count: int = 1
 
 
 RANGES = {
@@ -42,8 +49,11 @@ RANGES = {
     "max_selected": (0, 20),
     "max_selected_chars": (0, 4000),
     "temporary_days": (1, 365),
+    "diary_first_round": (2, 1000),
+    "diary_every_rounds": (1, 1000),
+    "episode_recall_count": (0, 5),
 }
-BOOLEANS = ("enabled", "learn_from_rules", "document_tools")
+BOOLEANS = ("enabled", "learn_from_rules", "document_tools", "diaries")
 CHOICES = {"document_commit": ("immediate", "on_accept")}
 FIELDS = tuple(f.name for f in fields(MemoryConfig))
 PER_PLAYER = ("max_entries", "max_handoffs")

@@ -68,7 +68,9 @@ def start_worker(
         [sys.executable, "-m", "celery", "-A", "console.worker", "worker", "--pool", "solo",
          "--concurrency", "1", "--hostname", hostname, "--queues", queue, "--without-gossip",
          "--without-mingle", "--loglevel", "INFO"],
-        cwd=REPO, env={**worker_env(), **(env or {})}, stdout=log.open("w"),
+        cwd=REPO, stdout=log.open("w"),
+        # what the worker itself sends (a retry, a diary after indexing) comes back to it
+        env={**worker_env(), "CELERY_TASK_DEFAULT_QUEUE": queue, **(env or {})},
         stderr=subprocess.STDOUT,
     )  # fmt: skip
     worker = Worker(process, hostname, queue, log)

@@ -54,6 +54,7 @@ NOT_TEXT = {
     "MemorySettings.character_id", "MemorySettings.data",  # an operator's settings
     "MemoryJob.kind", "MemoryJob.status", "MemoryJob.error_code",
     "MemoryJob.error", "MemoryJob.result",  # our own codes and messages, ids and counts
+    "DiaryRun.session_id", "DiaryRun.status", "DiaryRun.error_code",
 }  # fmt: skip
 # The transcript and its side store (seed 001) keep what was said, as said: they are the
 # conversation, not memory learned from it, and forgetting deletes them (``memory.forget``).
