@@ -97,9 +97,14 @@ def _admit(tenant, player, kind: str, payload: dict) -> MemoryJob:
 
 
 def send(job_id, countdown: float = 0) -> None:
+    """Send the job's task; with the broker away the job stays queued, admitted, and the
+    minute's sweep (:func:`requeue_stalled`) sends it later."""
     from memory.tasks import deliver_job
 
-    deliver_job.apply_async((str(job_id),), countdown=countdown)
+    try:
+        deliver_job.apply_async((str(job_id),), countdown=countdown)
+    except Exception:
+        logger.warning("could not send memory job %s; the sweep will", job_id, exc_info=True)
 
 
 def deliver(job_id: str) -> str:

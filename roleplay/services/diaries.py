@@ -63,12 +63,15 @@ def due_round(tenant, session_id: str, character_id: str) -> int | None:
 
 
 def on_indexed(sender, *, tenant, session_id, character_id, conversation_id, **_) -> None:
-    rounds = due_round(tenant, session_id, str(character_id))
-    if rounds is None:
-        return
-    from roleplay.tasks import write_diary
+    """Send the diary task when one is due; a failure here never fails the indexing."""
+    try:
+        rounds = due_round(tenant, session_id, str(character_id))
+        if rounds is not None:
+            from roleplay.tasks import write_diary
 
-    transaction.on_commit(lambda: write_diary.delay(str(conversation_id), rounds))
+            write_diary.delay(str(conversation_id), rounds)
+    except Exception:
+        logger.warning("could not schedule the diary of %s", session_id, exc_info=True)
 
 
 messages_indexed.connect(on_indexed, dispatch_uid="roleplay.diaries")

@@ -12,22 +12,10 @@ from memory import selectors as message_reads
 from memory import services as message_store
 from memory.engine import recall as terms
 from memory.models import RecallItem, RecallTerm
-from memory.recall import indexing
 from memory.recall.search import RecallQuery, lexical_messages, recall
-from roleplay.models import Conversation
+from tests.memory.test_recall import _conversation
 
 pytestmark = pytest.mark.django_db(transaction=True)
-
-
-def _conversation(tenant, player, character, lines):
-    conversation = Conversation.objects.create(tenant=tenant, player=player, character=character)
-    for role, text in lines:
-        message_store.save_message(tenant, conversation.session_id, role=role, content=text)
-    indexing.index_messages(
-        tenant, session_id=conversation.session_id, player_id=player.pk,
-        character_id=str(character.pk), conversation_id=conversation.pk,
-    )  # fmt: skip
-    return conversation
 
 
 def _stats(player) -> dict[str, tuple[int, int]]:
