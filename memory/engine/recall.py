@@ -29,7 +29,11 @@ MAX_POSITION = 16383  # PostgreSQL's largest tsvector position
 MAX_POSITIONS = 256  # and how many it keeps per lexeme
 MAX_LEXEME_BYTES = 2046
 MAX_QUERY_TERMS = 64
-LEXICAL_WEIGHT, VECTOR_WEIGHT = 0.8, 0.2
+# The vector side's weight in the blend, by embedder: a sentence model brings meaning
+# ("hate" near "never been able to eat"); the hashing embedder is itself a bag of word
+# pieces and adds little to BM25.
+VECTOR_WEIGHTS = {"all-minilm-l6-v2": 0.5}
+VECTOR_WEIGHT = 0.2
 K1, B = 1.2, 0.75  # BM25's term-frequency saturation and length normalisation
 # Rows are gathered by the query's rarer terms only: a term in more than this share of the
 # player's rows (and more than the floor) weighs little and would gather most of them.
@@ -111,10 +115,17 @@ def candidate_terms(dfs: dict[str, int], rows: int) -> list[str]:
     return rare or [term for _df, term in held[:CANDIDATE_MIN_TERMS]]
 
 
-def blend(lexical: float, best_lexical: float, vector: float) -> float:
-    """The hybrid score of a candidate: its lexical rank over the best one, and its cosine."""
+def vector_weight(embedding_version: str) -> float:
+    return VECTOR_WEIGHTS.get(embedding_version, VECTOR_WEIGHT)
+
+
+def blend(
+    lexical: float, best_lexical: float, vector: float, weight: float = VECTOR_WEIGHT
+) -> float:
+    """The hybrid score of a candidate: its lexical score over the best one, and its cosine,
+    the cosine weighing ``weight``."""
     normalised = lexical / best_lexical if best_lexical > 0 else 0.0
-    return LEXICAL_WEIGHT * normalised + VECTOR_WEIGHT * max(vector, 0.0)
+    return (1.0 - weight) * normalised + weight * max(vector, 0.0)
 
 
 def vector_literal(values) -> str:

@@ -18,8 +18,8 @@ from django.db import connection, transaction
 
 from memory.engine import recall as terms
 from memory.models import Message, RecallItem
+from memory.recall.embedder import recall_embedder
 from memory.signals import history_changed, messages_deleted
-from worldbook.indexing import default_embedder
 
 ROLES = ("user", "assistant")
 
@@ -41,7 +41,7 @@ def index_messages(
     messages = list(rows.only("id", "role", "content", "ts", "created_at"))
     if not messages:
         return 0
-    embedder = default_embedder()
+    embedder = recall_embedder()
     known = dict(
         RecallItem.objects.filter(message_id__in=[m.pk for m in messages], chunk=0).values_list(
             "message_id", "content_hash"

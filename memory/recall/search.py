@@ -20,9 +20,9 @@ from django.db import connection
 
 from memory.engine import recall as terms
 from memory.models import EntryStatus, MemoryEntry, Message, RecallItem, RecallTerm
+from memory.recall.embedder import recall_embedder
 from worldbook.engine.embedder import cosine
 from worldbook.engine.lexical import Doc, LexicalIndex
-from worldbook.indexing import default_embedder
 
 KINDS = ("message", "entry")
 MAX_K = 50
@@ -44,12 +44,14 @@ class RecallQuery:
 def recall(tenant, player, q: RecallQuery) -> dict:
     """``{items: [{kind, id, text, score, conversation_id, message_ids, created_at}],
     degraded}``, best first, at most ``q.k``."""
-    vector = default_embedder().embed([q.query])[0]
+    embedder = recall_embedder()
+    vector = embedder.embed([q.query])[0]
+    weight = terms.vector_weight(embedder.embedding_version)
     items: list[dict] = []
     if "message" in q.kinds:
-        items += _messages(tenant, player, q, vector)
+        items += _messages(tenant, player, q, vector, weight)
     if "entry" in q.kinds:
-        items += _entries(tenant, player, q, vector)
+        items += _entries(tenant, player, q, vector, weight)
     items.sort(key=lambda item: -item["score"])
     return {"items": items[: q.k], "degraded": False}
 
@@ -68,7 +70,7 @@ def _filters(q: RecallQuery) -> tuple[str, dict]:
     return sql, params
 
 
-def _messages(tenant, player, q: RecallQuery, vector: list[float]) -> list[dict]:
+def _messages(tenant, player, q: RecallQuery, vector: list[float], weight: float) -> list[dict]:
     table = RecallItem._meta.db_table
     where, params = _filters(q)
     owner = f"r.tenant_id = %(tenant)s AND r.player_id = %(player)s{where}"
@@ -82,7 +84,7 @@ def _messages(tenant, player, q: RecallQuery, vector: list[float]) -> list[dict]
             ORDER BY r.embedding <=> %(vec)s::vector LIMIT %(pool)s
         )
         SELECT r.message_id, r.conversation_id, r.session_id, r.ts, r.created_at,
-               COALESCE(lex.lexical, 0), 1 - (r.embedding <=> %(vec)s::vector)
+               COALESCE(lex.lexical, 0), 1 - (r.embedding <=> %(vec)s::vector), r.text
         FROM {table} r
         JOIN (SELECT id FROM lex UNION SELECT id FROM vec) c ON c.id = r.id
         LEFT JOIN lex ON lex.id = r.id
@@ -94,12 +96,21 @@ def _messages(tenant, player, q: RecallQuery, vector: list[float]) -> list[dict]
         return []
     best = max(row[5] for row in rows)
     by_message: dict = {}
-    for message_id, conversation_id, session_id, ts, created_at, lex, vec in rows:
-        score = terms.blend(lex, best, vec)
+    for message_id, conversation_id, session_id, ts, created_at, lex, vec, text in rows:
+        score = terms.blend(lex, best, vec, weight)
         if message_id not in by_message or score > by_message[message_id][0]:
-            by_message[message_id] = (score, conversation_id, session_id, ts, created_at)
-    # Hits inside a better hit's range are dropped, so more are widened than are kept.
-    ranked = sorted(by_message.items(), key=lambda pair: -pair[1][0])[: q.k * WIDEN_SPARE]
+            by_message[message_id] = (score, conversation_id, session_id, ts, created_at, text)
+    # The same words said again ("Good night!") are one hit, the best placed; hits inside a
+    # better hit's range are dropped later, so more are widened than are kept.
+    ranked, said = [], set()
+    for message_id, row in sorted(by_message.items(), key=lambda pair: -pair[1][0]):
+        words = " ".join(row[5].casefold().split())
+        if words in said:
+            continue
+        said.add(words)
+        ranked.append((message_id, row[:5]))
+        if len(ranked) == q.k * WIDEN_SPARE:
+            break
     return _widen(tenant, ranked, q.k)
 
 
@@ -230,7 +241,7 @@ def _around(tenant, hits: list[tuple[str, int]]) -> list[list[tuple]]:
     return out
 
 
-def _entries(tenant, player, q: RecallQuery, vector: list[float]) -> list[dict]:
+def _entries(tenant, player, q: RecallQuery, vector: list[float], weight: float) -> list[dict]:
     """The player's active memory entries, ranked by the same blend (they are few)."""
     rows = MemoryEntry.objects.filter(tenant=tenant, player=player, status=EntryStatus.ACTIVE)
     if q.character_id:
@@ -243,14 +254,14 @@ def _entries(tenant, player, q: RecallQuery, vector: list[float]) -> list[dict]:
     index = LexicalIndex.build([Doc(str(e.pk), "", e.content) for e in entries])
     lexical = dict(index.rank(q.query, limit=len(entries)))
     best = max(lexical.values(), default=0.0)
-    vectors = default_embedder().embed([e.content for e in entries])
+    vectors = _entry_vectors([e.content for e in entries])
     return [
         {
             "kind": "entry",
             "id": str(entry.pk),
             "text": entry.content,
             "score": round(
-                terms.blend(lexical.get(str(entry.pk), 0.0), best, cosine(vec, vector)), 4
+                terms.blend(lexical.get(str(entry.pk), 0.0), best, cosine(vec, vector), weight), 4
             ),
             "conversation_id": None,
             "message_ids": [],
@@ -281,3 +292,20 @@ def fetch(tenant, player, ids: Collection[str]) -> list[dict]:
         for message_id, conversation_id, created_at in found
         if message_id in messages
     ]
+
+
+def _entry_vectors(texts: list[str]) -> list[list[float]]:
+    """The entries' vectors, each computed once per process and embedder (an entry's text
+    rarely changes, and a sentence model costs milliseconds a text)."""
+    embedder = recall_embedder()
+    version = embedder.embedding_version
+    missing = [t for t in dict.fromkeys(texts) if (version, t) not in _ENTRY_VECTORS]
+    for text, vec in zip(missing, embedder.embed(missing) if missing else [], strict=True):
+        _ENTRY_VECTORS[(version, text)] = vec
+        while len(_ENTRY_VECTORS) > ENTRY_VECTOR_CACHE:
+            _ENTRY_VECTORS.pop(next(iter(_ENTRY_VECTORS)))
+    return [_ENTRY_VECTORS[(version, t)] for t in texts]
+
+
+ENTRY_VECTOR_CACHE = 4096
+_ENTRY_VECTORS: dict[tuple[str, str], list[float]] = {}

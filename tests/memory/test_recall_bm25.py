@@ -92,3 +92,13 @@ def test_statistics_are_the_players_own(tenant, player, character):
     _conversation(tenant, other, character, [("user", "cello " * 3)] * 5)
     assert terms.stem("cello") not in _stats(player)
     assert _stats(other)[terms.stem("cello")][0] == 5
+
+
+def test_the_same_words_said_again_are_one_hit(tenant, player, character):
+    lines = []
+    for i in range(6):
+        lines += [("user", "Good night, Mira!"), ("assistant", f"Sleep well, traveller {i}.")]
+    _conversation(tenant, player, character, lines)
+    items = recall(tenant, player, RecallQuery("good night mira", k=10))["items"]
+    said = [RecallItem.objects.get(message_id=item["id"]).text for item in items]
+    assert said.count("Good night, Mira!") == 1
