@@ -97,7 +97,13 @@ def body_strategy(template: str, method: str):
 
 
 # Writes that take no body (an empty object, which the fuzzer still sends junk to).
-BODILESS = {"conversation-ws-ticket", "conversation-delete-last", "player-memory-clear"}
+BODILESS = {
+    "conversation-ws-ticket",
+    "conversation-delete-last",
+    "player-memory-clear",
+    "player-memory-job-retry",
+    "player-memory-job-cancel",
+}
 
 
 def test_every_write_route_has_a_body_schema():
