@@ -194,6 +194,7 @@ CELERY_BEAT_SCHEDULE: dict = {
     "expire-abandoned-turns": {"task": "roleplay.expire_abandoned_turns", "schedule": 60.0},
     "requeue-planning-runs": {"task": "roleplay.requeue_planning_runs", "schedule": 60.0},
     "requeue-memory-jobs": {"task": "memory.requeue_jobs", "schedule": 60.0},
+    "rebuild-recall": {"task": "memory.rebuild_recall", "schedule": 60.0},
 }
 
 REST_FRAMEWORK = {

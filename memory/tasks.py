@@ -86,3 +86,12 @@ def requeue_jobs() -> int:
     from memory import jobs
 
     return jobs.requeue_stalled()
+
+
+@shared_task(name="memory.rebuild_recall")
+def rebuild_recall() -> int:
+    """Move the recall index to the current embedder, a few conversations at a time.
+    Runs every minute; does nothing once every row is the current embedder's."""
+    from memory.recall import indexing
+
+    return indexing.rebuild_stale()

@@ -16,6 +16,7 @@ from datetime import UTC, datetime
 
 from django.db import connection, transaction
 
+from console.models import Tenant
 from memory.engine import recall as terms
 from memory.models import Message, RecallItem
 from memory.recall.embedder import recall_embedder
@@ -112,6 +113,29 @@ def reconcile(tenant, session_id: str) -> int:
         message_id__in=existing
     ).delete()
     return index_messages(tenant, session_id=session_id, **owner)
+
+
+REBUILD_SESSIONS = 20  # conversations re-indexed per sweep
+
+
+def rebuild_stale(limit: int = REBUILD_SESSIONS) -> int:
+    """Re-index conversations indexed with another embedder than the current one (the
+    embedder changed: a model installed, or ``RECALL_EMBEDDER`` set), a few per sweep, so
+    the whole index moves over in the background; how many were re-indexed."""
+    version = recall_embedder().embedding_version
+    stale = (
+        RecallItem.objects.exclude(embedder=version)
+        .order_by()
+        .values_list("tenant_id", "session_id")
+        .distinct()[:limit]
+    )
+    done = 0
+    for tenant_id, session_id in list(stale):
+        tenant = Tenant.objects.filter(pk=tenant_id).first()
+        if tenant is not None:
+            reconcile(tenant, session_id)
+            done += 1
+    return done
 
 
 def _deleted(sender, *, tenant, session_id, timestamps, **_) -> None:

@@ -12,6 +12,7 @@ from memory import selectors as message_reads
 from memory import services as message_store
 from memory.engine import recall as terms
 from memory.models import RecallItem, RecallTerm
+from memory.recall import indexing
 from memory.recall.search import RecallQuery, lexical_messages, recall
 from tests.memory.test_recall import _conversation
 
@@ -102,3 +103,18 @@ def test_the_same_words_said_again_are_one_hit(tenant, player, character):
     items = recall(tenant, player, RecallQuery("good night mira", k=10))["items"]
     said = [RecallItem.objects.get(message_id=item["id"]).text for item in items]
     assert said.count("Good night, Mira!") == 1
+
+
+def test_a_changed_embedder_rebuilds_the_index_in_the_background(
+    tenant, player, character, monkeypatch
+):
+    monkeypatch.setenv("RECALL_EMBEDDER", "hashing")
+    _conversation(tenant, player, character, LINES)
+    hashed = set(RecallItem.objects.values_list("embedder", flat=True))
+    monkeypatch.delenv("RECALL_EMBEDDER")
+    current = indexing.recall_embedder().embedding_version
+    assert hashed and current not in hashed
+    assert indexing.rebuild_stale() == 1
+    assert set(RecallItem.objects.values_list("embedder", flat=True)) == {current}
+    assert _stats(player) == _recomputed(player)
+    assert indexing.rebuild_stale() == 0  # nothing left to move
