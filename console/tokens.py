@@ -9,10 +9,10 @@ tokenizer as ``cl100k_base`` because the ranks are the same.
 from __future__ import annotations
 
 import hashlib
-import threading
-from collections import OrderedDict
 from collections.abc import Iterable, Mapping
 from functools import lru_cache
+
+from console.lru import Lru
 
 TOKENIZER_NAME = "cl100k_base"
 
@@ -31,8 +31,7 @@ def _encoding():
 
 CACHED_MAX_CHARS = 4000  # longer texts are remembered by their digest, not kept alive
 _LONG_MAX = 1024
-_long_counts: OrderedDict[bytes, int] = OrderedDict()
-_long_lock = threading.Lock()
+_long_counts = Lru(_LONG_MAX)
 
 
 def count_tokens(text: str) -> int:
@@ -45,16 +44,10 @@ def count_tokens(text: str) -> int:
     if len(text) <= CACHED_MAX_CHARS:
         return _cached_count(text)
     key = hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
-    with _long_lock:
-        found = _long_counts.get(key)
-        if found is not None:
-            _long_counts.move_to_end(key)
-            return found
-    counted = len(_encoding().encode(text, disallowed_special=()))
-    with _long_lock:
-        _long_counts[key] = counted
-        while len(_long_counts) > _LONG_MAX:
-            _long_counts.popitem(last=False)
+    counted = _long_counts.get(key)
+    if counted is None:
+        counted = len(_encoding().encode(text, disallowed_special=()))
+        _long_counts.put(key, counted)
     return counted
 
 

@@ -18,6 +18,7 @@ from datetime import datetime
 
 from django.db import connection
 
+from console.lru import Lru
 from memory.engine import recall as terms
 from memory.models import EntryStatus, MemoryEntry, Message, RecallItem, RecallTerm
 from memory.recall.embedder import recall_embedder
@@ -299,13 +300,12 @@ def _entry_vectors(texts: list[str]) -> list[list[float]]:
     rarely changes, and a sentence model costs milliseconds a text)."""
     embedder = recall_embedder()
     version = embedder.embedding_version
-    missing = [t for t in dict.fromkeys(texts) if (version, t) not in _ENTRY_VECTORS]
+    found = {t: _ENTRY_VECTORS.get((version, t)) for t in dict.fromkeys(texts)}
+    missing = [t for t, vec in found.items() if vec is None]
     for text, vec in zip(missing, embedder.embed(missing) if missing else [], strict=True):
-        _ENTRY_VECTORS[(version, text)] = vec
-        while len(_ENTRY_VECTORS) > ENTRY_VECTOR_CACHE:
-            _ENTRY_VECTORS.pop(next(iter(_ENTRY_VECTORS)))
-    return [_ENTRY_VECTORS[(version, t)] for t in texts]
+        _ENTRY_VECTORS.put((version, text), vec)
+        found[text] = vec
+    return [found[t] for t in texts]
 
 
-ENTRY_VECTOR_CACHE = 4096
-_ENTRY_VECTORS: dict[tuple[str, str], list[float]] = {}
+_ENTRY_VECTORS = Lru(4096)

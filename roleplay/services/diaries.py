@@ -39,7 +39,7 @@ from roleplay.selectors import persona_for
 logger = logging.getLogger(__name__)
 
 MAX_ATTEMPTS = 3
-SKIPPED, DONE, FAILED = "skipped", "done", "failed"
+SKIPPED, RUNNING, DONE, FAILED = "skipped", "running", "done", "failed"
 
 
 def rounds_of(tenant, session_id: str) -> int:
@@ -57,7 +57,7 @@ def due_round(tenant, session_id: str, character_id: str) -> int | None:
     if not diary.due(rounds, config.diary_first_round, config.diary_every_rounds):
         return None
     taken = DiaryRun.objects.filter(
-        tenant=tenant, session_id=session_id, through_round=rounds, status__in=("running", DONE)
+        tenant=tenant, session_id=session_id, through_round=rounds, status__in=(RUNNING, DONE)
     )
     return None if taken.exists() else rounds
 
@@ -148,7 +148,7 @@ def _claim(conversation, through: int) -> DiaryRun | None:
     except IntegrityError:
         pass
     taken = DiaryRun.objects.filter(**fields, status=FAILED, attempts__lt=MAX_ATTEMPTS).update(
-        status="running", attempts=F("attempts") + 1, error_code=""
+        status=RUNNING, attempts=F("attempts") + 1, error_code=""
     )
     return DiaryRun.objects.get(**fields) if taken else None
 

@@ -9,11 +9,10 @@ every draft write moves). A page view then filters and slices rows in memory
 
 from __future__ import annotations
 
-from collections import OrderedDict
 from dataclasses import dataclass, field
-from threading import Lock
 from typing import Any
 
+from console.lru import Lru
 from worldbook import errors
 from worldbook.editor.stats import content_tokens, stats_of
 from worldbook.engine.listing import Row, make_row
@@ -22,30 +21,8 @@ from worldbook.models import Book, BookDraft, BookRevision, DraftEntry
 BOOK_FIELDS = ("name", "description", "metadata")
 
 
-class _Lru:
-    """A small thread-safe LRU (daphne serves sync views from a thread pool)."""
-
-    def __init__(self, size: int) -> None:
-        self.size = size
-        self.items: OrderedDict[Any, Any] = OrderedDict()
-        self.lock = Lock()
-
-    def get(self, key):
-        with self.lock:
-            value = self.items.get(key)
-            if value is not None:
-                self.items.move_to_end(key)
-            return value
-
-    def put(self, key, value) -> None:
-        with self.lock:
-            self.items[key] = value
-            while len(self.items) > self.size:
-                self.items.popitem(last=False)
-
-
-_revisions = _Lru(4)  # a parsed 5,000-entry revision is tens of MB of Python objects
-_drafts = _Lru(32)
+_revisions = Lru(4)  # a parsed 5,000-entry revision is tens of MB of Python objects
+_drafts = Lru(32)
 
 
 @dataclass(frozen=True)
