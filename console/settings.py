@@ -149,6 +149,8 @@ WORLDBOOK_COMPILED_DIR = Path(
     os.environ.get("WORLDBOOK_COMPILED_DIR", embedded.VAR_DIR / "worldbook-compiled")
 )
 WORLDBOOK_CACHE_ENTRIES = int(os.environ.get("WORLDBOOK_CACHE_ENTRIES", "120000"))
+# Background memory consolidation runs at once in the whole deployment (seed 004: one).
+MEMORY_CONSOLIDATION_CONCURRENCY = int(os.environ.get("MEMORY_CONSOLIDATION_CONCURRENCY", "1"))
 
 # Request bodies: the worldbook seed allows 48 MiB batches; views enforce tighter limits.
 DATA_UPLOAD_MAX_MEMORY_SIZE = 48 * 1024 * 1024
@@ -195,6 +197,7 @@ CELERY_BEAT_SCHEDULE: dict = {
     "requeue-planning-runs": {"task": "roleplay.requeue_planning_runs", "schedule": 60.0},
     "requeue-memory-jobs": {"task": "memory.requeue_jobs", "schedule": 60.0},
     "rebuild-recall": {"task": "memory.rebuild_recall", "schedule": 60.0},
+    "consolidation-sweep": {"task": "roleplay.consolidation_sweep", "schedule": 60.0},
 }
 
 REST_FRAMEWORK = {

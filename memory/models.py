@@ -354,9 +354,6 @@ class MemorySettings(TenantScopedModel):
         ]
 
 
-RECALL_DIMENSIONS = 384  # the offline hashing embedder's (worldbook.engine.embedder)
-
-
 class RecallItem(TenantScopedModel):
     """One chunk of one stored message in the recall index (``memory.recall``), with the
     conversation's owner copied in so every search filters by tenant and player in the query
@@ -373,7 +370,10 @@ class RecallItem(TenantScopedModel):
     ts = models.BigIntegerField()
     text = models.TextField()
     lexemes = SearchVectorField()
-    embedding = VectorField(dimensions=RECALL_DIMENSIONS)
+    # Any length: a tenant's embeddings endpoint decides it. Search compares only rows of
+    # the current ``embedder`` (exact search over the owner's rows, so no index needs a
+    # fixed length); null while the endpoint failed (``memory.recall.indexing``).
+    embedding = VectorField(null=True)
     embedder = models.CharField(max_length=100)
     content_hash = models.CharField(max_length=64)
     created_at = models.DateTimeField()
@@ -469,4 +469,93 @@ class DiaryRun(TenantScopedModel):
             models.UniqueConstraint(
                 fields=["tenant", "session_id", "through_round"], name="diary_run_unique"
             )
+        ]
+
+
+class ConsolidationCursor(TenantScopedModel):
+    """Where background consolidation stands in one conversation (seed 004's local cursor):
+    the player's messages after ``through_ts`` wait for it. It holds no text, so a clear
+    keeps it (moved past what was cleared) and a replayed message is never taken twice.
+    ``failures`` counts the refused or failed runs of the batch at the cursor."""
+
+    player = models.ForeignKey("console.Player", on_delete=models.CASCADE, related_name="+")
+    session_id = models.CharField(max_length=200)
+    conversation_id = models.UUIDField()
+    character_id = models.CharField(max_length=64, blank=True, default="")
+    through_ts = models.BigIntegerField(default=0)
+    failures = models.PositiveIntegerField(default=0)
+    last_run_at = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["tenant", "session_id"], name="consolidation_cursor_session"
+            )
+        ]
+
+
+class ConsolidationRun(TenantScopedModel):
+    """One consolidation of a batch (seed 004). At most one runs per owner (the partial
+    unique constraint). ``epoch`` is the owner's when it started: a person's change since
+    makes the result ``stale`` and it writes nothing. ``status``: running, done, rejected
+    (a check refused the whole batch), stale, failed (the model; the batch is kept)."""
+
+    player = models.ForeignKey("console.Player", on_delete=models.CASCADE, related_name="+")
+    session_id = models.CharField(max_length=200)
+    conversation_id = models.UUIDField()
+    status = models.CharField(max_length=16, default="running")
+    epoch = models.PositiveBigIntegerField(default=0)
+    from_ts = models.BigIntegerField(default=0)  # the cursor it started at
+    message_ids = models.JSONField(default=list, blank=True)
+    entry_ids = models.JSONField(default=list, blank=True)  # added or given evidence
+    added = models.PositiveIntegerField(default=0)
+    merged = models.PositiveIntegerField(default=0)
+    error_code = models.CharField(max_length=64, blank=True, default="")
+    detail = models.TextField(blank=True, default="")
+    model_call_ids = models.JSONField(default=list, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["player"],
+                condition=models.Q(status="running"),
+                name="consolidation_one_running_per_owner",
+            )
+        ]
+        indexes = [
+            models.Index(fields=["tenant", "created_at"], name="consolidation_run_recent"),
+            models.Index(fields=["status"], name="consolidation_run_status"),
+        ]
+
+
+class MemoryClaim(TenantScopedModel):
+    """One ``prepare`` of the prepare/commit memory service (seed 000's external runtime):
+    the claim a ``commit`` names. No text: the memory answered is not kept, a commit adds
+    the round to the conversation's transcript (unless it is there already) and keeps only
+    its digest, so a repeat is recognised."""
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    player = models.ForeignKey("console.Player", on_delete=models.CASCADE, related_name="+")
+    character_id = models.CharField(max_length=64)
+    session_id = models.CharField(max_length=200)
+    conversation_id = models.UUIDField()
+    turn = models.PositiveIntegerField()
+    state_through_round = models.PositiveIntegerField(default=0)
+    request_id = models.CharField(max_length=200, blank=True, default="")
+    scene_id = models.CharField(max_length=200, blank=True, default="")
+    model_config_id = models.CharField(max_length=200, blank=True, default="")
+    prompt_id = models.CharField(max_length=200, blank=True, default="")
+    memory_chars = models.PositiveIntegerField(default=0)
+    status = models.CharField(max_length=16, default="prepared")  # prepared, committed
+    commit_digest = models.CharField(max_length=64, blank=True, default="")
+    expires_at = models.DateTimeField()
+    committed_at = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        indexes = [
+            models.Index(fields=["tenant", "conversation_id", "created_at"], name="claim_recent")
         ]

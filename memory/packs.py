@@ -143,6 +143,17 @@ def refreshed() -> None:
 
 def build(owner: Owner, key: str, query: str) -> int:
     """Recall for ``query`` and store the pack under ``key``; how many items it holds."""
+    items = compute(owner, query)
+    if items is None:
+        return 0
+    store(key, items, render(items))
+    return len(items)
+
+
+def compute(owner: Owner, query: str) -> list[dict] | None:
+    """What a pack for ``query`` holds: the player's best recalled items, the
+    conversation's own recent messages left out (they are in the prompt already), at most
+    the allowed diaries; None when the owner is gone or the query is empty."""
     from console.models import Player, Tenant
     from memory.models import Message
     from memory.recall import search
@@ -150,7 +161,7 @@ def build(owner: Owner, key: str, query: str) -> int:
     tenant = Tenant.objects.filter(pk=owner.tenant_id).first()
     player = Player.objects.filter(pk=owner.player_id, tenant=tenant).first()
     if tenant is None or player is None or not query.strip():
-        return 0
+        return None
     found = search.recall(
         tenant,
         player,
@@ -163,9 +174,7 @@ def build(owner: Owner, key: str, query: str) -> int:
         .values_list("pk", flat=True)[:RECENT_EXCLUDED]
     )
     items = _cap_diaries(tenant, owner, [i for i in found if not set(i["message_ids"]) & recent])
-    items = items[:PACK_K]
-    store(key, items, render(items))
-    return len(items)
+    return items[:PACK_K]
 
 
 def _cap_diaries(tenant, owner: Owner, items: list[dict]) -> list[dict]:

@@ -6,9 +6,10 @@
   indexes) remove what they hold for them.
 - ``history_changed(tenant, session_id, reason)``: a conversation's history changed shape
   (deleted, trimmed, edited): views and caches read it again.
-- ``messages_indexed(tenant, session_id, player_id, character_id, conversation_id)``: a
-  turn's messages were indexed for recall (the worker's ``memory.index_messages``, after the
-  reply committed); work that follows a reply in the background (diaries) starts here.
+- ``messages_indexed(tenant, session_id, player_id, character_id, conversation_id,
+  message_ids)``: a turn's messages were indexed for recall (the worker's
+  ``memory.index_messages``, after the reply committed); work that follows a reply in the
+  background (diaries, consolidation) starts here.
 - ``memory_clear(tenant, scope, session_id, player)``: the forgetting orchestrator
   (``memory.forget``) asks every subsystem to clear what it holds for ``scope``; each
   receiver returns ``{"subsystem": name, **counts}``.

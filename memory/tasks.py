@@ -43,7 +43,7 @@ def index_messages(
         "conversation_id": conversation_id,
     }
     indexed = indexing.index_messages(tenant, message_ids=message_ids, **owner)
-    messages_indexed.send(sender=None, tenant=tenant, **owner)
+    messages_indexed.send(sender=None, tenant=tenant, message_ids=message_ids, **owner)
     return indexed
 
 

@@ -6,17 +6,17 @@ class RoleplayConfig(AppConfig):
     verbose_name = "Roleplay runtime"
 
     def ready(self) -> None:
+        # connect their signal receivers
         from roleplay import (
             agentic_context,
             memory_context,
             memory_learning,
             memory_pack_context,
+            memory_runtime,
             turns,
             worldbook_context,
         )
-
-        # connect their signal receivers
-        from roleplay.services import agent_state, diaries  # noqa: F401
+        from roleplay.services import agent_state, consolidation, diaries, memory_table  # noqa: F401
 
         # Learning comes before choosing: a preference stated now applies to this reply.
         for hook in (
@@ -28,3 +28,5 @@ class RoleplayConfig(AppConfig):
         ):
             if hook not in turns.CONTEXT_HOOKS:
                 turns.CONTEXT_HOOKS.append(hook)
+        for phase in memory_runtime.phases():
+            turns.register(phase)

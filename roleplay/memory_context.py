@@ -27,17 +27,19 @@ from django.utils import timezone
 from memory.documents import proposals
 from memory.documents.selectors import read_document
 from memory.engine import handoffs as handoff_rules
-from memory.engine import preferences
+from memory.engine import preferences, table
 from memory.engine.config import MemoryConfig
 from memory.entries.selectors import selectable_items
 from memory.entries.services import mark_used
 from memory.handoffs.selectors import received
 from memory.turn_reads import TurnMemory, turn_memory
+from roleplay.memory_runtime import runtime_of
 from roleplay.models import Character, TurnKind
 
 BLOCK_ID = "memory:preferences"
 HANDOFF_BLOCK_ID = "memory:handoffs"
 DOCUMENT_BLOCK_ID = "memory:document"
+TABLE_BLOCK_ID = "memory:table"
 SETTINGS_KEY = "memory_config"
 TURN_KEY = "memory_turn"
 # The document as the Actor reads it each turn, up to this many characters (the rest is a
@@ -78,6 +80,8 @@ def entries_changed(ctx, conversation) -> None:
 
 
 def apply(ctx, conversation) -> None:
+    if runtime_of(ctx.scenario) != "internal":  # an external memory service, or none
+        return
     read = turn_read(ctx, conversation)
     if read.has_pending and ctx.record and ctx.kind in ACCEPTING_KINDS:
         _settle(ctx, conversation)
@@ -89,6 +93,8 @@ def apply(ctx, conversation) -> None:
         _handoffs(ctx, conversation)
     if config.document_tools:
         _document(ctx, conversation, config.document_slot)
+    if config.memory_table:
+        _table(ctx, conversation)
 
 
 def _settle(ctx, conversation) -> None:
@@ -153,6 +159,13 @@ def _handoffs(ctx, conversation) -> None:
     )
     position = ctx.place(HANDOFF_BLOCK_ID, content)
     ctx.trace["memory_handoffs"] = {"ids": [str(h.pk) for h, _ in found], "position": position}
+
+
+def _table(ctx, conversation) -> None:
+    """The conversation's memory table and how a reply edits it (seed 000)."""
+    current = read_document(conversation.tenant, conversation.session_id, table.SLOT)
+    position = ctx.place(TABLE_BLOCK_ID, table.render(current["memory"]))
+    ctx.trace["memory_table"] = {"revision": current["revision"], "position": position}
 
 
 def _document(ctx, conversation, slot: str) -> None:

@@ -26,11 +26,14 @@ from memory.entries import evidence
 from memory.entries.services import add_entry
 from memory.models import EntryOrigin, EntryScope, Message
 from roleplay.memory_context import entries_changed, settings_for
+from roleplay.memory_runtime import runtime_of
 from roleplay.models import TurnKind
 
 
 def apply(ctx, conversation) -> None:
     if ctx.kind != TurnKind.CHAT or not ctx.record or not ctx.user_input:
+        return
+    if runtime_of(ctx.scenario) != "internal":
         return
     config = settings_for(ctx, conversation)
     if not (config.enabled and config.learn_from_rules):

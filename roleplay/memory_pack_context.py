@@ -16,12 +16,15 @@ import time
 from memory import packs
 from memory.models import MemoryOwnerState
 from roleplay import memory_context
+from roleplay.memory_runtime import runtime_of
 
 PACK_BLOCK_ID = "memory:recalled"
 PACK_KEY = "memory_pack"
 
 
 def apply(ctx, conversation) -> None:
+    if runtime_of(ctx.scenario) != "internal":
+        return
     read = memory_context.turn_read(ctx, conversation)
     if not read.config.enabled:
         return

@@ -125,6 +125,10 @@ class Scenario(TenantScopedModel):
     story_v1 = models.JSONField(null=True, blank=True)
     compact = models.JSONField(null=True, blank=True)
     pre_actor_director = models.JSONField(null=True, blank=True)
+    # Whose memory a turn reads: ours (``internal``), an ``external`` prepare/commit
+    # service (``external_memory``), or none (``off``).
+    memory_runtime = models.CharField(max_length=16, default="internal")
+    external_memory = models.JSONField(null=True, blank=True)
     version = models.PositiveIntegerField(default=1)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)

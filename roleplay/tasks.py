@@ -36,6 +36,23 @@ def requeue_planning_runs() -> dict:
     return planning.requeue_stalled()
 
 
+@shared_task(acks_late=True, ignore_result=True, name="roleplay.consolidate_memory")
+def consolidate_memory(conversation_id: str) -> str:
+    """Consolidate the conversation's next batch of the player's messages
+    (``services.consolidation``); at most one run per owner."""
+    from roleplay.services import consolidation
+
+    return consolidation.run(conversation_id)
+
+
+@shared_task(ignore_result=True, name="roleplay.consolidation_sweep")
+def consolidation_sweep() -> int:
+    """Send a consolidation run for each conversation whose messages waited long enough."""
+    from roleplay.services import consolidation
+
+    return consolidation.sweep()
+
+
 @shared_task(acks_late=True, ignore_result=True, name="roleplay.write_diary")
 def write_diary(conversation_id: str, through_round: int) -> str:
     """Write a conversation's diary for its rounds up to ``through_round``

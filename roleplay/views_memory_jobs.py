@@ -1,7 +1,9 @@
 """Console page of the tenant's learn and forget jobs (``memory.jobs``): newest first,
 filtered by status, each with its attempts, last error and result; an operator retries a
 failed or cancelled job and cancels a queued or failed one. Every write goes through
-``memory.jobs``; a refused one is a flash message with its 4xx status."""
+``memory.jobs``; a refused one is a flash message with its 4xx status. Below them, the
+newest background consolidation runs (``roleplay.services.consolidation``) with their
+batch, outcome, refusal reason and model calls."""
 
 from __future__ import annotations
 
@@ -17,10 +19,11 @@ from console.access import console_view
 from console.failures import DomainError
 from console.scoping import get_scoped_or_404
 from memory import jobs
-from memory.models import JobStatus, MemoryJob
+from memory.models import ConsolidationRun, JobStatus, MemoryJob
 from roleplay.views_memory_queue import _page_number, refused
 
 PAGE_SIZE = 50
+RUNS_SHOWN = 20
 ACTIONS = {"retry": jobs.retry, "cancel": jobs.cancel}
 
 
@@ -40,6 +43,9 @@ def memory_jobs(request, *, status=200):
         "wanted": wanted if wanted in JobStatus.values else "",
         "query": urlencode({"status": wanted}) if wanted in JobStatus.values else "",
         "max_attempts": jobs.MAX_ATTEMPTS,
+        "runs": ConsolidationRun.objects.filter(tenant=request.tenant)
+        .select_related("player")
+        .order_by("-created_at")[:RUNS_SHOWN],
     }
     return render(request, "roleplay/memory/jobs.html", context, status=status)
 

@@ -30,12 +30,15 @@ from console.storable import unstorable_at
 from memory.configs import selectors as config_reads
 from memory.configs import services as config_writes
 from memory.engine.config import BOOLEANS, FIELDS, PER_PLAYER, RANGES, as_dict
+from memory.engine.consolidation import Settings
+from memory.engine.consolidation import as_dict as as_settings
 from memory.errors import MemoryInvalid, MemoryNotFound
 from memory.models import MemorySettings
 from roleplay.models import Character
 
 MAX_JSON_CHARS = 20_000
 CHARACTER_FIELDS = tuple(name for name in FIELDS if name not in PER_PLAYER)
+JSON_FIELDS = ("consolidation", "embedder")
 HELP = {
     "enabled": "Learn, select and place memory at all.",
     "learn_from_rules": "Learn from the local rules of a chat turn.",
@@ -48,7 +51,16 @@ HELP = {
     "document_slot": "The slot of that document: letters, digits, _ . : - (at most 64).",
     "document_commit": "When the Actor's changes to it are stored: immediate, or on_accept "
     "(held until the player goes on from the reply; dropped if it is regenerated).",
-    "consolidation": "Settings of background consolidation: a JSON object, or null.",
+    "memory_table": "The Actor reads the conversation's memory table (document slot "
+    "table) and its replies' <tableEdit> calls change it.",
+    "consolidation": "Background consolidation of the player's messages into review "
+    "candidates: a JSON object (fields left out take their defaults: "
+    + ", ".join(f"{k} {json.dumps(v)}" for k, v in as_settings(Settings()).items())
+    + "), or null for all defaults (off).",
+    "embedder": "Recall's embedder (the tenant's alone): null for the local model, or "
+    'an OpenAI-compatible endpoint: {"provider": "openai_compatible", "base_url": '
+    '"https://host/v1", "model": "…", "api_key_env": "ENV_VAR_NAME", "dimensions": null, '
+    '"timeout_ms": 10000, "batch_size": 32}. A change re-indexes recall in the background.',
     "diaries": "Write a diary episode of a conversation after its diary rounds.",
     "diary_first_round": "The round of a conversation's first diary.",
     "diary_every_rounds": "Rounds between one diary and the next.",
@@ -64,16 +76,16 @@ def _no_constant(name: str):
     raise ValueError(f"{name} is not JSON")
 
 
-def _json(text: str):
+def _json(name: str, text: str):
     if len(text) > MAX_JSON_CHARS:
-        raise _invalid("consolidation", f"at most {MAX_JSON_CHARS} characters of JSON")
+        raise _invalid(name, f"at most {MAX_JSON_CHARS} characters of JSON")
     try:
         value = json.loads(text, parse_constant=_no_constant)
     except (ValueError, RecursionError) as exc:
-        raise _invalid("consolidation", f"not valid JSON ({exc})") from None
-    found = unstorable_at(value, "consolidation")
+        raise _invalid(name, f"not valid JSON ({exc})") from None
+    found = unstorable_at(value, name)
     if found is not None:
-        raise _invalid("consolidation", found[1])
+        raise _invalid(name, found[1])
     return value
 
 
@@ -94,8 +106,8 @@ def _posted_data(post, fields) -> dict:
                 data[name] = int(text)
             except ValueError:
                 raise _invalid(name, f"must be an integer from {low} to {high}") from None
-        elif name == "consolidation":
-            data[name] = _json(text)
+        elif name in JSON_FIELDS:
+            data[name] = _json(name, text)
         else:
             found = unstorable_at(text, name)
             if found is not None:
@@ -129,14 +141,14 @@ def _rows(fields, data: dict, inherited: dict, draft=None) -> list[dict]:
             if draft is not None:
                 value = draft.get(name, "")
             elif name in data:
-                value = json.dumps(data[name], indent=2) if name == "consolidation" else data[name]
+                value = json.dumps(data[name], indent=2) if name in JSON_FIELDS else data[name]
             else:
                 value = ""
             row |= {"value": value}
             if name in RANGES:
                 row |= {"kind": "number", "min": RANGES[name][0], "max": RANGES[name][1]}
             else:
-                row |= {"kind": "json" if name == "consolidation" else "text"}
+                row |= {"kind": "json" if name in JSON_FIELDS else "text"}
         rows.append(row)
     return rows
 

@@ -21,7 +21,8 @@ from roleplay.services import scenarios
 from roleplay.services.scenarios import ScenarioConfigInvalid, ScenarioVersionConflict
 from roleplay.views import _confirm
 
-CONFIG_BOXES = tuple(scenarios.CONFIG_FIELDS)  # agenticV2, storyV1, compact, preActorDirector
+# agenticV2, storyV1, compact, preActorDirector, externalMemory: JSON objects
+CONFIG_BOXES = tuple(name for name in scenarios.CONFIG_FIELDS if name != "memoryRuntime")
 MAX_JSON_CHARS = 100_000
 
 
@@ -39,6 +40,13 @@ class ScenarioForm(forms.Form):
     )
     preset = forms.ModelChoiceField(
         queryset=Preset.objects.none(), required=False, empty_label="The model config's"
+    )
+    memoryRuntime = forms.ChoiceField(  # noqa: N815
+        choices=[(v, v) for v in ("internal", "external", "off")],
+        initial="internal",
+        label="memoryRuntime",
+        help_text="Whose memory turns read: ours, the externalMemory service (prepare/commit), "
+        "or none.",
     )
     version = forms.IntegerField(widget=forms.HiddenInput, required=False)
 
@@ -85,6 +93,9 @@ def _initial(scenario: Scenario) -> dict:
     }
     for seed, field in scenarios.CONFIG_FIELDS.items():
         value = getattr(scenario, field)
+        if seed not in CONFIG_BOXES:
+            initial[seed] = value
+            continue
         initial[seed] = "" if value is None else json.dumps(value, indent=2, ensure_ascii=False)
     return initial
 

@@ -21,7 +21,7 @@ from memory.engine.scrub import scrub_value
 from memory.errors import MemoryInvalid, RevisionConflict
 from memory.models import MemoryDocument, MemoryDocumentRevision
 
-ORIGINS = ("api", "console", "tool")
+ORIGINS = ("api", "console", "tool", "reply")  # reply: a memory table's edits
 
 
 def put_document(

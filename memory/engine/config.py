@@ -11,8 +11,10 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, fields
 from typing import Any
 
+from memory.engine import consolidation
 from memory.engine.documents import DEFAULT_SLOT, check_slot
 from memory.errors import MemoryInvalid
+from worldbook.engine import openai_embedder
 
 
 @dataclass(frozen=True)
@@ -32,11 +34,18 @@ class MemoryConfig:
     # ``on_accept`` (held as a proposal until the player goes on from the reply; dropped if
     # the reply is regenerated, fails or is rolled back).
     document_commit: str = "immediate"
-    # Settings of background consolidation, read by Memory II; kept as given (an object).
+    # The memory table (seed 000, ``memory.engine.table``): the Actor reads the tables of
+    # document slot ``table`` and a reply's ``<tableEdit>`` calls change them.
+    memory_table: bool = False
+    # Background consolidation (seed 004): ``memory.engine.consolidation.Settings`` fields;
+    # null or a partial object (the rest default, off).
     consolidation: dict[str, Any] | None = None
     # Diaries (seed 000): an episode entry once a conversation reaches ``diary_first_round``
     # rounds, then every ``diary_every_rounds`` more; a pack carries at most
     # ``episode_recall_count`` of them (the seed's plan tiers: 1, 2, 3, 5).
+    # Recall's embedder (tenant only): null for the local one, or an OpenAI-compatible
+    # ``/v1/embeddings`` endpoint (``worldbook.engine.openai_embedder.check_settings``).
+    embedder: dict[str, Any] | None = None
     diaries: bool = True
     diary_first_round: int = 20
     diary_every_rounds: int = 10
@@ -53,10 +62,10 @@ RANGES = {
     "diary_every_rounds": (1, 1000),
     "episode_recall_count": (0, 5),
 }
-BOOLEANS = ("enabled", "learn_from_rules", "document_tools", "diaries")
+BOOLEANS = ("enabled", "learn_from_rules", "document_tools", "memory_table", "diaries")
 CHOICES = {"document_commit": ("immediate", "on_accept")}
 FIELDS = tuple(f.name for f in fields(MemoryConfig))
-PER_PLAYER = ("max_entries", "max_handoffs")
+PER_PLAYER = ("max_entries", "max_handoffs", "embedder")  # only the tenant sets these
 
 
 def _invalid(field: str, message: str) -> MemoryInvalid:
@@ -82,8 +91,14 @@ def check_config(data: Any) -> dict[str, Any]:
         elif name in CHOICES:
             if value not in CHOICES[name]:
                 raise _invalid(name, "must be one of " + ", ".join(CHOICES[name]))
-        elif name == "consolidation" and value is not None and not isinstance(value, dict):
-            raise _invalid(name, "must be an object or null")
+        elif name == "consolidation" and value is not None:
+            value = consolidation.check_settings(value)
+        elif name == "embedder" and value is not None:
+            try:
+                value = openai_embedder.check_settings(value)
+            except ValueError as exc:
+                field, _, why = str(exc).partition(": ")
+                raise _invalid(f"embedder.{field}", why) from None
         elif name == "document_slot":
             try:
                 check_slot(value)

@@ -116,6 +116,10 @@ def candidate_terms(dfs: dict[str, int], rows: int) -> list[str]:
 
 
 def vector_weight(embedding_version: str) -> float:
+    """How much the cosine weighs: a sentence model's (the local one, or any model behind
+    an OpenAI-compatible endpoint) half, the hashing embedder's a fifth."""
+    if embedding_version.startswith("openai:"):
+        return VECTOR_WEIGHTS["all-minilm-l6-v2"]
     return VECTOR_WEIGHTS.get(embedding_version, VECTOR_WEIGHT)
 
 

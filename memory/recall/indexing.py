@@ -12,6 +12,7 @@ with its owner (tenant, player, character, conversation), its terms and its vect
 from __future__ import annotations
 
 import hashlib
+import logging
 from datetime import UTC, datetime
 
 from django.db import connection, transaction
@@ -19,10 +20,14 @@ from django.db import connection, transaction
 from console.models import Tenant
 from memory.engine import recall as terms
 from memory.models import Message, RecallItem
-from memory.recall.embedder import recall_embedder
+from memory.recall.embedder import EmbeddingUnavailable, recall_embedder
 from memory.signals import history_changed, messages_deleted
 
 ROLES = ("user", "assistant")
+# The embedder of rows indexed while the tenant's embeddings endpoint failed: no vector,
+# found by words only until the minute's sweep indexes them again.
+UNAVAILABLE = "unavailable"
+logger = logging.getLogger(__name__)
 
 
 def _hash(text: str, embedder: str) -> str:
@@ -42,7 +47,7 @@ def index_messages(
     messages = list(rows.only("id", "role", "content", "ts", "created_at"))
     if not messages:
         return 0
-    embedder = recall_embedder()
+    embedder = recall_embedder(tenant)
     known = dict(
         RecallItem.objects.filter(message_id__in=[m.pk for m in messages], chunk=0).values_list(
             "message_id", "content_hash"
@@ -53,23 +58,33 @@ def index_messages(
     ]
     if not changed:
         return 0
+    pieces = [(message, terms.chunks(message.content)) for message in changed]
+    texts = [piece for _message, chunks in pieces for piece in chunks]
+    version = embedder.embedding_version
+    try:
+        vectors: list = embedder.embed(texts)
+    except EmbeddingUnavailable as exc:  # lexical now, vectors at the next sweep
+        logger.warning("recall vectors unavailable (%s): %d messages indexed without", exc.code,
+                       len(changed))  # fmt: skip
+        vectors, version = [None] * len(texts), UNAVAILABLE
+    found = iter(vectors)
     items = []
-    for message in changed:
-        pieces = terms.chunks(message.content)
-        vectors = embedder.embed(pieces)
-        digest = _hash(message.content, embedder.embedding_version)
-        for number, (piece, vector) in enumerate(zip(pieces, vectors, strict=True)):
-            items.append((message, number, piece, terms.tsvector_literal(piece), vector, digest))
+    for message, chunks in pieces:
+        digest = _hash(message.content, version)
+        for number, piece in enumerate(chunks):
+            items.append(
+                (message, number, piece, terms.tsvector_literal(piece), next(found), digest)
+            )
     with transaction.atomic():
         RecallItem.objects.filter(message_id__in=[m.pk for m in changed]).delete()
-        _insert(tenant, session_id, player_id, character_id, conversation_id, items, embedder)
+        _insert(tenant, session_id, player_id, character_id, conversation_id, items, version)
     return len(changed)
 
 
 INSERT_ROWS = 1000  # chunks per INSERT statement (15 parameters each)
 
 
-def _insert(tenant, session_id, player_id, character_id, conversation_id, items, embedder):
+def _insert(tenant, session_id, player_id, character_id, conversation_id, items, version):
     """The chunks in as few INSERTs as can be (the term statistics' trigger runs once a
     statement); the lexemes are a literal ``tsvector`` (no parser)."""
     table = RecallItem._meta.db_table
@@ -77,8 +92,9 @@ def _insert(tenant, session_id, player_id, character_id, conversation_id, items,
     params = [
         (
             tenant.pk, player_id, character_id, conversation_id, session_id, message.pk,
-            number, message.role, message.ts, piece, lexemes, terms.vector_literal(vector),
-            embedder.embedding_version, digest, message.created_at or datetime.now(UTC),
+            number, message.role, message.ts, piece, lexemes,
+            None if vector is None else terms.vector_literal(vector), version, digest,
+            message.created_at or datetime.now(UTC),
         )
         for message, number, piece, lexemes, vector, digest in items
     ]  # fmt: skip
@@ -119,23 +135,41 @@ REBUILD_SESSIONS = 20  # conversations re-indexed per sweep
 
 
 def rebuild_stale(limit: int = REBUILD_SESSIONS) -> int:
-    """Re-index conversations indexed with another embedder than the current one (the
-    embedder changed: a model installed, or ``RECALL_EMBEDDER`` set), a few per sweep, so
-    the whole index moves over in the background; how many were re-indexed."""
-    version = recall_embedder().embedding_version
-    stale = (
-        RecallItem.objects.exclude(embedder=version)
-        .order_by()
-        .values_list("tenant_id", "session_id")
-        .distinct()[:limit]
-    )
+    """Re-index conversations indexed with another embedder than their tenant's current one
+    (a model installed, ``RECALL_EMBEDDER`` set, the tenant's endpoint changed, or rows left
+    without vectors while it failed), a few per sweep, so the whole index moves over in the
+    background; how many were re-indexed."""
     done = 0
-    for tenant_id, session_id in list(stale):
+    used = RecallItem.objects.order_by().values_list("tenant_id", "embedder").distinct()
+    for tenant_id, version in list(used):
         tenant = Tenant.objects.filter(pk=tenant_id).first()
-        if tenant is not None:
+        if tenant is None:
+            continue
+        embedder = recall_embedder(tenant)
+        if version == embedder.embedding_version or not _answers(embedder):
+            continue
+        stale = (
+            RecallItem.objects.filter(tenant=tenant, embedder=version)
+            .order_by()
+            .values_list("session_id", flat=True)
+            .distinct()[: limit - done]
+        )
+        for session_id in list(stale):
             reconcile(tenant, session_id)
             done += 1
+        if done >= limit:
+            break
     return done
+
+
+def _answers(embedder) -> bool:
+    """Whether the embedder gives vectors now (an endpoint that is down is not asked for
+    a whole conversation's, and its rows keep their words until it is back)."""
+    try:
+        embedder.embed(["ping"])
+    except EmbeddingUnavailable:
+        return False
+    return True
 
 
 def _deleted(sender, *, tenant, session_id, timestamps, **_) -> None:

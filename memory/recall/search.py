@@ -21,7 +21,7 @@ from django.db import connection
 from console.lru import Lru
 from memory.engine import recall as terms
 from memory.models import EntryStatus, MemoryEntry, Message, RecallItem, RecallTerm
-from memory.recall.embedder import recall_embedder
+from memory.recall.embedder import EmbeddingUnavailable, recall_embedder
 from worldbook.engine.embedder import cosine
 from worldbook.engine.lexical import Doc, LexicalIndex
 
@@ -45,16 +45,32 @@ class RecallQuery:
 def recall(tenant, player, q: RecallQuery) -> dict:
     """``{items: [{kind, id, text, score, conversation_id, message_ids, created_at}],
     degraded}``, best first, at most ``q.k``."""
-    embedder = recall_embedder()
-    vector = embedder.embed([q.query])[0]
-    weight = terms.vector_weight(embedder.embedding_version)
+    embedder = recall_embedder(tenant)
+    side = _VectorSide(embedder).embed(q.query)
     items: list[dict] = []
     if "message" in q.kinds:
-        items += _messages(tenant, player, q, vector, weight)
+        items += _messages(tenant, player, q, side)
     if "entry" in q.kinds:
-        items += _entries(tenant, player, q, vector, weight)
+        items += _entries(tenant, player, q, side)
     items.sort(key=lambda item: -item["score"])
-    return {"items": items[: q.k], "degraded": False}
+    return {"items": items[: q.k], "degraded": side.vector is None}
+
+
+class _VectorSide:
+    """The query's vector, or None when the embedder failed (words only, ``degraded``)."""
+
+    def __init__(self, embedder) -> None:
+        self.embedder = embedder
+        self.version = embedder.embedding_version
+        self.weight = terms.vector_weight(self.version)
+        self.vector: list[float] | None = None
+
+    def embed(self, query: str) -> _VectorSide:
+        try:
+            self.vector = self.embedder.embed([query])[0]
+        except EmbeddingUnavailable:
+            self.vector = None
+        return self
 
 
 def _filters(q: RecallQuery) -> tuple[str, dict]:
@@ -71,21 +87,30 @@ def _filters(q: RecallQuery) -> tuple[str, dict]:
     return sql, params
 
 
-def _messages(tenant, player, q: RecallQuery, vector: list[float], weight: float) -> list[dict]:
+def _messages(tenant, player, q: RecallQuery, side: _VectorSide) -> list[dict]:
     table = RecallItem._meta.db_table
     where, params = _filters(q)
     owner = f"r.tenant_id = %(tenant)s AND r.player_id = %(player)s{where}"
-    params.update(tenant=tenant.pk, player=player.pk, vec=terms.vector_literal(vector), pool=POOL)
+    params.update(tenant=tenant.pk, player=player.pk, pool=POOL, embedder=side.version)
     lexical = _lexical(tenant, player, q.query, owner, params)
     lexical = lexical or "SELECT NULL::bigint AS id, 0.0::float8 AS lexical WHERE FALSE"
+    # Rows of another embedder (being rebuilt, or left without vectors while an endpoint
+    # failed) are compared by their words only: their vectors may not even be as long.
+    if side.vector is None:
+        vec, cosine_sql = "SELECT NULL::bigint AS id WHERE FALSE", "0.0::float8"
+    else:
+        params["vec"] = terms.vector_literal(side.vector)
+        vec = f"""SELECT r.id FROM {table} r WHERE {owner} AND r.embedder = %(embedder)s
+            ORDER BY r.embedding <=> %(vec)s::vector LIMIT %(pool)s"""
+        cosine_sql = (
+            "CASE WHEN r.embedder = %(embedder)s THEN 1 - (r.embedding <=> %(vec)s::vector) "
+            "ELSE 0.0 END"
+        )
     sql = f"""
         WITH lex AS ({lexical}),
-        vec AS (
-            SELECT r.id FROM {table} r WHERE {owner}
-            ORDER BY r.embedding <=> %(vec)s::vector LIMIT %(pool)s
-        )
+        vec AS ({vec})
         SELECT r.message_id, r.conversation_id, r.session_id, r.ts, r.created_at,
-               COALESCE(lex.lexical, 0), 1 - (r.embedding <=> %(vec)s::vector), r.text
+               COALESCE(lex.lexical, 0), {cosine_sql}, r.text
         FROM {table} r
         JOIN (SELECT id FROM lex UNION SELECT id FROM vec) c ON c.id = r.id
         LEFT JOIN lex ON lex.id = r.id
@@ -98,7 +123,7 @@ def _messages(tenant, player, q: RecallQuery, vector: list[float], weight: float
     best = max(row[5] for row in rows)
     by_message: dict = {}
     for message_id, conversation_id, session_id, ts, created_at, lex, vec, text in rows:
-        score = terms.blend(lex, best, vec, weight)
+        score = terms.blend(lex, best, vec, side.weight)
         if message_id not in by_message or score > by_message[message_id][0]:
             by_message[message_id] = (score, conversation_id, session_id, ts, created_at, text)
     # The same words said again ("Good night!") are one hit, the best placed; hits inside a
@@ -242,7 +267,7 @@ def _around(tenant, hits: list[tuple[str, int]]) -> list[list[tuple]]:
     return out
 
 
-def _entries(tenant, player, q: RecallQuery, vector: list[float], weight: float) -> list[dict]:
+def _entries(tenant, player, q: RecallQuery, side: _VectorSide) -> list[dict]:
     """The player's active memory entries, ranked by the same blend (they are few)."""
     rows = MemoryEntry.objects.filter(tenant=tenant, player=player, status=EntryStatus.ACTIVE)
     if q.character_id:
@@ -255,14 +280,25 @@ def _entries(tenant, player, q: RecallQuery, vector: list[float], weight: float)
     index = LexicalIndex.build([Doc(str(e.pk), "", e.content) for e in entries])
     lexical = dict(index.rank(q.query, limit=len(entries)))
     best = max(lexical.values(), default=0.0)
-    vectors = _entry_vectors([e.content for e in entries])
+    vectors: list = [None] * len(entries)
+    if side.vector is not None:
+        try:
+            vectors = entry_vectors([e.content for e in entries], side.embedder)
+        except EmbeddingUnavailable:
+            vectors = [None] * len(entries)
     return [
         {
             "kind": "entry",
             "id": str(entry.pk),
             "text": entry.content,
             "score": round(
-                terms.blend(lexical.get(str(entry.pk), 0.0), best, cosine(vec, vector), weight), 4
+                terms.blend(
+                    lexical.get(str(entry.pk), 0.0),
+                    best,
+                    cosine(vec, side.vector) if vec is not None and side.vector else 0.0,
+                    side.weight,
+                ),
+                4,
             ),
             "conversation_id": None,
             "message_ids": [],
@@ -295,10 +331,10 @@ def fetch(tenant, player, ids: Collection[str]) -> list[dict]:
     ]
 
 
-def _entry_vectors(texts: list[str]) -> list[list[float]]:
+def entry_vectors(texts: list[str], embedder) -> list[list[float]]:
     """The entries' vectors, each computed once per process and embedder (an entry's text
-    rarely changes, and a sentence model costs milliseconds a text)."""
-    embedder = recall_embedder()
+    rarely changes, and a sentence model costs milliseconds a text); raises
+    ``EmbeddingUnavailable`` when an endpoint fails."""
     version = embedder.embedding_version
     found = {t: _ENTRY_VECTORS.get((version, t)) for t in dict.fromkeys(texts)}
     missing = [t for t, vec in found.items() if vec is None]

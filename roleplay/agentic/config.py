@@ -152,13 +152,28 @@ class PreActorDirector(_Strict):
     imagePromptProducerPrompt: str | None = Field(None, max_length=20000)  # noqa: N815
 
 
+class ExternalMemory(_Strict):
+    """The prepare/commit memory service a scenario with ``memoryRuntime: external`` uses
+    (ours at ``/v1/memory/…`` on another deployment, or any service with that contract)."""
+
+    url: Annotated[str, StringConstraints(max_length=500, pattern=r"^https?://[^\s/]+")]
+    apiKeyEnv: Annotated[str, StringConstraints(pattern=r"^[A-Z_][A-Z0-9_]{0,99}$")] | None = (  # noqa: N815
+        None
+    )
+    timeoutMs: int = Field(10_000, ge=1_000, le=60_000)  # noqa: N815
+    failClosed: bool = True  # noqa: N815
+
+
 class ScenarioConfig(_Strict):
-    """The four config objects of a scenario; each absent one is off."""
+    """The config objects of a scenario (each absent one is off) and its memory runtime:
+    ``internal`` (ours), ``external`` (``externalMemory``'s service) or ``off``."""
 
     agenticV2: AgenticV2 | None = None  # noqa: N815
     storyV1: StoryV1 | None = None  # noqa: N815
     compact: Compact | None = None
     preActorDirector: PreActorDirector | None = None  # noqa: N815
+    memoryRuntime: Literal["internal", "external", "off"] = "internal"  # noqa: N815
+    externalMemory: ExternalMemory | None = None  # noqa: N815
 
     @property
     def route(self) -> Literal["story", "agentic_v2", "plain"]:
@@ -197,6 +212,8 @@ def check_scenario(data: Any, *, actor_config_id: str | Collection[str] | None) 
     _check_compact(config.compact)
     if config.storyV1 is not None and config.preActorDirector is not None:
         raise ScenarioInvalid("preActorDirector", "cannot be set together with storyV1")
+    if config.memoryRuntime == "external" and config.externalMemory is None:
+        raise ScenarioInvalid("externalMemory", "is required when memoryRuntime is external")
     return config
 
 

@@ -33,7 +33,7 @@ def _field(name: str) -> serializers.Field:
         return StrictCharField(required=False, max_length=64, help_text=" | ".join(CHOICES[name]))
     if name == "document_slot":
         return StrictCharField(required=False, max_length=MAX_SLOT_CHARS)
-    return serializers.DictField(required=False, allow_null=True)  # consolidation
+    return serializers.DictField(required=False, allow_null=True)  # consolidation, embedder
 
 
 class SettingsBody(RejectUnknownFields, serializers.Serializer):

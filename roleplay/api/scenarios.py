@@ -40,6 +40,12 @@ class ScenarioSerializer(Versioned, StrictSerializer):
     preActorDirector = ConfigObjectField(  # noqa: N815
         source="pre_actor_director", required=False, allow_null=True
     )
+    memoryRuntime = serializers.ChoiceField(  # noqa: N815
+        source="memory_runtime", choices=["internal", "external", "off"], required=False
+    )
+    externalMemory = ConfigObjectField(  # noqa: N815
+        source="external_memory", required=False, allow_null=True
+    )
 
     class Meta:
         model = Scenario
@@ -53,6 +59,8 @@ class ScenarioSerializer(Versioned, StrictSerializer):
             "storyV1",
             "compact",
             "preActorDirector",
+            "memoryRuntime",
+            "externalMemory",
             "version",
             "created_at",
             "updated_at",

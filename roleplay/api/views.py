@@ -25,6 +25,7 @@ from memory import services as message_store
 from roleplay.api import serializers as s
 from roleplay.api.agent_state import AgentStateActions
 from roleplay.api.cards import CardActions, ConversationCardReads
+from roleplay.api.memory_consolidation import MemoryConsolidationActions
 from roleplay.api.memory_documents import MemoryDocumentActions
 from roleplay.api.memory_entries import MemoryEntryActions
 from roleplay.api.memory_forget import MemoryClearActions
@@ -97,6 +98,7 @@ class CharacterViewSet(CardActions, CharacterMemorySettingsActions, ServiceWrite
 class PlayerViewSet(
     MemoryEntryActions,
     MemoryJobActions,
+    MemoryConsolidationActions,
     MemoryHandoffActions,
     MemoryClearActions,
     MemoryRecallActions,

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from console.tokens import count_messages, count_tokens
+from worldbook.engine.embedder import HashingEmbedder
 
 from .wire import ClientGone, TrackingServer, WireHandler, envelope, error_body
 
@@ -123,6 +124,11 @@ class ScriptedOpenAIServer:
         self._disconnects = 0
         self._changed = threading.Condition(self._lock)
         self._stopping = threading.Event()
+        # ``/v1/embeddings``: hashing vectors of this length (or the request's
+        # ``dimensions``), or an error with ``embedding_status``; requests recorded apart.
+        self.embedding_dimensions = 64
+        self.embedding_status = 200
+        self._embedding_requests: list[dict[str, Any]] = []
         self._httpd: _Server | None = None
         self._thread: threading.Thread | None = None
 
@@ -176,13 +182,37 @@ class ScriptedOpenAIServer:
             self._requests.clear()
             self._timings.clear()
             self._request_timings.clear()
+            self._embedding_requests.clear()
             self._disconnects = 0
+        self.embedding_status, self.embedding_dimensions = 200, 64
 
     @property
     def requests(self) -> list[dict[str, Any]]:
         """Every chat-completions request body received, in arrival order (a copy)."""
         with self._lock:
             return list(self._requests)
+
+    @property
+    def embedding_requests(self) -> list[dict[str, Any]]:
+        """Every embeddings request body received, with its ``authorization`` header."""
+        with self._lock:
+            return list(self._embedding_requests)
+
+    def _embeddings(self, request: dict[str, Any], authorization: str | None) -> tuple:
+        with self._lock:
+            self._embedding_requests.append(request | {"authorization": authorization})
+        if self.embedding_status != 200:
+            return self.embedding_status, error_body(self.embedding_status, "scripted failure")
+        texts = request.get("input")
+        texts = [texts] if isinstance(texts, str) else texts
+        if not isinstance(texts, list) or not all(isinstance(t, str) and t for t in texts):
+            return 400, error_body(400, "input must be a non-empty string or list of them")
+        size = request.get("dimensions") or self.embedding_dimensions
+        vectors = HashingEmbedder(size).embed(texts)
+        data = [{"object": "embedding", "index": i, "embedding": v} for i, v in enumerate(vectors)]
+        data.reverse()  # the index orders them, not the position
+        body = {"object": "list", "data": data, "model": request.get("model", self.model)}
+        return 200, body
 
     @property
     def timings(self) -> list[float]:
@@ -265,6 +295,9 @@ class _Handler(WireHandler):
         self._first_chunk_ms: float | None = None
         request = self.read_json()
         if request is None:
+            return
+        if self.path.rstrip("/") == "/v1/embeddings":
+            self.send_json(*self.owner._embeddings(request, self.headers.get("Authorization")))
             return
         if self.path.rstrip("/") != "/v1/chat/completions":
             self.send_json(404, error_body(404, f"no route {self.path}"))

@@ -29,6 +29,8 @@ CONFIG_FIELDS = {
     "storyV1": "story_v1",
     "compact": "compact",
     "preActorDirector": "pre_actor_director",
+    "memoryRuntime": "memory_runtime",  # a string: internal, external or off
+    "externalMemory": "external_memory",
 }
 
 

@@ -65,7 +65,9 @@ class PhaseRun:
 
 @dataclass(frozen=True)
 class Phase:
-    """``run(ctx, phase_run)`` for the turn kinds in ``kinds``, within ``deadline_s``."""
+    """``run(ctx, phase_run)`` for the turn kinds in ``kinds``, within ``deadline_s``; with
+    ``applies``, only for the turns it says yes to (a capability a scenario turns on), so
+    the others neither run it nor announce it."""
 
     name: str
     stage: Stage
@@ -73,6 +75,7 @@ class Phase:
     kinds: frozenset[str] = ALL_KINDS
     deadline_s: float = 30.0
     required: bool = False
+    applies: Callable[[TurnContext], bool] | None = None
 
 
 @dataclass
@@ -109,6 +112,8 @@ async def run_stage(
     turn_id = str(ctx.turn.id)
     records = ctx.trace.setdefault("phases", [])
     for phase in PHASES.of(stage, ctx.kind):
+        if phase.applies is not None and not phase.applies(ctx):
+            continue
         await emit({"type": "phase.started", "turn_id": turn_id, "phase": phase.name})
         started = time.perf_counter()
         outcome, error = await _run_one(phase, ctx, PhaseRun(phase.name, cancel, emit, turn_id))

@@ -172,16 +172,23 @@ def finish_turn(
 def index_for_recall(turn: Turn) -> None:
     """Once the turn's messages commit, index them for recall (``memory.recall``), with the
     conversation's owner: the player's recall finds them within moments."""
+    ids = [str(i) for i in (turn.user_message_id, turn.assistant_message_id) if i is not None]
+    index_on_commit(turn.conversation_id, ids)
+
+
+def index_on_commit(conversation_id, message_ids: list[str]) -> None:
+    """Send ``memory.index_messages`` for the conversation's ``message_ids`` once the
+    current transaction commits (a broker that is down costs recall the messages, never the
+    write)."""
     owner = (
-        Conversation.objects.filter(pk=turn.conversation_id)
+        Conversation.objects.filter(pk=conversation_id)
         .values_list("tenant_id", "player_id", "character_id")
         .first()
     )
-    if owner is None:
+    if owner is None or not message_ids:
         return
-    ids = [str(i) for i in (turn.user_message_id, turn.assistant_message_id) if i is not None]
     tenant_id, player_id, character_id = owner
-    session_id = str(turn.conversation_id)  # Conversation.session_id
+    session_id = str(conversation_id)  # Conversation.session_id
 
     def send() -> None:
         from memory.tasks import index_messages
@@ -189,10 +196,10 @@ def index_for_recall(turn: Turn) -> None:
         try:
             index_messages.delay(
                 str(tenant_id), session_id, str(player_id), str(character_id),
-                str(turn.conversation_id), ids,
+                str(conversation_id), list(message_ids),
             )  # fmt: skip
-        except Exception:  # the broker is down: the reply stands; recall misses the turn
-            logger.warning("could not queue the recall indexing of turn %s", turn.pk)
+        except Exception:  # the broker is down: the write stands; recall misses it
+            logger.warning("could not queue the recall indexing of %s", session_id)
 
     transaction.on_commit(send)
 

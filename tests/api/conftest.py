@@ -7,6 +7,7 @@ from dataclasses import dataclass
 import pytest
 
 from memory import services as message_store
+from memory.configs.services import put_settings
 from roleplay.llm.scripted_server import Reply
 
 AUTOREPLY_MODEL = "autoreply-model"
@@ -153,6 +154,7 @@ def build_world(tenant, base_url: str, label: str) -> World:
         conversation, scenario, expected_head=0, state=f"{label}: the state", tools_called=[],
         source_turn=1, source_message_id=messages[-1].id,
     )  # fmt: skip
+    put_settings(tenant, {"consolidation": {"enabled": True}})  # ``memory/consolidate`` acts
     job = MemoryJob.objects.create(
         tenant=tenant, player=player, kind="learn", status="failed", attempts=8,
         payload={"kind": "fact", "scope": "shared", "content": f"{label}: likes tea",

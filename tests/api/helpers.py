@@ -188,6 +188,7 @@ def valid_body(route: Route, method: str, world) -> dict:
         "player-memory-learn": {"content": "likes green tea"},
         "player-memory-forget": {"ids": [str(world.entry.pk)]},
         "player-memory-list": {},
+        "player-memory-consolidate": {"conversation": str(world.conversation.id)},
         "player-memory-handoffs": {
             "from_character": "an-earlier-persona",
             "to_character": str(world.character.id),

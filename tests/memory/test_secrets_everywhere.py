@@ -40,6 +40,7 @@ SCRUBBED = {
     "MemoryHandoff.summary",
     "MemoryProposal.data",
     "MemoryJob.payload",  # a learn's entry, scrubbed at admission (``memory.jobs``)
+    "ConsolidationRun.detail",  # a refusal's reason, may quote the model: scrubbed
 }
 # Text fields that hold no user text: ids, enums, hashes, names checked against a pattern.
 NOT_TEXT = {
@@ -55,6 +56,10 @@ NOT_TEXT = {
     "MemoryJob.kind", "MemoryJob.status", "MemoryJob.error_code",
     "MemoryJob.error", "MemoryJob.result",  # our own codes and messages, ids and counts
     "DiaryRun.session_id", "DiaryRun.status", "DiaryRun.error_code",
+    "ConsolidationCursor.session_id", "ConsolidationCursor.character_id",
+    "ConsolidationRun.session_id", "ConsolidationRun.status", "ConsolidationRun.error_code",
+    "ConsolidationRun.message_ids", "ConsolidationRun.entry_ids",
+    "ConsolidationRun.model_call_ids",
 }  # fmt: skip
 # The transcript and its side store (seed 001) keep what was said, as said: they are the
 # conversation, not memory learned from it, and forgetting deletes them (``memory.forget``).
