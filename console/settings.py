@@ -198,6 +198,7 @@ CELERY_BEAT_SCHEDULE: dict = {
     "requeue-memory-jobs": {"task": "memory.requeue_jobs", "schedule": 60.0},
     "rebuild-recall": {"task": "memory.rebuild_recall", "schedule": 60.0},
     "consolidation-sweep": {"task": "roleplay.consolidation_sweep", "schedule": 60.0},
+    "beliefs-sweep": {"task": "roleplay.beliefs_sweep", "schedule": 300.0},
 }
 
 REST_FRAMEWORK = {

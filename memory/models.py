@@ -205,6 +205,7 @@ class EntryOrigin(models.TextChoices):
     MANUAL = "manual", "manual"
     TOOL = "tool", "tool"
     IMPORT = "import", "import"
+    INFERENCE = "inference", "inference"  # a belief built from facts and episodes
     MIGRATION = "migration", "migration"
 
 
@@ -559,3 +560,27 @@ class MemoryClaim(TenantScopedModel):
         indexes = [
             models.Index(fields=["tenant", "conversation_id", "created_at"], name="claim_recent")
         ]
+
+
+class BeliefSupport(TenantScopedModel):
+    """An entry that supports a belief (seed 003). Deleting the supporter demotes the
+    belief to a candidate (``memory.entries.beliefs``), then this row goes with it."""
+
+    belief = models.ForeignKey(MemoryEntry, on_delete=models.CASCADE, related_name="supports")
+    supporter = models.ForeignKey(MemoryEntry, on_delete=models.CASCADE, related_name="+")
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["belief", "supporter"], name="belief_support_unique")
+        ]
+
+
+class BeliefBuild(TenantScopedModel):
+    """The last build of one player's beliefs: when, at which owner epoch, how it ended."""
+
+    player = models.OneToOneField("console.Player", on_delete=models.CASCADE, related_name="+")
+    status = models.CharField(max_length=16, default="running")  # running, done, failed, stale
+    built_at = models.DateTimeField(null=True, blank=True)
+    started_at = models.DateTimeField(auto_now_add=True)
+    added = models.PositiveIntegerField(default=0)
+    error_code = models.CharField(max_length=64, blank=True, default="")

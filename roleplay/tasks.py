@@ -53,6 +53,22 @@ def consolidation_sweep() -> int:
     return consolidation.sweep()
 
 
+@shared_task(acks_late=True, ignore_result=True, name="roleplay.build_beliefs")
+def build_beliefs(player_id: int) -> str:
+    """Build a player's beliefs from their facts and episodes (``services.beliefs``)."""
+    from roleplay.services import beliefs
+
+    return beliefs.build(player_id)
+
+
+@shared_task(ignore_result=True, name="roleplay.beliefs_sweep")
+def beliefs_sweep() -> int:
+    """Send a belief build for each player whose facts or episodes changed."""
+    from roleplay.services import beliefs
+
+    return beliefs.sweep()
+
+
 @shared_task(acks_late=True, ignore_result=True, name="roleplay.write_diary")
 def write_diary(conversation_id: str, through_round: int) -> str:
     """Write a conversation's diary for its rounds up to ``through_round``

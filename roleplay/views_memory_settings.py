@@ -53,6 +53,8 @@ HELP = {
     "(held until the player goes on from the reply; dropped if it is regenerated).",
     "memory_table": "The Actor reads the conversation's memory table (document slot "
     "table) and its replies' <tableEdit> calls change it.",
+    "beliefs": "Build beliefs in the background from each player's facts and episodes (a "
+    "model call per build).",
     "consolidation": "Background consolidation of the player's messages into review "
     "candidates: a JSON object (fields left out take their defaults: "
     + ", ".join(f"{k} {json.dumps(v)}" for k, v in as_settings(Settings()).items())

@@ -46,6 +46,9 @@ class MemoryConfig:
     # Recall's embedder (tenant only): null for the local one, or an OpenAI-compatible
     # ``/v1/embeddings`` endpoint (``worldbook.engine.openai_embedder.check_settings``).
     embedder: dict[str, Any] | None = None
+    # Beliefs (seed 003): generalisations built in the background from the player's facts
+    # and episodes, each with its supporters (a model call per build: off by default).
+    beliefs: bool = False
     diaries: bool = True
     diary_first_round: int = 20
     diary_every_rounds: int = 10
@@ -62,7 +65,9 @@ RANGES = {
     "diary_every_rounds": (1, 1000),
     "episode_recall_count": (0, 5),
 }
-BOOLEANS = ("enabled", "learn_from_rules", "document_tools", "memory_table", "diaries")
+BOOLEANS = (
+    "enabled", "learn_from_rules", "document_tools", "memory_table", "beliefs", "diaries"
+)  # fmt: skip
 CHOICES = {"document_commit": ("immediate", "on_accept")}
 FIELDS = tuple(f.name for f in fields(MemoryConfig))
 PER_PLAYER = ("max_entries", "max_handoffs", "embedder")  # only the tenant sets these

@@ -211,17 +211,17 @@ class Candidate:
 _FENCE = re.compile(r"^\s*```(?:json)?\s*(.*?)\s*```\s*$", re.S)
 
 
-def parse(reply: str) -> list[Any]:
-    """The ``candidates`` list of the model's answer (a code fence around it is allowed)."""
+def parse(reply: str, key: str = "candidates") -> list[Any]:
+    """The ``key`` list of the model's JSON answer (a code fence around it is allowed)."""
     fenced = _FENCE.match(reply or "")
     text = fenced.group(1) if fenced else (reply or "").strip()
     try:
         data = json.loads(text)
     except ValueError as exc:
         raise Unparsable(f"not JSON: {exc}") from None
-    if not isinstance(data, dict) or not isinstance(data.get("candidates"), list):
-        raise Unparsable('not an object with a "candidates" list')
-    return data["candidates"]
+    if not isinstance(data, dict) or not isinstance(data.get(key), list):
+        raise Unparsable(f'not an object with a "{key}" list')
+    return data[key]
 
 
 def cited_ids(raw: Sequence[Any]) -> set[str]:

@@ -60,6 +60,10 @@ NOT_TEXT = {
     "ConsolidationRun.session_id", "ConsolidationRun.status", "ConsolidationRun.error_code",
     "ConsolidationRun.message_ids", "ConsolidationRun.entry_ids",
     "ConsolidationRun.model_call_ids",
+    "MemoryClaim.character_id", "MemoryClaim.session_id", "MemoryClaim.request_id",
+    "MemoryClaim.scene_id", "MemoryClaim.model_config_id", "MemoryClaim.prompt_id",
+    "MemoryClaim.status", "MemoryClaim.commit_digest",
+    "BeliefBuild.status", "BeliefBuild.error_code",
 }  # fmt: skip
 # The transcript and its side store (seed 001) keep what was said, as said: they are the
 # conversation, not memory learned from it, and forgetting deletes them (``memory.forget``).
