@@ -5,7 +5,7 @@ character and time when asked), so another player's or tenant's text can never c
 however well it matches. The vector side is an exact search over the owner's rows (the
 embedded pgvector 0.6.2 has no iterative index scan, so an approximate index filtered
 afterwards could return fewer than ``k``); the lexical side ranks the owner's rows by BM25
-with the player's own term statistics. Both candidate lists are blended (``engine.recall.blend``);
+with the player's own term statistics. Both candidate lists are fused (``engine.recall.fuse``);
 a message hit is widened with the messages just before and after it (seed 001's range
 read) and hits that a wider one already covers are dropped.
 """
@@ -47,11 +47,11 @@ def recall(tenant, player, q: RecallQuery) -> dict:
     degraded}``, best first, at most ``q.k``."""
     embedder = recall_embedder(tenant)
     side = _VectorSide(embedder).embed(q.query)
-    items: list[dict] = []
-    if "message" in q.kinds:
-        items += _messages(tenant, player, q, side)
-    if "entry" in q.kinds:
-        items += _entries(tenant, player, q, side)
+    rows = _message_rows(tenant, player, q, side) if "message" in q.kinds else []
+    found = _entry_candidates(tenant, player, q, side) if "entry" in q.kinds else []
+    # One cosine scale for both kinds, so an entry and a message compare fairly.
+    span = terms.cosine_span([row[6] for row in rows] + [c for _e, _l, c in found])
+    items = _messages(tenant, q, rows, side, span) + _entries(found, side, span)
     items.sort(key=lambda item: -item["score"])
     return {"items": items[: q.k], "degraded": side.vector is None}
 
@@ -87,7 +87,9 @@ def _filters(q: RecallQuery) -> tuple[str, dict]:
     return sql, params
 
 
-def _messages(tenant, player, q: RecallQuery, side: _VectorSide) -> list[dict]:
+def _message_rows(tenant, player, q: RecallQuery, side: _VectorSide) -> list[tuple]:
+    """The owner's candidate chunks: ``(message_id, conversation_id, session_id, ts,
+    created_at, lexical, cosine or None, text)``."""
     table = RecallItem._meta.db_table
     where, params = _filters(q)
     owner = f"r.tenant_id = %(tenant)s AND r.player_id = %(player)s{where}"
@@ -97,14 +99,13 @@ def _messages(tenant, player, q: RecallQuery, side: _VectorSide) -> list[dict]:
     # Rows of another embedder (being rebuilt, or left without vectors while an endpoint
     # failed) are compared by their words only: their vectors may not even be as long.
     if side.vector is None:
-        vec, cosine_sql = "SELECT NULL::bigint AS id WHERE FALSE", "0.0::float8"
+        vec, cosine_sql = "SELECT NULL::bigint AS id WHERE FALSE", "NULL::float8"
     else:
         params["vec"] = terms.vector_literal(side.vector)
         vec = f"""SELECT r.id FROM {table} r WHERE {owner} AND r.embedder = %(embedder)s
             ORDER BY r.embedding <=> %(vec)s::vector LIMIT %(pool)s"""
         cosine_sql = (
-            "CASE WHEN r.embedder = %(embedder)s THEN 1 - (r.embedding <=> %(vec)s::vector) "
-            "ELSE 0.0 END"
+            "CASE WHEN r.embedder = %(embedder)s THEN 1 - (r.embedding <=> %(vec)s::vector) END"
         )
     sql = f"""
         WITH lex AS ({lexical}),
@@ -117,13 +118,17 @@ def _messages(tenant, player, q: RecallQuery, side: _VectorSide) -> list[dict]:
     """
     with connection.cursor() as cursor:
         cursor.execute(sql, params)
-        rows = cursor.fetchall()
+        return cursor.fetchall()
+
+
+def _messages(tenant, q: RecallQuery, rows: list[tuple], side: _VectorSide, span) -> list[dict]:
     if not rows:
         return []
-    best = max(row[5] for row in rows)
+    scores = terms.fuse([(row[5], row[6]) for row in rows], side.weight, span)
     by_message: dict = {}
-    for message_id, conversation_id, session_id, ts, created_at, lex, vec, text in rows:
-        score = terms.blend(lex, best, vec, side.weight)
+    for score, (message_id, conversation_id, session_id, ts, created_at, _lex, _vec, text) in zip(
+        scores, rows, strict=True
+    ):
         if message_id not in by_message or score > by_message[message_id][0]:
             by_message[message_id] = (score, conversation_id, session_id, ts, created_at, text)
     # The same words said again ("Good night!") are one hit, the best placed; hits inside a
@@ -267,8 +272,9 @@ def _around(tenant, hits: list[tuple[str, int]]) -> list[list[tuple]]:
     return out
 
 
-def _entries(tenant, player, q: RecallQuery, side: _VectorSide) -> list[dict]:
-    """The player's active memory entries, ranked by the same blend (they are few)."""
+def _entry_candidates(tenant, player, q: RecallQuery, side: _VectorSide) -> list[tuple]:
+    """The player's active memory entries (they are few) as ``(entry, lexical, cosine or
+    None)``."""
     rows = MemoryEntry.objects.filter(tenant=tenant, player=player, status=EntryStatus.ACTIVE)
     if q.character_id:
         rows = rows.filter(character_id__in=("", q.character_id))
@@ -279,32 +285,29 @@ def _entries(tenant, player, q: RecallQuery, side: _VectorSide) -> list[dict]:
         return []
     index = LexicalIndex.build([Doc(str(e.pk), "", e.content) for e in entries])
     lexical = dict(index.rank(q.query, limit=len(entries)))
-    best = max(lexical.values(), default=0.0)
-    vectors: list = [None] * len(entries)
+    cosines: list = [None] * len(entries)
     if side.vector is not None:
         try:
             vectors = entry_vectors([e.content for e in entries], side.embedder)
+            cosines = [cosine(vec, side.vector) for vec in vectors]
         except EmbeddingUnavailable:
-            vectors = [None] * len(entries)
+            pass
+    return [(e, lexical.get(str(e.pk), 0.0), c) for e, c in zip(entries, cosines, strict=True)]
+
+
+def _entries(found: list[tuple], side: _VectorSide, span) -> list[dict]:
+    scores = terms.fuse([(lexical, c) for _e, lexical, c in found], side.weight, span)
     return [
         {
             "kind": "entry",
             "id": str(entry.pk),
             "text": entry.content,
-            "score": round(
-                terms.blend(
-                    lexical.get(str(entry.pk), 0.0),
-                    best,
-                    cosine(vec, side.vector) if vec is not None and side.vector else 0.0,
-                    side.weight,
-                ),
-                4,
-            ),
+            "score": round(score, 4),
             "conversation_id": None,
             "message_ids": [],
             "created_at": entry.created_at.isoformat(),
         }
-        for entry, vec in zip(entries, vectors, strict=True)
+        for score, (entry, _lexical, _c) in zip(scores, found, strict=True)
     ]
 
 

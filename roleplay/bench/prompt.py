@@ -15,7 +15,12 @@ import uuid
 from dataclasses import dataclass
 
 from console.models import Player, Tenant
+from memory import packs
 from memory import services as message_store
+from memory.entries.services import add_entry
+from memory.recall import indexing
+from memory.turn_reads import turn_memory
+from roleplay import memory_context, memory_pack_context
 from roleplay.bench.stats import summary
 from roleplay.models import Character, Conversation, ModelConfig, Turn
 from roleplay.prompting.default_preset import default_preset
@@ -102,7 +107,24 @@ def create(history: int, entries: int, prompts: int) -> PromptBench:
         assistant_message_id=uuid.uuid4(),
         status="complete",
     )
+    _warm_memory(tenant, player, conversation, last.content)
     return PromptBench(tenant, conversation, turn)
+
+
+def _warm_memory(tenant, player, conversation, query: str) -> None:
+    """A stated preference, the messages indexed for recall, and the pack the next turn
+    reads, built and stored as the refresh task would."""
+    add_entry(tenant, player, kind="preference", scope="shared", category_key="length",
+              content="Keep replies brief.")  # fmt: skip
+    indexing.index_messages(
+        tenant, session_id=conversation.session_id, player_id=player.pk,
+        character_id=str(conversation.character_id), conversation_id=conversation.pk,
+    )  # fmt: skip
+    read = turn_memory(tenant.pk, player.pk, str(conversation.character_id),
+                       conversation.session_id)  # fmt: skip
+    owner = memory_pack_context.owner_of(conversation)
+    items = packs.compute(owner, query) or []
+    packs.store(owner.key(read.config, read.owner_revision), items, packs.render(items))
 
 
 def delete(bench: PromptBench) -> None:
@@ -119,6 +141,9 @@ def sample(bench: PromptBench) -> dict[str, float]:
         read = time.perf_counter()
         worldbook_hook(ctx, bench.conversation)
         selected = time.perf_counter()
+        memory_context.apply(ctx, bench.conversation)
+        memory_pack_context.apply(ctx, bench.conversation)
+        remembered = time.perf_counter()
         ctx.variables["mood"] = "calm"
         prompt = context.actor_prompt(ctx)
         done = time.perf_counter()
@@ -128,7 +153,9 @@ def sample(bench: PromptBench) -> dict[str, float]:
     return {
         "read_ms": (read - started) * 1000,
         "worldbook_ms": (selected - read) * 1000,
-        "assembly_ms": (done - selected) * 1000,
+        "memory_ms": (remembered - selected) * 1000,
+        "assembly_ms": (done - remembered) * 1000,
+        "pack": ctx.trace.get("memory_pack", {}).get("status", "none"),
         "total_ms": (done - started) * 1000,
         "blocks": len(ctx.blocks),
         "messages": len(prompt.messages),
@@ -138,7 +165,7 @@ def sample(bench: PromptBench) -> dict[str, float]:
 
 
 def report(samples: list[dict[str, float]]) -> dict:
-    stages = ("read_ms", "worldbook_ms", "assembly_ms")
+    stages = ("read_ms", "worldbook_ms", "memory_ms", "assembly_ms")
     totals = [s["total_ms"] for s in samples]
     medians = {stage: summary([s[stage] for s in samples])["p50"] for stage in stages}
     total_p50 = summary(totals)["p50"] or 1.0
@@ -152,5 +179,12 @@ def report(samples: list[dict[str, float]]) -> dict:
         "preset_prompts": last["preset_prompts"],
         "worldbook_blocks": last["blocks"],
         "prompt_messages": last["messages"],
+        "pack_reads": {
+            s["pack"]: sum(1 for x in samples if x["pack"] == s["pack"]) for s in samples
+        },  # fmt: skip
         "targets": {"total_p50_ms": 10.0, "met": (summary(totals)["p50"] or 0) <= 10.0},
+        "memory_target": {
+            "memory_p50_ms": 2.0,
+            "met": (medians["memory_ms"] or 0) <= 2.0,
+        },
     }

@@ -24,7 +24,9 @@ def test_bench_prompt_reports_each_stage_and_cleans_up():
     data = json.loads(out.getvalue())
     assert data["samples"] == 5 and data["preset_prompts"] == 20
     assert data["history_messages"] == 30 and data["prompt_messages"] > 30
-    assert set(data["stages_ms"]) == {"read_ms", "worldbook_ms", "assembly_ms"}
+    assert set(data["stages_ms"]) == {"read_ms", "worldbook_ms", "memory_ms", "assembly_ms"}
+    assert data["pack_reads"] == {"hit": 5}  # the pre-turn pack was ready for every sample
+    assert set(data["memory_target"]) == {"memory_p50_ms", "met"}
     assert all(stage["p50"] is not None for stage in data["stages_ms"].values())
     assert abs(sum(data["stage_share_of_p50"].values()) - 1) < 0.2
     assert set(data["targets"]) == {"total_p50_ms", "met"}

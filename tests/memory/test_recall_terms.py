@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from memory.engine import recall
 
 
@@ -55,3 +57,13 @@ def test_candidates_are_gathered_by_the_rarer_terms():
     common = {"the": 9_000, "and": 8_000, "you": 7_000}
     assert recall.candidate_terms(common, rows) == ["you", "and"]
     assert recall.candidate_terms({"absent": 0}, rows) == []
+
+
+def test_the_fusion_spreads_the_cosines_over_the_candidates():
+    scores = recall.fuse([(4.0, 0.30), (0.0, 0.40), (2.0, None)], weight=0.5)
+    assert scores == pytest.approx([0.5, 0.5, 0.25])
+    assert recall.fuse([(1.0, 0.3)], weight=0.7) == pytest.approx([0.3])  # one: no spread
+    assert recall.fuse([(1.0, 0.3)], 0.7, span=(0.1, 0.4)) == pytest.approx([0.3 + 0.35])
+    assert recall.cosine_span([None, 0.2, 0.6]) == (0.2, 0.6 - 0.2)
+    assert recall.cosine_span([None]) == (0.0, 0.0)
+    assert recall.fuse([]) == []
