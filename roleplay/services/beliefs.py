@@ -88,6 +88,14 @@ def build(player_id) -> str:
     started = timezone.now()
     if not _claim(tenant, player, started):
         return "busy"
+    try:
+        return _build(tenant, player, started)
+    except Exception:  # the build must not stay "running" until it is taken over
+        logger.exception("beliefs of player %s failed", player.pk)
+        return _close(player, FAILED, error_code="internal_error")
+
+
+def _build(tenant, player, started) -> str:
     _revision, epoch = owners.state(tenant, player.pk)
     rows = list(
         MemoryEntry.objects.filter(

@@ -221,6 +221,15 @@ def run(conversation_id: str) -> str:
     job = _claim(conversation, cursor)
     if job is None:
         return "busy"
+    try:
+        return _run(conversation, cursor, job, found)
+    except Exception:  # the run must not hold the owner until it is reaped
+        logger.exception("consolidation run %s failed", job.pk)
+        return _close(job, cursor, FAILED, "internal_error", "")
+
+
+def _run(conversation, cursor, job, found: engine.Settings) -> str:
+    tenant = conversation.tenant
     batch = engine.pick_batch(pending(cursor, found.max_pending), found)
     if not batch:
         job.delete()

@@ -371,3 +371,21 @@ def test_real_turns_start_a_run_early_through_the_worker(
     entry = MemoryEntry.objects.get(origin="consolidation")
     assert entry.status == "candidate" and entry.evidence.get().quote == "Lisbon"
     assert owners.state(tenant, player.pk)[0] >= 1
+
+
+def test_an_unexpected_error_closes_the_run_and_frees_the_owner(
+    tenant, conversation, llm, monkeypatch
+):
+    _on(tenant)
+    said = _say(tenant, conversation, *LINES)
+    _cursor(conversation)
+
+    def broken(_conversation):
+        raise RuntimeError("boom")
+
+    monkeypatch.setattr(consolidation, "persona_for", broken)
+    assert consolidation.run(str(conversation.pk)) == "failed"
+    assert ConsolidationRun.objects.get().error_code == "internal_error"
+    monkeypatch.undo()
+    llm.default = _answer(_fact(said[0]))
+    assert consolidation.run(str(conversation.pk)) == "done"  # not "busy": the owner is free
