@@ -44,6 +44,7 @@ class ScenarioForm(forms.Form):
     memoryRuntime = forms.ChoiceField(  # noqa: N815
         choices=[(v, v) for v in ("internal", "external", "off")],
         initial="internal",
+        required=False,
         label="memoryRuntime",
         help_text="Whose memory turns read: ours, the externalMemory service (prepare/commit), "
         "or none.",
@@ -66,6 +67,7 @@ class ScenarioForm(forms.Form):
 
     def clean(self):
         data = super().clean()
+        data["memoryRuntime"] = data.get("memoryRuntime") or "internal"
         for name in CONFIG_BOXES:
             text = data.get(name) or ""
             if not text:

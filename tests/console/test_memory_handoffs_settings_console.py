@@ -291,12 +291,12 @@ def test_an_operator_saves_and_removes_a_characters_override(operator_client, te
             "set_enabled": "on",  # set here, unchecked: stored as false
             "learn_from_rules": "on",  # not "set here": not stored
             "document_slot": "notes",
-            "consolidation": '{"every": 10}',
+            "consolidation": '{"enabled": true, "early_messages": 10}',
         },
     )
     assert res.status_code == 302
     stored = {"max_selected": 3, "enabled": False, "document_slot": "notes"}
-    stored["consolidation"] = {"every": 10}
+    stored["consolidation"] = {"enabled": True, "early_messages": 10}
     assert config_reads.stored(tenant, cid).data == stored
     in_force = config_reads.config_for(tenant, cid)
     assert in_force.max_selected == 3 and in_force.learn_from_rules is True
