@@ -386,6 +386,9 @@ class RecallItem(TenantScopedModel):
         indexes = [
             models.Index(fields=["tenant", "player", "ts"], name="recall_owner_ts"),
             models.Index(fields=["session_id", "ts"], name="recall_session_ts"),
+            # The minute's sweep lists the (tenant, embedder) pairs in use by skipping
+            # through this index (``indexing.embedders_in_use``), never reading the table.
+            models.Index(fields=["tenant", "embedder"], name="recall_tenant_embedder"),
             GinIndex(fields=["lexemes"], name="recall_lexemes"),
         ]
 
@@ -404,6 +407,26 @@ class RecallTerm(TenantScopedModel):
     class Meta:
         constraints = [
             models.UniqueConstraint(fields=["tenant", "player", "term"], name="recall_term_unique")
+        ]
+
+
+class RecallOwnerIndex(TenantScopedModel):
+    """A built approximate (HNSW) index over one player's recall rows of one embedder: a
+    partial index of :class:`RecallItem` named ``name``, made once the player's rows pass a
+    size (``memory.recall.owner_index``). A row here means the index is valid and can serve
+    that player's unfiltered recall; the index goes when its row does."""
+
+    player = models.ForeignKey("console.Player", on_delete=models.CASCADE, related_name="+")
+    embedder = models.CharField(max_length=100)
+    dimensions = models.PositiveIntegerField()
+    name = models.CharField(max_length=63, unique=True)
+    rows = models.PositiveIntegerField()
+    build_ms = models.PositiveIntegerField()
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["player", "embedder"], name="recall_owner_index_unique")
         ]
 
 

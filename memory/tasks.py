@@ -30,8 +30,9 @@ def index_messages(
     conversation_id: str,
     message_ids: list[str],
 ) -> int:
-    """Index a conversation's new messages for recall (``memory.recall.indexing``)."""
-    from memory.recall import indexing
+    """Index a conversation's new messages for recall (``memory.recall.indexing``); ask
+    for the player's own index once they pass its size (``memory.recall.owner_index``)."""
+    from memory.recall import indexing, owner_index
 
     tenant = Tenant.objects.filter(pk=tenant_id).first()
     if tenant is None:
@@ -44,7 +45,19 @@ def index_messages(
     }
     indexed = indexing.index_messages(tenant, message_ids=message_ids, **owner)
     messages_indexed.send(sender=None, tenant=tenant, message_ids=message_ids, **owner)
+    if indexed and owner_index.wanted(tenant, int(player_id)):
+        build_owner_index.delay(tenant_id, int(player_id))
     return indexed
+
+
+@shared_task(acks_late=True, ignore_result=True, name="memory.build_owner_index")
+def build_owner_index(tenant_id: str, player_id: int) -> bool:
+    """Give a player with many recall rows an approximate index of their own (a second
+    request while one builds, or once it is built, does nothing)."""
+    from memory.recall import owner_index
+
+    tenant = Tenant.objects.filter(pk=tenant_id).first()
+    return tenant is not None and owner_index.build(tenant, player_id) is not None
 
 
 @shared_task(acks_late=True, name="memory.reconcile_recall")
@@ -92,6 +105,7 @@ def requeue_jobs() -> int:
 def rebuild_recall() -> int:
     """Move the recall index to the current embedder, a few conversations at a time.
     Runs every minute; does nothing once every row is the current embedder's."""
-    from memory.recall import indexing
+    from memory.recall import indexing, owner_index
 
+    owner_index.prune()
     return indexing.rebuild_stale()

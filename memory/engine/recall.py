@@ -40,6 +40,11 @@ K1, B = 1.2, 0.75  # BM25's term-frequency saturation and length normalisation
 # Rows are gathered by the query's rarer terms only: a term in more than this share of the
 # player's rows (and more than the floor) weighs little and would gather most of them.
 CANDIDATE_SHARE, CANDIDATE_FLOOR, CANDIDATE_MIN_TERMS = 0.05, 64, 2
+# And by no more of them than together gather about this many rows (rarest first, always at
+# least one): each gathered row is read and scored, so a long owner's query of several
+# middling terms would otherwise read thousands. A row gathered by a rarer term still scores
+# on every query term it holds.
+GATHER_ROWS = 600
 
 
 # The terms' analysis: a change here changes what the index holds (``indexing`` re-indexes a
@@ -113,8 +118,17 @@ def candidate_terms(dfs: dict[str, int], rows: int) -> list[str]:
     rarest :data:`CANDIDATE_MIN_TERMS`; terms no row holds are left out."""
     held = sorted((df, term) for term, df in dfs.items() if df > 0)
     limit = max(CANDIDATE_FLOOR, CANDIDATE_SHARE * rows)
-    rare = [term for df, term in held if df <= limit]
-    return rare or [term for _df, term in held[:CANDIDATE_MIN_TERMS]]
+    rare = [(df, term) for df, term in held if df <= limit]
+    if not rare:
+        return [term for _df, term in held[:CANDIDATE_MIN_TERMS]]
+    gathered: list[str] = []
+    total = 0
+    for df, term in rare:
+        if gathered and total + df > GATHER_ROWS:
+            break
+        gathered.append(term)
+        total += df
+    return gathered
 
 
 def vector_weight(embedding_version: str) -> float:

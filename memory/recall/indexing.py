@@ -140,8 +140,7 @@ def rebuild_stale(limit: int = REBUILD_SESSIONS) -> int:
     without vectors while it failed), a few per sweep, so the whole index moves over in the
     background; how many were re-indexed."""
     done = 0
-    used = RecallItem.objects.order_by().values_list("tenant_id", "embedder").distinct()
-    for tenant_id, version in list(used):
+    for tenant_id, version in embedders_in_use():
         tenant = Tenant.objects.filter(pk=tenant_id).first()
         if tenant is None:
             continue
@@ -160,6 +159,27 @@ def rebuild_stale(limit: int = REBUILD_SESSIONS) -> int:
         if done >= limit:
             break
     return done
+
+
+def embedders_in_use() -> list[tuple]:
+    """The distinct (tenant id, embedder) pairs of the index, found by skipping through the
+    ``recall_tenant_embedder`` index from one pair to the next (a few probes a pair, however
+    many rows each holds)."""
+    table = RecallItem._meta.db_table
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"""WITH RECURSIVE pairs AS (
+                (SELECT tenant_id, embedder FROM {table} ORDER BY tenant_id, embedder LIMIT 1)
+                UNION ALL
+                SELECT later.tenant_id, later.embedder FROM pairs p CROSS JOIN LATERAL (
+                    SELECT tenant_id, embedder FROM {table}
+                    WHERE (tenant_id, embedder) > (p.tenant_id, p.embedder)
+                    ORDER BY tenant_id, embedder LIMIT 1
+                ) later
+            )
+            SELECT tenant_id, embedder FROM pairs"""
+        )
+        return cursor.fetchall()
 
 
 def _answers(embedder) -> bool:

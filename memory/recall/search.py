@@ -4,8 +4,10 @@ Every search is filtered by tenant and player in the SQL itself (and by conversa
 character and time when asked), so another player's or tenant's text can never come back,
 however well it matches. The vector side is an exact search over the owner's rows (the
 embedded pgvector 0.6.2 has no iterative index scan, so an approximate index filtered
-afterwards could return fewer than ``k``); the lexical side ranks the owner's rows by BM25
-with the player's own term statistics. Both candidate lists are fused (``engine.recall.fuse``);
+afterwards could return fewer than ``k``), or, for a player past a size asking without
+filters, a scan of their own HNSW index (``owner_index``), which holds their rows only; the
+lexical side ranks the owner's rows by BM25 with the player's own term statistics, gathered
+by the rarer query terms. Both candidate lists are fused (``engine.recall.fuse``);
 a message hit is widened with the messages just before and after it (seed 001's range
 read) and hits that a wider one already covers are dropped.
 """
@@ -14,13 +16,14 @@ from __future__ import annotations
 
 from collections.abc import Collection
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime, timedelta
 
 from django.db import connection
 
 from console.lru import Lru
 from memory.engine import recall as terms
 from memory.models import EntryStatus, MemoryEntry, Message, RecallItem, RecallTerm
+from memory.recall import owner_index
 from memory.recall.embedder import EmbeddingUnavailable, recall_embedder
 from worldbook.engine.embedder import cosine
 from worldbook.engine.lexical import Doc, LexicalIndex
@@ -30,6 +33,7 @@ MAX_K = 50
 POOL = 200  # candidates taken from each side before blending
 NEIGHBOURS = 1  # messages before and after a hit
 WIDEN_SPARE = 3  # hits widened per hit kept
+EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 
 @dataclass(frozen=True)
@@ -89,7 +93,8 @@ def _filters(q: RecallQuery) -> tuple[str, dict]:
 
 def _message_rows(tenant, player, q: RecallQuery, side: _VectorSide) -> list[tuple]:
     """The owner's candidate chunks: ``(message_id, conversation_id, session_id, ts,
-    created_at, lexical, cosine or None, text)``."""
+    created_at in µs since the epoch, lexical, cosine or None, text)``: a time is made only
+    for the hits kept, which saves parsing hundreds of them."""
     table = RecallItem._meta.db_table
     where, params = _filters(q)
     owner = f"r.tenant_id = %(tenant)s AND r.player_id = %(player)s{where}"
@@ -98,26 +103,44 @@ def _message_rows(tenant, player, q: RecallQuery, side: _VectorSide) -> list[tup
     lexical = lexical or "SELECT NULL::bigint AS id, 0.0::float8 AS lexical WHERE FALSE"
     # Rows of another embedder (being rebuilt, or left without vectors while an endpoint
     # failed) are compared by their words only: their vectors may not even be as long.
+    indexed = None
     if side.vector is None:
         vec, cosine_sql = "SELECT NULL::bigint AS id WHERE FALSE", "NULL::float8"
     else:
         params["vec"] = terms.vector_literal(side.vector)
         vec = f"""SELECT r.id FROM {table} r WHERE {owner} AND r.embedder = %(embedder)s
             ORDER BY r.embedding <=> %(vec)s::vector LIMIT %(pool)s"""
+        if not where:
+            indexed = owner_index.dimensions(tenant, player.pk, side.version, cached=True)
+            indexed = indexed if indexed == len(side.vector) else None
+        if indexed is not None:
+            # The owner's own HNSW index (its predicate spelled out, so the planner can
+            # prove it; the values are bound into the text).
+            vec = f"""SELECT r.id FROM {table} r WHERE {owner} AND r.embedder = %(embedder)s
+                AND vector_dims(r.embedding) = {indexed}
+                ORDER BY (r.embedding::vector({indexed})) <=> %(vec)s::vector({indexed})
+                LIMIT %(pool)s"""
         cosine_sql = (
             "CASE WHEN r.embedder = %(embedder)s THEN 1 - (r.embedding <=> %(vec)s::vector) END"
         )
     sql = f"""
         WITH lex AS ({lexical}),
         vec AS ({vec})
-        SELECT r.message_id, r.conversation_id, r.session_id, r.ts, r.created_at,
+        SELECT r.message_id, r.conversation_id, r.session_id, r.ts,
+               (extract(epoch FROM r.created_at) * 1000000)::bigint,
                COALESCE(lex.lexical, 0), {cosine_sql}, r.text
         FROM {table} r
         JOIN (SELECT id FROM lex UNION SELECT id FROM vec) c ON c.id = r.id
         LEFT JOIN lex ON lex.id = r.id
     """
     with connection.cursor() as cursor:
-        cursor.execute(sql, params)
+        if indexed is None:
+            cursor.execute(sql, params)
+        else:
+            # One round trip: the setting holds for the statement's implicit transaction
+            # only (client-side binding sends both as one simple query).
+            cursor.execute(f"SET LOCAL hnsw.ef_search = {owner_index.EF_SEARCH};{sql}", params)
+            cursor.cursor.nextset()
         return cursor.fetchall()
 
 
@@ -176,12 +199,17 @@ def _lexical(tenant, player, query: str, owner: str, params: dict) -> str | None
         k1=terms.K1,
         b=terms.B,
     )
-    tf = "GREATEST(cardinality(u.positions), 1)"
-    norm = "%(k1)s * (1 - %(b)s + %(b)s * length(r.lexemes) / %(avgdl)s)"
+    # Only the row's query terms are unnested (marked with weight A, then kept; every stored
+    # term has positions, so each can carry a weight). float8 throughout: a bound Python
+    # float is a numeric literal, slow to compute with.
+    own = "ts_filter(setweight(setweight(r.lexemes, 'D'), 'A', %(q_terms)s::text[]), '{a}')"
+    tf = "GREATEST(cardinality(u.positions), 1)::float8"
+    k1, b, avgdl = "%(k1)s::float8", "%(b)s::float8", "%(avgdl)s::float8"
+    norm = f"{k1} * (1 - {b} + {b} * length(r.lexemes) / {avgdl})"
     return f"""
-        SELECT r.id, SUM(q.idf * {tf} * (%(k1)s + 1) / ({tf} + {norm})) AS lexical
+        SELECT r.id, SUM(q.idf * {tf} * ({k1} + 1) / ({tf} + {norm})) AS lexical
         FROM {RecallItem._meta.db_table} r
-        CROSS JOIN LATERAL unnest(r.lexemes) u
+        CROSS JOIN LATERAL unnest({own}) u
         JOIN unnest(%(q_terms)s::text[], %(q_idfs)s::float8[]) AS q(term, idf)
             ON q.term = u.lexeme
         WHERE {owner} AND r.lexemes @@ %(tsq)s::tsquery
@@ -229,7 +257,7 @@ def _widen(tenant, ranked, k: int) -> list[dict]:
                 "score": round(score, 4),
                 "conversation_id": str(conversation_id),
                 "message_ids": [str(pk) for pk, _role, _content in around],
-                "created_at": created_at.isoformat(),
+                "created_at": (EPOCH + timedelta(microseconds=created_at)).isoformat(),
             }
         )
     return items

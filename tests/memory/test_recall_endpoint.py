@@ -118,6 +118,20 @@ def test_a_changed_embedder_rebuilds_the_index_in_the_background(tenant, player,
     assert indexing.rebuild_stale() == 0
 
 
+def test_the_sweep_lists_each_tenant_and_embedder_once(tenant, player, conversation, llm):
+    from roleplay.models import Conversation
+
+    _index(tenant, player, conversation, *LINES)
+    _endpoint(tenant, llm)
+    later = Conversation.objects.create(
+        tenant=tenant, player=player, character_id=conversation.character_id
+    )
+    _index(tenant, player, later, "A line of another conversation, indexed by the endpoint.")
+    pairs = set(RecallItem.objects.values_list("tenant_id", "embedder"))
+    assert len(pairs) == 2
+    assert sorted(indexing.embedders_in_use()) == sorted(pairs)
+
+
 def test_a_failing_endpoint_degrades_to_words_and_heals(tenant, player, conversation, llm):
     _endpoint(tenant, llm, timeout_ms=1000)
     llm.embedding_status = 500

@@ -59,6 +59,17 @@ def test_candidates_are_gathered_by_the_rarer_terms():
     assert recall.candidate_terms({"absent": 0}, rows) == []
 
 
+def test_the_rarer_terms_gather_no_more_rows_than_the_budget():
+    rows = 10_000  # every term below is under the share (500 rows)
+    dfs = {"cello": 12, "kenji": 450, "when": 300, "place": 200, "into": 480}
+    assert sum(dfs.values()) > recall.GATHER_ROWS
+    gathered = recall.candidate_terms(dfs, rows)
+    assert gathered == ["cello", "place", "when"]  # rarest first: 512 rows, "kenji" too many
+    assert sum(dfs[t] for t in gathered) <= recall.GATHER_ROWS
+    # the rarest term gathers however many rows it holds
+    assert recall.candidate_terms({"kenji": 900, "into": 950}, 20_000) == ["kenji"]
+
+
 def test_the_fusion_spreads_the_cosines_over_the_candidates():
     scores = recall.fuse([(4.0, 0.30), (0.0, 0.40), (2.0, None)], weight=0.5)
     assert scores == pytest.approx([0.5, 0.5, 0.25])

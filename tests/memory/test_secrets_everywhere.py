@@ -64,6 +64,7 @@ NOT_TEXT = {
     "MemoryClaim.scene_id", "MemoryClaim.model_config_id", "MemoryClaim.prompt_id",
     "MemoryClaim.status", "MemoryClaim.commit_digest",
     "BeliefBuild.status", "BeliefBuild.error_code",
+    "RecallOwnerIndex.embedder", "RecallOwnerIndex.name",  # an embedder's version, our name
 }  # fmt: skip
 # The transcript and its side store (seed 001) keep what was said, as said: they are the
 # conversation, not memory learned from it, and forgetting deletes them (``memory.forget``).
