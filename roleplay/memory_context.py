@@ -108,10 +108,12 @@ def _settle(ctx, conversation) -> None:
         ]
 
 
-def _preferences(ctx, items, conversation, config: MemoryConfig) -> None:
+def chosen_preferences(items, conversation, config: MemoryConfig) -> list:
+    """The stored preferences the conversation's turn shows now (the selection rules of
+    ``memory.engine.preferences``, within the settings' caps)."""
     if not items:
-        return
-    chosen = preferences.select(
+        return []
+    return preferences.select(
         items,
         character_id=str(conversation.character_id),
         session_id=conversation.session_id,
@@ -119,6 +121,10 @@ def _preferences(ctx, items, conversation, config: MemoryConfig) -> None:
         max_entries=config.max_selected,
         max_chars=config.max_selected_chars,
     )
+
+
+def _preferences(ctx, items, conversation, config: MemoryConfig) -> None:
+    chosen = chosen_preferences(items, conversation, config)
     if not chosen:
         return
     position = ctx.place(BLOCK_ID, preferences.render(chosen))

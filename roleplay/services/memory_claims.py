@@ -29,6 +29,7 @@ from memory.engine import claims, preferences
 from memory.errors import MemoryConflict, MemoryInvalid, MemoryNotFound
 from memory.models import MemoryClaim, Message
 from memory.turn_reads import turn_memory
+from roleplay.memory_context import chosen_preferences
 from roleplay.memory_pack_context import owner_of
 from roleplay.turns.records import index_on_commit
 
@@ -67,14 +68,7 @@ def prepare(tenant, conversation, *, messages, ids: dict[str, str]) -> dict:
 
 def _memory_text(conversation, read, query: str) -> str:
     parts = []
-    chosen = preferences.select(
-        read.items,
-        character_id=str(conversation.character_id),
-        session_id=conversation.session_id,
-        now=timezone.now().timestamp(),
-        max_entries=read.config.max_selected,
-        max_chars=read.config.max_selected_chars,
-    )
+    chosen = chosen_preferences(read.items, conversation, read.config)
     if chosen:
         parts.append(preferences.render(chosen))
     owner = owner_of(conversation)
