@@ -267,9 +267,11 @@ def _run(conversation, cursor, job, found: engine.Settings) -> str:
         )
         return _commit(conversation, job, cursor, batch, candidates, found, gateway.call_ids)
     except engine.Rejected as exc:
-        return _close(job, cursor, REJECTED, exc.code, exc.detail, calls=gateway.call_ids)
+        calls = gateway.call_ids
+        return _close(job, cursor, REJECTED, exc.code, exc.detail, calls=calls, batch=batch)
     except MemoryModelError as exc:
-        return _close(job, cursor, REJECTED, exc.code, exc.message, calls=gateway.call_ids)
+        calls = gateway.call_ids
+        return _close(job, cursor, REJECTED, exc.code, exc.message, calls=calls, batch=batch)
 
 
 def _claim(conversation, cursor: ConsolidationCursor) -> ConsolidationRun | None:
@@ -413,18 +415,16 @@ def _advance(job, cursor, batch) -> bool:
     )
 
 
-def _close(job, cursor, status, code, detail, *, calls=(), consume=None) -> str:
-    """Close a run that wrote nothing. A refused batch counts a failure and is dropped
+def _close(job, cursor, status, code, detail, *, calls=(), batch=(), consume=None) -> str:
+    """Close a run that wrote nothing. A refused ``batch`` counts a failure and is dropped
     after :data:`MAX_BATCH_ATTEMPTS`; ``consume`` drops the batch at once."""
     if consume is not None:
         _advance(job, cursor, consume)
     elif status in (REJECTED, FAILED):
         rows = ConsolidationCursor.objects.filter(pk=cursor.pk, through_ts=job.from_ts)
         rows.update(failures=cursor.failures + 1)
-        if status == REJECTED and cursor.failures + 1 >= MAX_BATCH_ATTEMPTS:
-            batch = [engine.Source(i, "", ts) for i, ts in _batch_ts(job)]
-            if batch:
-                _advance(job, cursor, batch)
+        if status == REJECTED and batch and cursor.failures + 1 >= MAX_BATCH_ATTEMPTS:
+            _advance(job, cursor, batch)
     ConsolidationRun.objects.filter(pk=job.pk).update(
         status=status,
         error_code=code[:64],
@@ -435,12 +435,6 @@ def _close(job, cursor, status, code, detail, *, calls=(), consume=None) -> str:
     if status in (REJECTED, FAILED):
         logger.info("consolidation run %s %s: %s", job.pk, status, code)
     return status
-
-
-def _batch_ts(job) -> list[tuple[str, int]]:
-    ids = ConsolidationRun.objects.filter(pk=job.pk).values_list("message_ids", flat=True).first()
-    rows = Message.objects.filter(pk__in=ids or []).order_by("ts").values_list("pk", "ts")
-    return [(str(pk), ts) for pk, ts in rows]
 
 
 def on_clear(sender, *, tenant, scope, session_id=None, player=None, player_sessions=(), **_):
