@@ -15,7 +15,7 @@ from rest_framework.response import Response
 
 from memory.errors import MemoryConflict, MemoryInvalid
 from memory.models import ConsolidationRun
-from roleplay.api.serializers import RejectUnknownFields, TenantRelatedField, validated
+from roleplay.api.serializers import RejectUnknownFields, optional_reference, validated
 from roleplay.models import Conversation
 from roleplay.services import consolidation
 
@@ -24,13 +24,7 @@ MAX_RUNS = 50
 
 
 class ConsolidateBody(RejectUnknownFields, serializers.Serializer):
-    conversation = TenantRelatedField(
-        Conversation,
-        pk_field=serializers.UUIDField(),
-        required=False,
-        allow_null=True,
-        default=None,
-    )
+    conversation = optional_reference(Conversation)
 
 
 class ConsolidateAnswer(serializers.Serializer):

@@ -23,7 +23,7 @@ from memory.models import EntryKind, EntryScope, EntryStatus, MemoryEntry
 from roleplay.api.serializers import (
     RejectUnknownFields,
     StrictCharField,
-    TenantRelatedField,
+    optional_reference,
     validated,
 )
 from roleplay.models import Character, Conversation
@@ -89,16 +89,8 @@ class NewEntry(RejectUnknownFields, serializers.Serializer):
     tags = serializers.ListField(
         child=StrictCharField(max_length=200), required=False, default=list
     )
-    character = TenantRelatedField(
-        Character, pk_field=serializers.UUIDField(), required=False, allow_null=True, default=None
-    )
-    conversation = TenantRelatedField(
-        Conversation,
-        pk_field=serializers.UUIDField(),
-        required=False,
-        allow_null=True,
-        default=None,
-    )
+    character = optional_reference(Character)
+    conversation = optional_reference(Conversation)
     share_in_session = serializers.BooleanField(required=False, default=False)
     status = serializers.ChoiceField(
         choices=[EntryStatus.ACTIVE, EntryStatus.CANDIDATE], required=False, default="active"

@@ -29,7 +29,7 @@ from roleplay.api.memory_entries import EntrySerializer
 from roleplay.api.serializers import (
     RejectUnknownFields,
     StrictCharField,
-    TenantRelatedField,
+    optional_reference,
     validated,
 )
 from roleplay.models import Character, Conversation
@@ -47,16 +47,8 @@ class LearnBody(RejectUnknownFields, serializers.Serializer):
     tags = serializers.ListField(
         child=StrictCharField(max_length=200), required=False, default=list, max_length=32
     )
-    character = TenantRelatedField(
-        Character, pk_field=serializers.UUIDField(), required=False, allow_null=True, default=None
-    )
-    conversation = TenantRelatedField(
-        Conversation,
-        pk_field=serializers.UUIDField(),
-        required=False,
-        allow_null=True,
-        default=None,
-    )
+    character = optional_reference(Character)
+    conversation = optional_reference(Conversation)
 
 
 class ForgetBody(RejectUnknownFields, serializers.Serializer):

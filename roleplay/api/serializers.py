@@ -55,6 +55,14 @@ class TenantRelatedField(serializers.PrimaryKeyRelatedField):
             raise serializers.ValidationError("invalid id") from exc
 
 
+def optional_reference(model) -> TenantRelatedField:
+    """An optional reference by UUID to one of the caller's ``model`` rows (None when left
+    out or null)."""
+    return TenantRelatedField(
+        model, pk_field=serializers.UUIDField(), required=False, allow_null=True, default=None
+    )
+
+
 def validated(serializer_class, request, data=None):
     """The validated data of ``data`` (the request's body by default), or the 400 that names
     every invalid field; the request is the serializer's context (tenant-scoped ids)."""
