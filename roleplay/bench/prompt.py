@@ -15,12 +15,9 @@ import uuid
 from dataclasses import dataclass
 
 from console.models import Player, Tenant
-from memory import packs
 from memory import services as message_store
-from memory.entries.services import add_entry
-from memory.recall import indexing
-from memory.turn_reads import turn_memory
 from roleplay import memory_context, memory_pack_context
+from roleplay.bench.memory_warm import warm
 from roleplay.bench.stats import summary
 from roleplay.models import Character, Conversation, ModelConfig, Turn
 from roleplay.prompting.default_preset import default_preset
@@ -107,24 +104,8 @@ def create(history: int, entries: int, prompts: int) -> PromptBench:
         assistant_message_id=uuid.uuid4(),
         status="complete",
     )
-    _warm_memory(tenant, player, conversation, last.content)
+    warm(conversation, last.content)
     return PromptBench(tenant, conversation, turn)
-
-
-def _warm_memory(tenant, player, conversation, query: str) -> None:
-    """A stated preference, the messages indexed for recall, and the pack the next turn
-    reads, built and stored as the refresh task would."""
-    add_entry(tenant, player, kind="preference", scope="shared", category_key="length",
-              content="Keep replies brief.")  # fmt: skip
-    indexing.index_messages(
-        tenant, session_id=conversation.session_id, player_id=player.pk,
-        character_id=str(conversation.character_id), conversation_id=conversation.pk,
-    )  # fmt: skip
-    read = turn_memory(tenant.pk, player.pk, str(conversation.character_id),
-                       conversation.session_id)  # fmt: skip
-    owner = memory_pack_context.owner_of(conversation)
-    items = packs.compute(owner, query) or []
-    packs.store(owner.key(read.config, read.owner_revision), items, packs.render(items))
 
 
 def delete(bench: PromptBench) -> None:

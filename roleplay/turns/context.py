@@ -15,6 +15,7 @@ The turn's kind decides what the history and the input are:
 
 from __future__ import annotations
 
+import time
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -208,8 +209,13 @@ def load_context(
         "model_config": str(config.id) if config else "env-default",
         "preset": ctx.preset.id or "default",
     }
+    # Each hook's time on the turn's critical path, by its module ("memory_pack_context"):
+    # what bench_turns reports of the memory hooks under load.
+    timings = ctx.trace.setdefault("hooks_ms", {})
     for hook in CONTEXT_HOOKS:
+        began = time.perf_counter()
         hook(ctx, conversation)
+        timings[hook.__module__.rsplit(".", 1)[-1]] = round((time.perf_counter() - began) * 1000, 3)
     return ctx
 
 

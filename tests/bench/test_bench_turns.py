@@ -61,7 +61,30 @@ def test_bench_turns_small_run_is_clean():
     assert saturation["turns"] == 6 and saturation["deltas"] == 6 * 20
     assert saturation["errors"] == saturation["lost_deltas"] == saturation["reordered_deltas"] == 0
     assert set(saturation["ttfd_overhead_ms"]) == SUMMARY_KEYS
+    # Each turn's hooks were timed (memory as it is: nothing stored, nothing warm).
+    hooks = data["hooks"]
+    assert hooks["turns"] == 6 and set(hooks["memory_hooks_ms"]) == SUMMARY_KEYS
+    assert {"memory_learning", "memory_context", "memory_pack_context"} <= set(hooks["hook_p50_ms"])
     # The throwaway tenant and everything under it is gone.
+    assert not Tenant.objects.filter(name__startswith="bench-").exists()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_bench_turns_memory_warm_compares_memory_on_and_off():
+    out = io.StringIO()
+    args = ("--players", "4", "--turns", "2", "--think-ms", "50", "--memory-warm", "--json")
+    call_command("bench_turns", *args, stdout=out)
+    data = json.loads(out.getvalue())
+    assert data["errors"] == 0 and data["lost_deltas"] == 0
+    hooks = data["hooks"]
+    on, off = hooks["memory_on"], hooks["memory_off"]
+    assert on["turns"] == off["turns"] == 4  # two players each, two turns
+    assert on["pack_reads"] == {"hit": 4}  # warm: every pre-turn pack read a hit
+    assert off["pack_reads"] == {}  # memory off: no pack read at all
+    assert hooks["added_p50_ms"] == round(
+        on["memory_hooks_ms"]["p50"] - off["memory_hooks_ms"]["p50"], 2
+    )
+    assert hooks["goal"] == {"added_p50_ms": 2.0} and isinstance(hooks["meets_goal"], bool)
     assert not Tenant.objects.filter(name__startswith="bench-").exists()
 
 

@@ -41,12 +41,15 @@ from urllib.parse import quote
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 from django.db import connection
+from django.utils import timezone
 
 from console.bootstrap import migrate_quietly
 from console.live_server import database_url_for, start_daphne
 from console.tickets import issue_ticket
 from roleplay.bench import players as bench_players
 from roleplay.bench.agentic import STATE_CHARS, AgenticSet, add_agentic
+from roleplay.bench.hooks import hook_figures, memory_comparison
+from roleplay.bench.memory_warm import PAST, split, warm
 from roleplay.bench.model_process import ModelServerProcess
 from roleplay.bench.queue import QUEUE_ENV, new_queue_name, purge
 from roleplay.bench.stats import (
@@ -72,6 +75,7 @@ DEFAULT_THINK_MS = 2000.0
 QUIET_LOGGERS = ("httpx", "httpx2", "openai")
 AGENTIC_ASGI = "roleplay.bench.asgi:application"
 WITHOUT, WITH = "without", "with"
+WARM_QUERY = "the lantern in the north tower"
 
 # A player: (run_id, index, turns, samples, *, turn_timeout) -> coroutine.
 Player = Callable[..., object]
@@ -104,6 +108,12 @@ class Command(BaseCommand):
             action="store_true",
             help="with --agentic: conversations start with no state (the Actor reads the "
             "short default note), to tell the state's prompt size from the rest",
+        )
+        parser.add_argument(
+            "--memory-warm",
+            action="store_true",
+            help="each conversation starts with a past, a stated preference, its messages "
+            "indexed and its pre-turn pack stored, so the turns' memory hooks read a hit",
         )
         parser.add_argument(
             "--agentic",
@@ -154,6 +164,7 @@ class Command(BaseCommand):
                         seed_state=not opts.get("no_seed_state"),
                     )
                     conversations[WITH] = (v2.conversations, v2.warmup)
+                halves = _split_memory(conversations) if opts["memory_warm"] else None
                 servers = [
                     start_daphne(database_url, settings.REDIS_URL, **daphne_options)
                     for _ in range(opts["servers"])
@@ -182,6 +193,7 @@ class Command(BaseCommand):
                         )
                         for arm in arms
                     }
+                    paced_until = timezone.now()  # the turns the hook figures cover
                     saturation = dict.fromkeys(arms)
                     if pacing.think_s > 0:  # the same players again, with no think time
                         saturation = {
@@ -213,6 +225,14 @@ class Command(BaseCommand):
                 )
                 if v2 is not None:
                     agentic_info = _agentic_figures(v2)
+                hooks = {
+                    arm: (
+                        memory_comparison(*halves[arm], before=paced_until)
+                        if halves
+                        else hook_figures([c.pk for c in conversations[arm][0]], before=paced_until)
+                    )
+                    for arm in arms
+                }
             finally:
                 try:
                     if queue:
@@ -241,11 +261,14 @@ class Command(BaseCommand):
             )
             for arm in arms
         }
+        for arm in arms:
+            reports[arm]["hooks"] = hooks[arm]
         if WITH in reports:
             reports[WITH]["agentic"] = agentic_info
         if agentic != "compare":
             data = reports[arms[0]]
             text = render_table(data) if not agentic else _render_agentic(data)
+            text += "\n" + _render_hooks(data["hooks"])
         else:
             data = {
                 "players": players,
@@ -262,6 +285,35 @@ class Command(BaseCommand):
                 ]
             )
         self.stdout.write(json.dumps(data, indent=2) if opts["json"] else text)
+
+
+def _split_memory(conversations: dict) -> dict:
+    """``--memory-warm``: each arm's measured players split into memory on (warm) and off
+    (``bench.memory_warm.split``); the warm-up players made warm. Their conversations' ids."""
+    halves = {}
+    for arm, (measured, warmup) in conversations.items():
+        for conversation in warmup:
+            warm(conversation, WARM_QUERY, lines=PAST)
+        on, off = split(measured, WARM_QUERY)
+        halves[arm] = ([c.pk for c in on], [c.pk for c in off])
+    return halves
+
+
+def _render_hooks(hooks: dict) -> str:
+    if "memory_on" in hooks:
+        on, off = hooks["memory_on"], hooks["memory_off"]
+        return (
+            f"memory hooks per turn p50: memory on {on['memory_hooks_ms']['p50']} ms "
+            f"({on['turns']} turns, pack reads {on['pack_reads'] or 'none'}), memory off "
+            f"{off['memory_hooks_ms']['p50']} ms ({off['turns']} turns): memory adds "
+            f"{hooks['added_p50_ms']} ms (goal <= {hooks['goal']['added_p50_ms']:g}: "
+            f"{'met' if hooks['meets_goal'] else 'MISSED'})"
+        )
+    memory = hooks["memory_hooks_ms"]
+    return (
+        f"memory hooks per turn (in {hooks['turns']} turns' traces): p50 {memory['p50']} ms, "
+        f"p95 {memory['p95']} ms; pre-turn pack reads {hooks['pack_reads'] or 'none'}"
+    )
 
 
 def _agentic_figures(v2: AgenticSet) -> dict:
