@@ -10,6 +10,7 @@ from roleplay import (
     views_memory_jobs,
     views_memory_queue,
     views_memory_settings,
+    views_model_calls,
     views_personas,
     views_play,
     views_presets,
@@ -145,6 +146,7 @@ urlpatterns = [
         name="scenario_delete",
     ),
     path("console/models/", views.model_config_list, name="model_configs"),
+    path("console/models/calls/", views_model_calls.model_calls, name="model_calls"),
     path("console/models/new/", views.model_config_create, name="model_config_create"),
     path("console/models/<uuid:pk>/", views.model_config_edit, name="model_config_edit"),
     path(
