@@ -7,11 +7,12 @@ With ``external``, two phases of the turn talk to the service named by the scena
 token, ``timeoutMs`` 10,000, ``failClosed`` true):
 
 - **prepare** (pre-Actor, required): ``POST {url}/v1/memory/prepare`` with the character's
-  system message, the formal chat ending with the current user message, and the request,
-  scene, model config and prompt ids. The ``memory`` answered is placed as one block
-  labelled as an earlier lookup. A failure (unreachable, timeout, non-2xx, an answer that
-  breaks the protocol) fails the turn with ``memory_prepare_failed`` when ``failClosed``,
-  else the turn goes on without it; the trace's ``memory_runtime`` says which.
+  system message as the turn renders it, the formal chat ending with the current user
+  message, and the request, scene, model config and prompt ids. The ``memory`` answered is
+  placed as one block labelled as an earlier lookup. A failure (unreachable, timeout,
+  non-2xx, an answer that breaks the protocol) fails the turn with ``memory_prepare_failed``
+  when ``failClosed``, else the turn goes on without it; the trace's ``memory_runtime``
+  says which.
 - **commit** (post-turn): ``POST {url}/v1/memory/commit`` with the claim, the user input
   and the stored reply; the service must answer ``{committed: true}``. A failure is
   recorded in the trace and the reply stands (the seed's ``best_effort``).
@@ -85,6 +86,25 @@ async def _post(config: dict[str, Any], path: str, body: dict, ctx) -> dict:
     return answer
 
 
+def system_message(ctx) -> str:
+    """The character's system message as the turn renders it (preset, macros, placed
+    blocks; not the memory this call is about to fetch): the Actor prompt's leading system
+    messages. The character's name and description when the prompt cannot be assembled."""
+    from roleplay.turns.context import actor_prompt
+
+    try:
+        messages = actor_prompt(ctx).messages
+    except DomainError:
+        messages = []
+    lead = []
+    for message in messages:
+        if message.get("role") != "system":
+            break
+        lead.append(str(message.get("content") or ""))
+    character = ctx.character
+    return "\n\n".join(lead) or f"{character.name}: {character.description}".strip()
+
+
 def _formal_chat(ctx) -> list[dict[str, str]]:
     chat = [
         {"role": m.role, "content": m.content}
@@ -105,10 +125,9 @@ async def prepare(ctx, _run) -> None:
     if not chat or chat[-1]["role"] != "user":
         trace["prepare"] = "skipped"  # nothing the player said to prepare for
         return
-    character = ctx.character
     body = {
         "conversation_id": str(ctx.conversation.pk),
-        "system": f"{character.name}: {character.description}".strip(),
+        "system": system_message(ctx),
         "messages": chat,
         "request_id": str(ctx.turn.id),
         "scene_id": str(ctx.scenario.pk),

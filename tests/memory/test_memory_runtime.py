@@ -147,3 +147,17 @@ def test_the_runtime_is_checked_on_save(tenant, model_config, fields, field):
     with pytest.raises(ScenarioConfigInvalid) as caught:
         create_scenario(tenant, name="bad", model_config=model_config, **fields)
     assert caught.value.details["field"] == field
+
+
+def test_prepare_sends_the_rendered_system_message(api, llm, conversation):
+    from roleplay.memory_runtime import system_message
+    from roleplay.turns.context import actor_prompt, load_context
+
+    llm.default = Reply(content="The key is on its hook.")
+    turn = _turn(api, conversation, content="Where is the copper key?")
+    ctx = load_context(turn)
+    sent = system_message(ctx)
+    messages = actor_prompt(ctx).messages
+    assert messages[0]["role"] == "system" and sent == messages[0]["content"]
+    assert ctx.character.name in sent and "Where is the copper key?" not in sent
+    assert sent != f"{ctx.character.name}: {ctx.character.description}".strip()
