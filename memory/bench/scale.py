@@ -84,10 +84,6 @@ def _recall_at_10(measured: Ingested, questions: list) -> float | None:
     return round(sum(values) / len(values), 4) if values else None
 
 
-def _players(owners: list[Owner]) -> list:
-    return list({owner.player.pk: owner.player for owner in owners}.values())
-
-
 def _timings(owner: Owner, questions: list) -> list[float]:
     """:data:`CALLS` recalls (k=10) of ``questions`` in turn, each timed (ms)."""
     timings: list[float] = []
@@ -112,7 +108,7 @@ def run(measured: Ingested, extra: Owner, others: list[Owner], count: int) -> di
     filled_s = time.perf_counter() - began
     analyze()
     exact = _timings(owner, questions)
-    built = [owner_index.build(owner.tenant, p.pk) for p in [owner.player, *_players(others)]]
+    built = [owner_index.build(owner.tenant, o.player.pk) for o in [owner, *others]]
     timings = _timings(owner, questions)
     owner_rows = RecallItem.objects.filter(tenant=owner.tenant, player=owner.player, chunk=0)
     return {
