@@ -113,7 +113,8 @@ async def run_turn(
 
 class _Beside:
     """The context's ``beside_actor`` work: started once, when the first delta is out (or
-    when the turn ends without one), and awaited before the turn is done. All of it runs in
+    when the turn ends without one), after the turns starting then (``STARTS``), and
+    awaited before the turn is done. All of it runs in
     one database call (one thread hand-off and one pooled connection, not one each), each
     piece on its own: a failure is logged and the rest still runs."""
 
@@ -124,7 +125,12 @@ class _Beside:
 
     def start(self) -> None:
         if self.running is None and self.work:
-            self.running = asyncio.ensure_future(run_db(self._run_all, list(self.work)))
+            self.running = asyncio.ensure_future(self._after_starts(list(self.work)))
+
+    async def _after_starts(self, work: list[Callable[[], None]]) -> None:
+        # Work beside the Actor is nobody's wait: turns starting now go first (bounded).
+        await STARTS.yield_to_starts()
+        await run_db(self._run_all, work)
 
     def _run_all(self, work: list[Callable[[], None]]) -> None:
         for fn in work:
