@@ -86,7 +86,7 @@ MYPY_PATHS := worldbook/engine roleplay/llm/types.py roleplay/llm/errors.py \
 	roleplay/agentic/inputs.py roleplay/agentic/tools.py roleplay/agentic/runner.py \
 	roleplay/agentic/autoreply.py memory/bench/locomo.py memory/bench/facts.py \
 	memory/bench/smalltalk.py memory/bench/synthetic.py memory/bench/metrics.py \
-	memory/bench/stats.py memory/bench/report.py story/engine
+	memory/bench/stats.py memory/bench/report.py story/engine story/bench
 
 lint: bootstrap
 	$(VENV)/bin/ruff check .
@@ -113,6 +113,7 @@ bench: bootstrap
 	$(PY) manage.py bench_memory --json
 	$(PY) manage.py bench_turns --players 50 --turns 5 --memory-warm --json
 	RECALL_EMBEDDER=hashing $(PY) manage.py bench_memory --scale 10000 --searchable-turns 0 --json
+	$(PY) manage.py bench_story --json
 
 clean:
 	rm -rf var/
