@@ -85,9 +85,10 @@ def start(
 
 
 def enqueue(run_id) -> None:
+    from console import task_send
     from roleplay.tasks import run_planning
 
-    run_planning.delay(str(run_id))
+    task_send.send(run_planning, str(run_id))
 
 
 def execute(run_id: str) -> str:

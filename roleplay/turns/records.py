@@ -191,11 +191,12 @@ def index_on_commit(conversation_id, message_ids: list[str]) -> None:
     session_id = str(conversation_id)  # Conversation.session_id
 
     def send() -> None:
+        from console import task_send
         from memory.tasks import index_messages
 
         try:
-            index_messages.delay(
-                str(tenant_id), session_id, str(player_id), str(character_id),
+            task_send.send(
+                index_messages, str(tenant_id), session_id, str(player_id), str(character_id),
                 str(conversation_id), list(message_ids),
             )  # fmt: skip
         except Exception:  # the broker is down: the write stands; recall misses it
