@@ -13,6 +13,7 @@ class RoleplayConfig(AppConfig):
             memory_learning,
             memory_pack_context,
             memory_runtime,
+            story_phase,
             turns,
             worldbook_context,
         )
@@ -28,5 +29,5 @@ class RoleplayConfig(AppConfig):
         ):
             if hook not in turns.CONTEXT_HOOKS:
                 turns.CONTEXT_HOOKS.append(hook)
-        for phase in memory_runtime.phases():
+        for phase in memory_runtime.phases() + story_phase.phases():
             turns.register(phase)

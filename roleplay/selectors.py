@@ -31,7 +31,7 @@ from console.models import Player
 from console.scoping import is_uuid, scoped
 from memory import selectors as message_reads
 from memory.models import Message
-from roleplay.agentic.config import AgenticV2, ScenarioConfig
+from roleplay.agentic.config import AgenticV2, ScenarioConfig, StoryV1
 from roleplay.cards.images import CONTENT_TYPE, default_avatar, etag
 from roleplay.llm.gateway import env_default_config
 from roleplay.models import (
@@ -324,6 +324,17 @@ def agentic_config(scenario: Scenario | None) -> AgenticV2 | None:
         {"agenticV2": scenario.agentic_v2, "storyV1": scenario.story_v1}, strict=False
     )
     return config.agenticV2 if config.route == "agentic_v2" else None
+
+
+def story_config(scenario: Scenario | None) -> StoryV1 | None:
+    """The scenario's ``storyV1`` when its turns run Story (on; it wins over Agent V2);
+    else None."""
+    if scenario is None or not scenario.story_v1:
+        return None
+    config = ScenarioConfig.model_validate(
+        {"agenticV2": scenario.agentic_v2, "storyV1": scenario.story_v1}, strict=False
+    )
+    return config.storyV1 if config.route == "story" else None
 
 
 def auto_reply_config(scenario: Scenario | None) -> AgenticV2 | None:

@@ -57,6 +57,10 @@ class PhaseRun:
     _emit: Emit
     _turn_id: str
 
+    async def send(self, event: dict) -> None:
+        """An event of the phase's own (``story.preparing``...) to the player's sockets."""
+        await self._emit(event)
+
     async def progress(self, **detail: Any) -> None:
         await self._emit(
             {"type": "phase.progress", "turn_id": self._turn_id, "phase": self.name, **detail}

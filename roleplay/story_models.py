@@ -1,0 +1,59 @@
+"""Story's model side (``story.engine.tools.Models``) over a tenant's model configs: every
+call goes to ``storyV1.modelConfigId`` (the initialiser to ``initializerModelConfigId`` when
+set), through the gateway (a ``ModelCall`` row with purpose ``story_init``,
+``story_action``, ``story_plan``, ``story_advance``, ``story_settle`` or
+``story_rebranch``), bounded by ``modelCallTimeoutMs``."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from console.db import run_db
+from roleplay.agentic.config import StoryV1
+from roleplay.llm.errors import ModelError
+from roleplay.llm.gateway import Gateway
+from roleplay.llm.types import ModelRequest
+from roleplay.selectors import model_configs_by_ref
+from story.engine.tools import ModelUnavailable
+
+
+class StoryModels:
+    def __init__(self, tenant, config: StoryV1, *, turn_id=None) -> None:
+        self.tenant, self.turn_id, self.config = tenant, turn_id, config
+        self.refs = {
+            "default": config.modelConfigId,
+            "story_init": config.initializerModelConfigId or config.modelConfigId,
+        }
+        self._configs: dict | None = None
+        self.call_ids: list[str] = []
+
+    async def complete(
+        self, purpose: str, messages: list[dict[str, str]], response_format: dict[str, Any]
+    ) -> tuple[str, dict[str, int]]:
+        if self._configs is None:
+            self._configs = await run_db(model_configs_by_ref, self.tenant.pk, self.refs.values())
+        ref = self.refs.get(purpose) or self.refs["default"]
+        model_config = self._configs.get(ref)
+        if model_config is None:
+            raise ModelUnavailable("model_config_missing", f"no model config {ref!r} for {purpose}")
+        gateway = Gateway(self.tenant, model_config, purpose, turn_id=self.turn_id, run_db=run_db)
+        timeout = self.config.modelCallTimeoutMs / 1000
+        request = ModelRequest(
+            messages, response_format=response_format, temperature=0.2, timeout=timeout
+        )
+        try:
+            result = await asyncio.wait_for(gateway.complete(request), timeout)
+        except ModelError as exc:
+            raise ModelUnavailable(exc.code, str(exc)) from exc
+        except TimeoutError:
+            raise ModelUnavailable(
+                "model_timeout", f"{purpose} took over {timeout:.0f} s"
+            ) from None
+        finally:
+            self.call_ids.extend(gateway.call_ids)
+        usage = result.usage
+        return result.content, {
+            "input_tokens": usage.input_tokens,
+            "output_tokens": usage.output_tokens,
+        }

@@ -1,0 +1,225 @@
+"""Story in a turn (seed 002, Story): a pre-Actor phase that runs the coordinator
+(``story.engine.coordinator``) and gives the Actor its ``[CURRENT STORY STAGE]`` block, and
+a post-turn phase that saves the prepared turn once the reply is committed.
+
+- ``story`` (pre-Actor, for a conversation whose scenario has ``storyV1`` on): reads the
+  story in force, emits ``story.preparing``, accepts the previous stored reply, settles,
+  initialises, reads the action, plans and deals (the model calls go through
+  ``story_models``), and saves the acceptance in its own compare-and-set before the Actor
+  runs (beyond the seed, whose acceptance is lost when the Actor fails). A rollback before
+  the stored watermark restores the revision saved at that position. An invalid settlement
+  of the previous reply fails the turn (``story_settlement_pending``).
+- ``story_save`` (post-turn): one compare-and-set save of the accepted state plus the
+  prepared turn, ``pendingActor`` anchored to this reply's id, within
+  ``postTurnTimeoutMs``; emits ``story.updated {turn_id, outcome, revision}``. A conflict
+  (``stale_write_rejected``) or a state over ``maxStateBytes`` (``failed``) leaves the prose
+  as it is. The trace reports the prose and the state separately.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass
+from typing import Any
+
+from console.db import run_db
+from memory import selectors as message_reads
+from roleplay.selectors import story_config
+from roleplay.story_models import StoryModels
+from roleplay.turns.phases import Phase, PhaseRun
+from story import selectors, services
+from story.engine import coordinator
+from story.engine.policy import parse_policy
+from story.engine.route import HistoryMessage, StoryRefused
+from story.engine.source import compile_source
+from story.errors import Refused, SettlementPending, StaleWrite, TooLarge
+from story.models import StoryStatus
+
+KEY = "story"
+BLOCK_ID = "story:stage"
+KINDS = frozenset({"chat", "continue", "regenerate", "edit_regenerate", "auto_reply"})
+
+
+@dataclass
+class Started:
+    """What the post-turn save needs from the pre-Actor phase."""
+
+    prep: coordinator.Preparation
+    request: coordinator.Request
+    revision: int
+    config: Any
+
+
+def phases() -> list[Phase]:
+    return [
+        Phase("story", "pre_actor", prepare, KINDS, 900.0, True, _on),
+        Phase("story_save", "post_turn", save, KINDS, 180.0, False, _started),
+    ]
+
+
+def _on(ctx) -> bool:
+    return story_config(ctx.scenario) is not None
+
+
+def _started(ctx) -> bool:
+    return isinstance(ctx.reads.get(KEY), Started)
+
+
+async def prepare(ctx, run: PhaseRun) -> None:
+    config = story_config(ctx.scenario)
+    turn = ctx.turn
+    await run.send({"type": "story.preparing", "turn_id": str(turn.id)})
+    revision, envelope, position = await run_db(_read, ctx)
+    request = _request(ctx, config, position)
+    models = StoryModels(turn.tenant, config, turn_id=turn.id)
+    try:
+        restored = None
+        if coordinator.route_of(envelope, request).route in ("rollback", "reinitialise"):
+            restored, envelope = await run_db(_restorable, ctx, request, envelope)
+        prep = await coordinator.prepare(envelope, request, models)
+        if restored is not None:
+            prep.diagnostics.append(f"restored_revision: {restored}")
+    except coordinator.SettlementPending as exc:
+        raise SettlementPending(message=str(exc)) from None
+    except StoryRefused as exc:
+        raise Refused(message=str(exc)) from None
+    trace = ctx.trace.setdefault("story", {})
+    trace.update(prep.trace(), revision=revision, model_calls=models.call_ids)
+    if prep.accepted and prep.envelope is not None:
+        # A conflict here (an operator's decision meanwhile) fails the turn, nothing written.
+        revision = await run_db(
+            services.save,
+            _save(
+                ctx, request, revision, prep.envelope, StoryStatus.READY, "accepted", prep, config
+            ),
+        )
+        prep.events, prep.quarantines = [], []
+        trace["accepted_revision"] = revision
+    if prep.block is not None:
+        trace["position"] = ctx.place(BLOCK_ID, prep.block)
+    ctx.reads[KEY] = Started(prep, request, revision, config)
+
+
+async def save(ctx, run: PhaseRun) -> None:
+    started: Started = ctx.reads[KEY]
+    prep, request = started.prep, started.request
+    trace = ctx.trace.setdefault("story", {})
+    trace["prose"] = "succeeded"
+    if prep.prepared is None or prep.envelope is None:
+        trace["state"] = "not_written"
+        await _updated(run, ctx, "not_written", started.revision)
+        return
+    envelope = coordinator.pending_envelope(prep, request)
+    record = _save(
+        ctx,
+        request,
+        started.revision,
+        envelope,
+        StoryStatus.WAITING,
+        "waiting_for_acceptance",
+        prep,
+        started.config,
+    )
+    record.stage, record.message_id = prep.projection, ctx.turn.assistant_message_id
+    try:
+        revision = await asyncio.wait_for(
+            run_db(services.save, record), started.config.postTurnTimeoutMs / 1000
+        )
+        outcome = "waiting_for_acceptance"
+    except StaleWrite:
+        revision, outcome = started.revision, "stale_write_rejected"
+    except (TimeoutError, TooLarge):
+        revision, outcome = started.revision, "failed"
+    trace.update(
+        state="succeeded" if outcome == "waiting_for_acceptance" else outcome,
+        saved_revision=revision,
+    )
+    await _updated(run, ctx, outcome, revision)
+
+
+async def _updated(run: PhaseRun, ctx, outcome: str, revision: int) -> None:
+    await run.send(
+        {
+            "type": "story.updated",
+            "turn_id": str(ctx.turn.id),
+            "outcome": outcome,
+            "revision": revision,
+        }
+    )
+
+
+def _restorable(ctx, request, envelope) -> tuple[int | None, dict | None]:
+    """After a rollback, or when the history no longer matches the pending reply: the newest
+    revision saved before this position that the history still matches (beyond the seed,
+    which goes read-only or re-initialises)."""
+    candidates = selectors.revisions_before(
+        ctx.conversation.pk, ctx.scenario.pk, request.source_position
+    )
+    for number, saved in candidates:
+        if coordinator.route_of(saved, request).route not in ("rollback", "reinitialise"):
+            return number, saved
+    return None, envelope
+
+
+def _read(ctx) -> tuple[int, dict | None, int]:
+    """(revision, envelope, this request's source position)."""
+    revision, envelope = selectors.read_for_turn(ctx.conversation.pk, ctx.scenario.pk)
+    conversation = ctx.conversation
+    before = message_reads.count_chat_messages(conversation.tenant, conversation.session_id)
+    # The stored messages before this request: a chat turn's own message is stored already.
+    if ctx.turn.user_message_id and ctx.kind == "chat":
+        before -= 1
+    return revision, envelope, max(before, 0) + 1
+
+
+def _request(ctx, config, position: int) -> coordinator.Request:
+    world_policy, narrative_policy = parse_policy(getattr(config, "policy", None))
+    character = ctx.character
+    history = [HistoryMessage(str(m.id), m.role, m.content) for m in ctx.history]
+    definition = "\n".join(
+        part
+        for part in (
+            character.description,
+            character.personality,
+            character.scenario,
+            character.system_prompt,
+        )
+        if (part or "").strip()
+    )
+    return coordinator.Request(
+        kind=ctx.kind,
+        turn_id=str(ctx.turn.id),
+        character_id=str(character.pk),
+        character_name=character.name,
+        history=history,
+        user_text=ctx.user_input,
+        user_message_id=str(ctx.turn.user_message_id) if ctx.turn.user_message_id else None,
+        assistant_message_id=str(ctx.turn.assistant_message_id),
+        source_position=position,
+        source=compile_source(
+            character.name, definition, ctx.greeting, [(m.role, m.content) for m in ctx.history]
+        ),
+        seed=config.seed,
+        world_policy=world_policy,
+        narrative_policy=narrative_policy,
+    )
+
+
+def _save(
+    ctx, request, expected: int, envelope: dict, status: str, outcome: str, prep, config
+) -> services.Save:
+    return services.Save(
+        tenant_id=ctx.turn.tenant_id,
+        conversation_id=ctx.conversation.pk,
+        scenario_id=ctx.scenario.pk,
+        character_id=ctx.character.pk,
+        expected=expected,
+        envelope=envelope,
+        status=status,
+        outcome=outcome,
+        max_bytes=config.maxStateBytes,
+        source_position=int(envelope.get("sourceWatermark") or 0),
+        turn_id=ctx.turn.pk,
+        events=list(prep.events),
+        quarantines=list(prep.quarantines),
+    )

@@ -1,0 +1,451 @@
+"""Story in real turns over the chat socket: the real ASGI app, PostgreSQL, the Redis channel
+layer and the scripted OpenAI-compatible server, which answers Story's JSON-schema calls by
+schema name and streams the Actor's replies."""
+
+from __future__ import annotations
+
+import json
+from collections import defaultdict, deque
+
+import pytest
+from asgiref.sync import sync_to_async
+
+from roleplay.llm.scripted_server import Reply
+from roleplay.models import Scenario, Turn
+from story.engine.tools import PURPOSES
+from story.models import StoryEvent, StoryHead, StoryQuarantine, StoryRevision
+from tests.ws.test_chat_socket import connect
+from tests.ws.test_rewrites import send, until
+
+pytestmark = [pytest.mark.asyncio, pytest.mark.django_db(transaction=True)]
+
+INIT = {
+    "foreground": {"title": "Lia checks the copper key at the gate"},
+    "backgrounds": [
+        {"title": "the patrol returns to the gate", "owner": "city watch", "countdown": 8}
+    ],
+    "undercurrents": [
+        {"title": "a guild agent asks about the key", "owner": "the guild"},
+        {"title": "the archive's seal is broken", "owner": "archivists"},
+        {"title": "a smuggler hides in the cellar", "owner": "smugglers"},
+    ],
+    "seeds": [{"title": "a caravan brings word from outside", "owner": "merchants"}],
+    "main": {
+        "theme": "the old archive",
+        "direction": "learn what the key opens",
+        "expected": "discovery",
+    },
+    "sub": {"theme": "trust", "direction": "win Mira's help", "expected": "warmth"},
+}
+PLAN = {
+    "goals": [
+        {"ref": "crest", "serves": "main", "angle": "reveal", "gist": "the crest is recognised"},
+        {"ref": "doubt", "serves": "main", "angle": "conflict", "gist": "the watch doubts the key"},
+        {"ref": "help", "serves": "sub", "angle": "relationship", "gist": "Mira offers help"},
+        {"ref": "past", "serves": "sub", "angle": "character", "gist": "Mira speaks of her past"},
+        {
+            "ref": "pass",
+            "serves": "main",
+            "angle": "reward",
+            "gist": "a pass to the archive",
+            "prerequisites": ["crest"],
+        },
+    ]
+}
+SETTLE = {"outcome": "settled", "completedGoals": [], "progress": {}, "direction": None}
+
+
+class Script:
+    """Answers by purpose: a queue per purpose (then the default answer); the Actor's
+    replies from their own queue. Records the story calls' user material."""
+
+    def __init__(self, llm) -> None:
+        self.llm = llm
+        self.queues: dict[str, deque] = defaultdict(deque)
+        self.defaults = {
+            "story_init": INIT,
+            "story_action": {"kind": "normal", "targetId": None},
+            "story_plan": PLAN,
+            "story_advance": {"consequences": ["the key is noted"]},
+            "story_settle": SETTLE,
+            "story_rebranch": {"theme": "t", "direction": "d", "expected": "e", "continuity": "c"},
+        }
+        self.seen: dict[str, list[str]] = defaultdict(list)
+        llm.default = Reply.from_callable(self.answer)
+
+    def answer(self, request: dict) -> Reply:
+        fmt = request.get("response_format") or {}
+        name = (fmt.get("json_schema") or {}).get("name")
+        if name in PURPOSES:
+            self.seen[name].append(request["messages"][1]["content"])
+            queue = self.queues[name]
+            value = queue.popleft() if queue else self.defaults[name]
+            if isinstance(value, Reply):
+                return value
+            return Reply(content=value if isinstance(value, str) else json.dumps(value))
+        queue = self.queues["actor"]
+        if queue:
+            return queue.popleft()
+        return Reply(content="Mira turns the key over in the lamplight.", chunks=3)
+
+    def actor(self, *replies: Reply) -> None:
+        self.queues["actor"].extend(replies)
+
+    def story(self, purpose: str, *answers) -> None:
+        self.queues[purpose].extend(answers)
+
+
+@pytest.fixture
+def story_conversation(conversation, model_config, tenant):
+    scenario = Scenario.objects.create(
+        tenant=tenant,
+        name="story",
+        model_config=model_config,
+        story_v1={"enabled": True, "modelConfigId": str(model_config.pk)},
+    )
+    conversation.scenario = scenario
+    conversation.save(update_fields=["scenario"])
+    return conversation
+
+
+async def chat(comm, text: str, client: str) -> list[dict]:
+    await send(comm, type="user_message", client_message_id=client, content=text)
+    return await until(comm, "turn.completed", timeout=20)
+
+
+async def head_of(conversation) -> StoryHead | None:
+    return await StoryHead.objects.filter(conversation=conversation).afirst()
+
+
+async def story_trace(turn_id) -> dict:
+    """The turn's ``story`` trace once the post-turn save recorded itself there."""
+    import asyncio
+
+    for _ in range(100):
+        turn = await Turn.objects.aget(pk=turn_id)
+        if "state" in turn.trace.get("story", {}):
+            return turn.trace["story"]
+        await asyncio.sleep(0.05)
+    raise AssertionError("the post-turn save never reached the trace")
+
+
+def stage_of(request: dict) -> dict | None:
+    for message in request["messages"]:
+        if message["role"] == "system" and "[CURRENT STORY STAGE]" in message["content"]:
+            return json.loads(
+                message["content"].split("[CURRENT STORY STAGE]\n", 1)[1].split("\n")[0]
+            )
+    return None
+
+
+def actor_requests(llm) -> list[dict]:
+    return [r for r in llm.requests if not r.get("response_format")]
+
+
+async def test_first_turn_initialises_plans_and_gives_the_actor_a_clean_stage(
+    story_conversation, llm
+):
+    Script(llm)
+    comm = await connect(story_conversation)
+    events = await chat(comm, "I hand Mira the copper key, but I stay outside.", "c1")
+    assert events[-1]["type"] == "turn.completed", events[-1]
+    kinds = [e["type"] for e in events]
+    assert "story.preparing" in kinds
+    # init, plan before the Actor (no action call: nothing to turn to yet besides the patrol)
+    purposes = [
+        (r.get("response_format") or {}).get("json_schema", {}).get("name", "actor")
+        for r in llm.requests
+    ]
+    assert purposes.index("story_init") < purposes.index("story_plan") < purposes.index("actor")
+    stage = stage_of(actor_requests(llm)[-1])
+    assert stage["stage"]["event"]["title"] == INIT["foreground"]["title"]
+    assert stage["stage"]["userAction"].startswith("I hand Mira")
+    text = json.dumps(stage)
+    for hidden in ("seed", "caravan", "countdown", "rng", "draws", '"w1"', "owner", "stageRounds"):
+        assert hidden not in text, hidden
+    # at most the surfacing budget of undercurrents, as hints of their kind only
+    hints = stage["stage"]["hints"]
+    assert len(hints) <= 2 and all(set(h) == {"kind", "text"} for h in hints)
+    titles = [u["title"] for u in INIT["undercurrents"]]
+    assert sum(title in text for title in titles) == len(hints)
+    assert stage["narrative"]["goal"] is not None  # a goal was dealt
+    updated = (await until(comm, "story.updated"))[-1]
+    assert updated["outcome"] == "waiting_for_acceptance"
+    head = await head_of(story_conversation)
+    assert head.status == "waiting_for_acceptance" and head.revision == updated["revision"]
+    pending = head.envelope["pendingActor"]
+    assert pending["messageId"] == events[-1]["assistant_message_id"]
+    turn = await Turn.objects.aget(pk=events[-1]["turn_id"])
+    assert pending["userMessageId"] == str(turn.user_message_id)
+    assert "Mira turns the key" not in json.dumps(head.envelope)  # the prose is never copied
+    trace = await story_trace(turn.pk)
+    assert trace["route"] == "initialise"
+    assert trace["prose"] == "succeeded" and trace["state"] == "succeeded"
+    await comm.disconnect()
+
+
+async def test_second_turn_settles_the_edited_reply_not_the_new_input(story_conversation, llm):
+    script = Script(llm)
+    comm = await connect(story_conversation)
+    first = await chat(comm, "I hand Mira the key.", "c1")
+    await until(comm, "story.updated")
+    reply_id = first[-1]["assistant_message_id"]
+    await send(comm, type="edit", message_id=reply_id, content="Mira only glances at the key.")
+    await until(comm, "message.updated")
+    second = await chat(comm, "Give it back to me.", "c2")
+    assert second[-1]["type"] == "turn.completed", second[-1]
+    advance = script.seen["story_advance"][-1]
+    assert "Mira only glances at the key." in advance
+    assert "Give it back to me." not in advance
+    head = await head_of(story_conversation)
+    revisions = await sync_to_async(list)(
+        StoryRevision.objects.filter(conversation=story_conversation).values_list(
+            "outcome", flat=True
+        )
+    )
+    # the acceptance was saved on its own before the Actor ran
+    assert (
+        list(revisions)[:3]
+        == ["waiting_for_acceptance", "accepted", "waiting_for_acceptance"][: len(revisions)]
+    )
+    evidence = head.envelope["event"]["evidence"]
+    assert [e["kind"] for e in evidence] == ["user_action", "prose"]
+    assert evidence[1]["message_id"] == reply_id
+    assert head.envelope["world"]["round"] == 1
+    await comm.disconnect()
+
+
+async def test_two_invalid_advances_fail_the_turn_and_keep_the_prepared_turn(
+    story_conversation, llm
+):
+    script = Script(llm)
+    comm = await connect(story_conversation)
+    await chat(comm, "I hand Mira the key.", "c1")
+    await until(comm, "story.updated")
+    before = await head_of(story_conversation)
+    script.story("story_advance", {"bogus": 1}, "not json")
+    events = await chat(comm, "Next.", "c2")
+    assert events[-1]["type"] == "error" and events[-1]["code"] == "story_settlement_pending"
+    after = await head_of(story_conversation)
+    assert after.revision == before.revision and after.envelope == before.envelope
+    # the next request settles it
+    events = await chat(comm, "Next again.", "c3")
+    assert events[-1]["type"] == "turn.completed"
+    await comm.disconnect()
+
+
+async def test_actor_failure_then_recovery_rolls_identical_dice(story_conversation, llm):
+    script = Script(llm)
+    comm = await connect(story_conversation)
+    await chat(comm, "I hand Mira the key.", "c1")
+    await until(comm, "story.updated")
+    script.actor(Reply(status=400, error_body={"error": {"message": "bad"}}))
+    failed = await chat(comm, "What now?", "c2")
+    assert failed[-1]["type"] == "error"
+    accepted = await head_of(story_conversation)
+    assert accepted.status == "ready" and accepted.envelope["pendingActor"] is None
+    rng = accepted.envelope["world"]["rng"]
+    stage_failed = stage_of(actor_requests(llm)[-1])
+    events = await chat(comm, "What now?", "c3")
+    assert events[-1]["type"] == "turn.completed"
+    await until(comm, "story.updated")
+    head = await head_of(story_conversation)
+    assert head.envelope["world"]["rng"] == rng  # the acceptance was not redone
+    assert stage_of(actor_requests(llm)[-1])["stage"]["event"] == stage_failed["stage"]["event"]
+    assert len(script.seen["story_advance"]) == 1
+    await comm.disconnect()
+
+
+async def test_initialiser_failing_twice_runs_the_plain_actor_and_writes_nothing(
+    story_conversation, llm
+):
+    script = Script(llm)
+    script.story("story_init", {"nope": True}, {"nope": True})
+    comm = await connect(story_conversation)
+    events = await chat(comm, "Hello.", "c1")
+    assert events[-1]["type"] == "turn.completed"
+    assert (await until(comm, "story.updated"))[-1]["outcome"] == "not_written"
+    assert stage_of(actor_requests(llm)[-1]) is None
+    assert await head_of(story_conversation) is None
+    trace = await story_trace(events[-1]["turn_id"])
+    assert any("story_init_failed" in d for d in trace["diagnostics"])
+    assert trace["state"] == "not_written"
+    await comm.disconnect()
+
+
+async def test_regenerate_inherits_the_same_stage_without_story_work(story_conversation, llm):
+    script = Script(llm)
+    comm = await connect(story_conversation)
+    await chat(comm, "I hand Mira the key.", "c1")
+    await until(comm, "story.updated")
+    first_stage = stage_of(actor_requests(llm)[-1])
+    story_calls = sum(len(v) for v in script.seen.values())
+    revision = (await head_of(story_conversation)).revision
+    await send(comm, type="regenerate", client_message_id="r1")
+    events = await until(comm, "turn.completed", timeout=20)
+    assert events[-1]["type"] == "turn.completed"
+    assert stage_of(actor_requests(llm)[-1]) == first_stage
+    assert sum(len(v) for v in script.seen.values()) == story_calls
+    assert (await head_of(story_conversation)).revision == revision
+    await comm.disconnect()
+
+
+async def test_event_end_settles_with_evidence_and_invalid_evidence_is_repaired(
+    story_conversation, llm
+):
+    script = Script(llm)
+    # the scene ends after start → develop ×2 → end, then moves to the patrol
+    comm = await connect(story_conversation)
+    for n in range(4):
+        await chat(comm, f"Step {n}.", f"c{n}")
+        await until(comm, "story.updated")
+    head = await head_of(story_conversation)
+    assert head.envelope["world"]["foreground"]["phase"] == "end"
+    bad = {"outcome": "settled", "completedGoals": [{"id": "g1", "evidence": ["not-a-message"]}]}
+    event_id = head.envelope["event"]["id"]
+    reply_ids = [
+        e["message_id"] for e in head.envelope["event"]["evidence"] if e["kind"] == "prose"
+    ]
+    good = {
+        "outcome": "settled",
+        "completedGoals": [{"id": "g1", "evidence": [reply_ids[0]]}],
+        "progress": {"main": {"advance": True, "evidence": [reply_ids[0]]}},
+        "direction": None,
+    }
+    # accepting the last reply names the patrol as the next scene: the event ends there
+    script.story(
+        "story_advance", {"nextForeground": head.envelope["world"]["backgrounds"][0]["id"]}
+    )
+    script.story("story_settle", bad, good)
+    await chat(comm, "Step 4.", "c4")
+    await until(comm, "story.updated")
+    assert len(script.seen["story_settle"]) == 2  # the invalid answer, then its repair
+    event = await StoryEvent.objects.aget(conversation=story_conversation, event_id=event_id)
+    assert event.status == "settled"
+    head = await head_of(story_conversation)
+    narrative = head.envelope["narrative"]
+    assert narrative["clock"]["eventCount"] == 1 and "g1" in narrative["clock"]["completedGoals"]
+    assert narrative["main"]["cursor"] == 1
+    await comm.disconnect()
+
+
+async def test_unsettleable_event_is_quarantined_after_three_positions(story_conversation, llm):
+    script = Script(llm)
+    comm = await connect(story_conversation)
+    for n in range(4):
+        await chat(comm, f"Step {n}.", f"c{n}")
+        await until(comm, "story.updated")
+    head = await head_of(story_conversation)
+    script.story(
+        "story_advance", {"nextForeground": head.envelope["world"]["backgrounds"][0]["id"]}
+    )
+    script.queues["story_settle"].extend([{"outcome": "unknown"}] * 10)
+    for n in range(4, 8):
+        events = await chat(comm, f"Step {n}.", f"c{n}")
+        assert events[-1]["type"] == "turn.completed"
+        await until(comm, "story.updated")
+    [record] = await sync_to_async(list)(
+        StoryQuarantine.objects.filter(conversation=story_conversation)
+    )
+    assert record.record["type"] == "story_event_quarantine"
+    assert len({a["source_position"] for a in record.record["attempts"]}) == 3
+    head = await head_of(story_conversation)
+    assert head.envelope["unresolved"] == []
+    event = await StoryEvent.objects.aget(conversation=story_conversation, event_id=record.event_id)
+    assert event.status == "quarantined"
+    await comm.disconnect()
+
+
+async def test_state_over_the_cap_fails_the_save_and_keeps_the_prose(
+    story_conversation, llm, tenant
+):
+    script = Script(llm)
+    scenario = await Scenario.objects.aget(pk=story_conversation.scenario_id)
+    scenario.story_v1 = {**scenario.story_v1, "maxStateBytes": 4000}
+    await scenario.asave(update_fields=["story_v1"])
+    big = dict(INIT, seeds=[{"title": "x" * 480, "owner": f"o{i}"} for i in range(12)])
+    script.story("story_init", big)
+    comm = await connect(story_conversation)
+    events = await chat(comm, "Hello.", "c1")
+    assert events[-1]["type"] == "turn.completed" and events[-1]["content"]
+    updated = (await until(comm, "story.updated"))[-1]
+    assert updated["outcome"] == "failed"
+    assert await head_of(story_conversation) is None
+    await comm.disconnect()
+
+
+async def test_rollback_restores_the_revision_at_that_position(story_conversation, llm):
+    script = Script(llm)
+    comm = await connect(story_conversation)
+    await chat(comm, "One.", "c1")
+    await until(comm, "story.updated")
+    await chat(comm, "Two.", "c2")
+    await until(comm, "story.updated")
+    two = await head_of(story_conversation)
+    last_reply = two.envelope["pendingActor"]["messageId"]
+    user_two = two.envelope["pendingActor"]["userMessageId"]
+    assert last_reply and user_two
+    await send(comm, type="delete", message_id=user_two)  # that message and all after
+    await until(comm, "messages.deleted", timeout=10)
+    script.seen.clear()
+    events = await chat(comm, "Two, differently.", "c3")
+    assert events[-1]["type"] == "turn.completed"
+    turn = await Turn.objects.aget(pk=events[-1]["turn_id"])
+    assert any(d.startswith("restored_revision") for d in turn.trace["story"]["diagnostics"])
+    assert "story_init" not in script.seen  # restored, not re-initialised
+    await comm.disconnect()
+
+
+async def test_conversations_without_story_make_no_story_calls(conversation, llm):
+    comm = await connect(conversation)
+    llm.enqueue(Reply(content="Plain reply.", chunks=2))
+    events = await chat(comm, "Hello.", "c1")
+    assert events[-1]["type"] == "turn.completed"
+    assert all(not r.get("response_format") for r in llm.requests)
+    assert "story.preparing" not in [e["type"] for e in events]
+    turn = await Turn.objects.aget(pk=events[-1]["turn_id"])
+    assert "story" not in turn.trace
+    assert not await StoryHead.objects.filter(conversation=conversation).aexists()
+    await comm.disconnect()
+
+
+async def test_a_conflicting_save_is_rejected_and_the_prose_stays(story_conversation, llm):
+    script = Script(llm)
+    comm = await connect(story_conversation)
+    await chat(comm, "One.", "c1")
+    await until(comm, "story.updated")
+    script.actor(Reply(content="A slow reply arrives.", chunks=3, delay=1.0))
+    await send(comm, type="user_message", client_message_id="c2", content="Two.")
+    while True:  # the story phase is done; the Actor waits
+        event = (await until(comm, "phase.completed"))[-1]
+        if event.get("phase") == "story":
+            break
+    # someone else moves the story on meanwhile
+    await StoryHead.objects.filter(conversation=story_conversation).aupdate(revision=99)
+    events = await until(comm, "turn.completed", timeout=20)
+    assert (
+        events[-1]["type"] == "turn.completed" and events[-1]["content"] == "A slow reply arrives."
+    )
+    updated = (await until(comm, "story.updated"))[-1]
+    assert updated["outcome"] == "stale_write_rejected"
+    trace = await story_trace(events[-1]["turn_id"])
+    assert trace["prose"] == "succeeded" and trace["state"] == "stale_write_rejected"
+    await comm.disconnect()
+
+
+async def test_story_model_calls_are_recorded_with_their_purposes(story_conversation, llm):
+    from roleplay.models import ModelCall
+
+    Script(llm)
+    comm = await connect(story_conversation)
+    await chat(comm, "One.", "c1")
+    await until(comm, "story.updated")
+    await chat(comm, "Two.", "c2")
+    await until(comm, "story.updated")
+    purposes = await sync_to_async(set)(
+        ModelCall.objects.filter(tenant_id=story_conversation.tenant_id).values_list(
+            "purpose", flat=True
+        )
+    )
+    assert {"story_init", "story_plan", "story_advance", "actor"} <= purposes
+    await comm.disconnect()
