@@ -34,7 +34,9 @@ from roleplay.selectors import (
     model_configs_by_ref,
     persona_for,
     scenario_for,
+    story_config,
 )
+from roleplay.services import story_auto_reply
 
 POLL_S = 0.25
 READ_LIMIT = 200
@@ -59,8 +61,16 @@ class AutoReplyFailed(RoleplayError, failures.BadGateway):
 
 
 def _setup(conversation: Conversation, message_id: str) -> dict:
-    """Everything the call needs from the database, read once (before any wait)."""
-    config = auto_reply_config(scenario_for(conversation))
+    """Everything the call needs from the database, read once (before any wait). A Story
+    conversation's call goes its own way (``story_auto_reply``)."""
+    scenario = scenario_for(conversation)
+    story = story_config(scenario)
+    if story is not None:
+        lines = message_reads.get_history_lines(
+            conversation.tenant, conversation.session_id, READ_LIMIT
+        )
+        return story_auto_reply.setup(conversation, story, message_id, lines)
+    config = auto_reply_config(scenario)
     if config is None:
         raise AutoReplyUnavailable(
             message="the conversation's scenario has no Agent V2 auto-reply model config"
@@ -119,6 +129,8 @@ async def suggest(
     database work: the socket's pool of threads by default; a sync view passes
     ``sync_to_async`` so it stays on the view's thread and transaction."""
     setup = await db(_setup, conversation, message_id)
+    if "story" in setup:
+        return await story_auto_reply.suggest(setup, language, db)
     config: AgenticV2 = setup["config"]
     wait_s = (config.autoReplyWaitMs if wait_ms is None else wait_ms) / 1000
     deadline = time.monotonic() + wait_s
