@@ -18,21 +18,32 @@ from roleplay.selectors import model_configs_by_ref
 from story.engine.tools import ModelUnavailable
 
 
+def refs(config: StoryV1) -> dict[str, str]:
+    """The model config each purpose calls (by the scenario's id or name)."""
+    return {
+        "default": config.modelConfigId,
+        "story_init": config.initializerModelConfigId or config.modelConfigId,
+    }
+
+
+def read_configs(tenant_id, config: StoryV1) -> dict:
+    return model_configs_by_ref(tenant_id, refs(config).values())
+
+
 class StoryModels:
-    def __init__(self, tenant, config: StoryV1, *, turn_id=None) -> None:
+    def __init__(
+        self, tenant, config: StoryV1, *, turn_id=None, configs: dict | None = None
+    ) -> None:
         self.tenant, self.turn_id, self.config = tenant, turn_id, config
-        self.refs = {
-            "default": config.modelConfigId,
-            "story_init": config.initializerModelConfigId or config.modelConfigId,
-        }
-        self._configs: dict | None = None
+        self.refs = refs(config)
+        self._configs = configs  # read with the turn's other reads, else at the first call
         self.call_ids: list[str] = []
 
     async def complete(
         self, purpose: str, messages: list[dict[str, str]], response_format: dict[str, Any]
     ) -> tuple[str, dict[str, int]]:
         if self._configs is None:
-            self._configs = await run_db(model_configs_by_ref, self.tenant.pk, self.refs.values())
+            self._configs = await run_db(read_configs, self.tenant.pk, self.config)
         ref = self.refs.get(purpose) or self.refs["default"]
         model_config = self._configs.get(ref)
         if model_config is None:

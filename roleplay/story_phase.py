@@ -19,13 +19,14 @@ a post-turn phase that saves the prepared turn once the reply is committed.
 from __future__ import annotations
 
 import asyncio
+import time
 from dataclasses import dataclass
 from typing import Any
 
 from console.db import run_db
 from memory import selectors as message_reads
 from roleplay.selectors import story_config
-from roleplay.story_models import StoryModels
+from roleplay.story_models import StoryModels, read_configs
 from roleplay.turns.phases import Phase, PhaseRun
 from story import selectors, services
 from story.engine import coordinator
@@ -69,9 +70,11 @@ async def prepare(ctx, run: PhaseRun) -> None:
     config = story_config(ctx.scenario)
     turn = ctx.turn
     await run.send({"type": "story.preparing", "turn_id": str(turn.id)})
-    revision, envelope, position = await run_db(_read, ctx)
+    clock = _Clock()
+    revision, envelope, position, configs = await run_db(_read, ctx, config)
+    clock.lap("read")
     request = _request(ctx, config, position)
-    models = StoryModels(turn.tenant, config, turn_id=turn.id)
+    models = StoryModels(turn.tenant, config, turn_id=turn.id, configs=configs)
     try:
         restored = None
         if coordinator.route_of(envelope, request).route in ("rollback", "reinitialise"):
@@ -79,6 +82,7 @@ async def prepare(ctx, run: PhaseRun) -> None:
         prep = await coordinator.prepare(envelope, request, models)
         if restored is not None:
             prep.diagnostics.append(f"restored_revision: {restored}")
+        clock.lap("coordinator")
     except coordinator.SettlementPending as exc:
         raise SettlementPending(message=str(exc)) from None
     except StoryRefused as exc:
@@ -95,8 +99,11 @@ async def prepare(ctx, run: PhaseRun) -> None:
         )
         prep.events, prep.quarantines = [], []
         trace["accepted_revision"] = revision
+        clock.lap("accept_save")
     if prep.block is not None:
         trace["position"] = ctx.place(BLOCK_ID, prep.block)
+        clock.lap("place")
+    trace["timings_ms"] = clock.laps
     ctx.reads[KEY] = Started(prep, request, revision, config)
 
 
@@ -148,6 +155,19 @@ async def _updated(run: PhaseRun, ctx, outcome: str, revision: int) -> None:
     )
 
 
+class _Clock:
+    """Each step's milliseconds, for the trace."""
+
+    def __init__(self) -> None:
+        self.laps: dict[str, float] = {}
+        self._last = time.perf_counter()
+
+    def lap(self, name: str) -> None:
+        now = time.perf_counter()
+        self.laps[name] = round((now - self._last) * 1000, 2)
+        self._last = now
+
+
 def _restorable(ctx, request, envelope) -> tuple[int | None, dict | None]:
     """After a rollback, or when the history no longer matches the pending reply: the newest
     revision saved before this position that the history still matches (beyond the seed,
@@ -161,15 +181,16 @@ def _restorable(ctx, request, envelope) -> tuple[int | None, dict | None]:
     return None, envelope
 
 
-def _read(ctx) -> tuple[int, dict | None, int]:
-    """(revision, envelope, this request's source position)."""
+def _read(ctx, config) -> tuple[int, dict | None, int, dict]:
+    """(revision, envelope, this request's source position, the model configs), in one
+    trip to the database thread."""
     revision, envelope = selectors.read_for_turn(ctx.conversation.pk, ctx.scenario.pk)
     conversation = ctx.conversation
     before = message_reads.count_chat_messages(conversation.tenant, conversation.session_id)
     # The stored messages before this request: a chat turn's own message is stored already.
     if ctx.turn.user_message_id and ctx.kind == "chat":
         before -= 1
-    return revision, envelope, max(before, 0) + 1
+    return revision, envelope, max(before, 0) + 1, read_configs(ctx.turn.tenant_id, config)
 
 
 def _request(ctx, config, position: int) -> coordinator.Request:

@@ -24,6 +24,13 @@ from roleplay.views import _confirm
 # agenticV2, storyV1, compact, preActorDirector, externalMemory: JSON objects
 CONFIG_BOXES = tuple(name for name in scenarios.CONFIG_FIELDS if name != "memoryRuntime")
 MAX_JSON_CHARS = 100_000
+# What each box takes beyond the generic note (docs/agentic.md, docs/story.md).
+BOX_HELP = {
+    "storyV1": 'Story, e.g. {"enabled": true, "modelConfigId": "<id or name>"}. Fields: '
+    "initializerModelConfigId, modelCallTimeoutMs (45000; 1000–180000), postTurnTimeoutMs "
+    "(90000; 1000–180000), maxStateBytes (60000; 4000–60000), seed (731), policy "
+    "{world, narrative}. Runs instead of agenticV2; not with preActorDirector.",
+}
 
 
 class ScenarioForm(forms.Form):
@@ -62,7 +69,10 @@ class ScenarioForm(forms.Form):
                 strip=True,
                 label=name,
                 widget=forms.Textarea(attrs={"rows": 8, "spellcheck": "false"}),
-                help_text="A JSON object with the seed's field names; empty: off.",
+                help_text=(
+                    BOX_HELP.get(name, "") + " A JSON object with the seed's field names; "
+                    "empty: off."
+                ).strip(),
             )
 
     def clean(self):

@@ -96,18 +96,25 @@ def save(s: Save) -> int:
             stage=s.stage,
             **key,
         )
-        for event in s.events:
-            StoryEvent.objects.update_or_create(
-                event_id=event["event_id"],
-                defaults={
-                    "tenant_id": s.tenant_id,
-                    "title": (event.get("title") or "")[:500],
-                    "status": event["status"],
-                    "evidence": event.get("evidence") or [],
-                    "attempts": event.get("attempts") or [],
-                    "revision": new,
-                },
-                **key,
+        if s.events:
+            latest = {event["event_id"]: event for event in s.events}  # the last word wins
+            StoryEvent.objects.bulk_create(
+                [
+                    StoryEvent(
+                        tenant_id=s.tenant_id,
+                        event_id=event_id,
+                        title=(event.get("title") or "")[:500],
+                        status=event["status"],
+                        evidence=event.get("evidence") or [],
+                        attempts=event.get("attempts") or [],
+                        revision=new,
+                        **key,
+                    )
+                    for event_id, event in latest.items()
+                ],
+                update_conflicts=True,
+                unique_fields=["conversation", "scenario", "event_id"],
+                update_fields=["title", "status", "evidence", "attempts", "revision", "updated_at"],
             )
         for item in s.quarantines:
             StoryQuarantine.objects.create(

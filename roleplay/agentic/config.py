@@ -27,9 +27,17 @@ from __future__ import annotations
 from collections.abc import Collection
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    StringConstraints,
+    ValidationError,
+    field_validator,
+)
 
 from roleplay.prompting.presets import SPECIALIST_TOOLS
+from story.engine.policy import PolicyInvalid, parse_policy
 
 SPECIALISTS = SPECIALIST_TOOLS  # their role prompts are ``specialist_<name>`` in a preset
 DIRECTOR_TOOL = "update_director_state"
@@ -112,6 +120,17 @@ class StoryV1(_Strict):
     postTurnTimeoutMs: int = Field(90000, ge=1000, le=180000)  # noqa: N815
     maxStateBytes: int = Field(60000, ge=4000, le=60000)  # noqa: N815
     seed: int = Field(731, ge=0, le=2**32 - 1)
+    # Beyond the seed: the world's and the narrative's policy numbers (story.engine.policy).
+    policy: dict[str, Any] | None = None
+
+    @field_validator("policy")
+    @classmethod
+    def _policy(cls, value: dict[str, Any] | None) -> dict[str, Any] | None:
+        try:
+            parse_policy(value)
+        except PolicyInvalid as exc:
+            raise ValueError(f"{exc.field}: {exc.message}") from None
+        return value
 
 
 class Reliability(_Strict):

@@ -5,7 +5,8 @@ with the 50 players' event loop, and the time a request waits for that lock befo
 server even reads it would be billed to the product as harness overhead. Here it runs alone:
 ``python -m roleplay.bench.model_process`` prints its base URL, then answers one command per
 line on stdin (``timings``, ``clear``) with one JSON line on stdout, and exits at EOF.
-With ``--agentic`` it also answers Agent V2's roles by model name (``roleplay.bench.agentic``);
+With ``--agentic`` it also answers Agent V2's roles by model name (``roleplay.bench.agentic``),
+with ``--story`` Story's JSON-schema calls (``roleplay.bench.story_models``);
 the Actor's requests get the same fixed reply either way.
 """
 
@@ -28,17 +29,18 @@ def _last_user(request: dict) -> list[dict]:
     return [last] if last else []
 
 
-def serve(agentic: bool = False) -> None:
+def serve(agentic: bool = False, story: bool = False) -> None:
     import django
 
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "console.settings")
     django.setup()
     from roleplay.bench.agentic import agentic_reply
+    from roleplay.bench.story_models import story_reply
     from roleplay.bench.workload import bench_reply
     from roleplay.llm.scripted_server import ScriptedOpenAIServer
 
     sys.setswitchinterval(0.001)  # many handler threads, each holding the lock briefly
-    default = agentic_reply() if agentic else bench_reply()
+    default = story_reply() if story else agentic_reply() if agentic else bench_reply()
     with ScriptedOpenAIServer(default=default) as server:
         print(server.base_url, flush=True)
         for line in sys.stdin:
@@ -60,10 +62,11 @@ class ModelServerProcess:
     """The parent's handle: ``base_url``, ``clear()``, ``request_timings``; a context manager.
     ``agentic=True``: the server answers Agent V2's roles too (see the module docstring)."""
 
-    def __init__(self, *, agentic: bool = False) -> None:
+    def __init__(self, *, agentic: bool = False, story: bool = False) -> None:
         self.process = spawn(
             [sys.executable, "-m", "roleplay.bench.model_process"]
-            + (["--agentic"] if agentic else []),
+            + (["--agentic"] if agentic else [])
+            + (["--story"] if story else []),
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             text=True,
@@ -111,4 +114,4 @@ class ModelServerProcess:
 
 
 if __name__ == "__main__":
-    serve(agentic="--agentic" in sys.argv[1:])
+    serve(agentic="--agentic" in sys.argv[1:], story="--story" in sys.argv[1:])

@@ -162,7 +162,19 @@ def test_unknown_fields_are_refused_at_every_level():
     _refused({"agenticV2": body}, "agenticV2.modelConfigs.specialists.generate_image")
     _refused({"sumiV1": {}}, "sumiV1")
     _refused({"compact": _compact(contentPolicy="x")}, "compact.contentPolicy")
-    _refused({"storyV1": {"modelConfigId": "s", "policy": {}}}, "storyV1.policy")
+    _refused({"storyV1": {"modelConfigId": "s", "policy": {"dice": {}}}}, "storyV1.policy")
+    world = {"world": {"developMax": 2, "fog": 1}}
+    _refused({"storyV1": {"modelConfigId": "s", "policy": world}}, "storyV1.policy")
+
+
+def test_story_policy_beyond_the_seed_is_validated_by_the_engine():
+    policy = {"world": {"developMax": 3}, "narrative": {"dealEveryTurns": 2}}
+    config = check_scenario(
+        {"storyV1": {"modelConfigId": "s", "policy": policy}}, actor_config_id=ACTOR
+    )
+    assert config.storyV1.policy == policy
+    too_many = {"world": {"maxUndercurrents": 99}}
+    _refused({"storyV1": {"modelConfigId": "s", "policy": too_many}}, "storyV1.policy")
 
 
 def test_enabled_tools_are_the_seven_names_once_each():
