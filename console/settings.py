@@ -199,6 +199,7 @@ CELERY_BEAT_SCHEDULE: dict = {
     "rebuild-recall": {"task": "memory.rebuild_recall", "schedule": 60.0},
     "consolidation-sweep": {"task": "roleplay.consolidation_sweep", "schedule": 60.0},
     "beliefs-sweep": {"task": "roleplay.beliefs_sweep", "schedule": 300.0},
+    "story-settlement-sweep": {"task": "roleplay.story_settlement_sweep", "schedule": 60.0},
 }
 
 REST_FRAMEWORK = {

@@ -36,6 +36,15 @@ def requeue_planning_runs() -> dict:
     return planning.requeue_stalled()
 
 
+@shared_task(ignore_result=True, name="roleplay.story_settlement_sweep")
+def story_settlement_sweep() -> int:
+    """Retry the story events waiting for their settlement without waiting for the player
+    (``services.story_settlements``). Runs every minute."""
+    from roleplay.services import story_settlements
+
+    return story_settlements.sweep()
+
+
 @shared_task(acks_late=True, ignore_result=True, name="roleplay.consolidate_memory")
 def consolidate_memory(conversation_id: str) -> str:
     """Consolidate the conversation's next batch of the player's messages

@@ -118,6 +118,17 @@ async def prepare(envelope: dict | None, req: Request, models: tools.Models) -> 
     return prep
 
 
+async def settle_waiting(envelope: dict, req: Request, models: tools.Models) -> Preparation:
+    """Retry the events waiting for their settlement, outside any turn (a periodic task):
+    ``envelope`` is not changed; the result's envelope is the one to save when
+    ``prep.events`` says something moved. ``req.source_position`` is the stored watermark,
+    so a retry here is never a new position for the quarantine rule."""
+    prep = Preparation("settle_waiting", envelope=copy.deepcopy(envelope))
+    assert prep.envelope is not None
+    await _settle_queue(prep.envelope, req, models, prep)
+    return prep
+
+
 def route_of(envelope: dict | None, req: Request) -> Route:
     """What the request does (``route.decide``); a ``continue`` of the reply that waits for
     acceptance goes on under that reply's stage (here a continue extends the same message,
@@ -548,4 +559,5 @@ __all__ = [
     "pending_envelope",
     "prepare",
     "route_of",
+    "settle_waiting",
 ]

@@ -449,3 +449,33 @@ async def test_story_model_calls_are_recorded_with_their_purposes(story_conversa
     )
     assert {"story_init", "story_plan", "story_advance", "actor"} <= purposes
     await comm.disconnect()
+
+
+async def test_a_waiting_settlement_is_retried_in_the_background(story_conversation, llm):
+    from roleplay.services import story_settlements
+
+    script = Script(llm)
+    comm = await connect(story_conversation)
+    for n in range(4):
+        await chat(comm, f"Step {n}.", f"c{n}")
+        await until(comm, "story.updated")
+    head = await head_of(story_conversation)
+    script.story(
+        "story_advance", {"nextForeground": head.envelope["world"]["backgrounds"][0]["id"]}
+    )
+    script.story("story_settle", {"outcome": "unknown"})
+    await chat(comm, "Step 4.", "c4")
+    await until(comm, "story.updated")
+    waiting = await head_of(story_conversation)
+    [event] = waiting.envelope["unresolved"]
+    assert len(event["attempts"]) == 1
+    # nobody writes; the periodic task settles it (the script's default answer is valid)
+    assert await sync_to_async(story_settlements.sweep)() == 1
+    after = await head_of(story_conversation)
+    assert after.envelope["unresolved"] == [] and after.revision == waiting.revision + 1
+    row = await StoryEvent.objects.aget(conversation=story_conversation, event_id=event["id"])
+    assert row.status == "settled"
+    last = await StoryRevision.objects.filter(conversation=story_conversation).alast()
+    assert last.outcome == "settled_in_background"
+    assert await sync_to_async(story_settlements.sweep)() == 0  # nothing left to do
+    await comm.disconnect()
