@@ -32,7 +32,12 @@ def read_configs(tenant_id, config: StoryV1) -> dict:
 
 class StoryModels:
     def __init__(
-        self, tenant, config: StoryV1, *, turn_id=None, configs: dict | None = None
+        self,
+        tenant,
+        config: StoryV1,
+        *,
+        turn_id=None,
+        configs: dict | None = None,
     ) -> None:
         self.tenant, self.turn_id, self.config = tenant, turn_id, config
         self.refs = refs(config)

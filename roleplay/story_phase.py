@@ -23,11 +23,16 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
+from django.utils import timezone
+
 from console.db import run_db
 from memory import selectors as message_reads
+from roleplay.models import Turn
 from roleplay.selectors import story_config
 from roleplay.story_models import StoryModels, read_configs
 from roleplay.turns.phases import Phase, PhaseRun
+from roleplay.turns.records import LEASE
+from roleplay.turns.run import STORAGE_ERRORS
 from story import selectors, services
 from story.engine import coordinator
 from story.engine.policy import parse_policy
@@ -37,6 +42,7 @@ from story.errors import Refused, SettlementPending, StaleWrite, TooLarge
 from story.models import StoryStatus
 
 KEY = "story"
+RENEW_S = 10.0
 BLOCK_ID = "story:stage"
 KINDS = frozenset({"chat", "continue", "regenerate", "edit_regenerate", "auto_reply"})
 
@@ -75,6 +81,7 @@ async def prepare(ctx, run: PhaseRun) -> None:
     clock.lap("read")
     request = _request(ctx, config, position)
     models = StoryModels(turn.tenant, config, turn_id=turn.id, configs=configs)
+    keep = asyncio.ensure_future(_keep_lease(turn))  # model calls may outlast the lease
     try:
         restored = None
         if coordinator.route_of(envelope, request).route in ("rollback", "reinitialise"):
@@ -87,6 +94,8 @@ async def prepare(ctx, run: PhaseRun) -> None:
         raise SettlementPending(message=str(exc)) from None
     except StoryRefused as exc:
         raise Refused(message=str(exc)) from None
+    finally:
+        keep.cancel()
     trace = ctx.trace.setdefault("story", {})
     trace.update(prep.trace(), revision=revision, model_calls=models.call_ids)
     if prep.accepted and prep.envelope is not None:
@@ -153,6 +162,18 @@ async def _updated(run: PhaseRun, ctx, outcome: str, revision: int) -> None:
             "revision": revision,
         }
     )
+
+
+async def _keep_lease(turn) -> None:
+    """Renew the turn's lease every ``RENEW_S`` while the story prepares."""
+    while True:
+        await asyncio.sleep(RENEW_S)
+        try:
+            await run_db(
+                Turn.objects.filter(pk=turn.pk).update, lease_expires_at=timezone.now() + LEASE
+            )
+        except STORAGE_ERRORS:
+            pass  # the next renewal, or the phase's end, tries again
 
 
 class _Clock:

@@ -479,3 +479,17 @@ async def test_a_waiting_settlement_is_retried_in_the_background(story_conversat
     assert last.outcome == "settled_in_background"
     assert await sync_to_async(story_settlements.sweep)() == 0  # nothing left to do
     await comm.disconnect()
+
+
+async def test_cancel_while_the_story_prepares_writes_nothing(story_conversation, llm):
+    script = Script(llm)
+    script.story("story_init", Reply(content=json.dumps(INIT), delay=3.0))
+    comm = await connect(story_conversation)
+    await send(comm, type="user_message", client_message_id="c1", content="Hello.")
+    await until(comm, "story.preparing")
+    await send(comm, type="cancel")
+    events = await until(comm, "turn.completed", timeout=20)
+    assert events[-1]["type"] == "error" and events[-1]["code"] == "turn_cancelled"
+    assert not actor_requests(llm)  # the Actor never ran
+    assert await head_of(story_conversation) is None
+    await comm.disconnect()
