@@ -242,9 +242,24 @@ def _request(ctx, config, position: int) -> coordinator.Request:
             character.name, definition, ctx.greeting, [(m.role, m.content) for m in ctx.history]
         ),
         seed=config.seed,
+        lore=_lore(ctx),
         world_policy=world_policy,
         narrative_policy=narrative_policy,
     )
+
+
+def _lore(ctx) -> list[dict]:
+    """The worldbook entries this turn selected, with the books' revisions."""
+    selection = ctx.trace.get("worldbook") or {}
+    chosen = {s["id"]: s.get("title", "") for s in selection.get("selected", [])}
+    if not chosen:
+        return []
+    entries = [
+        {"id": b["id"], "title": chosen[b["id"]], "content": b["content"]}
+        for b in ctx.blocks
+        if b.get("id") in chosen and b.get("content")
+    ]
+    return [{"books": selection.get("books", [])}, *entries]
 
 
 def _save(

@@ -63,6 +63,9 @@ class Request:
     source_position: int  # this request's message position
     source: StorySource
     seed: int = 731
+    # The worldbook entries the turn selected ({id, title, content}) and the books'
+    # revisions, for the planner and the settlement (beyond the seed).
+    lore: list[dict] = field(default_factory=list)
     world_policy: WorldPolicy = field(default_factory=WorldPolicy)
     narrative_policy: NarrativePolicy = field(default_factory=NarrativePolicy)
 
@@ -357,6 +360,7 @@ async def _settle_one(
             main=narrative.main.direction,
             sub=narrative.sub.direction,
             interrupted=bool(event.get("interrupted")),
+            lore=req.lore,
             event=[
                 {"message_id": e.message_id, "kind": e.kind, "text": texts[e.message_id]}
                 for e in pieces
@@ -535,6 +539,7 @@ async def _plan(
         },
         kept_goals=[g.as_json() for g in narrative.cycle.pending if not g.done],
         setting=req.source.render(),
+        lore=req.lore,
     )
     try:
         return await tools.call(

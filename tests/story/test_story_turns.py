@@ -493,3 +493,20 @@ async def test_cancel_while_the_story_prepares_writes_nothing(story_conversation
     assert not actor_requests(llm)  # the Actor never ran
     assert await head_of(story_conversation) is None
     await comm.disconnect()
+
+
+async def test_the_planner_reads_the_selected_worldbook_entries_and_revisions(
+    story_conversation, character, tenant, llm
+):
+    from tests.ws.test_turn_worldbook import _bind
+
+    fog = {"id": "fog", "title": "Fog", "content": "Fog rolls in every night.", "keys": ["fog"]}
+    book = await sync_to_async(_bind)(tenant, character, [fog])
+    script = Script(llm)
+    comm = await connect(story_conversation)
+    events = await chat(comm, "I walk into the fog.", "c1")
+    assert events[-1]["type"] == "turn.completed"
+    plan = script.seen["story_plan"][-1]
+    assert "Fog rolls in every night." in plan
+    assert json.dumps({"book_id": str(book.id), "revision": 1}) in plan
+    await comm.disconnect()
