@@ -156,7 +156,8 @@ async def test_first_turn_initialises_plans_and_gives_the_actor_a_clean_stage(
         (r.get("response_format") or {}).get("json_schema", {}).get("name", "actor")
         for r in llm.requests
     ]
-    assert purposes.index("story_init") < purposes.index("story_plan") < purposes.index("actor")
+    order = [purposes.index(p) for p in ("story_init", "story_action", "story_plan", "actor")]
+    assert order == sorted(order)
     stage = stage_of(actor_requests(llm)[-1])
     assert stage["stage"]["event"]["title"] == INIT["foreground"]["title"]
     assert stage["stage"]["userAction"].startswith("I hand Mira")
@@ -344,6 +345,11 @@ async def test_unsettleable_event_is_quarantined_after_three_positions(story_con
         events = await chat(comm, f"Step {n}.", f"c{n}")
         assert events[-1]["type"] == "turn.completed"
         await until(comm, "story.updated")
+        trace = await story_trace(events[-1]["turn_id"])
+        stage = stage_of(actor_requests(llm)[-1])
+        if n in (4, 5):  # an event waits for its settlement: no goal is dealt meanwhile
+            assert "dealing_paused" in trace["diagnostics"]
+            assert stage["narrative"]["goal"] is None
     [record] = await sync_to_async(list)(
         StoryQuarantine.objects.filter(conversation=story_conversation)
     )
