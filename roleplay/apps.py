@@ -9,6 +9,7 @@ class RoleplayConfig(AppConfig):
         # connect their signal receivers
         from roleplay import (
             agentic_context,
+            compact_phase,
             memory_context,
             memory_learning,
             memory_pack_context,
@@ -29,5 +30,5 @@ class RoleplayConfig(AppConfig):
         ):
             if hook not in turns.CONTEXT_HOOKS:
                 turns.CONTEXT_HOOKS.append(hook)
-        for phase in memory_runtime.phases() + story_phase.phases():
+        for phase in memory_runtime.phases() + story_phase.phases() + compact_phase.phases():
             turns.register(phase)

@@ -415,3 +415,34 @@ class PlanningRun(TenantScopedModel):
             models.Index(fields=["conversation", "created_at"], name="planning_run_conv"),
             models.Index(fields=["assistant_message_id"], name="planning_run_reply"),
         ]
+
+
+class CompactCheckpoint(TenantScopedModel):
+    """One version of a conversation's compaction checkpoint under a scenario (seed 002,
+    Compact): every version is kept; ``chain`` names the version it extends. ``status``
+    ``active`` is the one a turn may continue from; ``invalidated`` when the history it
+    covers changed (or an operator deleted it). Versions are written by compare-and-set on
+    the newest version number (``services.compact_checkpoints``)."""
+
+    conversation = models.ForeignKey(Conversation, on_delete=models.CASCADE, related_name="+")
+    scenario = models.ForeignKey(Scenario, on_delete=models.CASCADE, related_name="+")
+    version = models.PositiveIntegerField()
+    chain = models.PositiveIntegerField(null=True, blank=True)
+    status = models.CharField(max_length=16, default="active")
+    summary = models.JSONField()
+    first_message_id = models.UUIDField()
+    last_message_id = models.UUIDField()
+    covered_count = models.PositiveIntegerField()
+    fingerprint = models.CharField(max_length=64)
+    config_fingerprint = models.CharField(max_length=64)
+    format_version = models.PositiveIntegerField(default=1)
+    audit = models.JSONField(default=dict)
+    reason = models.CharField(max_length=64, blank=True, default="")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["conversation", "scenario", "version"], name="compact_checkpoint_unique"
+            )
+        ]

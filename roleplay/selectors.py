@@ -31,7 +31,7 @@ from console.models import Player
 from console.scoping import is_uuid, scoped
 from memory import selectors as message_reads
 from memory.models import Message
-from roleplay.agentic.config import AgenticV2, ScenarioConfig, StoryV1
+from roleplay.agentic.config import AgenticV2, Compact, ScenarioConfig, StoryV1
 from roleplay.cards.images import CONTENT_TYPE, default_avatar, etag
 from roleplay.llm.gateway import env_default_config
 from roleplay.models import (
@@ -335,6 +335,14 @@ def story_config(scenario: Scenario | None) -> StoryV1 | None:
         {"agenticV2": scenario.agentic_v2, "storyV1": scenario.story_v1}, strict=False
     )
     return config.storyV1 if config.route == "story" else None
+
+
+def compact_config(scenario: Scenario | None) -> Compact | None:
+    """The scenario's ``compact`` when it is on; else None."""
+    if scenario is None or not scenario.compact:
+        return None
+    config = Compact.model_validate(scenario.compact, strict=False)
+    return config if config.enabled else None
 
 
 def auto_reply_config(scenario: Scenario | None) -> AgenticV2 | None:

@@ -1,0 +1,111 @@
+"""A compaction checkpoint and its read-back checks (seed 002, Compact).
+
+A checkpoint holds the summary, the first and last covered message ids, how many messages
+it covers and their content fingerprint, the semantic fingerprint of the character and the
+config it was made under, and its format version. Reading one back is not "use it if it
+exists": the format version must be known, the config fingerprint equal, the summary within
+its size and protocol; when both covered end messages are in the history the count and the
+content fingerprint must match; at least the covered **end** message must still be there.
+Any failure means the checkpoint is not continued from."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+FORMAT_VERSION = 1
+FORMATS = ("structured_json", "plain_text")
+
+
+@dataclass(frozen=True)
+class Checkpoint:
+    version: int
+    summary: dict  # {format: plain_text, text} | {format: structured_json, canonical, ...}
+    first_id: str
+    last_id: str
+    covered_count: int
+    fingerprint: str
+    config_fingerprint: str
+    format_version: int = FORMAT_VERSION
+    chain: int | None = None
+
+
+@dataclass(frozen=True)
+class Verdict:
+    ok: bool
+    reason: str = ""
+    # Whether the history changed under it (edit, rollback, regenerate, delete): an
+    # invalidation, as opposed to a checkpoint this build cannot read at all.
+    history_changed: bool = False
+
+
+def fingerprint(messages: Sequence) -> str:
+    """The covered messages' ids, roles and texts."""
+    digest = hashlib.sha256()
+    for m in messages:
+        digest.update(json.dumps([str(m.id), m.role, m.content], ensure_ascii=False).encode())
+    return digest.hexdigest()
+
+
+def config_fingerprint(**parts: object) -> str:
+    raw = json.dumps(parts, sort_keys=True, ensure_ascii=False, default=str)
+    return hashlib.sha256(raw.encode()).hexdigest()
+
+
+def summary_text(summary: dict) -> str:
+    """The summary as the Actor reads it."""
+    if summary.get("format") == "plain_text":
+        return str(summary.get("text") or "")
+    parts = [
+        ("Canonical facts", summary.get("canonical")),
+        ("Relationship and interaction", summary.get("interaction")),
+        ("Open threads", summary.get("open_threads")),
+    ]
+    lines = []
+    for label, value in parts:
+        items = value if isinstance(value, list) else [value] if value else []
+        if items:
+            lines.append(label + ":")
+            lines += [f"- {item}" for item in items]
+    return "\n".join(lines)
+
+
+def verify(
+    checkpoint: Checkpoint,
+    history: Sequence,
+    *,
+    config_fp: str,
+    output_format: str,
+    max_summary_tokens: int,
+    count_tokens: Callable[[str], int],
+) -> Verdict:
+    if checkpoint.format_version != FORMAT_VERSION:
+        return Verdict(False, "unknown_format_version")
+    if checkpoint.summary.get("format") not in FORMATS:
+        return Verdict(False, "unknown_summary_format")
+    if checkpoint.summary.get("format") != output_format:
+        return Verdict(False, "protocol_changed")
+    if checkpoint.config_fingerprint != config_fp:
+        return Verdict(False, "config_changed", history_changed=True)
+    if count_tokens(summary_text(checkpoint.summary)) > max_summary_tokens:
+        return Verdict(False, "summary_too_large")
+    ids = [str(m.id) for m in history]
+    if checkpoint.last_id not in ids:
+        return Verdict(False, "covered_end_missing", history_changed=True)
+    end = ids.index(checkpoint.last_id)
+    if checkpoint.first_id in ids:
+        start = ids.index(checkpoint.first_id)
+        covered = list(history[start : end + 1])
+        if len(covered) != checkpoint.covered_count:
+            return Verdict(False, "covered_count_changed", history_changed=True)
+        if fingerprint(covered) != checkpoint.fingerprint:
+            return Verdict(False, "covered_content_changed", history_changed=True)
+    return Verdict(True)
+
+
+def after(checkpoint: Checkpoint, history: Sequence) -> list:
+    """The history messages the checkpoint does not cover (those after its end)."""
+    ids = [str(m.id) for m in history]
+    return list(history[ids.index(checkpoint.last_id) + 1 :])

@@ -1,0 +1,64 @@
+"""History groups (seed 002, Compact): what is compressed as a whole. A group is a user
+message and the replies to it (``selected_turns``: derived from the messages themselves),
+or the messages that share one group key (``explicit_groups``: the turn that wrote them);
+assistant messages before the first user message (the opening) are a group of their own.
+The last ``keep_last`` groups are never compressed."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Protocol
+
+
+class Message(Protocol):
+    @property
+    def id(self) -> object: ...
+    @property
+    def role(self) -> str: ...
+    @property
+    def content(self) -> str: ...
+
+
+@dataclass(frozen=True)
+class Group:
+    messages: tuple
+
+    @property
+    def first_id(self) -> str:
+        return str(self.messages[0].id)
+
+    @property
+    def last_id(self) -> str:
+        return str(self.messages[-1].id)
+
+
+def group(
+    messages: Sequence, mode: str = "selected_turns", keys: Sequence | None = None
+) -> list[Group]:
+    """``messages`` oldest first; ``keys`` (one per message) for ``explicit_groups``."""
+    if mode == "explicit_groups":
+        if keys is None or len(keys) != len(messages):
+            raise ValueError("explicit_groups needs one group key per message")
+        found: list[list] = []
+        last_key: object = object()
+        for message, key in zip(messages, keys, strict=True):
+            if not found or key is None or key != last_key:
+                found.append([])
+            found[-1].append(message)
+            last_key = key
+        return [Group(tuple(g)) for g in found]
+    if mode != "selected_turns":
+        raise ValueError(f"unknown boundaryMode {mode!r}")
+    groups: list[list] = []
+    for message in messages:
+        if message.role == "user" or not groups:
+            groups.append([])
+        groups[-1].append(message)
+    return [Group(tuple(g)) for g in groups]
+
+
+def compressible(groups: Sequence[Group], keep_last: int) -> tuple[list[Group], list[Group]]:
+    """(the groups that may be compressed, the ones kept verbatim)."""
+    cut = max(len(groups) - keep_last, 0)
+    return list(groups[:cut]), list(groups[cut:])

@@ -1,0 +1,122 @@
+"""The compactor's request and answer (seed 002, Compact, protocols).
+
+Input protocols: ``harness_json_v1`` (one JSON object: the earlier summary, the messages to
+fold in, the latest user message marked as context only), ``dream_text_v0`` (the same as
+labelled plain text), ``automemory_recursive_v1`` (the messages in segments of
+``segmentContentTokens``, each folded in turn; the intermediate summaries are not saved).
+Output formats: ``structured_json`` (``canonical``, ``interaction``, ``open_threads``) or
+``plain_text`` (projected as ``{format: "plain_text", text}``). ``lengthPolicy`` ``reject``
+refuses a summary over ``maxSummaryTokens``; ``accept_bounded`` (plain text only) cuts it."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from .checkpoint import summary_text
+
+SCHEMA = {
+    "type": "object",
+    "properties": {
+        "canonical": {"type": "array", "items": {"type": "string"}},
+        "interaction": {"type": "array", "items": {"type": "string"}},
+        "open_threads": {"type": "array", "items": {"type": "string"}},
+    },
+    "required": ["canonical", "interaction", "open_threads"],
+    "additionalProperties": False,
+}
+
+
+class SummaryInvalid(ValueError):
+    code = "compact_summary_invalid"
+
+
+def render(
+    protocol: str, earlier: str, messages: Sequence[tuple[str, str]], latest: str | None
+) -> str:
+    """The compactor's user message. ``messages`` are (speaker, text), oldest first."""
+    if protocol == "harness_json_v1":
+        return json.dumps(
+            {
+                "earlier_summary": earlier or None,
+                "messages": [{"speaker": s, "text": t} for s, t in messages],
+                "latest_user_message_context_only": latest,
+            },
+            ensure_ascii=False,
+        )
+    lines = ["EARLIER SUMMARY", earlier or "(none)", "", "MESSAGES TO FOLD IN"]
+    lines += [f"{speaker}: {text}" for speaker, text in messages]
+    lines += ["", "LATEST USER MESSAGE (context only: not something that happened)", latest or ""]
+    return "\n".join(lines)
+
+
+def segments(
+    messages: Sequence[tuple[str, str]], limit: int, count_tokens: Callable[[str], int]
+) -> list[list[tuple[str, str]]]:
+    """Consecutive slices of at most ``limit`` tokens each (a longer message alone)."""
+    out: list[list[tuple[str, str]]] = []
+    size = 0
+    for message in messages:
+        cost = count_tokens(message[1])
+        if not out or size + cost > limit:
+            out.append([])
+            size = 0
+        out[-1].append(message)
+        size += cost
+    return out
+
+
+def response_format(output_format: str) -> dict[str, Any] | None:
+    if output_format != "structured_json":
+        return None
+    return {"type": "json_schema", "json_schema": {"name": "compact_summary", "schema": SCHEMA}}
+
+
+def parse(
+    text: str,
+    output_format: str,
+    *,
+    max_tokens: int,
+    length_policy: str,
+    count_tokens: Callable[[str], int],
+) -> dict:
+    """The summary of an answer; :class:`SummaryInvalid` says why not."""
+    if output_format == "plain_text":
+        body = (text or "").strip()
+        if not body:
+            raise SummaryInvalid("the summary is empty")
+        if count_tokens(body) > max_tokens:
+            if length_policy != "accept_bounded":
+                raise SummaryInvalid(f"the summary is over {max_tokens} tokens")
+            body = _bounded(body, max_tokens, count_tokens)
+        return {"format": "plain_text", "text": body}
+    try:
+        data = json.loads(text)
+    except ValueError:
+        raise SummaryInvalid("the summary is not JSON") from None
+    if not isinstance(data, dict) or set(data) != {"canonical", "interaction", "open_threads"}:
+        raise SummaryInvalid("the summary needs canonical, interaction and open_threads")
+    for key, value in data.items():
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+            raise SummaryInvalid(f"{key} must be a list of strings")
+    summary = {
+        "format": "structured_json",
+        **{k: [v.strip() for v in data[k] if v.strip()] for k in data},
+    }
+    if count_tokens(summary_text(summary)) > max_tokens:
+        raise SummaryInvalid(f"the summary is over {max_tokens} tokens")
+    return summary
+
+
+def _bounded(text: str, max_tokens: int, count_tokens: Callable[[str], int]) -> str:
+    """The longest prefix of whole words within ``max_tokens``."""
+    words = text.split()
+    low, high = 0, len(words)
+    while low < high:
+        mid = (low + high + 1) // 2
+        if count_tokens(" ".join(words[:mid])) <= max_tokens:
+            low = mid
+        else:
+            high = mid - 1
+    return " ".join(words[:low])

@@ -1,0 +1,102 @@
+"""Compaction checkpoints: read, the compare-and-set save, invalidation (seed 002, Compact).
+
+A save names the version it expects to be the newest (0: none yet): inside one transaction
+the newest row is locked and compared, and version + 1 is inserted (the unique constraint
+guards two first saves). A conflict is never forced through (``StaleCheckpoint``).
+Invalidation marks one version by number, compared the same way. ``confirm`` reads back
+after a write whose outcome is unknown (a timeout): the row must hold the same version,
+chain and full content.
+"""
+
+from __future__ import annotations
+
+from django.db import IntegrityError, transaction
+
+from console import failures
+from roleplay.compact.checkpoint import Checkpoint
+from roleplay.errors import RoleplayError
+from roleplay.models import CompactCheckpoint
+
+
+class StaleCheckpoint(RoleplayError, failures.Conflict):
+    default_code = "checkpoint_version_conflict"
+
+
+def newest(conversation_id, scenario_id) -> CompactCheckpoint | None:
+    return (
+        CompactCheckpoint.objects.filter(conversation_id=conversation_id, scenario_id=scenario_id)
+        .order_by("-version")
+        .first()
+    )
+
+
+def as_checkpoint(row: CompactCheckpoint) -> Checkpoint:
+    return Checkpoint(
+        version=row.version,
+        summary=row.summary,
+        first_id=str(row.first_message_id),
+        last_id=str(row.last_message_id),
+        covered_count=row.covered_count,
+        fingerprint=row.fingerprint,
+        config_fingerprint=row.config_fingerprint,
+        format_version=row.format_version,
+        chain=row.chain,
+    )
+
+
+def save(
+    tenant_id, conversation_id, scenario_id, checkpoint: Checkpoint, *, expected: int, audit: dict
+) -> CompactCheckpoint:
+    """Insert ``checkpoint`` as version ``expected + 1``."""
+    key = {"conversation_id": conversation_id, "scenario_id": scenario_id}
+    try:
+        with transaction.atomic():
+            top = (
+                CompactCheckpoint.objects.select_for_update()
+                .filter(**key)
+                .order_by("-version")
+                .values_list("version", flat=True)
+                .first()
+            )
+            if (top or 0) != expected:
+                raise StaleCheckpoint(message=f"the newest checkpoint is {top}, not {expected}")
+            return CompactCheckpoint.objects.create(
+                tenant_id=tenant_id,
+                version=expected + 1,
+                chain=checkpoint.chain,
+                summary=checkpoint.summary,
+                first_message_id=checkpoint.first_id,
+                last_message_id=checkpoint.last_id,
+                covered_count=checkpoint.covered_count,
+                fingerprint=checkpoint.fingerprint,
+                config_fingerprint=checkpoint.config_fingerprint,
+                format_version=checkpoint.format_version,
+                audit=audit,
+                **key,
+            )
+    except IntegrityError:
+        raise StaleCheckpoint(message="another checkpoint was saved meanwhile") from None
+
+
+def confirm(conversation_id, scenario_id, checkpoint: Checkpoint, *, version: int) -> bool:
+    """Whether version ``version`` holds exactly ``checkpoint`` (read-back after a timeout)."""
+    row = CompactCheckpoint.objects.filter(
+        conversation_id=conversation_id, scenario_id=scenario_id, version=version
+    ).first()
+    return row is not None and as_checkpoint(row) == checkpoint and row.chain == checkpoint.chain
+
+
+def invalidate(conversation_id, scenario_id, version: int, reason: str) -> bool:
+    """Mark version ``version`` invalid, if it is still the newest and active."""
+    with transaction.atomic():
+        top = (
+            CompactCheckpoint.objects.select_for_update()
+            .filter(conversation_id=conversation_id, scenario_id=scenario_id)
+            .order_by("-version")
+            .first()
+        )
+        if top is None or top.version != version or top.status != "active":
+            return False
+        top.status, top.reason = "invalidated", reason[:64]
+        top.save(update_fields=["status", "reason"])
+        return True

@@ -1,0 +1,198 @@
+"""Compact in real turns over the chat socket (real PostgreSQL, Redis, the scripted model
+server): checkpoints saved by compare-and-set before the Actor runs, read back and
+continued from, invalidated when covered history changes, and the failure ladder."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+from asgiref.sync import sync_to_async
+
+from roleplay.llm.scripted_server import Reply
+from roleplay.models import CompactCheckpoint, ModelCall, ModelConfig, Scenario, Turn
+from tests.ws.test_chat_socket import connect
+from tests.ws.test_rewrites import send, until
+
+pytestmark = [pytest.mark.asyncio, pytest.mark.django_db(transaction=True)]
+
+FACT = re.compile(r"FACT-[A-Z0-9]+")
+FILLER = " ".join(["the tide rolls over the old stones of the harbour wall"] * 6)
+
+
+class Script:
+    """The compactor keeps every fact marker of its input (in order); the Actor's replies
+    are long enough to fill a small window quickly."""
+
+    def __init__(self, llm) -> None:
+        self.compactor_inputs: list[str] = []
+        self.fail_compactor = 0
+        llm.default = Reply.from_callable(self.answer)
+
+    def answer(self, request: dict) -> Reply:
+        system = request["messages"][0]["content"]
+        if "You compress the older part" in system:
+            user = request["messages"][1]["content"]
+            self.compactor_inputs.append(user)
+            if self.fail_compactor:
+                self.fail_compactor -= 1
+                return Reply(content="not a summary")
+            facts = list(dict.fromkeys(FACT.findall(user.split("LATEST")[0].split('"latest_user')[0])))
+            return Reply(
+                content=json.dumps(
+                    {"canonical": facts or ["nothing yet"], "interaction": ["calm"], "open_threads": []}
+                )
+            )
+        return Reply(content="Mira answers. " + FILLER, chunks=3)
+
+
+@pytest.fixture
+def compact_conversation(conversation, tenant, llm):
+    small = ModelConfig.objects.create(
+        tenant=tenant,
+        name="small-window",
+        provider="openai_compatible",
+        model="scripted-model",
+        base_url=llm.base_url,
+        context_limit=2048,
+        max_output_tokens=256,
+        timeout_ms=5000,
+    )
+    scenario = Scenario.objects.create(
+        tenant=tenant,
+        name="compact",
+        model_config=small,
+        compact={
+            "enabled": True,
+            "compactorModelConfigId": str(small.pk),
+            "triggerRatio": 0.5,
+            "keepLastCanonicalGroups": 2,
+            "safetyMarginTokens": 256,
+            "maxSummaryTokens": 300,
+        },
+    )
+    conversation.scenario = scenario
+    conversation.model_config = small
+    conversation.save(update_fields=["scenario", "model_config"])
+    return conversation
+
+
+async def chat(comm, text: str, client: str) -> list[dict]:
+    await send(comm, type="user_message", client_message_id=client, content=text)
+    return await until(comm, "turn.completed", timeout=20)
+
+
+async def compact_trace(turn_id) -> dict:
+    return (await Turn.objects.aget(pk=turn_id)).trace.get("compact", {})
+
+
+def actor_requests(llm) -> list[dict]:
+    return [r for r in llm.requests if "You compress" not in r["messages"][0]["content"]]
+
+
+async def play_until_compacted(comm, limit: int = 12) -> tuple[int, dict]:
+    for n in range(limit):
+        events = await chat(comm, f"FACT-{n}X I tell Mira something. {FILLER}", f"c{n}")
+        assert events[-1]["type"] == "turn.completed", events[-1]
+        trace = await compact_trace(events[-1]["turn_id"])
+        if trace.get("outcome") == "compacted":
+            return n, trace
+    raise AssertionError("never compacted")
+
+
+async def test_compaction_saves_a_checkpoint_the_actor_reads_instead_of_old_history(
+    compact_conversation, llm
+):
+    Script(llm)
+    comm = await connect(compact_conversation)
+    n, trace = await play_until_compacted(comm)
+    assert n >= 1 and trace["persisted"] is True and trace["version"] == 1
+    assert trace["tokens_before"] > trace["trigger"] and trace["tokens_after"] <= trace["budget"]
+    assert trace["budget"] == 2048 - 256 - 256
+    sent = actor_requests(llm)[-1]["messages"]
+    text = json.dumps(sent)
+    assert "[SUMMARY OF THE EARLIER CONVERSATION]" in text and "FACT-0X" in text
+    # the covered raw messages are gone from the request; the latest input is there
+    assert "FACT-0X I tell Mira" not in text and f"FACT-{n}X I tell Mira" in text
+    [row] = await sync_to_async(list)(CompactCheckpoint.objects.filter(conversation=compact_conversation))
+    assert row.version == 1 and row.chain is None and row.status == "active"
+    assert row.summary["format"] == "structured_json"
+    assert await ModelCall.objects.filter(purpose="compactor").acount() >= 1
+    # the next turn reads it back and continues from it
+    events = await chat(comm, f"FACT-{n + 1}X more. {FILLER}", "next")
+    after = await compact_trace(events[-1]["turn_id"])
+    assert any(s["step"] == "read_back" and s["ok"] for s in after["steps"])
+    assert "FACT-0X" in json.dumps(actor_requests(llm)[-1]["messages"])
+    await comm.disconnect()
+
+
+async def test_the_latest_input_is_context_only_for_the_compactor(compact_conversation, llm):
+    script = Script(llm)
+    comm = await connect(compact_conversation)
+    await play_until_compacted(comm)
+    material = json.loads(script.compactor_inputs[-1])
+    assert set(material) == {"earlier_summary", "messages", "latest_user_message_context_only"}
+    assert material["latest_user_message_context_only"].startswith("FACT-")
+    await comm.disconnect()
+
+
+async def test_an_edit_of_covered_history_invalidates_and_rebuilds(compact_conversation, llm):
+    Script(llm)
+    comm = await connect(compact_conversation)
+    await play_until_compacted(comm)
+    row = await CompactCheckpoint.objects.aget(conversation=compact_conversation, version=1)
+    await send(comm, type="edit", message_id=str(row.first_message_id), content="FACT-EDITED changed.")
+    await until(comm, "message.updated")
+    events = await chat(comm, f"FACT-ZZ after the edit. {FILLER}", "after-edit")
+    trace = await compact_trace(events[-1]["turn_id"])
+    steps = [s["step"] for s in trace["steps"]]
+    assert "invalidated" in steps
+    old = await CompactCheckpoint.objects.aget(conversation=compact_conversation, version=1)
+    assert old.status == "invalidated" and old.reason == "covered_content_changed"
+    if trace.get("outcome") == "compacted":
+        new = await CompactCheckpoint.objects.aget(conversation=compact_conversation, version=2)
+        assert new.chain is None and "FACT-EDITED" in json.dumps(new.summary)
+    await comm.disconnect()
+
+
+async def test_a_failing_compactor_falls_back_to_the_original_when_it_fits(compact_conversation, llm):
+    script = Script(llm)
+    script.fail_compactor = 100
+    comm = await connect(compact_conversation)
+    outcome = None
+    for n in range(6):
+        events = await chat(comm, f"FACT-{n}X hello. {FILLER}", f"c{n}")
+        assert events[-1]["type"] == "turn.completed"
+        trace = await compact_trace(events[-1]["turn_id"])
+        outcome = trace.get("outcome")
+        if outcome != "not_due":
+            break
+    assert outcome in ("original", "dropped_history")
+    assert any(s["step"] == "compactor_failed" for s in trace["steps"])
+    assert not await CompactCheckpoint.objects.filter(conversation=compact_conversation).aexists()
+    await comm.disconnect()
+
+
+async def test_a_regenerate_uses_a_checkpoint_but_never_writes_one(compact_conversation, llm):
+    Script(llm)
+    comm = await connect(compact_conversation)
+    await play_until_compacted(comm)
+    versions = await CompactCheckpoint.objects.filter(conversation=compact_conversation).acount()
+    await send(comm, type="regenerate", client_message_id="r1")
+    events = await until(comm, "turn.completed", timeout=20)
+    assert events[-1]["type"] == "turn.completed"
+    trace = await compact_trace(events[-1]["turn_id"])
+    assert trace["mutation"] is False
+    if trace.get("outcome") == "compacted":
+        assert trace["persisted"] is False
+    assert await CompactCheckpoint.objects.filter(conversation=compact_conversation).acount() == versions
+    await comm.disconnect()
+
+
+async def test_conversations_without_compact_have_no_compact_trace(conversation, llm):
+    comm = await connect(conversation)
+    llm.enqueue(Reply(content="Plain.", chunks=1))
+    events = await chat(comm, "Hello.", "c1")
+    assert "compact" not in (await Turn.objects.aget(pk=events[-1]["turn_id"])).trace
+    await comm.disconnect()
