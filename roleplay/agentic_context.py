@@ -13,6 +13,8 @@ delta is out (``ctx.beside_actor``): the Actor never waits for it.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from roleplay.agentic import inputs, ledger
 from roleplay.agentic.runner import Inputs
 from roleplay.memory_pack_context import PACK_KEY
@@ -21,6 +23,8 @@ from roleplay.selectors import agentic_config
 from roleplay.services import agent_state, planning
 
 BLOCK_ID = "agentic:state"
+# What Compact's phase leaves for the background: {summary, history: [(role, text)]}.
+PROJECTION_KEY = "compact:projection"
 PLANNING_KINDS = (
     TurnKind.CHAT,
     TurnKind.REGENERATE,
@@ -72,7 +76,25 @@ def apply(ctx, conversation: Conversation) -> None:
     )
     turn = ctx.turn
     ctx.beside_actor.append(
-        lambda: planning.start(turn, scenario, config, given, head=snapshot.head, guidance=block)
+        lambda: planning.start(
+            turn, scenario, config, governed(ctx, config, given), head=snapshot.head, guidance=block
+        )
+    )
+
+
+def governed(ctx, config, given: Inputs) -> Inputs:
+    """With ``contextGovernance.mode`` ``enforce``, the background reads what Compact gave
+    the Actor (its summary and the kept messages) instead of the raw recent history; with
+    ``shadow`` (or no compaction this turn) the original. Called once the Actor streams, so
+    Compact's phase has run."""
+    governance = config.contextGovernance
+    projection = ctx.reads.get(PROJECTION_KEY)
+    if governance is None or governance.mode != "enforce" or projection is None:
+        return given
+    return replace(
+        given,
+        history=inputs.recent_dialogue(projection["history"]),
+        summary=projection["summary"],
     )
 
 

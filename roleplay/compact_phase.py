@@ -27,6 +27,7 @@ import time
 
 from console.db import run_db
 from console.tokens import count_messages, count_tokens
+from roleplay.agentic_context import PROJECTION_KEY
 from roleplay.agentic_gateway import role_system
 from roleplay.compact import budget as budgets
 from roleplay.compact import checkpoint as cp
@@ -37,7 +38,7 @@ from roleplay.llm.gateway import Gateway, provider_config
 from roleplay.llm.types import ModelRequest
 from roleplay.models import TurnKind
 from roleplay.prompting.assembly import ContextOverflow
-from roleplay.selectors import compact_config, model_configs_by_ref
+from roleplay.selectors import agentic_config, compact_config, model_configs_by_ref
 from roleplay.services import compact_checkpoints as store
 from roleplay.turns.context import HISTORY_LIMIT, actor_prompt
 from roleplay.turns.phases import Phase, PhaseRun
@@ -62,6 +63,7 @@ def _on(ctx) -> bool:
 async def prepare(ctx, run: PhaseRun) -> None:
     job = _Job(ctx)
     await job.run()
+    job.project()
 
 
 class _Job:
@@ -80,6 +82,7 @@ class _Job:
         )
         self.steps: list[dict] = self.trace.setdefault("steps", [])
         self.whole = list(ctx.history)
+        self.summary = ""
         character = ctx.character
         self.config_fp = cp.config_fingerprint(
             character=str(character.pk),
@@ -155,8 +158,33 @@ class _Job:
         ctx = self.ctx
         ctx.blocks = [b for b in ctx.blocks if b.get("id") != BLOCK_ID]
         ctx.history = list(history)
+        self.summary = cp.summary_text(summary) if summary is not None else ""
         if summary is not None:
-            ctx.place(BLOCK_ID, HEADER + "\n" + cp.summary_text(summary))
+            ctx.place(BLOCK_ID, HEADER + "\n" + self.summary)
+
+    def project(self) -> None:
+        """Context governance (Agent V2 with Compact): what the background would read
+        instead of the raw history; ``enforce`` makes it read it (``agentic_context``),
+        ``shadow`` only records it."""
+        agentic = agentic_config(self.ctx.scenario)
+        governance = agentic.contextGovernance if agentic is not None else None
+        if governance is None:
+            return
+        changed = bool(self.summary) or len(self.ctx.history) != len(self.whole)
+        if changed:
+            self.ctx.reads[PROJECTION_KEY] = {
+                "summary": self.summary,
+                "history": [(m.role, m.content) for m in self.ctx.history],
+            }
+        self.trace["governance"] = {
+            "mode": governance.mode,
+            "background_reads": "projection"
+            if changed and governance.mode == "enforce"
+            else "original",
+            "projection_messages": len(self.ctx.history),
+            "original_messages": len(self.whole),
+            "summary_chars": len(self.summary),
+        }
 
     def _demand(self) -> int:
         """The tokens of the Actor prompt with every history message the request carries

@@ -100,6 +100,7 @@ def materials(
     revision: int,
     lore: Sequence[str] = (),
     recalled: str = "",
+    summary: str = "",
 ) -> str:
     """The background's shared materials for ``role`` (``orchestrator``, ``specialist`` or
     ``director``): one text, in labelled sections."""
@@ -127,6 +128,10 @@ def materials(
         f"{'User' if r == 'user' else sheet.name}: {text.strip()}"
         for r, text in recent_dialogue(history)
     ]
+    if summary.strip():
+        parts.append(
+            "EARLIER CONVERSATION (a summary of history no longer shown)\n" + summary.strip()
+        )
     parts.append("RECENT DIALOGUE\n" + ("\n".join(lines) or "(none)"))
     parts.append("LATEST USER QUERY\n" + query.strip())
     if role == "orchestrator":

@@ -65,6 +65,8 @@ class Inputs:
     first_turn: bool
     lore: list[str] = field(default_factory=list)
     recalled: str = ""
+    # Context governance ``enforce``: Compact's summary of the history no longer shown.
+    summary: str = ""
 
     def as_json(self) -> dict[str, Any]:
         """JSON of the inputs (the entries are JSON already and are not copied)."""
@@ -81,6 +83,7 @@ class Inputs:
             "first_turn": self.first_turn,
             "lore": list(self.lore),
             "recalled": self.recalled,
+            "summary": self.summary,
         }
 
     @classmethod
@@ -107,6 +110,7 @@ class Inputs:
             revision=self.revision,
             lore=self.lore,
             recalled=self.recalled,
+            summary=self.summary,
         )
 
 

@@ -7,6 +7,7 @@ The seed's example: 8,192 − 2,048 − 512 = 5,632, and at 0.8 the trigger line
 from __future__ import annotations
 
 import math
+from decimal import Decimal
 
 
 def budget(context_limit: int, max_output_tokens: int, safety_margin_tokens: int) -> int:
@@ -17,7 +18,8 @@ def trigger_line(budget_tokens: int, trigger_ratio: float) -> int:
     """The token count past which compaction is due (``floor``: 5,632 × 0.8 → 4,505)."""
     if not 0 < trigger_ratio < 1:
         raise ValueError("triggerRatio must be strictly between 0 and 1")
-    return math.floor(budget_tokens * trigger_ratio)
+    # exact decimal arithmetic: 100 × 0.29 is 29, not the float 28.999…
+    return math.floor(Decimal(repr(trigger_ratio)) * budget_tokens)
 
 
 def due(prompt_tokens: int, trigger: int) -> bool:

@@ -104,19 +104,30 @@ def parse(
         "format": "structured_json",
         **{k: [v.strip() for v in data[k] if v.strip()] for k in data},
     }
+    if not any(summary[k] for k in data):
+        raise SummaryInvalid("the summary is empty")
     if count_tokens(summary_text(summary)) > max_tokens:
         raise SummaryInvalid(f"the summary is over {max_tokens} tokens")
     return summary
 
 
 def _bounded(text: str, max_tokens: int, count_tokens: Callable[[str], int]) -> str:
-    """The longest prefix of whole words within ``max_tokens``."""
-    words = text.split()
-    low, high = 0, len(words)
+    """The longest prefix within ``max_tokens``, ended at a word boundary where the text has
+    one there (line breaks kept); a text without spaces (Chinese, Japanese) is cut between
+    characters. Nothing left is refused."""
+    low, high = 0, len(text)
     while low < high:
         mid = (low + high + 1) // 2
-        if count_tokens(" ".join(words[:mid])) <= max_tokens:
+        if count_tokens(text[:mid]) <= max_tokens:
             low = mid
         else:
             high = mid - 1
-    return " ".join(words[:low])
+    cut = text[:low]
+    if low < len(text) and not text[low].isspace():
+        space = max(cut.rfind(" "), cut.rfind("\n"))
+        if space > 0:
+            cut = cut[:space]
+    cut = cut.rstrip()
+    if not cut:
+        raise SummaryInvalid("nothing of the summary fits within the limit")
+    return cut

@@ -38,10 +38,16 @@ class Script:
             if self.fail_compactor:
                 self.fail_compactor -= 1
                 return Reply(content="not a summary")
-            facts = list(dict.fromkeys(FACT.findall(user.split("LATEST")[0].split('"latest_user')[0])))
+            facts = list(
+                dict.fromkeys(FACT.findall(user.split("LATEST")[0].split('"latest_user')[0]))
+            )
             return Reply(
                 content=json.dumps(
-                    {"canonical": facts or ["nothing yet"], "interaction": ["calm"], "open_threads": []}
+                    {
+                        "canonical": facts or ["nothing yet"],
+                        "interaction": ["calm"],
+                        "open_threads": [],
+                    }
                 )
             )
         return Reply(content="Mira answers. " + FILLER, chunks=3)
@@ -115,7 +121,9 @@ async def test_compaction_saves_a_checkpoint_the_actor_reads_instead_of_old_hist
     assert "[SUMMARY OF THE EARLIER CONVERSATION]" in text and "FACT-0X" in text
     # the covered raw messages are gone from the request; the latest input is there
     assert "FACT-0X I tell Mira" not in text and f"FACT-{n}X I tell Mira" in text
-    [row] = await sync_to_async(list)(CompactCheckpoint.objects.filter(conversation=compact_conversation))
+    [row] = await sync_to_async(list)(
+        CompactCheckpoint.objects.filter(conversation=compact_conversation)
+    )
     assert row.version == 1 and row.chain is None and row.status == "active"
     assert row.summary["format"] == "structured_json"
     assert await ModelCall.objects.filter(purpose="compactor").acount() >= 1
@@ -142,7 +150,9 @@ async def test_an_edit_of_covered_history_invalidates_and_rebuilds(compact_conve
     comm = await connect(compact_conversation)
     await play_until_compacted(comm)
     row = await CompactCheckpoint.objects.aget(conversation=compact_conversation, version=1)
-    await send(comm, type="edit", message_id=str(row.first_message_id), content="FACT-EDITED changed.")
+    await send(
+        comm, type="edit", message_id=str(row.first_message_id), content="FACT-EDITED changed."
+    )
     await until(comm, "message.updated")
     events = await chat(comm, f"FACT-ZZ after the edit. {FILLER}", "after-edit")
     trace = await compact_trace(events[-1]["turn_id"])
@@ -156,7 +166,9 @@ async def test_an_edit_of_covered_history_invalidates_and_rebuilds(compact_conve
     await comm.disconnect()
 
 
-async def test_a_failing_compactor_falls_back_to_the_original_when_it_fits(compact_conversation, llm):
+async def test_a_failing_compactor_falls_back_to_the_original_when_it_fits(
+    compact_conversation, llm
+):
     script = Script(llm)
     script.fail_compactor = 100
     comm = await connect(compact_conversation)
@@ -186,7 +198,10 @@ async def test_a_regenerate_uses_a_checkpoint_but_never_writes_one(compact_conve
     assert trace["mutation"] is False
     if trace.get("outcome") == "compacted":
         assert trace["persisted"] is False
-    assert await CompactCheckpoint.objects.filter(conversation=compact_conversation).acount() == versions
+    assert (
+        await CompactCheckpoint.objects.filter(conversation=compact_conversation).acount()
+        == versions
+    )
     await comm.disconnect()
 
 
