@@ -211,3 +211,74 @@ async def test_conversations_without_compact_have_no_compact_trace(conversation,
     events = await chat(comm, "Hello.", "c1")
     assert "compact" not in (await Turn.objects.aget(pk=events[-1]["turn_id"])).trace
     await comm.disconnect()
+
+
+async def test_the_ladder_drops_old_groups_when_nothing_else_fits(compact_conversation, llm):
+    script = Script(llm)
+    script.fail_compactor = 1000
+    comm = await connect(compact_conversation)
+    seen = []
+    for n in range(12):
+        events = await chat(comm, f"FACT-{n}X hello. {FILLER}", f"c{n}")
+        assert events[-1]["type"] == "turn.completed", events[-1]
+        trace = await compact_trace(events[-1]["turn_id"])
+        seen.append(trace.get("outcome"))
+        if trace.get("outcome") == "dropped_history":
+            steps = [s["step"] for s in trace["steps"]]
+            assert steps[0] == "due" and "compactor_failed" in steps and "dropped_group" in steps
+            assert steps.index("compactor_failed") < steps.index("dropped_group")
+            break
+    assert "dropped_history" in seen, seen
+    await comm.disconnect()
+
+
+async def test_a_prompt_that_cannot_fit_is_a_context_overflow(compact_conversation, llm):
+    script = Script(llm)
+    script.fail_compactor = 1000
+    comm = await connect(compact_conversation)
+    events = await chat(comm, "FACT-BIG " + FILLER * 30, "huge")
+    assert events[-1]["type"] == "error" and events[-1]["code"] == "context_overflow"
+    await comm.disconnect()
+
+
+async def test_a_save_that_times_out_is_confirmed_by_reading_it_back(compact_conversation, llm):
+    import threading
+
+    import psycopg
+    from django.db import connection
+
+    Script(llm)
+    scenario = await Scenario.objects.aget(pk=compact_conversation.scenario_id)
+    scenario.compact = {**scenario.compact, "checkpointMutationTimeoutMs": 1000}
+    await scenario.asave(update_fields=["compact"])
+    comm = await connect(compact_conversation)
+    await play_until_compacted(comm)
+    params = connection.get_connection_params()
+    dsn = {k: v for k, v in params.items() if k in ("dbname", "user", "password", "host", "port")}
+
+    def hold_lock(held: threading.Event) -> None:
+        # another client holds the newest checkpoint's row for 1.6 s: the save waits
+        with psycopg.connect(**dsn) as other:
+            other.execute(
+                "SELECT 1 FROM roleplay_compactcheckpoint WHERE conversation_id = %s FOR UPDATE",
+                [compact_conversation.pk],
+            )
+            held.set()
+            threading.Event().wait(1.6)
+
+    confirmed = None
+    for n in range(10):
+        held = threading.Event()
+        locker = threading.Thread(target=hold_lock, args=(held,))
+        locker.start()
+        held.wait(5)
+        events = await chat(comm, f"FACT-L{n} more. {FILLER}", f"l{n}")
+        locker.join()
+        trace = await compact_trace(events[-1]["turn_id"])
+        timeouts = [s for s in trace["steps"] if s["step"] == "save_timeout"]
+        if timeouts:
+            confirmed = timeouts[0]["confirmed"]
+            assert trace["persisted"] is confirmed
+            break
+    assert confirmed is True
+    await comm.disconnect()
