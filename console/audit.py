@@ -28,12 +28,14 @@ def record(
     user=None,
     username: str = "",
     details: dict | None = None,
+    tenant=None,
 ) -> AuditEvent:
-    """Store one event; the tenant is the user's, the address and agent the request's."""
+    """Store one event; the tenant is the user's (or ``tenant``, for a caller with no
+    account: an API token), the address and agent the request's."""
     membership = getattr(user, "membership", None) if user is not None else None
     event = AuditEvent.objects.create(
         action=action,
-        tenant=membership.tenant if membership else None,
+        tenant=membership.tenant if membership else tenant,
         user=user,
         username=(user.get_username() if user is not None else username)[:150],
         client_address=client_address(request) if request is not None else None,

@@ -120,6 +120,7 @@ class AuditAction(models.TextChoices):
     LOGIN_FAILED = "login.failed", "login failed"
     LOGIN_LOCKED_OUT = "login.locked_out", "login locked out"
     LOGOUT = "logout", "logout"
+    STORY_QUARANTINE = "story.quarantine", "story quarantine decided"
 
 
 class AuditEvent(models.Model):

@@ -16,6 +16,7 @@ from roleplay import (
     views_presets,
     views_recall,
     views_scenarios,
+    views_story,
 )
 
 urlpatterns = [
@@ -72,6 +73,16 @@ urlpatterns = [
         "console/conversations/<uuid:pk>/agent/runs/<uuid:turn_id>/",
         views_agent.conversation_agent_run,
         name="conversation_agent_run",
+    ),
+    path(
+        "console/conversations/<uuid:pk>/story/",
+        views_story.conversation_story,
+        name="conversation_story",
+    ),
+    path(
+        "console/conversations/<uuid:pk>/story/quarantine/<uuid:quarantine_id>/",
+        views_story.conversation_story_quarantine,
+        name="conversation_story_quarantine",
     ),
     path(
         "console/conversations/<uuid:pk>/author-note/",

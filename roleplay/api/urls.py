@@ -8,6 +8,7 @@ from roleplay.api.memory_settings import MemorySettingsView
 from roleplay.api.personas import PersonaAvatarView, PersonaViewSet
 from roleplay.api.presets import PresetViewSet
 from roleplay.api.scenarios import ScenarioViewSet
+from roleplay.api.story import StoryQuarantineViewSet
 
 
 class OptionalSlashRouter(DefaultRouter):
@@ -45,5 +46,18 @@ urlpatterns = [
         r"^personas/(?P<pk>[^/.]+)/avatar/?$", PersonaAvatarView.as_view(), name="persona-avatar"
     ),
     re_path(r"^memory/settings/?$", MemorySettingsView.as_view(), name="memory-settings"),
+    re_path(
+        r"^conversations/(?P<pk>[^/.]+)/story/quarantine/?$",
+        StoryQuarantineViewSet.as_view({"get": "list"}),
+        name="conversation-story-quarantine",
+    ),
+    *[
+        re_path(
+            rf"^conversations/(?P<pk>[^/.]+)/story/quarantine/(?P<quarantine_id>[^/.]+)/{decision}/?$",
+            StoryQuarantineViewSet.as_view({"post": decision}),
+            name=f"conversation-story-quarantine-{decision}",
+        )
+        for decision in ("retry", "discard", "resolve")
+    ],
     path("", include(router.urls)),
 ]

@@ -35,6 +35,7 @@ from roleplay.api.memory_recall import MemoryRecallActions
 from roleplay.api.memory_settings import CharacterMemorySettingsActions
 from roleplay.api.message_actions import MessageActions
 from roleplay.api.planning import PlanningActions
+from roleplay.api.story import StoryActions
 from roleplay.models import Character, Conversation, ModelConfig
 from roleplay.services import characters, conversations, model_configs, players
 from roleplay.worldbook_context import replayed_decisions
@@ -116,6 +117,7 @@ class ConversationViewSet(
     MessageActions,
     MemoryDocumentActions,
     AgentStateActions,
+    StoryActions,
     PlanningActions,
     ConversationCardReads,
     ServiceWrites,

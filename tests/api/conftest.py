@@ -46,6 +46,7 @@ class World:
     handoff: object = None
     scenario: object = None
     job: object = None
+    quarantine: object = None
 
     def ids_for(self, route) -> dict:
         """The ids of ``route``'s path in this world: ``pk`` its object of the route's model,
@@ -69,6 +70,10 @@ class World:
                 ids[name] = self.handoff.pk
             elif name == "job_id":
                 ids[name] = self.job.pk
+            elif name == "revision":
+                ids[name] = 1  # the story's first revision
+            elif name == "quarantine_id":
+                ids[name] = self.quarantine.pk
             else:
                 raise LookupError(f"no {name!r} in the test world: add it to World.ids_for")
         return ids
@@ -161,6 +166,7 @@ def build_world(tenant, base_url: str, label: str) -> World:
                  "tags": [], "character_id": "", "session_id": ""},
         error_code="delivery_exhausted",
     )  # fmt: skip
+    quarantine = _story_with_a_quarantine(tenant, conversation, scenario, messages, label)
     return World(
         tenant,
         config,
@@ -175,7 +181,37 @@ def build_world(tenant, base_url: str, label: str) -> World:
         handoff,
         scenario,
         job,
+        quarantine,
     )
+
+
+def _story_with_a_quarantine(tenant, conversation, scenario, messages, label: str):
+    """A story at revision 1 whose event ``e1`` (evidence: the first message) is quarantined:
+    the open record is what ``.../story/quarantine/{quarantine_id}/...`` decides."""
+    from story.engine.evidence import capture
+    from story.models import StoryQuarantine
+    from story.services import Save, save
+
+    piece = capture(str(messages[0].id), messages[0].content, "user_action", 1).as_json()
+    envelope = {
+        "version": 1, "character": str(conversation.character_id), "sourceWatermark": 1,
+        "world": {"foreground": {"id": "w1", "title": f"{label} harbour", "phase": "start",
+                                 "developRounds": 0}},
+        "narrative": {"main": {"theme": f"{label} theme", "direction": "home"}},
+        "acceptedTurns": [], "event": None, "unresolved": [], "nextEvent": 2,
+        "pendingActor": None, "acceptedMessage": None,
+    }  # fmt: skip
+    save(
+        Save(
+            tenant_id=tenant.pk, conversation_id=conversation.pk, scenario_id=scenario.pk,
+            character_id=conversation.character_id, expected=0, envelope=envelope,
+            status="ready", outcome="quarantined",
+            events=[{"event_id": "e1", "title": f"{label} event", "status": "quarantined",
+                     "evidence": [piece], "attempts": []}],
+            quarantines=[{"event_id": "e1", "record": {"evidence": [piece], "attempts": []}}],
+        )
+    )  # fmt: skip
+    return StoryQuarantine.objects.get(conversation=conversation)
 
 
 def _turn_with_a_selection(tenant, conversation, label: str):

@@ -199,6 +199,7 @@ def valid_body(route: Route, method: str, world) -> dict:
         "player-memory-handoff-close": {**_receiver(world), "version": 1},
         "preset-import": {"name": "n", "preset": {"prompts": []}},
         "conversation-agent-state-restore": {"revision": 1},
+        "conversation-story-quarantine-resolve": {"note": "settled by hand"},
         "conversation-auto-replies": {
             "assistant_message_id": str(world.messages[-1].id),
             "language": "en",

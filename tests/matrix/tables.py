@@ -36,6 +36,8 @@ PK_MODELS = {
     "conversation_agent": Conversation,
     "conversation_agent_restore": Conversation,
     "conversation_agent_run": Conversation,
+    "conversation_story": Conversation,
+    "conversation_story_quarantine": Conversation,
     "memory_documents": Conversation,
     "memory_document": Conversation,
     "conversation_memory_pack": Conversation,

@@ -25,6 +25,7 @@ BY_PARAMETER = {
     "slot": lambda w: "default",
     "handoff_id": lambda w: w.objects.handoff.pk,
     "job_id": lambda w: w.objects.job.pk,
+    "quarantine_id": lambda w: w.objects.quarantine.pk,
 }
 
 
@@ -76,6 +77,7 @@ class Tenancy:
         ids.append(objects.entry.pk)
         ids.append(objects.handoff.pk)
         ids.append(objects.scenario.pk)
+        ids.append(objects.quarantine.pk)
         return [self.label, self.book_id, self.token.prefix, *map(str, ids)]
 
 
