@@ -27,6 +27,8 @@ class RoleplayConfig(AppConfig):
             memory_context.apply,
             memory_pack_context.apply,
             agentic_context.apply,
+            story_phase.read_hook,
+            compact_phase.read_hook,
         ):
             if hook not in turns.CONTEXT_HOOKS:
                 turns.CONTEXT_HOOKS.append(hook)

@@ -52,6 +52,16 @@ EARLY_MARGIN = 8
 READ_BACK_S = 2.0
 
 
+ROW_KEY = "compact:row"
+
+
+def read_hook(ctx, conversation) -> None:
+    """A context hook: the newest checkpoint read with the turn's other reads (on the
+    database thread that loads the context), so the phase makes no trip of its own."""
+    if compact_config(ctx.scenario) is not None:
+        ctx.reads[ROW_KEY] = store.newest(conversation.pk, ctx.scenario.pk)
+
+
 def phases() -> list[Phase]:
     return [Phase("compact", "pre_actor", prepare, deadline_s=300.0, required=True, applies=_on)]
 
@@ -97,14 +107,27 @@ class _Job:
     def step(self, name: str, **detail) -> None:
         self.steps.append({"step": name, **detail})
 
+    def lap(self, name: str) -> None:
+        now = time.perf_counter()
+        self.trace.setdefault("timings_ms", {})[name] = round((now - self._last) * 1000, 2)
+        self._last = now
+
     async def run(self) -> None:
         ctx = self.ctx
-        row = await run_db(store.newest, ctx.conversation.pk, ctx.scenario.pk)
+        self._last = time.perf_counter()
+        if ROW_KEY in ctx.reads:
+            row = ctx.reads.pop(ROW_KEY)
+        else:
+            row = await run_db(store.newest, ctx.conversation.pk, ctx.scenario.pk)
+        self.lap("read")
         self.expected = row.version if row else 0
         current = await self._read_back(row)
+        self.lap("verify")
         if current is not None:
             self._use(current.summary, cp.after(current, self.whole))
+        self.lap("place")
         tokens = self._demand()
+        self.lap("count")
         self.trace.update(checkpoint=current.version if current else None, tokens_before=tokens)
         early = self._leaving(current)
         if not budgets.due(tokens, self.trigger) and not early:

@@ -57,6 +57,17 @@ class Started:
     config: Any
 
 
+READ_KEY = "story:read"
+
+
+def read_hook(ctx, conversation) -> None:
+    """A context hook: the story in force, the source position and the model configs read
+    with the turn's other reads (on the database thread that loads the context)."""
+    config = story_config(ctx.scenario)
+    if config is not None:
+        ctx.reads[READ_KEY] = _read(ctx, config)
+
+
 def phases() -> list[Phase]:
     return [
         Phase("story", "pre_actor", prepare, KINDS, 900.0, True, _on),
@@ -77,7 +88,10 @@ async def prepare(ctx, run: PhaseRun) -> None:
     turn = ctx.turn
     await run.send({"type": "story.preparing", "turn_id": str(turn.id)})
     clock = _Clock()
-    revision, envelope, position, configs = await run_db(_read, ctx, config)
+    if READ_KEY in ctx.reads:
+        revision, envelope, position, configs = ctx.reads.pop(READ_KEY)
+    else:
+        revision, envelope, position, configs = await run_db(_read, ctx, config)
     clock.lap("read")
     request = _request(ctx, config, position)
     models = StoryModels(turn.tenant, config, turn_id=turn.id, configs=configs)

@@ -10,8 +10,9 @@ commit again: a revision of its own already there (same number, source message a
 recognised as the earlier success.
 
 Reading goes back past revisions whose source message is gone (a rollback or a deleted
-reply): the next turn reads the newest revision whose reply still exists (beyond the seed,
-which never rolls the state back). The head number keeps growing, so numbers never repeat.
+reply): the next turn reads the newest revision whose reply still exists, and the ledger
+entries of the revisions it went past are left out too (beyond the seed, which never rolls
+the state back). The head number keeps growing, so numbers never repeat.
 
 ``historyRevision`` is how many times the conversation's history changed shape (edit,
 rollback, trim) while this state existed: the head counts the message store's
@@ -147,6 +148,17 @@ def _read_sql() -> str:
                        WHERE e.conversation_id = h.conversation_id
                          AND e.scenario_id = h.scenario_id AND e.revision <= r.revision
                          AND (%(limit)s::int IS NULL OR e.status = 'active')
+                         -- not the entries of a revision whose reply is gone (rolled back)
+                         AND NOT EXISTS (
+                             SELECT 1 FROM {revision} gone
+                             WHERE gone.conversation_id = e.conversation_id
+                               AND gone.scenario_id = e.scenario_id
+                               AND gone.revision = e.revision
+                               AND gone.source_message_id IS NOT NULL
+                               AND NOT EXISTS (
+                                   SELECT 1 FROM {message} m WHERE m.id = gone.source_message_id
+                               )
+                         )
                        ORDER BY e.id DESC
                        LIMIT %(limit)s
                    ) e

@@ -15,6 +15,7 @@ The turn's kind decides what the history and the input are:
 
 from __future__ import annotations
 
+import json
 import time
 import uuid
 from collections.abc import Callable
@@ -103,6 +104,8 @@ class TurnContext:
     beside_actor: list[Callable[[], None]] = field(default_factory=list, repr=False)
     # (the variables it was computed with, the layout's positions): see placement_capabilities.
     _capabilities: tuple[dict[str, str], tuple[str, ...]] | None = field(default=None, repr=False)
+    # (what it was assembled from, the Actor prompt): see actor_prompt.
+    _prompt: tuple[tuple, AssembledPrompt] | None = field(default=None, repr=False)
 
     @property
     def user_name(self) -> str:
@@ -221,14 +224,37 @@ def load_context(
 
 def actor_prompt(ctx: TurnContext) -> AssembledPrompt:
     """The Actor's messages for ``ctx`` within its model config's window: what a turn sends,
-    what the bench times and what the preset editor previews."""
+    what the bench times and what the preset editor previews. A phase that assembled it
+    already (Compact counts it) leaves it for the Actor: assembled again only when what it
+    is made of changed since."""
+    key = _prompt_key(ctx)
+    if ctx._prompt is not None and ctx._prompt[0] == key:
+        return ctx._prompt[1]
     pconfig = provider_config(ctx.config)
-    return assemble(
+    prompt = assemble(
         ctx.preset,
         ctx.actor_inputs(),
         count_messages=count_messages,
         context_limit=pconfig.context_limit,
         max_output_tokens=pconfig.max_output_tokens,
+    )
+    ctx._prompt = (key, prompt)
+    return prompt
+
+
+def _prompt_key(ctx: TurnContext) -> tuple:
+    """Everything of the context the Actor prompt is assembled from."""
+    return (
+        id(ctx.preset),
+        id(ctx.config),
+        tuple((m.id, m.role, m.content) for m in ctx.history),
+        ctx.user_input,
+        ctx.continuing,
+        json.dumps(ctx.blocks, sort_keys=True, default=str),
+        tuple(sorted(ctx.variables.items())),
+        ctx.author_note,
+        ctx.greeting,
+        ctx.persona,
     )
 
 

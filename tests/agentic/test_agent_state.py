@@ -5,6 +5,7 @@ and the history counter."""
 
 from __future__ import annotations
 
+import json
 import uuid
 
 import pytest
@@ -83,6 +84,24 @@ def test_a_rolled_back_reply_takes_its_revision_out_of_force(tenant, conversatio
     third = _reply(tenant, conversation, "c")
     assert _commit(conversation, scenario, snapshot.head, "after the rollback", third) == 3
     assert agent_state.read_state(conversation, scenario).state == "after the rollback"
+
+
+def test_a_rolled_back_replys_ledger_entries_stay_out_after_a_new_revision(
+    tenant, conversation, scenario
+):
+    first, second = _reply(tenant, conversation, "a"), _reply(tenant, conversation, "b")
+    kept = entry_for("manage_callbacks", 1, "Open: the lantern", "one")
+    gone = entry_for("manage_callbacks", 2, "Open: the code word", "two")
+    _commit(conversation, scenario, 0, "one", first, [kept])
+    _commit(conversation, scenario, 1, "two", second, [gone])
+    message_store.delete_messages_by_timestamps(tenant, conversation.session_id, [second.ts])
+    # the next turn commits over the rolled-back revision's number
+    snapshot = agent_state.read_state(conversation, scenario)
+    third = _reply(tenant, conversation, "c")
+    _commit(conversation, scenario, snapshot.head, "three", third)
+    entries = agent_state.read_state(conversation, scenario).ledger
+    texts = json.dumps(entries)
+    assert "the lantern" in texts and "the code word" not in texts
 
 
 def test_restore_writes_a_new_revision_by_compare_and_set(tenant, conversation, scenario):

@@ -139,7 +139,7 @@ def stage_of(request: dict) -> dict | None:
 
 
 def actor_requests(llm) -> list[dict]:
-    return [r for r in llm.requests if not r.get("response_format")]
+    return [r for r in llm.requests if r.get("messages") and not r.get("response_format")]
 
 
 async def test_first_turn_initialises_plans_and_gives_the_actor_a_clean_stage(
