@@ -121,6 +121,7 @@ class AuditAction(models.TextChoices):
     LOGIN_LOCKED_OUT = "login.locked_out", "login locked out"
     LOGOUT = "logout", "logout"
     STORY_QUARANTINE = "story.quarantine", "story quarantine decided"
+    COMPACT_CHECKPOINT = "compact.checkpoint", "compact checkpoint changed by an operator"
 
 
 class AuditEvent(models.Model):

@@ -27,6 +27,7 @@ import time
 
 from console.db import run_db
 from console.tokens import count_messages, count_tokens
+from roleplay import compact_model
 from roleplay.agentic_context import PROJECTION_KEY
 from roleplay.agentic_gateway import role_system
 from roleplay.compact import budget as budgets
@@ -35,7 +36,6 @@ from roleplay.compact import groups as grouping
 from roleplay.compact import protocol
 from roleplay.llm.errors import ModelError
 from roleplay.llm.gateway import Gateway, provider_config
-from roleplay.llm.types import ModelRequest
 from roleplay.models import TurnKind
 from roleplay.prompting.assembly import ContextOverflow
 from roleplay.selectors import agentic_config, compact_config, model_configs_by_ref
@@ -284,59 +284,21 @@ class _Job:
         speakers = [
             (ctx.user_name if m.role == "user" else ctx.character.name, m.content) for m in folded
         ]
-        reliability = config.reliability
-        calls = reliability.maxModelCalls if reliability else 2
-        limit_s = (reliability.maxCompactionMs if reliability else 120_000) / 1000
         gateway = Gateway(
             ctx.turn.tenant, model_config, "compactor", turn_id=ctx.turn.id, run_db=run_db
         )
-        pieces = [speakers]
-        if config.recursive is not None:
-            pieces = protocol.segments(
-                speakers, config.recursive.segmentContentTokens, count_tokens
-            )
-        started = time.monotonic()
-        summary: dict = {}
         try:
-            for piece in pieces:  # intermediate summaries are not saved
-                user = protocol.render(config.inputProtocol, earlier, piece, ctx.user_input)
-                summary = await asyncio.wait_for(
-                    self._ask(gateway, system, user, calls),
-                    max(limit_s - (time.monotonic() - started), 0.001),
-                )
-                earlier = cp.summary_text(summary)
+            return await compact_model.summarise(
+                gateway,
+                config,
+                system,
+                speakers,
+                earlier=earlier,
+                latest=ctx.user_input,
+                on_refused=lambda reason: self.step("summary_refused", reason=reason),
+            )
         finally:
             self.trace.setdefault("model_calls", []).extend(gateway.call_ids)
-        return summary
-
-    async def _ask(self, gateway: Gateway, system: str, user: str, calls: int) -> dict:
-        config = self.config
-        messages = [{"role": "system", "content": system}, {"role": "user", "content": user}]
-        problem: Exception = protocol.SummaryInvalid("no answer")
-        for _ in range(calls):
-            result = await gateway.complete(
-                ModelRequest(
-                    messages,
-                    response_format=protocol.response_format(config.outputFormat),
-                    temperature=0.2,
-                )
-            )
-            try:
-                return protocol.parse(
-                    result.content,
-                    config.outputFormat,
-                    max_tokens=config.maxSummaryTokens,
-                    length_policy=config.lengthPolicy,
-                    count_tokens=count_tokens,
-                )
-            except protocol.SummaryInvalid as exc:
-                problem = exc
-                self.step("summary_refused", reason=str(exc))
-                messages = messages + [
-                    {"role": "assistant", "content": result.content[:4000]},
-                    {"role": "user", "content": f"Refused: {exc}. Write the summary again."},
-                ]
-        raise problem
 
     async def _persist(self, checkpoint: cp.Checkpoint) -> None:
         ctx = self.ctx

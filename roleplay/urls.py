@@ -17,6 +17,7 @@ from roleplay import (
     views_recall,
     views_scenarios,
     views_story,
+    views_summaries,
 )
 
 urlpatterns = [
@@ -83,6 +84,16 @@ urlpatterns = [
         "console/conversations/<uuid:pk>/story/quarantine/<uuid:quarantine_id>/",
         views_story.conversation_story_quarantine,
         name="conversation_story_quarantine",
+    ),
+    path(
+        "console/conversations/<uuid:pk>/summaries/",
+        views_summaries.conversation_summaries,
+        name="conversation_summaries",
+    ),
+    path(
+        "console/conversations/<uuid:pk>/summaries/<int:version>/",
+        views_summaries.conversation_summary,
+        name="conversation_summary",
     ),
     path(
         "console/conversations/<uuid:pk>/author-note/",

@@ -4,6 +4,7 @@ from rest_framework.routers import DefaultRouter
 from roleplay.api import views
 from roleplay.api.avatars import CharacterAvatarView
 from roleplay.api.card_import import CharacterImportView
+from roleplay.api.checkpoints import CheckpointEditViewSet
 from roleplay.api.memory_settings import MemorySettingsView
 from roleplay.api.personas import PersonaAvatarView, PersonaViewSet
 from roleplay.api.presets import PresetViewSet
@@ -58,6 +59,14 @@ urlpatterns = [
             name=f"conversation-story-quarantine-{decision}",
         )
         for decision in ("retry", "discard", "resolve")
+    ],
+    *[
+        re_path(
+            rf"^conversations/(?P<pk>[^/.]+)/checkpoints/(?P<version>[^/.]+)/{verb}/?$",
+            CheckpointEditViewSet.as_view({"post": handler}),
+            name=f"conversation-checkpoint-{verb}",
+        )
+        for verb, handler in (("edit", "edit"), ("regenerate", "regenerate"), ("delete", "remove"))
     ],
     path("", include(router.urls)),
 ]

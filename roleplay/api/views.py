@@ -25,6 +25,7 @@ from memory import services as message_store
 from roleplay.api import serializers as s
 from roleplay.api.agent_state import AgentStateActions
 from roleplay.api.cards import CardActions, ConversationCardReads
+from roleplay.api.checkpoints import CheckpointActions
 from roleplay.api.memory_consolidation import MemoryConsolidationActions
 from roleplay.api.memory_documents import MemoryDocumentActions
 from roleplay.api.memory_entries import MemoryEntryActions
@@ -118,6 +119,7 @@ class ConversationViewSet(
     MemoryDocumentActions,
     AgentStateActions,
     StoryActions,
+    CheckpointActions,
     PlanningActions,
     ConversationCardReads,
     ServiceWrites,

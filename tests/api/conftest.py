@@ -12,6 +12,18 @@ from roleplay.llm.scripted_server import Reply
 
 AUTOREPLY_MODEL = "autoreply-model"
 AUTOREPLY_ANSWER = Reply(content='["Open the door.", "Why are you sad?", "Look outside."]')
+COMPACTOR_MODEL = "compactor-model"
+COMPACTOR_ANSWER = Reply(
+    content='{"canonical": ["Mira keeps the lamp."], "interaction": ["warm"], "open_threads": []}'
+)
+
+
+def answer_the_world(llm) -> None:
+    """The scripted model answers the world's auto-reply config with three options and its
+    compactor config with a structured summary; anything else as before."""
+    default = llm.default
+    answers = {AUTOREPLY_MODEL: AUTOREPLY_ANSWER, COMPACTOR_MODEL: COMPACTOR_ANSWER}
+    llm.default = Reply.from_callable(lambda request: answers.get(request["model"], default))
 
 
 @pytest.fixture
@@ -47,13 +59,15 @@ class World:
     scenario: object = None
     job: object = None
     quarantine: object = None
+    checkpoint: object = None
 
     def ids_for(self, route) -> dict:
         """The ids of ``route``'s path in this world: ``pk`` its object of the route's model,
         ``message_id`` the conversation's last message, ``turn_id`` its finished turn,
         ``slot`` its memory document's slot, ``entry_id`` the player's memory entry (a
         candidate at version 1), ``handoff_id`` the player's handoff to the character (pending,
-        version 1), ``job_id`` the player's learn job (failed)."""
+        version 1), ``job_id`` the player's learn job (failed), ``version`` the conversation's
+        Compact checkpoint (version 1, active)."""
         ids = {}
         for name in route.params:
             if name == "pk":
@@ -74,6 +88,8 @@ class World:
                 ids[name] = 1  # the story's first revision
             elif name == "quarantine_id":
                 ids[name] = self.quarantine.pk
+            elif name == "version":
+                ids[name] = self.checkpoint.version
             else:
                 raise LookupError(f"no {name!r} in the test world: add it to World.ids_for")
         return ids
@@ -167,6 +183,7 @@ def build_world(tenant, base_url: str, label: str) -> World:
         error_code="delivery_exhausted",
     )  # fmt: skip
     quarantine = _story_with_a_quarantine(tenant, conversation, scenario, messages, label)
+    checkpoint = _compact_checkpoint(tenant, conversation, messages, base_url, label)
     return World(
         tenant,
         config,
@@ -182,6 +199,38 @@ def build_world(tenant, base_url: str, label: str) -> World:
         scenario,
         job,
         quarantine,
+        checkpoint,
+    )
+
+
+def _compact_checkpoint(tenant, conversation, messages, base_url: str, label: str):
+    """Version 1 (active) of a Compact checkpoint over the first two messages, under a
+    scenario of its own whose compactor is the scripted ``compactor-model`` (what
+    ``.../checkpoints/{version}/regenerate`` asks). The conversation does not run that
+    scenario, so its turns are as before; its checkpoints are still the ones shown."""
+    from roleplay.compact import checkpoint as cp
+    from roleplay.models import ModelConfig
+    from roleplay.services import compact_checkpoints as store
+    from roleplay.services.scenarios import create_scenario
+
+    compactor = ModelConfig.objects.create(
+        tenant=tenant, name=f"{label}-compactor", provider="openai_compatible",
+        model=COMPACTOR_MODEL, base_url=base_url, context_limit=4096, max_output_tokens=256,
+    )  # fmt: skip
+    scenario = create_scenario(
+        tenant, name=f"{label}-compact", model_config=compactor,
+        compact={"enabled": True, "compactorModelConfigId": compactor.name},
+    )  # fmt: skip
+    covered = messages[:2]
+    checkpoint = cp.Checkpoint(
+        version=1,
+        summary={"format": "structured_json", "canonical": [f"{label}: the gate"],
+                 "interaction": [], "open_threads": []},
+        first_id=str(covered[0].id), last_id=str(covered[-1].id), covered_count=len(covered),
+        fingerprint=cp.fingerprint(covered), config_fingerprint=f"{label}-config",
+    )  # fmt: skip
+    return store.save(
+        tenant.pk, conversation.pk, scenario.pk, checkpoint, expected=0, audit={"turn_id": ""}
     )
 
 
@@ -248,9 +297,6 @@ def foreign(other_tenant, llm) -> World:
 @pytest.fixture
 def own(tenant, llm) -> World:
     """The calling tenant's own object graph (same shape as ``foreign``); the scripted model
-    answers the auto-reply config with three options."""
-    default = llm.default
-    llm.default = Reply.from_callable(
-        lambda request: AUTOREPLY_ANSWER if request["model"] == AUTOREPLY_MODEL else default
-    )
+    answers the auto-reply config with three options, the compactor with a summary."""
+    answer_the_world(llm)
     return build_world(tenant, llm.base_url, "own")

@@ -200,6 +200,17 @@ def valid_body(route: Route, method: str, world) -> dict:
         "preset-import": {"name": "n", "preset": {"prompts": []}},
         "conversation-agent-state-restore": {"revision": 1},
         "conversation-story-quarantine-resolve": {"note": "settled by hand"},
+        "conversation-checkpoint-edit": {
+            "summary": {
+                "format": "structured_json",
+                "canonical": ["edited by hand"],
+                "interaction": [],
+                "open_threads": [],
+            },
+            "expected_version": 1,
+        },  # fmt: skip
+        "conversation-checkpoint-regenerate": {"expected_version": 1},
+        "conversation-checkpoint-delete": {"expected_version": 1},
         "conversation-auto-replies": {
             "assistant_message_id": str(world.messages[-1].id),
             "language": "en",

@@ -25,7 +25,10 @@ def served_document(django_db_setup, django_db_blocker) -> dict:
 
 @pytest.fixture
 def world(tenant, llm, api_client_for):
-    """The calling tenant's objects of every kind, for path parameters and bodies."""
+    """The calling tenant's objects of every kind, for path parameters and bodies; the
+    scripted model answers its auto-reply and compactor configs as they expect."""
+    from tests.api.conftest import answer_the_world
     from tests.matrix.world import build_tenancy
 
+    answer_the_world(llm)
     return build_tenancy(tenant, llm.base_url, "own", api_client_for)

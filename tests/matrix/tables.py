@@ -38,6 +38,8 @@ PK_MODELS = {
     "conversation_agent_run": Conversation,
     "conversation_story": Conversation,
     "conversation_story_quarantine": Conversation,
+    "conversation_summaries": Conversation,
+    "conversation_summary": Conversation,
     "memory_documents": Conversation,
     "memory_document": Conversation,
     "conversation_memory_pack": Conversation,

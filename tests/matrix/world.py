@@ -26,6 +26,7 @@ BY_PARAMETER = {
     "handoff_id": lambda w: w.objects.handoff.pk,
     "job_id": lambda w: w.objects.job.pk,
     "quarantine_id": lambda w: w.objects.quarantine.pk,
+    "version": lambda w: w.objects.checkpoint.version,
 }
 
 
@@ -78,6 +79,7 @@ class Tenancy:
         ids.append(objects.handoff.pk)
         ids.append(objects.scenario.pk)
         ids.append(objects.quarantine.pk)
+        ids.append(objects.checkpoint.scenario_id)
         return [self.label, self.book_id, self.token.prefix, *map(str, ids)]
 
 
