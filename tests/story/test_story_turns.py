@@ -516,3 +516,19 @@ async def test_the_planner_reads_the_selected_worldbook_entries_and_revisions(
     assert "Fog rolls in every night." in plan
     assert json.dumps({"book_id": str(book.id), "revision": 1}) in plan
     await comm.disconnect()
+
+
+async def test_a_story_recorded_for_another_character_is_refused(story_conversation, llm):
+    Script(llm)
+    comm = await connect(story_conversation)
+    await chat(comm, "One.", "c1")
+    await until(comm, "story.updated")
+    head = await head_of(story_conversation)
+    envelope = {**head.envelope, "character": "00000000-0000-0000-0000-000000000000"}
+    await StoryHead.objects.filter(pk=head.pk).aupdate(envelope=envelope)
+    events = await chat(comm, "Two.", "c2")
+    assert events[-1]["type"] == "error"
+    assert events[-1]["code"] == "story_state_other_character"
+    after = await head_of(story_conversation)
+    assert after.revision == head.revision  # nothing written
+    await comm.disconnect()
