@@ -14,6 +14,8 @@ import json
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from console import jsontext
+
 from .checkpoint import summary_text
 
 SCHEMA = {
@@ -92,7 +94,7 @@ def parse(
             body = _bounded(body, max_tokens, count_tokens)
         return {"format": "plain_text", "text": body}
     try:
-        data = json.loads(text)
+        data = jsontext.loads(text)
     except ValueError:
         raise SummaryInvalid("the summary is not JSON") from None
     if not isinstance(data, dict) or set(data) != {"canonical", "interaction", "open_threads"}:

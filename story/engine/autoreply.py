@@ -7,8 +7,9 @@ reason, which the next attempt is told."""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Sequence
+
+from console import jsontext
 
 OPTIONS, OPTION_CHARS, CONTEXT_MESSAGES, ATTEMPTS = 3, 160, 6, 3
 CALL_TIMEOUT_MS = 180_000
@@ -53,7 +54,7 @@ def material(earlier: Sequence[tuple[str, str]], reply: str, *, character: str, 
 def parse(text: str, language: str, script_ok: Callable[[str, str], bool]) -> list[str]:
     """The three options of ``text``; :class:`OptionsInvalid` says why not."""
     try:
-        data = json.loads((text or "").strip())
+        data = jsontext.loads(text)
     except ValueError:
         raise OptionsInvalid("the answer is not JSON") from None
     options = data.get("options") if isinstance(data, dict) else None

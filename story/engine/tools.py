@@ -17,6 +17,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol, TypeVar
 
+from console import jsontext
+
 T = TypeVar("T")
 
 PURPOSES = (
@@ -99,7 +101,7 @@ async def call(
         for key, value in used.items():
             usage[key] = usage.get(key, 0) + value
         try:
-            result = check(json.loads(text))
+            result = check(jsontext.loads(text))
         except (ValueError, TypeError, KeyError, AttributeError) as exc:
             problem = str(exc)[:500] or type(exc).__name__
             diagnostics.append(problem)

@@ -532,3 +532,14 @@ async def test_a_story_recorded_for_another_character_is_refused(story_conversat
     after = await head_of(story_conversation)
     assert after.revision == head.revision  # nothing written
     await comm.disconnect()
+
+
+async def test_answers_wrapped_in_a_code_fence_are_read(story_conversation, llm):
+    script = Script(llm)
+    script.story("story_init", "Sure! Here it is:\n```json\n" + json.dumps(INIT) + "\n```")
+    comm = await connect(story_conversation)
+    events = await chat(comm, "Hello.", "c1")
+    assert events[-1]["type"] == "turn.completed"
+    assert (await until(comm, "story.updated"))[-1]["outcome"] == "waiting_for_acceptance"
+    assert stage_of(actor_requests(llm)[-1]) is not None
+    await comm.disconnect()
