@@ -13,12 +13,13 @@ import threading
 from collections import OrderedDict
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import aclosing
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from asgiref.sync import sync_to_async
 from django.conf import settings
 
+from roleplay.llm.errors import ModelBadRequest
 from roleplay.llm.provider import ModelClient, Provider, build_provider
 from roleplay.llm.types import (
     CallRecord,
@@ -163,9 +164,24 @@ class Gateway:
         self, request: ModelRequest, cancel: asyncio.Event | None = None
     ) -> CompletionResult:
         try:
-            return await self.client.complete(request, cancel=cancel)
+            return await self._complete(request, cancel)
         finally:
             await self._flush()
+
+    async def _complete(self, request: ModelRequest, cancel) -> CompletionResult:
+        """A server that refuses a JSON-schema ``response_format`` (some answer it with a
+        400) is asked again for a JSON object, then with no format at all: the prompts ask
+        for JSON and every caller checks the answer."""
+        try:
+            return await self.client.complete(request, cancel=cancel)
+        except ModelBadRequest:
+            if (request.response_format or {}).get("type") != "json_schema":
+                raise
+        try:
+            fallback = replace(request, response_format={"type": "json_object"})
+            return await self.client.complete(fallback, cancel=cancel)
+        except ModelBadRequest:
+            return await self.client.complete(replace(request, response_format=None), cancel=cancel)
 
     async def stream(
         self, request: ModelRequest, cancel: asyncio.Event | None = None
