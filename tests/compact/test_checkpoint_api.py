@@ -258,7 +258,9 @@ def test_regenerate_of_a_plain_text_checkpoint(api, llm, conversation, scenario,
 
 
 def test_a_failing_compactor_is_a_502_with_its_code(api, llm, conversation, first):
-    llm.enqueue(Reply(status=400, error_body={"error": {"message": "bad"}}))
+    # refused however it is asked (with a schema, a JSON object, no format: the gateway's
+    # fallbacks)
+    llm.enqueue(*[Reply(status=400, error_body={"error": {"message": "bad"}})] * 3)
     before = CompactCheckpoint.objects.count()
     response = post(api, conversation, 1, "regenerate", {"expected_version": 1})
     assert_error(response, 502, "model_bad_request")

@@ -168,7 +168,9 @@ def test_regenerate_from_the_page(admin, llm, conversation, first):
 
 
 def test_a_failing_compactor_is_shown(admin, llm, conversation, first):
-    llm.enqueue(Reply(status=400, error_body={"error": {"message": "bad"}}))
+    # refused however it is asked (with a schema, a JSON object, no format: the gateway's
+    # fallbacks)
+    llm.enqueue(*[Reply(status=400, error_body={"error": {"message": "bad"}})] * 3)
     admin.post(act(conversation, 1), {"action": "regenerate", "expected_version": "1"})
     assert "the compactor failed" in flashed(admin, conversation)
     assert versions(conversation) == [(1, "active")]
