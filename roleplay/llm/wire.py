@@ -161,9 +161,12 @@ class WireHandler(BaseHTTPRequestHandler):
         self.wfile.flush()
 
     def client_gone(self) -> bool:
-        """Whether the client has closed its side (checked without blocking)."""
-        readable, _, _ = select.select([self.connection], [], [], 0)
-        if not readable:
+        """Whether the client has closed its side (checked without blocking). ``poll``, not
+        ``select``: a process with more than 1,024 open files gets descriptors ``select``
+        cannot watch."""
+        poller = select.poll()
+        poller.register(self.connection, select.POLLIN)
+        if not poller.poll(0):
             return False
         try:
             return not self.connection.recv(1, socket.MSG_PEEK)

@@ -74,6 +74,8 @@ class Script:
         llm.default = Reply.from_callable(self.answer)
 
     def answer(self, request: dict) -> Reply:
+        if not request.get("messages"):  # nothing a test scripted (a request cut short)
+            return Reply(content="OK")
         fmt = request.get("response_format") or {}
         name = (fmt.get("json_schema") or {}).get("name")
         if name in PURPOSES:
