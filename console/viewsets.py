@@ -11,10 +11,8 @@ from console.errors import ApiError, not_found
 from console.scoping import LOOKUP_MISSES, scoped
 
 
-class TenantModelViewSet(BodyLimit, viewsets.ModelViewSet):
-    """CRUD over one tenant's rows; a foreign or malformed id is a 404. Bodies of these
-    resources are small (the longest character text is ~170k characters): the default
-    2 MiB limit of ``BodyLimit`` applies."""
+class TenantScoped:
+    """The tenant's rows of ``model``; a foreign or malformed id is a 404."""
 
     model = None
     # No dots: ``/characters/<id>.json`` is the format suffix, not part of the id.
@@ -34,6 +32,15 @@ class TenantModelViewSet(BodyLimit, viewsets.ModelViewSet):
             return super().get_object()
         except (Http404, *LOOKUP_MISSES) as exc:
             raise not_found() from exc
+
+
+class TenantGenericViewSet(TenantScoped, BodyLimit, viewsets.GenericViewSet):
+    """Actions of its own over one tenant's rows (no CRUD)."""
+
+
+class TenantModelViewSet(TenantScoped, BodyLimit, viewsets.ModelViewSet):
+    """CRUD over one tenant's rows. Bodies of these resources are small (the longest
+    character text is ~170k characters): the default 2 MiB limit of ``BodyLimit`` applies."""
 
     # Each save runs in its own savepoint: a unique violation caught here must roll back only
     # this statement, not poison an enclosing transaction (a view's own ``atomic`` block, or

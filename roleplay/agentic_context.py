@@ -21,6 +21,7 @@ from roleplay.memory_pack_context import PACK_KEY
 from roleplay.models import Conversation, TurnKind
 from roleplay.selectors import agentic_config
 from roleplay.services import agent_state, planning
+from roleplay.worldbook_context import selected_entries
 
 BLOCK_ID = "agentic:state"
 # What Compact's phase leaves for the background: {summary, history: [(role, text)]}.
@@ -71,7 +72,7 @@ def apply(ctx, conversation: Conversation) -> None:
         history=inputs.recent_dialogue(history),  # all the run reads of it
         query=ctx.user_input,
         first_turn=number == 1,
-        lore=_selected_lore(ctx) if config.backgroundWorldbook else [],
+        lore=[e["content"] for e in selected_entries(ctx)] if config.backgroundWorldbook else [],
         recalled=ctx.reads.get(PACK_KEY, ""),
     )
     turn = ctx.turn
@@ -96,12 +97,6 @@ def governed(ctx, config, given: Inputs) -> Inputs:
         history=inputs.recent_dialogue(projection["history"]),
         summary=projection["summary"],
     )
-
-
-def _selected_lore(ctx) -> list[str]:
-    """The worldbook entries the turn selected for the Actor (``worldbook_context``)."""
-    chosen = {s["id"] for s in ctx.trace.get("worldbook", {}).get("selected", [])}
-    return [b["content"] for b in ctx.blocks if b.get("id") in chosen and b.get("content")]
 
 
 def _definition(character) -> str:

@@ -41,7 +41,7 @@ from roleplay.prompting.assembly import ContextOverflow
 from roleplay.selectors import agentic_config, compact_config, model_configs_by_ref
 from roleplay.services import compact_checkpoints as store
 from roleplay.turns.context import HISTORY_LIMIT, actor_prompt
-from roleplay.turns.phases import Phase, PhaseRun
+from roleplay.turns.phases import Laps, Phase, PhaseRun
 
 BLOCK_ID = "compact:summary"
 HEADER = "[SUMMARY OF THE EARLIER CONVERSATION]"
@@ -107,27 +107,23 @@ class _Job:
     def step(self, name: str, **detail) -> None:
         self.steps.append({"step": name, **detail})
 
-    def lap(self, name: str) -> None:
-        now = time.perf_counter()
-        self.trace.setdefault("timings_ms", {})[name] = round((now - self._last) * 1000, 2)
-        self._last = now
-
     async def run(self) -> None:
         ctx = self.ctx
-        self._last = time.perf_counter()
+        self.clock = Laps()
+        self.trace["timings_ms"] = self.clock.laps
         if ROW_KEY in ctx.reads:
             row = ctx.reads.pop(ROW_KEY)
         else:
             row = await run_db(store.newest, ctx.conversation.pk, ctx.scenario.pk)
-        self.lap("read")
+        self.clock.lap("read")
         self.expected = row.version if row else 0
         current = await self._read_back(row)
-        self.lap("verify")
+        self.clock.lap("verify")
         if current is not None:
             self._use(current.summary, cp.after(current, self.whole))
-        self.lap("place")
+        self.clock.lap("place")
         tokens = self._demand()
-        self.lap("count")
+        self.clock.lap("count")
         self.trace.update(checkpoint=current.version if current else None, tokens_before=tokens)
         early = self._leaving(current)
         if not budgets.due(tokens, self.trigger) and not early:

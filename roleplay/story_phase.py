@@ -19,7 +19,6 @@ a post-turn phase that saves the prepared turn once the reply is committed.
 from __future__ import annotations
 
 import asyncio
-import time
 from dataclasses import dataclass
 from typing import Any
 
@@ -30,9 +29,10 @@ from memory import selectors as message_reads
 from roleplay.models import Turn
 from roleplay.selectors import story_config
 from roleplay.story_models import StoryModels, read_configs
-from roleplay.turns.phases import Phase, PhaseRun
+from roleplay.turns.phases import Laps, Phase, PhaseRun
 from roleplay.turns.records import LEASE
 from roleplay.turns.run import STORAGE_ERRORS
+from roleplay.worldbook_context import selected_entries
 from story import selectors, services
 from story.engine import coordinator
 from story.engine.policy import parse_policy
@@ -87,7 +87,7 @@ async def prepare(ctx, run: PhaseRun) -> None:
     config = story_config(ctx.scenario)
     turn = ctx.turn
     await run.send({"type": "story.preparing", "turn_id": str(turn.id)})
-    clock = _Clock()
+    clock = Laps()
     if READ_KEY in ctx.reads:
         revision, envelope, position, configs = ctx.reads.pop(READ_KEY)
     else:
@@ -190,19 +190,6 @@ async def _keep_lease(turn) -> None:
             pass  # the next renewal, or the phase's end, tries again
 
 
-class _Clock:
-    """Each step's milliseconds, for the trace."""
-
-    def __init__(self) -> None:
-        self.laps: dict[str, float] = {}
-        self._last = time.perf_counter()
-
-    def lap(self, name: str) -> None:
-        now = time.perf_counter()
-        self.laps[name] = round((now - self._last) * 1000, 2)
-        self._last = now
-
-
 def _restorable(ctx, request, envelope) -> tuple[int | None, dict | None]:
     """After a rollback, or when the history no longer matches the pending reply: the newest
     revision saved before this position that the history still matches (beyond the seed,
@@ -264,16 +251,10 @@ def _request(ctx, config, position: int) -> coordinator.Request:
 
 def _lore(ctx) -> list[dict]:
     """The worldbook entries this turn selected, with the books' revisions."""
-    selection = ctx.trace.get("worldbook") or {}
-    chosen = {s["id"]: s.get("title", "") for s in selection.get("selected", [])}
-    if not chosen:
+    entries = selected_entries(ctx)
+    if not entries:
         return []
-    entries = [
-        {"id": b["id"], "title": chosen[b["id"]], "content": b["content"]}
-        for b in ctx.blocks
-        if b.get("id") in chosen and b.get("content")
-    ]
-    return [{"books": selection.get("books", [])}, *entries]
+    return [{"books": ctx.trace["worldbook"].get("books", [])}, *entries]
 
 
 def _save(

@@ -100,6 +100,20 @@ def _select_into(ctx, tenant, request: SelectRequest, bound) -> None:
 PLACEMENT_KEYS = ("id", "position", "content", "order", "depth", "role", "outlet_name")
 
 
+def selected_entries(ctx) -> list[dict]:
+    """The worldbook entries this turn selected for the Actor, ``{id, title, content}`` in
+    placement order: what other capabilities (Agent V2's background, Story's planner) read
+    of the worldbook."""
+    chosen = {
+        s["id"]: s.get("title", "") for s in ctx.trace.get("worldbook", {}).get("selected", [])
+    }
+    return [
+        {"id": b["id"], "title": chosen[b["id"]], "content": b["content"]}
+        for b in ctx.blocks
+        if b.get("id") in chosen and b.get("content")
+    ]
+
+
 def replayed_decisions(conversation, turn_id, detail: str = "all") -> dict:
     """Every entry's decision in the selection turn ``turn_id`` of ``conversation`` made,
     selected again from its trace (``worldbook.retrieval.replay``); ``reproduced`` says the

@@ -172,24 +172,30 @@ def decide_quarantine(
             status = EventStatus.SETTLED
         else:
             status = EventStatus.DISCARDED
-        new = head.revision + 1
-        StoryHead.objects.filter(pk=head.pk).update(
-            revision=new, envelope=envelope, updated_at=timezone.now()
+        save(
+            Save(
+                tenant_id=head.tenant_id,
+                conversation_id=head.conversation_id,
+                scenario_id=head.scenario_id,
+                character_id=head.character_id,
+                expected=head.revision,
+                envelope=envelope,
+                status=head.status,
+                outcome=f"quarantine_{decision}",
+                source_position=int(envelope.get("sourceWatermark") or 0),
+                events=[
+                    {
+                        "event_id": event.event_id,
+                        "title": event.title,
+                        "status": status,
+                        "evidence": event.evidence,
+                        "attempts": event.attempts,
+                    }
+                ]
+                if event is not None
+                else [],
+            )
         )
-        StoryRevision.objects.create(
-            tenant_id=head.tenant_id,
-            conversation_id=head.conversation_id,
-            scenario_id=head.scenario_id,
-            revision=new,
-            status=head.status,
-            outcome=f"quarantine_{decision}",
-            envelope=envelope,
-            source_position=int(envelope.get("sourceWatermark") or 0),
-        )
-        if event is not None:
-            event.status = status
-            event.revision = new
-            event.save(update_fields=["status", "revision", "updated_at"])
         record.status = {
             "retry": QuarantineStatus.RETRIED,
             "discard": QuarantineStatus.DISCARDED,

@@ -15,18 +15,16 @@ story); the actions are a view of their own so its admin scope is the view's.
 
 from __future__ import annotations
 
-from django.http import Http404
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
-from rest_framework import serializers, viewsets
+from rest_framework import serializers
 from rest_framework.decorators import action
 from rest_framework.response import Response
 
-from console.body_limit import BodyLimit
 from console.errors import not_found
 from console.models import Scope
 from console.schema import ERROR_SCHEMA
-from console.scoping import LOOKUP_MISSES, scoped
+from console.viewsets import TenantGenericViewSet
 from roleplay import conversation_checkpoints as reads
 from roleplay.api.serializers import RejectUnknownFields, validated
 from roleplay.models import Conversation
@@ -103,25 +101,13 @@ class CheckpointActions:
         return Response(CheckpointSerializer(row).data)
 
 
-class CheckpointEditViewSet(BodyLimit, viewsets.GenericViewSet):
+class CheckpointEditViewSet(TenantGenericViewSet):
     """An operator's edit, regeneration or deletion of the newest checkpoint version."""
 
     model = Conversation
     required_scope = Scope.ADMIN
     read_scopes = (Scope.ADMIN,)
     serializer_class = CheckpointSerializer
-    lookup_value_regex = "[^/.]+"
-
-    def get_queryset(self):
-        if getattr(self, "swagger_fake_view", False):
-            return Conversation.objects.none()
-        return scoped(Conversation.objects.select_related("character"), self.request.tenant)
-
-    def get_object(self):
-        try:
-            return super().get_object()
-        except (Http404, *LOOKUP_MISSES) as exc:
-            raise not_found() from exc
 
     def _row(self, version):
         row = reads.version(self.get_object(), version)

@@ -17,17 +17,15 @@ The reads are actions of the conversation viewset (the scope of conversations, l
 
 from __future__ import annotations
 
-from django.http import Http404
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
-from rest_framework import serializers, viewsets
+from rest_framework import serializers
 from rest_framework.decorators import action
 from rest_framework.response import Response
 
-from console.body_limit import BodyLimit
 from console.errors import not_found
 from console.models import Scope
-from console.scoping import LOOKUP_MISSES, scoped
+from console.viewsets import TenantGenericViewSet
 from roleplay import conversation_story as reads
 from roleplay.api.serializers import RejectUnknownFields, StrictCharField, validated
 from roleplay.models import Conversation
@@ -164,25 +162,13 @@ class StoryActions:
         return self.get_paginated_response(StoryEventSerializer(page, many=True).data)
 
 
-class StoryQuarantineViewSet(BodyLimit, viewsets.GenericViewSet):
+class StoryQuarantineViewSet(TenantGenericViewSet):
     """The quarantined events of a conversation's story, and the operator's decisions."""
 
     model = Conversation
     required_scope = Scope.ADMIN
     read_scopes = (Scope.ADMIN,)
     serializer_class = StoryQuarantineSerializer
-    lookup_value_regex = "[^/.]+"
-
-    def get_queryset(self):
-        if getattr(self, "swagger_fake_view", False):
-            return Conversation.objects.none()
-        return scoped(Conversation.objects.select_related("character"), self.request.tenant)
-
-    def get_object(self):
-        try:
-            return super().get_object()
-        except (Http404, *LOOKUP_MISSES) as exc:
-            raise not_found() from exc
 
     @extend_schema(responses=StoryQuarantineSerializer(many=True))
     def list(self, request, pk=None):

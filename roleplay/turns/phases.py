@@ -67,6 +67,19 @@ class PhaseRun:
         )
 
 
+class Laps:
+    """Each step's milliseconds within a phase, for its trace section (``laps``)."""
+
+    def __init__(self) -> None:
+        self.laps: dict[str, float] = {}
+        self._last = time.perf_counter()
+
+    def lap(self, name: str) -> None:
+        now = time.perf_counter()
+        self.laps[name] = round((now - self._last) * 1000, 2)
+        self._last = now
+
+
 @dataclass(frozen=True)
 class Phase:
     """``run(ctx, phase_run)`` for the turn kinds in ``kinds``, within ``deadline_s``; with

@@ -191,9 +191,7 @@ async def _initialise(
             models,
             prep.log,
             "story_init",
-            tools.SYSTEM["story_init"],
             model_input,
-            tools.SCHEMAS["story_init"],
             lambda data: build(data, req.character_name, req.seed, req.world_policy),
         )
 
@@ -257,9 +255,7 @@ async def _accept(env: dict, req: Request, models: tools.Models, prep: Preparati
             models,
             prep.log,
             "story_advance",
-            tools.SYSTEM["story_advance"],
             material,
-            tools.SCHEMAS["story_advance"],
             lambda data: advance(
                 world, saved.turn_id, accepted, _advance_proposal(data), req.world_policy
             ),
@@ -371,9 +367,7 @@ async def _settle_one(
                 models,
                 prep.log,
                 "story_settle",
-                tools.SYSTEM["story_settle"],
                 material,
-                tools.SCHEMAS["story_settle"],
                 lambda data: settle_event(narrative, event["id"], data, ids, req.narrative_policy),
             )
         except (tools.ToolInvalid, tools.ModelUnavailable, SettlementInvalid) as exc:
@@ -434,9 +428,7 @@ async def _follow(
                 models,
                 prep.log,
                 "story_rebranch",
-                tools.SYSTEM["story_rebranch"],
                 material,
-                tools.SCHEMAS["story_rebranch"],
                 functools.partial(_rebranched, current, scope, direction),
             )
         except (tools.ToolInvalid, tools.ModelUnavailable) as exc:
@@ -505,9 +497,7 @@ async def _read_action(
             models,
             prep.log,
             "story_action",
-            tools.SYSTEM["story_action"],
             material,
-            tools.SCHEMAS["story_action"],
             check,
         )
     except (tools.ToolInvalid, tools.ModelUnavailable, ActionInvalid) as exc:
@@ -546,9 +536,7 @@ async def _plan(
             models,
             prep.log,
             "story_plan",
-            tools.SYSTEM["story_plan"],
             material,
-            tools.SCHEMAS["story_plan"],
             check,
         )
     except (tools.ToolInvalid, tools.ModelUnavailable, PlanInvalid) as exc:

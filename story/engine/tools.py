@@ -80,15 +80,16 @@ async def call(
     models: Models,
     log: Log,
     purpose: str,
-    system: str,
     user: str,
-    schema: dict[str, Any],
     check: Callable[[Any], T],
 ) -> T:
-    """``check(answer)`` of the first valid answer; :class:`ToolInvalid` after two invalid
-    ones (the second asked with the first's error), :class:`ModelUnavailable` passed on."""
-    messages = [{"role": "system", "content": system}, {"role": "user", "content": user}]
-    response_format = {"type": "json_schema", "json_schema": {"name": purpose, "schema": schema}}
+    """``check(answer)`` of the first valid answer to ``purpose``'s request (its
+    :data:`SYSTEM` prompt, ``user`` as the material, its :data:`SCHEMAS` schema);
+    :class:`ToolInvalid` after two invalid ones (the second asked with the first's error),
+    :class:`ModelUnavailable` passed on."""
+    messages = [{"role": "system", "content": SYSTEM[purpose]}, {"role": "user", "content": user}]
+    schema = {"name": purpose, "schema": SCHEMAS[purpose]}
+    response_format = {"type": "json_schema", "json_schema": schema}
     diagnostics: list[str] = []
     started = time.perf_counter()
     usage: dict[str, int] = {}
