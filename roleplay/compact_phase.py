@@ -1,13 +1,16 @@
 """Compact in a turn (seed 002, Compact): a pre-Actor phase, for a conversation whose
 scenario has ``compact`` on, after every other phase has added its blocks.
 
-1. Read the newest checkpoint and check it (``compact.checkpoint.verify``); a good one
-   replaces the history it covers with its summary (a placed system block). One whose
-   history changed is invalidated by version when this request may mutate (``chat``,
-   ``continue``, ``auto_reply``), and the history is taken whole.
+1. Read the newest checkpoint (with the turn's other reads) and check it
+   (``compact.checkpoint.verify``); a good one replaces the history it covers with its
+   summary (a placed system block). One whose history changed is invalidated by version
+   when this request may mutate (``chat``, ``continue``, ``auto_reply``), and the history is
+   taken whole.
 2. Count the real assembled prompt. Compaction is due past ``triggerRatio`` × budget
    (context limit − max output − ``safetyMarginTokens``), or when the summary's covered end
-   is about to leave the history a request carries.
+   is about to leave the history a request carries. Steps 1 and 2 need no wait: a turn
+   with nothing due is settled there (the phase's ``applies``), so it neither runs the phase
+   nor announces it, and a stale version is marked once the reply is committed.
 3. Fold the closed groups before the last ``keepLastCanonicalGroups`` into a new summary
    (the ``compactor`` role prompt of ``compactorModelConfigId``'s preset; ``ModelCall``
    purpose ``compactor``; at most ``maxModelCalls`` answers within ``maxCompactionMs``),
@@ -23,6 +26,7 @@ scenario has ``compact`` on, after every other phase has added its blocks.
 from __future__ import annotations
 
 import asyncio
+import logging
 import time
 
 from console.db import run_db
@@ -43,6 +47,8 @@ from roleplay.services import compact_checkpoints as store
 from roleplay.turns.context import HISTORY_LIMIT, actor_prompt
 from roleplay.turns.phases import Laps, Phase, PhaseRun
 
+logger = logging.getLogger(__name__)
+
 BLOCK_ID = "compact:summary"
 HEADER = "[SUMMARY OF THE EARLIER CONVERSATION]"
 MUTATING = frozenset({TurnKind.CHAT, TurnKind.CONTINUE, TurnKind.AUTO_REPLY})
@@ -62,16 +68,32 @@ def read_hook(ctx, conversation) -> None:
         ctx.reads[ROW_KEY] = store.newest(conversation.pk, ctx.scenario.pk)
 
 
+JOB_KEY = "compact:job"
+
+
 def phases() -> list[Phase]:
-    return [Phase("compact", "pre_actor", prepare, deadline_s=300.0, required=True, applies=_on)]
+    return [Phase("compact", "pre_actor", prepare, deadline_s=300.0, required=True, applies=_due)]
 
 
-def _on(ctx) -> bool:
-    return compact_config(ctx.scenario) is not None
+def _due(ctx) -> bool:
+    """Whether the phase runs: Compact is on and the quick part (:meth:`_Job.settle`: the
+    checkpoint read with the turn's other reads, its check, the count) left work to do. A
+    turn with no compaction due is settled there: no phase, no socket events."""
+    if compact_config(ctx.scenario) is None:
+        return False
+    job = _Job(ctx)
+    try:
+        if job.settle():
+            return False
+    except Exception:  # the phase starts over and fails the turn with its code if it must
+        logger.exception("compact: the quick check failed")
+        return True
+    ctx.reads[JOB_KEY] = job
+    return True
 
 
 async def prepare(ctx, run: PhaseRun) -> None:
-    job = _Job(ctx)
+    job = ctx.reads.pop(JOB_KEY, None) or _Job(ctx)
     await job.run()
     job.project()
 
@@ -94,6 +116,10 @@ class _Job:
         self.whole = list(ctx.history)
         self.summary = ""
         character = ctx.character
+        self.clock = Laps()
+        self.trace["timings_ms"] = self.clock.laps
+        self.due: bool | None = None
+        self.stale: tuple[int, str] | None = None
         self.config_fp = cp.config_fingerprint(
             character=str(character.pk),
             name=character.name,
@@ -107,31 +133,48 @@ class _Job:
     def step(self, name: str, **detail) -> None:
         self.steps.append({"step": name, **detail})
 
-    async def run(self) -> None:
+    def settle(self) -> bool:
+        """The part that needs no wait; True when it settles the turn (nothing is due)."""
         ctx = self.ctx
-        self.clock = Laps()
-        self.trace["timings_ms"] = self.clock.laps
-        if ROW_KEY in ctx.reads:
-            row = ctx.reads.pop(ROW_KEY)
-        else:
-            row = await run_db(store.newest, ctx.conversation.pk, ctx.scenario.pk)
+        if ROW_KEY not in ctx.reads:
+            return False
+        self._begin(ctx.reads.pop(ROW_KEY))
+        if self.due:
+            return False
+        self.project()
+        return True
+
+    def _begin(self, row) -> None:
+        """Check the newest checkpoint ``row``, place its summary, count the prompt."""
         self.clock.lap("read")
         self.expected = row.version if row else 0
-        current = await self._read_back(row)
+        self.current = self._read_back(row)
         self.clock.lap("verify")
-        if current is not None:
-            self._use(current.summary, cp.after(current, self.whole))
+        if self.current is not None:
+            self._use(self.current.summary, cp.after(self.current, self.whole))
         self.clock.lap("place")
-        tokens = self._demand()
+        self.tokens = self._demand()
         self.clock.lap("count")
-        self.trace.update(checkpoint=current.version if current else None, tokens_before=tokens)
-        early = self._leaving(current)
-        if not budgets.due(tokens, self.trigger) and not early:
-            self.step("not_due", tokens=tokens)
+        self.trace.update(
+            checkpoint=self.current.version if self.current else None, tokens_before=self.tokens
+        )
+        self.early = self._leaving(self.current)
+        self.due = budgets.due(self.tokens, self.trigger) or self.early
+        if not self.due:
+            self.step("not_due", tokens=self.tokens)
             self.trace["outcome"] = "not_due"
+            self._invalidate_later()
+
+    async def run(self) -> None:
+        ctx = self.ctx
+        if self.due is None:
+            self._begin(await run_db(store.newest, ctx.conversation.pk, ctx.scenario.pk))
+        if not self.due:
             return
-        self.step("due", tokens=tokens, early=early)
-        original = (current, list(ctx.history), tokens)
+        await self._invalidate()
+        current = self.current
+        self.step("due", tokens=self.tokens, early=self.early)
+        original = (current, list(ctx.history), self.tokens)
         try:
             adopted = await self._compress(current)
         except (TimeoutError, ModelError, protocol.SummaryInvalid) as exc:
@@ -140,7 +183,9 @@ class _Job:
         if not adopted:
             self._ladder(*original)
 
-    async def _read_back(self, row):
+    def _read_back(self, row):
+        """The checkpoint to continue from, or None; one whose covered history changed is
+        invalidated by version (``_invalidate``) when this request may mutate."""
         if row is None or row.status != "active":
             return None
         checkpoint = store.as_checkpoint(row)
@@ -156,15 +201,26 @@ class _Job:
         if verdict.ok:
             return checkpoint
         if verdict.history_changed and self.mutation:
-            done = await run_db(
-                store.invalidate,
-                self.ctx.conversation.pk,
-                self.ctx.scenario.pk,
-                checkpoint.version,
-                verdict.reason,
-            )
-            self.step("invalidated", version=checkpoint.version, done=done)
+            self.stale = (checkpoint.version, verdict.reason)
         return None
+
+    def _invalidate_write(self) -> bool:
+        version, reason = self.stale
+        return store.invalidate(self.ctx.conversation.pk, self.ctx.scenario.pk, version, reason)
+
+    async def _invalidate(self) -> None:
+        """Before a compaction: the stale version marked now."""
+        if self.stale is not None:
+            done = await run_db(self._invalidate_write)
+            self.step("invalidated", version=self.stale[0], done=done)
+            self.stale = None
+
+    def _invalidate_later(self) -> None:
+        """No compaction due: the stale version is marked once the reply is committed (off
+        the path to the first delta; the next turn's check refuses it meanwhile)."""
+        if self.stale is not None:
+            self.step("invalidated", version=self.stale[0], deferred=True)
+            self.ctx.after_reply.append(self._invalidate_write)
 
     def _leaving(self, current) -> bool:
         if current is None or len(self.whole) < HISTORY_LIMIT:

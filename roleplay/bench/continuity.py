@@ -182,11 +182,15 @@ class Run:
         player.hooks_ms.append(sum(hooks.values()))
         for name, ms in hooks.items():
             player.hook_steps.setdefault(name, []).append(ms)
-        phase = next((p for p in turn.trace.get("phases", []) if p["name"] == "compact"), None)
-        if phase is not None:
-            player.compact_ms.append((outcome, phase["duration_ms"]))
-            for step, ms in (turn.trace["compact"].get("timings_ms") or {}).items():
-                player.compact_steps.setdefault(f"{outcome}:{step}", []).append(ms)
+        compact = turn.trace.get("compact")
+        if compact is not None:
+            # a turn with nothing due is settled before the phase (no phase record)
+            phase = next((p for p in turn.trace.get("phases", []) if p["name"] == "compact"), None)
+            laps = compact.get("timings_ms") or {}
+            ms = phase["duration_ms"] if phase else round(sum(laps.values()), 2)
+            player.compact_ms.append((outcome, ms))
+            for step, lap in laps.items():
+                player.compact_steps.setdefault(f"{outcome}:{step}", []).append(lap)
         return {"request": request, "turn": turn}
 
 

@@ -22,12 +22,17 @@ class StaleCheckpoint(RoleplayError, failures.Conflict):
     default_code = "checkpoint_version_conflict"
 
 
+# Read on every turn of a conversation with Compact on: in SQL of its own, as the queryset
+# ``filter(...).order_by("-version").first()`` would be, because compiling that costs about
+# a millisecond more than the query itself on the path to the first delta.
+_NEWEST = (
+    f"SELECT * FROM {CompactCheckpoint._meta.db_table} "  # no input in it
+    "WHERE conversation_id = %s AND scenario_id = %s ORDER BY version DESC LIMIT 1"
+)
+
+
 def newest(conversation_id, scenario_id) -> CompactCheckpoint | None:
-    return (
-        CompactCheckpoint.objects.filter(conversation_id=conversation_id, scenario_id=scenario_id)
-        .order_by("-version")
-        .first()
-    )
+    return next(iter(CompactCheckpoint.objects.raw(_NEWEST, [conversation_id, scenario_id])), None)
 
 
 def as_checkpoint(row: CompactCheckpoint) -> Checkpoint:
