@@ -9,6 +9,7 @@ class RoleplayConfig(AppConfig):
         # connect their signal receivers
         from roleplay import (
             agentic_context,
+            compact_ahead,
             compact_phase,
             memory_context,
             memory_learning,
@@ -32,5 +33,6 @@ class RoleplayConfig(AppConfig):
         ):
             if hook not in turns.CONTEXT_HOOKS:
                 turns.CONTEXT_HOOKS.append(hook)
-        for phase in memory_runtime.phases() + story_phase.phases() + compact_phase.phases():
+        phases = memory_runtime.phases() + story_phase.phases()
+        for phase in phases + compact_phase.phases() + compact_ahead.phases():
             turns.register(phase)

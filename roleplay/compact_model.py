@@ -13,10 +13,51 @@ from collections.abc import Callable
 
 from console.tokens import count_tokens
 from roleplay.agentic.config import Compact
+from roleplay.agentic_gateway import role_system
 from roleplay.compact import checkpoint as cp
 from roleplay.compact import protocol
+from roleplay.llm.errors import ModelError
 from roleplay.llm.gateway import Gateway
 from roleplay.llm.types import ModelRequest
+from roleplay.selectors import model_configs_by_ref
+
+
+def compactor_config(tenant_id, config: Compact):
+    """The model config ``compactorModelConfigId`` names, or ``ModelError``
+    (``model_config_missing``)."""
+    ref = config.compactorModelConfigId
+    found = model_configs_by_ref(tenant_id, [ref]).get(ref)
+    if found is None:
+        raise ModelError("model_config_missing", f"no model config {ref!r}", retryable=False)
+    return found
+
+
+async def ask(
+    tenant,
+    model_config,
+    config: Compact,
+    character_name: str,
+    speakers: list[tuple[str, str]],
+    *,
+    earlier: str = "",
+    latest: str | None = None,
+    turn_id=None,
+    run_db=None,
+    call_ids: list | None = None,
+    on_refused: Callable[[str], None] = lambda reason: None,
+) -> dict:
+    """:func:`summarise` with the ``compactor`` role prompt of ``model_config``'s preset;
+    the ids of the model calls it made are added to ``call_ids`` (also when it fails)."""
+    variables = {"characterName": character_name, "maxSummaryTokens": str(config.maxSummaryTokens)}
+    system = role_system(model_config, "compactor", variables)
+    gateway = Gateway(tenant, model_config, "compactor", turn_id=turn_id, run_db=run_db)
+    try:
+        return await summarise(
+            gateway, config, system, speakers, earlier=earlier, latest=latest, on_refused=on_refused
+        )
+    finally:
+        if call_ids is not None:
+            call_ids.extend(gateway.call_ids)
 
 
 async def summarise(
@@ -83,3 +124,17 @@ async def _ask(
                 {"role": "user", "content": f"Refused: {exc}. Write the summary again."},
             ]
     raise problem
+
+
+def config_fingerprint(character, config: Compact) -> str:
+    """The semantic fingerprint of a checkpoint made for ``character`` under ``config``: a
+    checkpoint is continued from only under the same one (``checkpoint.verify``)."""
+    return cp.config_fingerprint(
+        character=str(character.pk),
+        name=character.name,
+        compactor=config.compactorModelConfigId,
+        profile=config.profile,
+        input=config.inputProtocol,
+        output=config.outputFormat,
+        max_summary=config.maxSummaryTokens,
+    )

@@ -33,16 +33,15 @@ from console.db import run_db
 from console.tokens import count_messages, count_tokens
 from roleplay import compact_model
 from roleplay.agentic_context import PROJECTION_KEY
-from roleplay.agentic_gateway import role_system
 from roleplay.compact import budget as budgets
 from roleplay.compact import checkpoint as cp
 from roleplay.compact import groups as grouping
 from roleplay.compact import protocol
 from roleplay.llm.errors import ModelError
-from roleplay.llm.gateway import Gateway, provider_config
+from roleplay.llm.gateway import provider_config
 from roleplay.models import TurnKind
 from roleplay.prompting.assembly import ContextOverflow
-from roleplay.selectors import agentic_config, compact_config, model_configs_by_ref
+from roleplay.selectors import agentic_config, compact_config
 from roleplay.services import compact_checkpoints as store
 from roleplay.turns.context import HISTORY_LIMIT, actor_prompt
 from roleplay.turns.phases import Laps, Phase, PhaseRun
@@ -114,21 +113,13 @@ class _Job:
         )
         self.steps: list[dict] = self.trace.setdefault("steps", [])
         self.whole = list(ctx.history)
+        self.ids = [str(m.id) for m in self.whole]
         self.summary = ""
-        character = ctx.character
         self.clock = Laps()
         self.trace["timings_ms"] = self.clock.laps
         self.due: bool | None = None
         self.stale: tuple[int, str] | None = None
-        self.config_fp = cp.config_fingerprint(
-            character=str(character.pk),
-            name=character.name,
-            compactor=self.config.compactorModelConfigId,
-            profile=self.config.profile,
-            input=self.config.inputProtocol,
-            output=self.config.outputFormat,
-            max_summary=self.config.maxSummaryTokens,
-        )
+        self.config_fp = compact_model.config_fingerprint(ctx.character, self.config)
 
     def step(self, name: str, **detail) -> None:
         self.steps.append({"step": name, **detail})
@@ -151,7 +142,7 @@ class _Job:
         self.current = self._read_back(row)
         self.clock.lap("verify")
         if self.current is not None:
-            self._use(self.current.summary, cp.after(self.current, self.whole))
+            self._use(self.current.summary, cp.after(self.current, self.whole, self.ids))
         self.clock.lap("place")
         self.tokens = self._demand()
         self.clock.lap("count")
@@ -176,7 +167,7 @@ class _Job:
         self.step("due", tokens=self.tokens, early=self.early)
         original = (current, list(ctx.history), self.tokens)
         try:
-            adopted = await self._compress(current)
+            adopted = await self._adopt(current) or await self._compress(current)
         except (TimeoutError, ModelError, protocol.SummaryInvalid) as exc:
             self.step("compactor_failed", error=getattr(exc, "code", type(exc).__name__))
             adopted = False
@@ -196,6 +187,7 @@ class _Job:
             output_format=self.config.outputFormat,
             max_summary_tokens=self.config.maxSummaryTokens,
             count_tokens=count_tokens,
+            ids=self.ids,
         )
         self.step("read_back", version=checkpoint.version, ok=verdict.ok, reason=verdict.reason)
         if verdict.ok:
@@ -225,8 +217,7 @@ class _Job:
     def _leaving(self, current) -> bool:
         if current is None or len(self.whole) < HISTORY_LIMIT:
             return False
-        ids = [str(m.id) for m in self.whole]
-        return ids.index(current.last_id) < EARLY_MARGIN
+        return self.ids.index(current.last_id) < EARLY_MARGIN
 
     def _use(self, summary: dict | None, history: list) -> None:
         """The Actor reads ``summary`` (None: none) and then ``history``."""
@@ -273,34 +264,18 @@ class _Job:
         return prompt.prompt_tokens + extra
 
     async def _compress(self, current) -> bool:
-        ctx, config = self.ctx, self.config
-        uncovered = list(ctx.history)
-        keys = [None] * len(uncovered)  # one turn's messages share a group key
-        mode = config.boundaryMode
-        if mode == "explicit_groups":
-            keys = [m.id if m.role == "user" else None for m in uncovered]
-            mode = "selected_turns"  # the stored turns are the explicit groups here
-        old, kept = grouping.compressible(
-            grouping.group(uncovered, mode, keys), config.keepLastCanonicalGroups
+        config = self.config
+        folded, kept = grouping.split(
+            self.ctx.history, config.boundaryMode, config.keepLastCanonicalGroups
         )
-        if not old:
+        if not folded:
             self.step("nothing_to_compress")
             return False
-        folded = [m for g in old for m in g.messages]
         summary = await self._summarise(current, folded)
-        first_id = current.first_id if current else str(folded[0].id)
-        covered = self._covered(current, folded, first_id)
-        checkpoint = cp.Checkpoint(
-            version=self.expected + 1,
-            summary=summary,
-            first_id=first_id,
-            last_id=str(folded[-1].id),
-            covered_count=covered[0],
-            fingerprint=covered[1],
-            config_fingerprint=self.config_fp,
-            chain=current.version if current else None,
+        checkpoint = cp.successor(
+            current, self.whole, folded, summary, config_fp=self.config_fp, expected=self.expected
         )
-        self._use(summary, [m for g in kept for m in g.messages])
+        self._use(summary, kept)
         tokens = self._demand()
         self.step("compressed", messages=len(folded), tokens=tokens)
         if tokens > self.budget:
@@ -310,47 +285,64 @@ class _Job:
         await self._persist(checkpoint)
         return True
 
-    def _covered(self, current, folded: list, first_id: str) -> tuple[int, str]:
-        """(count, fingerprint) of everything the new checkpoint covers."""
-        ids = [str(m.id) for m in self.whole]
-        if first_id in ids:
-            span = self.whole[ids.index(first_id) : ids.index(str(folded[-1].id)) + 1]
-            return len(span), cp.fingerprint(span)
-        # the first covered message is older than the window: chain the fingerprints
-        return current.covered_count + len(folded), cp.config_fingerprint(
-            earlier=current.fingerprint, more=cp.fingerprint(folded)
+    async def _adopt(self, current) -> bool:
+        """The checkpoint prepared in the background (``services.compact_prepare``) in
+        place of a compactor call: only when it extends the newest version, was made under
+        this config, its covered messages are unchanged, and the prompt then falls below
+        the trigger line."""
+        ctx = self.ctx
+        prepared = await run_db(store.prepared, ctx.conversation.pk, ctx.scenario.pk, self.expected)
+        if prepared is None:
+            return False
+        verdict = cp.verify(
+            prepared,
+            self.whole,
+            config_fp=self.config_fp,
+            output_format=self.config.outputFormat,
+            max_summary_tokens=self.config.maxSummaryTokens,
+            count_tokens=count_tokens,
+            ids=self.ids,
         )
+        anchored = prepared.chain == (current.version if current else None) and (
+            current is None or prepared.first_id == current.first_id
+        )
+        if not (verdict.ok and anchored):
+            self.step("prepared_refused", reason=verdict.reason or "chain_changed")
+            return False
+        before = list(ctx.history)
+        self._use(prepared.summary, cp.after(prepared, self.whole, self.ids))
+        tokens = self._demand()
+        if budgets.due(tokens, self.trigger):
+            self.step("prepared_refused", reason="still_due", tokens=tokens)
+            self._use(current.summary if current else None, before)
+            return False
+        self.step("adopted_prepared", tokens=tokens)
+        covered = len(before) - len(ctx.history)
+        self.trace.update(
+            outcome="compacted", prepared=True, tokens_after=tokens, covered_messages=covered
+        )
+        await self._persist(prepared)
+        return True
 
     async def _summarise(self, current, folded: list) -> dict:
         ctx, config = self.ctx, self.config
-        ref = config.compactorModelConfigId
-        model_config = (await run_db(model_configs_by_ref, ctx.turn.tenant_id, [ref])).get(ref)
-        if model_config is None:
-            raise ModelError("model_config_missing", f"no model config {ref!r}", retryable=False)
-        system = role_system(
-            model_config,
-            "compactor",
-            {"characterName": ctx.character.name, "maxSummaryTokens": str(config.maxSummaryTokens)},
-        )
-        earlier = cp.summary_text(current.summary) if current else ""
+        model_config = await run_db(compact_model.compactor_config, ctx.turn.tenant_id, config)
         speakers = [
             (ctx.user_name if m.role == "user" else ctx.character.name, m.content) for m in folded
         ]
-        gateway = Gateway(
-            ctx.turn.tenant, model_config, "compactor", turn_id=ctx.turn.id, run_db=run_db
+        return await compact_model.ask(
+            ctx.turn.tenant,
+            model_config,
+            config,
+            ctx.character.name,
+            speakers,
+            earlier=cp.summary_text(current.summary) if current else "",
+            latest=ctx.user_input,
+            turn_id=ctx.turn.id,
+            run_db=run_db,
+            call_ids=self.trace.setdefault("model_calls", []),
+            on_refused=lambda reason: self.step("summary_refused", reason=reason),
         )
-        try:
-            return await compact_model.summarise(
-                gateway,
-                config,
-                system,
-                speakers,
-                earlier=earlier,
-                latest=ctx.user_input,
-                on_refused=lambda reason: self.step("summary_refused", reason=reason),
-            )
-        finally:
-            self.trace.setdefault("model_calls", []).extend(gateway.call_ids)
 
     async def _persist(self, checkpoint: cp.Checkpoint) -> None:
         ctx = self.ctx
@@ -363,6 +355,7 @@ class _Job:
                 "prompt": "compactor",
                 "counter": "cl100k",
                 "turn_id": str(ctx.turn.id),
+                "prepared": bool(self.trace.get("prepared")),
             }
             save = run_db(
                 store.save,

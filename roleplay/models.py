@@ -446,3 +446,27 @@ class CompactCheckpoint(TenantScopedModel):
                 fields=["conversation", "scenario", "version"], name="compact_checkpoint_unique"
             )
         ]
+
+
+class CompactPreparation(TenantScopedModel):
+    """The next compaction checkpoint, prepared in the background after a turn whose next
+    prompt will pass the trigger (``services.compact_prepare``), so the compactor call is
+    off the next turn's path. One per conversation (for the scenario it ran), replaced by
+    the next one;
+    a turn adopts it (saving it as version ``base_version + 1`` by compare-and-set) only
+    while ``base_version`` is still the newest version and the messages it covers are
+    unchanged."""
+
+    conversation = models.OneToOneField(Conversation, on_delete=models.CASCADE, related_name="+")
+    scenario = models.ForeignKey(Scenario, on_delete=models.CASCADE, related_name="+")
+    base_version = models.PositiveIntegerField()
+    chain = models.PositiveIntegerField(null=True, blank=True)
+    summary = models.JSONField()
+    first_message_id = models.UUIDField()
+    last_message_id = models.UUIDField()
+    covered_count = models.PositiveIntegerField()
+    fingerprint = models.CharField(max_length=64)
+    config_fingerprint = models.CharField(max_length=64)
+    format_version = models.PositiveIntegerField(default=1)
+    audit = models.JSONField(default=dict)
+    created_at = models.DateTimeField(auto_now=True)

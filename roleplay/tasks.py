@@ -45,6 +45,15 @@ def story_settlement_sweep() -> int:
     return story_settlements.sweep()
 
 
+@shared_task(acks_late=True, ignore_result=True, name="roleplay.prepare_compaction")
+def prepare_compaction(conversation_id: str, scenario_id: str, turn_id: str) -> str:
+    """Prepare the conversation's next Compact checkpoint after ``turn_id`` (sent when the
+    next prompt will pass the trigger); idempotent (``services.compact_prepare``)."""
+    from roleplay.services import compact_prepare
+
+    return compact_prepare.prepare(conversation_id, scenario_id, turn_id)
+
+
 @shared_task(acks_late=True, ignore_result=True, name="roleplay.consolidate_memory")
 def consolidate_memory(conversation_id: str) -> str:
     """Consolidate the conversation's next batch of the player's messages

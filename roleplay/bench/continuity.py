@@ -5,9 +5,10 @@ governance ``enforce``), Compact and memory on, with a small window (so compacti
 many times), every model on the scripted server (``continuity_script``: each role carries
 forward the fact markers it is given, honestly). Two players chat with it beside each other
 over the real socket path (``channels`` communicator on the product's ASGI app), turn by
-turn; each turn's Agent V2 run is executed in-process before the next (as the Celery task's
-body would be). A third conversation beside them has Compact off, for the time to
-first delta.
+turn; each turn's Agent V2 run, and the pre-compaction a turn sends, are executed
+in-process before the next (as the Celery tasks' bodies would be). A third conversation
+beside them has Compact off and says what the first player says, for the time to first
+delta (the two differ only by Compact).
 
 Facts (a promise, an item handed over, a name, a deadline, a preference) are planted at
 chosen turns and cued later; at every cue the Actor's request is searched for the fact's
@@ -19,6 +20,7 @@ request. Another player's markers must never appear (leaks).
 
 from __future__ import annotations
 
+import asyncio
 import json
 import secrets
 import time
@@ -169,21 +171,24 @@ class Run:
         if done["type"] == "error":
             raise RuntimeError(f"turn {n} of {player.tag} failed: {done}")
         turn = await sync_to_async(_finish)(done["turn_id"])
+        turn = await _prepare_ahead(turn, text, done["content"])
         actor = [
             r
             for r in self.server.requests
             if r.get("model") == self.actor_model and "You compress" not in str(r["messages"][0])
         ]
         request = actor[-1] if actor else {"messages": []}
-        outcome = (turn.trace.get("compact") or {}).get("outcome", "off")
+        compact = turn.trace.get("compact") or {}
+        outcome = compact.get("outcome", "off")
+        if compact.get("prepared"):
+            outcome = "compacted_prepared"  # adopted: no compactor call on the turn's path
         player.ttfd_ms.append((n, ttfd or 0.0, outcome))
         player.tokens.append((n, (turn.trace.get("prompt") or {}).get("tokens", 0), outcome))
         hooks = turn.trace.get("hooks_ms") or {}
         player.hooks_ms.append(sum(hooks.values()))
         for name, ms in hooks.items():
             player.hook_steps.setdefault(name, []).append(ms)
-        compact = turn.trace.get("compact")
-        if compact is not None:
+        if compact:
             # a turn with nothing due is settled before the phase (no phase record)
             phase = next((p for p in turn.trace.get("phases", []) if p["name"] == "compact"), None)
             laps = compact.get("timings_ms") or {}
@@ -208,9 +213,48 @@ def _finish(turn_id: str):
     return Turn.objects.get(pk=turn_id)
 
 
-async def step(run: Run, player: Player, n: int) -> None:
-    """Turn ``n`` of ``player``, its checks, and the rollback, regenerate or edit due then."""
-    seen = await run.turn(player, n, player.text(n))
+async def _prepare_ahead(turn, text: str, reply: str):
+    """A turn whose next prompt passes the trigger sends the pre-compaction task once its
+    post-turn phase runs (``compact_ahead``): awaited, then the task's body run here, as
+    the planning run is; the turn as recorded then."""
+    from console.tokens import count_tokens
+    from roleplay.compact import budget as budgets
+
+    compact = turn.trace.get("compact") or {}
+    tokens = compact.get("tokens_after", compact.get("tokens_before"))
+    if tokens is None or not budgets.due_next(
+        tokens, count_tokens(text), count_tokens(reply), compact["trigger"]
+    ):
+        return turn
+    for _ in range(100):
+        turn = await sync_to_async(_reload)(turn.pk)
+        if "ahead" in (turn.trace.get("compact") or {}):
+            break
+        await asyncio.sleep(0.05)
+    await sync_to_async(_run_preparations)()
+    return turn
+
+
+def _reload(turn_id):
+    from roleplay.models import Turn
+
+    return Turn.objects.get(pk=turn_id)
+
+
+def _run_preparations() -> None:
+    from console.celery import app
+    from roleplay.bench.queue import take
+    from roleplay.services import compact_prepare
+
+    for args in take(app.conf.task_default_queue, "roleplay.prepare_compaction"):
+        compact_prepare.prepare(*args)
+
+
+async def step(run: Run, player: Player, n: int) -> str:
+    """Turn ``n`` of ``player``, its checks, and the rollback, regenerate or edit due then;
+    what the player said."""
+    said = player.text(n)
+    seen = await run.turn(player, n, said)
     player.seen.append((n, _markers(seen["request"])))
     for key, at in player.retracted + player.edited:
         if n > at and key not in player.retracted_layers:
@@ -237,6 +281,7 @@ async def step(run: Run, player: Player, n: int) -> None:
         await sync_to_async(_edit)(seen["turn"], player.pending, new)
         player.edited.append((player.pending, n))
         player.facts.append(Fact(new, "", n, player.turns))
+    return said
 
 
 def _markers(request: dict) -> set[str]:
@@ -272,7 +317,7 @@ def report(players: list[Player], baseline: Player, budget: int, counts: dict) -
     leaks = sum(
         len(other.keys() & p.markers_seen()) for p in players for other in players if other is not p
     )
-    first = next((n for n, _t, o in measured.tokens if o == "compacted"), None)
+    first = next((n for n, _t, o in measured.tokens if o.startswith("compacted")), None)
     later = [(n, t) for n, t, _o in measured.tokens if first is not None and n > first]
     after = [t for _n, t in later]
     slope = _slope(later)
@@ -334,6 +379,13 @@ def report(players: list[Player], baseline: Player, budget: int, counts: dict) -
             "compact_phase_compacting": summary(
                 ms for o, ms in measured.compact_ms if o == "compacted"
             ),
+            "compact_phase_adopting_prepared": summary(
+                ms for o, ms in measured.compact_ms if o == "compacted_prepared"
+            ),
+            "compacting_in_turn": summary(ms for _n, ms, o in measured.ttfd_ms if o == "compacted"),
+            "compacting_prepared": summary(
+                ms for _n, ms, o in measured.ttfd_ms if o == "compacted_prepared"
+            ),
             "context_hooks_on": summary(measured.hooks_ms[: baseline.turns]),
             "context_hooks_off": summary(baseline.hooks_ms),
             "hooks_on_p50": {k: summary(v)["p50"] for k, v in measured.hook_steps.items()},
@@ -361,9 +413,9 @@ def _slope(points: list[tuple[int, int]]) -> float:
 
 async def run_all(run: Run, players: list[Player], baseline: Player) -> None:
     """The players beside each other, turn by turn, and the conversation with Compact off
-    beside them for its first turns (so its history is as long as theirs when compared)."""
+    beside them for its first turns, saying what the first player says (so the two differ
+    only by Compact when compared: the same words, history and Agent V2 state)."""
     for n in range(1, run.turns + 1):
-        for player in players:
-            await step(run, player, n)
+        said = [await step(run, player, n) for player in players]
         if n <= baseline.turns:
-            await run.turn(baseline, n, FILLER.format(n=n))
+            await run.turn(baseline, n, said[0])

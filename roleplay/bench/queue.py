@@ -53,6 +53,28 @@ def purge(name: str, task: str | None = PLANNING_TASK) -> int:
         return counted
 
 
+def take(name: str, task: str) -> list[list]:
+    """Remove ``task``'s messages waiting on ``name`` (the others stay); their arguments,
+    oldest first, for the benchmark to run the task's body in-process."""
+    import base64
+
+    from console.celery import app
+
+    taken = []
+    with app.connection_for_write() as connection:
+        client = connection.default_channel.client
+        for raw in reversed(client.lrange(name, 0, -1)):  # pushed on the left: oldest last
+            try:
+                message = json.loads(raw)
+            except ValueError:
+                continue
+            if (message.get("headers") or {}).get("task") != task:
+                continue
+            if client.lrem(name, 1, raw):
+                taken.append(json.loads(base64.b64decode(message["body"]))[0])
+    return taken
+
+
 @contextmanager
 def private_queue(task: str | None = PLANNING_TASK) -> Iterator[dict]:
     """This process's tasks go to a new private queue inside the block; it is purged on the

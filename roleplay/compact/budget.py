@@ -24,3 +24,10 @@ def trigger_line(budget_tokens: int, trigger_ratio: float) -> int:
 
 def due(prompt_tokens: int, trigger: int) -> bool:
     return prompt_tokens > trigger
+
+
+def due_next(prompt_tokens: int, input_tokens: int, reply_tokens: int, trigger: int) -> bool:
+    """Whether the next turn's prompt will pass the trigger, if its input is as long as this
+    turn's: this prompt grows by this reply and by the next input (the pre-compaction's
+    cue: prepare the next checkpoint in the background, off that turn's path)."""
+    return due(prompt_tokens + reply_tokens + input_tokens, trigger)

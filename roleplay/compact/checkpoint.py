@@ -81,7 +81,9 @@ def verify(
     output_format: str,
     max_summary_tokens: int,
     count_tokens: Callable[[str], int],
+    ids: Sequence[str] | None = None,
 ) -> Verdict:
+    """``ids``: the history's message ids as strings, when the caller has them already."""
     if checkpoint.format_version != FORMAT_VERSION:
         return Verdict(False, "unknown_format_version")
     if checkpoint.summary.get("format") not in FORMATS:
@@ -92,7 +94,7 @@ def verify(
         return Verdict(False, "config_changed", history_changed=True)
     if count_tokens(summary_text(checkpoint.summary)) > max_summary_tokens:
         return Verdict(False, "summary_too_large")
-    ids = [str(m.id) for m in history]
+    ids = ids if ids is not None else [str(m.id) for m in history]
     if checkpoint.last_id not in ids:
         return Verdict(False, "covered_end_missing", history_changed=True)
     end = ids.index(checkpoint.last_id)
@@ -106,7 +108,41 @@ def verify(
     return Verdict(True)
 
 
-def after(checkpoint: Checkpoint, history: Sequence) -> list:
+def after(checkpoint: Checkpoint, history: Sequence, ids: Sequence[str] | None = None) -> list:
     """The history messages the checkpoint does not cover (those after its end)."""
-    ids = [str(m.id) for m in history]
+    ids = ids if ids is not None else [str(m.id) for m in history]
     return list(history[ids.index(checkpoint.last_id) + 1 :])
+
+
+def successor(
+    current: Checkpoint | None,
+    history: Sequence,
+    folded: Sequence,
+    summary: dict,
+    *,
+    config_fp: str,
+    expected: int,
+) -> Checkpoint:
+    """The checkpoint after ``current`` (None: the first) whose ``summary`` covers what
+    ``current`` covered and then ``folded`` (the oldest groups of ``history`` after it),
+    as version ``expected + 1``."""
+    first_id = current.first_id if current else str(folded[0].id)
+    last_id = str(folded[-1].id)
+    ids = [str(m.id) for m in history]
+    if first_id in ids:
+        span = list(history[ids.index(first_id) : ids.index(last_id) + 1])
+        count, content = len(span), fingerprint(span)
+    else:  # the first covered message is older than the history: chain the fingerprints
+        assert current is not None
+        count = current.covered_count + len(folded)
+        content = config_fingerprint(earlier=current.fingerprint, more=fingerprint(folded))
+    return Checkpoint(
+        version=expected + 1,
+        summary=summary,
+        first_id=first_id,
+        last_id=last_id,
+        covered_count=count,
+        fingerprint=content,
+        config_fingerprint=config_fp,
+        chain=current.version if current else None,
+    )

@@ -62,3 +62,19 @@ def compressible(groups: Sequence[Group], keep_last: int) -> tuple[list[Group], 
     """(the groups that may be compressed, the ones kept verbatim)."""
     cut = max(len(groups) - keep_last, 0)
     return list(groups[:cut]), list(groups[cut:])
+
+
+def split(messages: Sequence, mode: str, keep_last: int) -> tuple[list, list]:
+    """(the messages to compress, the messages kept verbatim): whole groups of ``messages``
+    (oldest first), never the last ``keep_last``. With ``explicit_groups`` the group key of
+    a message is the turn that wrote it: the player's message it answers (``opening``
+    before the first one)."""
+    keys = None
+    if mode == "explicit_groups":
+        keys, turn = [], "opening"
+        for message in messages:
+            if message.role == "user":
+                turn = str(message.id)
+            keys.append(turn)
+    old, kept = compressible(group(messages, mode, keys), keep_last)
+    return [m for g in old for m in g.messages], [m for g in kept for m in g.messages]

@@ -5,34 +5,48 @@ the newest row is locked and compared, and version + 1 is inserted (the unique c
 guards two first saves). A conflict is never forced through (``StaleCheckpoint``).
 Invalidation marks one version by number, compared the same way. ``confirm`` reads back
 after a write whose outcome is unknown (a timeout): the row must hold the same version,
-chain and full content.
+chain and full content. ``prepare``/``prepared`` keep the next checkpoint made in the
+background (one per conversation): it names the version it extends, and is offered only
+while that version is still the newest.
 """
 
 from __future__ import annotations
 
-from django.db import IntegrityError, transaction
+from functools import cache
+
+from django.db import IntegrityError, connection, transaction
 
 from console import failures
+from console.rows import Columns, select
 from roleplay.compact.checkpoint import Checkpoint
 from roleplay.errors import RoleplayError
-from roleplay.models import CompactCheckpoint
+from roleplay.models import CompactCheckpoint, CompactPreparation
 
 
 class StaleCheckpoint(RoleplayError, failures.Conflict):
     default_code = "checkpoint_version_conflict"
 
 
-# Read on every turn of a conversation with Compact on: in SQL of its own, as the queryset
-# ``filter(...).order_by("-version").first()`` would be, because compiling that costs about
-# a millisecond more than the query itself on the path to the first delta.
-_NEWEST = (
-    f"SELECT * FROM {CompactCheckpoint._meta.db_table} "  # no input in it
-    "WHERE conversation_id = %s AND scenario_id = %s ORDER BY version DESC LIMIT 1"
-)
+# Read on every turn of a conversation with Compact on: one statement of its own, because
+# building the queryset ``filter(...).order_by("-version").first()`` costs about a
+# millisecond more than running it on the path to the first delta (tests/compact pin it to
+# that queryset).
+_COLUMNS = Columns.of(CompactCheckpoint, "k")
+
+
+@cache
+def _newest_sql() -> str:
+    return (
+        f"SELECT {select(_COLUMNS)} FROM {CompactCheckpoint._meta.db_table} k "
+        "WHERE k.conversation_id = %s AND k.scenario_id = %s ORDER BY k.version DESC LIMIT 1"
+    )
 
 
 def newest(conversation_id, scenario_id) -> CompactCheckpoint | None:
-    return next(iter(CompactCheckpoint.objects.raw(_NEWEST, [conversation_id, scenario_id])), None)
+    with connection.cursor() as cursor:
+        cursor.execute(_newest_sql(), [conversation_id, scenario_id])
+        row = cursor.fetchone()
+    return _COLUMNS.build(row, 0) if row else None
 
 
 def as_checkpoint(row: CompactCheckpoint) -> Checkpoint:
@@ -105,3 +119,59 @@ def invalidate(conversation_id, scenario_id, version: int, reason: str) -> bool:
         top.status, top.reason = "invalidated", reason[:64]
         top.save(update_fields=["status", "reason"])
         return True
+
+
+def prepare(
+    tenant_id, conversation_id, scenario_id, checkpoint: Checkpoint, *, base: int, audit: dict
+) -> bool:
+    """Keep ``checkpoint`` (version ``base + 1``) as the conversation's prepared next one,
+    unless version ``base`` is no longer the newest (then nothing is written: False)."""
+    key = {"conversation_id": conversation_id, "scenario_id": scenario_id}
+    with transaction.atomic():
+        top = (
+            CompactCheckpoint.objects.select_for_update()
+            .filter(**key)
+            .order_by("-version")
+            .values_list("version", flat=True)
+            .first()
+        )
+        if (top or 0) != base:
+            return False
+        CompactPreparation.objects.update_or_create(
+            conversation_id=conversation_id,
+            defaults={
+                "tenant_id": tenant_id,
+                "scenario_id": scenario_id,
+                "base_version": base,
+                "chain": checkpoint.chain,
+                "summary": checkpoint.summary,
+                "first_message_id": checkpoint.first_id,
+                "last_message_id": checkpoint.last_id,
+                "covered_count": checkpoint.covered_count,
+                "fingerprint": checkpoint.fingerprint,
+                "config_fingerprint": checkpoint.config_fingerprint,
+                "format_version": checkpoint.format_version,
+                "audit": audit,
+            },
+        )
+        return True
+
+
+def prepared(conversation_id, scenario_id, base: int) -> Checkpoint | None:
+    """The prepared checkpoint that extends version ``base`` (0: none), if there is one."""
+    row = CompactPreparation.objects.filter(
+        conversation_id=conversation_id, scenario_id=scenario_id, base_version=base
+    ).first()
+    if row is None:
+        return None
+    return Checkpoint(
+        version=base + 1,
+        summary=row.summary,
+        first_id=str(row.first_message_id),
+        last_id=str(row.last_message_id),
+        covered_count=row.covered_count,
+        fingerprint=row.fingerprint,
+        config_fingerprint=row.config_fingerprint,
+        format_version=row.format_version,
+        chain=row.chain,
+    )

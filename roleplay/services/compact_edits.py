@@ -23,12 +23,10 @@ from console.tokens import count_tokens
 from roleplay import compact_model
 from roleplay import conversation_checkpoints as reads
 from roleplay.agentic.config import Compact
-from roleplay.agentic_gateway import role_system
 from roleplay.compact import checkpoint as cp
 from roleplay.compact import protocol
 from roleplay.errors import RoleplayError
 from roleplay.llm.errors import ModelError
-from roleplay.llm.gateway import Gateway
 from roleplay.models import CompactCheckpoint
 from roleplay.selectors import model_configs_by_ref, persona_for
 from roleplay.services import compact_checkpoints as store
@@ -173,14 +171,11 @@ def regenerate(
         )
     names = {"user": persona_for(conversation).name, "assistant": conversation.character.name}
     speakers = [(names[m.role], m.content) for m in covered]
-    variables = {
-        "characterName": conversation.character.name,
-        "maxSummaryTokens": str(config.maxSummaryTokens),
-    }
-    gateway = Gateway(row.tenant, model_config, "compactor")
+    calls: list = []
     try:
-        system = role_system(model_config, "compactor", variables)
-        summary = async_to_sync(compact_model.summarise)(gateway, config, system, speakers)
+        summary = async_to_sync(compact_model.ask)(
+            row.tenant, model_config, config, conversation.character.name, speakers, call_ids=calls
+        )
     except ModelError as exc:
         raise CompactorFailed(exc.code, f"the compactor failed: {exc.message}") from None
     except TimeoutError:
@@ -192,7 +187,7 @@ def regenerate(
         "compactor": ref,
         "prompt": "compactor",
         "counter": "cl100k",
-        "model_calls": gateway.call_ids,
+        "model_calls": calls,
     }
     return _replace(row, summary, expected_version, "regenerate", by, details, request, user)
 

@@ -104,6 +104,8 @@ class TurnContext:
     beside_actor: list[Callable[[], None]] = field(default_factory=list, repr=False)
     # (the variables it was computed with, the layout's positions): see placement_capabilities.
     _capabilities: tuple[dict[str, str], tuple[str, ...]] | None = field(default=None, repr=False)
+    # The reply as stored, once committed (what post-turn phases read of it).
+    reply: str | None = None
     # (what it was assembled from, the Actor prompt): see actor_prompt.
     _prompt: tuple[tuple, AssembledPrompt] | None = field(default=None, repr=False)
 
@@ -183,13 +185,7 @@ def load_context(
     capability hook's additions. ``preset`` replaces the model config's (the preset
     editor's preview of unsaved prompts); ``record=False`` keeps hooks from writing."""
     conversation, config, scenario = turn_conversation(turn.conversation_id)
-    rows = [
-        HistoryMessage(*row)
-        for row in message_reads.get_history_lines(
-            conversation.tenant, conversation.session_id, HISTORY_LIMIT
-        )
-    ]
-    history, user_input, continuing = _split(turn, rows, user_input)
+    history, user_input, continuing = _split(turn, stored_history(conversation), user_input)
     ctx = TurnContext(
         kind=turn.kind,
         turn=turn,
@@ -220,6 +216,20 @@ def load_context(
         hook(ctx, conversation)
         timings[hook.__module__.rsplit(".", 1)[-1]] = round((time.perf_counter() - began) * 1000, 3)
     return ctx
+
+
+def stored_history(conversation: Conversation) -> list[HistoryMessage]:
+    """The conversation's newest :data:`HISTORY_LIMIT` messages, oldest first."""
+    lines = message_reads.get_history_lines(
+        conversation.tenant, conversation.session_id, HISTORY_LIMIT
+    )
+    return [HistoryMessage(*line) for line in lines]
+
+
+def next_chat_history(conversation: Conversation) -> list[HistoryMessage]:
+    """The history the conversation's next ``chat`` turn will read, as far as it is written
+    (its own message, the input, is not)."""
+    return _chat(stored_history(conversation))
 
 
 def actor_prompt(ctx: TurnContext) -> AssembledPrompt:

@@ -81,6 +81,7 @@ async def run_turn(
             trace=trace,
             config=ctx.config,
         )
+        ctx.reply = (ctx.continuing or "") + content
         await emit(
             {
                 "type": "turn.completed",

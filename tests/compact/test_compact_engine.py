@@ -918,3 +918,46 @@ class TestParseStructuredJson:
         history = conversation()
         checkpoint = make_checkpoint(history, 0, 3, summary=summary)
         assert check(checkpoint, history, output_format="structured_json", max_summary_tokens=50).ok
+
+
+def test_the_next_turn_is_due_when_this_prompt_reply_and_input_pass_the_trigger():
+    assert budgets.due_next(700, 30, 38, 768) is False  # 768 is not past 768
+    assert budgets.due_next(700, 30, 39, 768) is True
+    assert budgets.due_next(0, 0, 0, 0) is False
+
+
+def test_a_successor_chains_the_fingerprint_when_its_first_message_left_the_history():
+    class M:
+        def __init__(self, i: int) -> None:
+            self.id, self.role, self.content = f"m{i}", "user" if i % 2 else "assistant", str(i)
+
+    history = [M(i) for i in range(10)]
+    first = cp.successor(
+        None, history, history[:4], {"format": "plain_text", "text": "a"}, config_fp="f", expected=0
+    )
+    assert (first.version, first.chain, first.covered_count) == (1, None, 4)
+    assert first.fingerprint == cp.fingerprint(history[:4])
+    later = history[4:]  # the first covered message is gone from the window
+    second = cp.successor(
+        first, later, later[:2], {"format": "plain_text", "text": "b"}, config_fp="f", expected=1
+    )
+    assert (second.version, second.chain, second.first_id, second.last_id) == (2, 1, "m0", "m5")
+    assert second.covered_count == 6 and second.fingerprint != first.fingerprint
+
+
+def test_split_keeps_the_last_groups_and_groups_explicitly_by_the_turn_that_wrote_them():
+    @dataclass(frozen=True)
+    class M:
+        id: str
+        role: str
+        content: str = "x"
+
+    history = [M("g", "assistant"), M("u1", "user"), M("a1", "assistant"), M("a1b", "assistant")]
+    history += [M("u2", "user"), M("a2", "assistant"), M("u3", "user")]
+    folded, kept = grouping.split(history, "selected_turns", 2)
+    assert [m.id for m in folded] == ["g", "u1", "a1", "a1b"]
+    assert [m.id for m in kept] == ["u2", "a2", "u3"]
+    explicit = grouping.split(history, "explicit_groups", 2)
+    assert (explicit[0], explicit[1]) == (folded, kept)  # a stored turn: a message and replies
+    assert grouping.split(history, "selected_turns", 0) == (history, [])
+    assert grouping.split(history, "selected_turns", 100) == ([], history)

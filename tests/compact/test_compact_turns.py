@@ -11,7 +11,7 @@ import pytest
 from asgiref.sync import sync_to_async
 
 from roleplay.llm.scripted_server import Reply
-from roleplay.models import CompactCheckpoint, ModelCall, ModelConfig, Scenario, Turn
+from roleplay.models import CompactCheckpoint, ModelCall, Scenario, Turn
 from tests.ws.test_chat_socket import connect
 from tests.ws.test_rewrites import send, until
 
@@ -51,37 +51,6 @@ class Script:
                 )
             )
         return Reply(content="Mira answers. " + FILLER, chunks=3)
-
-
-@pytest.fixture
-def compact_conversation(conversation, tenant, llm):
-    small = ModelConfig.objects.create(
-        tenant=tenant,
-        name="small-window",
-        provider="openai_compatible",
-        model="scripted-model",
-        base_url=llm.base_url,
-        context_limit=2048,
-        max_output_tokens=256,
-        timeout_ms=5000,
-    )
-    scenario = Scenario.objects.create(
-        tenant=tenant,
-        name="compact",
-        model_config=small,
-        compact={
-            "enabled": True,
-            "compactorModelConfigId": str(small.pk),
-            "triggerRatio": 0.5,
-            "keepLastCanonicalGroups": 2,
-            "safetyMarginTokens": 256,
-            "maxSummaryTokens": 300,
-        },
-    )
-    conversation.scenario = scenario
-    conversation.model_config = small
-    conversation.save(update_fields=["scenario", "model_config"])
-    return conversation
 
 
 async def chat(comm, text: str, client: str) -> list[dict]:

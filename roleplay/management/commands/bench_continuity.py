@@ -117,9 +117,14 @@ def _world(base_url: str):
 def _counts(tenant) -> dict:
     from roleplay.models import CompactCheckpoint, ModelCall, Turn
 
-    outcomes = Turn.objects.filter(tenant=tenant).values_list("trace__compact__outcome", flat=True)
+    traces = Turn.objects.filter(tenant=tenant).values_list("trace__compact", flat=True)
+    compacted = [t for t in traces if t and t.get("outcome") == "compacted"]
     return {
-        "compactions": sum(1 for o in outcomes if o == "compacted"),
+        "compactions": len(compacted),
+        "compactions_adopting_a_prepared_checkpoint": sum(
+            1 for t in compacted if t.get("prepared")
+        ),
+        "preparations_sent": sum(1 for t in traces if t and (t.get("ahead") or {}).get("sent")),
         "compactor_calls": ModelCall.objects.filter(tenant=tenant, purpose="compactor").count(),
         "checkpoint_versions": CompactCheckpoint.objects.filter(tenant=tenant).count(),
         "invalidated_checkpoints": CompactCheckpoint.objects.filter(

@@ -1,0 +1,54 @@
+"""Pre-compaction's cue (beyond seed 002, Compact): a post-turn phase. Once the reply is
+committed, a turn whose next prompt will pass the trigger (``budget.due_next``: this
+prompt, plus this reply, plus an input as long as this one) sends the Celery task
+``roleplay.prepare_compaction``, which prepares the next checkpoint in the background
+(``services.compact_prepare``); the next turn adopts it instead of calling the compactor
+(``compact_phase``). The decision is made in the phase's ``applies``, so a turn that sends
+nothing runs no phase and announces none. Recorded as ``trace["compact"]["ahead"]``."""
+
+from __future__ import annotations
+
+import logging
+
+from console.db import run_db
+from console.tokens import count_tokens
+from roleplay.compact import budget as budgets
+from roleplay.compact_phase import MUTATING
+from roleplay.turns.phases import Phase, PhaseRun
+
+logger = logging.getLogger(__name__)
+
+
+def phases() -> list[Phase]:
+    return [Phase("compact_ahead", "post_turn", send, MUTATING, 10.0, False, _due_next)]
+
+
+def _due_next(ctx) -> bool:
+    section = ctx.trace.get("compact")
+    if not ctx.record or ctx.reply is None or not section or "trigger" not in section:
+        return False
+    tokens = section.get("tokens_after", section.get("tokens_before"))
+    if tokens is None:
+        return False
+    grow = count_tokens(ctx.user_input or ""), count_tokens(ctx.reply)
+    if not budgets.due_next(tokens, *grow, section["trigger"]):
+        return False
+    section["ahead"] = {"predicted": tokens + sum(grow), "sent": False}
+    return True
+
+
+async def send(ctx, run: PhaseRun) -> None:
+    ids = (str(ctx.conversation.pk), str(ctx.scenario.pk), str(ctx.turn.pk))
+    ctx.trace["compact"]["ahead"]["sent"] = await run_db(_send, *ids)
+
+
+def _send(conversation_id: str, scenario_id: str, turn_id: str) -> bool:
+    from console import task_send
+    from roleplay.tasks import prepare_compaction
+
+    try:
+        task_send.send(prepare_compaction, conversation_id, scenario_id, turn_id)
+        return True
+    except Exception:  # the broker is down: the next turn compacts on its own path
+        logger.warning("could not queue the pre-compaction of %s", conversation_id)
+        return False
