@@ -78,7 +78,7 @@ def apply(ctx, conversation: Conversation) -> None:
     turn = ctx.turn
     ctx.beside_actor.append(
         lambda: planning.start(
-            turn, scenario, config, governed(ctx, config, given), head=snapshot.head, guidance=block
+            turn, scenario, config, governed(ctx, config, given), head=snapshot.head
         )
     )
 

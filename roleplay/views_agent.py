@@ -15,6 +15,7 @@ from django.views.decorators.http import require_POST
 from console.access import console_view
 from console.scoping import get_scoped_or_404
 from roleplay import agent_selectors as agent
+from roleplay.agentic import inputs as agentic_inputs
 from roleplay.agentic.ledger import TYPES as LEDGER_TYPES
 from roleplay.errors import NotFound
 from roleplay.models import PlanningRun
@@ -116,6 +117,7 @@ def conversation_agent_run(request, pk, turn_id):
             "conversation": conversation,
             "run": run,
             "snapshot": snapshot,
+            "guidance": agentic_inputs.recorded_guidance(snapshot),
             "director": director,
             "timings": agent.timings(run),
             "calls": agent.model_calls(run),

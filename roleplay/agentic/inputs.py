@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from roleplay.agentic import ledger
+from roleplay.agentic.config import AgenticV2
 
 ACTOR_EXTRA_CHARS = 2000
 BACKGROUND_STATE_CHARS = 6500
@@ -75,6 +76,19 @@ def actor_block(
     if not (state or "").strip():
         return DEFAULT_NOTE
     return compile_state(state, entries, max_chars=max_state_chars + ACTOR_EXTRA_CHARS)
+
+
+def recorded_guidance(snapshot: dict[str, Any]) -> str:
+    """The turn-start block a planning run's turn showed the Actor (the auto-reply
+    guidance): as recorded by runs that stored it, else compiled again from the run's
+    recorded inputs and config, as the turn compiled it (:func:`actor_block`)."""
+    if "guidance" in snapshot:
+        return str(snapshot["guidance"] or "")
+    given, config = snapshot.get("inputs"), snapshot.get("config") or {}
+    if not isinstance(given, dict):
+        return ""
+    limit = int(config.get("maxStateChars", AgenticV2.model_fields["maxStateChars"].default))
+    return actor_block(given.get("state"), given.get("entries") or [], max_state_chars=limit)
 
 
 def recent_dialogue(history: Sequence[tuple[str, str]]) -> list[tuple[str, str]]:

@@ -11,6 +11,7 @@ from rest_framework.decorators import action
 from rest_framework.response import Response
 
 from console.scoping import is_uuid
+from roleplay.agentic import inputs as agentic_inputs
 from roleplay.api.serializers import RejectUnknownFields, validated
 from roleplay.errors import NotFound
 from roleplay.llm.gateway import on_caller_thread
@@ -40,7 +41,7 @@ class PlanningRunSerializer(serializers.ModelSerializer):
         return int(run.snapshot.get("revision", 0))
 
     def get_guidance(self, run) -> str:
-        return str(run.snapshot.get("guidance", ""))
+        return agentic_inputs.recorded_guidance(run.snapshot)
 
 
 class PlanningRunListSerializer(serializers.Serializer):

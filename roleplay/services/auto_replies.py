@@ -22,6 +22,7 @@ from console import failures
 from console.db import run_db
 from memory import selectors as message_reads
 from roleplay.agentic import autoreply
+from roleplay.agentic import inputs as agentic_inputs
 from roleplay.agentic.config import AgenticV2
 from roleplay.agentic_gateway import role_system
 from roleplay.errors import NotFound, RoleplayError
@@ -114,7 +115,7 @@ def _guidance(conversation: Conversation, message_id: str) -> str | None:
         .values_list("snapshot", flat=True)
         .first()
     )
-    return None if run is None else str(run.get("guidance", ""))
+    return None if run is None else agentic_inputs.recorded_guidance(run)
 
 
 async def suggest(

@@ -51,15 +51,15 @@ def start(
     given: runner.Inputs,
     *,
     head: int,
-    guidance: str,
 ) -> PlanningRun | None:
-    """Record ``turn``'s planning run and enqueue it on commit; None if it has one."""
+    """Record ``turn``'s planning run and enqueue it on commit; None if it has one. The
+    guidance (the block the Actor read) is not stored: it is made from the inputs again
+    (``inputs.recorded_guidance``), which keeps every turn's INSERT a third smaller."""
     snapshot = {
         "inputs": given.as_json(),
         "config": config.model_dump(mode="json"),
         "head": head,
         "revision": given.revision,
-        "guidance": guidance,
     }
     row = PlanningRun(
         tenant_id=turn.tenant_id,

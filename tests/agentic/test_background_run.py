@@ -8,7 +8,7 @@ import json
 import pytest
 from asgiref.sync import sync_to_async
 
-from roleplay.agentic.inputs import DEFAULT_NOTE
+from roleplay.agentic.inputs import DEFAULT_NOTE, recorded_guidance
 from roleplay.models import AgentLedgerEntry, ModelCall, PlanningRun
 from roleplay.services import agent_state
 from tests.agentic.world import scripted_world
@@ -53,8 +53,14 @@ async def test_happy_path(celery_worker, tenant, player, character, llm):
     assert {"actor", "orchestrator", "director", "specialist:manage_callbacks"} <= purposes
     # the next turn's Actor reads revision 1
     await say(comm, "And now?", "a2")
-    await until(comm, "planning.completed")
+    second = (await until(comm, "planning.completed"))[-1]
     actor_requests = router.seen["actor"]
+    # the auto-reply guidance is not stored twice: made again from the recorded inputs, it
+    # is the block this turn's Actor read
+    later = await PlanningRun.objects.aget(turn_id=second["turn_id"])
+    assert "guidance" not in later.snapshot
+    guidance = recorded_guidance(later.snapshot)
+    assert "one notes." in guidance and guidance in actor_requests[-1]["messages"][0]["content"]
     assert "one notes." in json.dumps(actor_requests[-1]["messages"])
     assert "one notes." not in json.dumps(actor_requests[0]["messages"])
     first_system = actor_requests[0]["messages"][0]["content"]

@@ -21,8 +21,9 @@ continuity block, records its ``PlanningRun`` and enqueues its Celery task. The 
 not executed: the daphne children send them to a private queue that no worker reads
 (``roleplay.bench.asgi``), counted and purged at the end, so what is measured is the Actor
 path's cost of Agent V2, not a worker competing for the machine (``bench_agent`` measures
-the background runs themselves). ``--agentic compare`` runs the players without Agent V2,
-then the same number with it, on the same servers, and prints both reports and a
+the background runs themselves). ``--agentic compare`` runs the players without Agent V2
+and the same number with it, on the same servers, twice each in A B B A order (what drifts
+over a run falls on both alike), and prints both reports and a
 ``comparison``: the ratio of the time-to-first-delta p50s (goal: with within 10 % of
 without, ``ttfd_p50_ratio`` <= 1.10) and the lost deltas of each (goal: 0). Without
 ``--agentic`` nothing changes.
@@ -181,18 +182,24 @@ class Command(BaseCommand):
                     def cpu() -> float:
                         return sum(server.cpu_seconds() for server in servers)
 
-                    harness = {
-                        arm: _phase(
-                            model_server,
-                            turns,
-                            limits,
-                            pacing,
-                            measured=sockets(conversations[arm][0]),
-                            warmup=sockets(conversations[arm][1]),
-                            cpu=cpu,
+                    # Compared arms run in A B B A order, each twice, so that whatever
+                    # drifts over the run (a database that grows, its autovacuum, warmer
+                    # caches) falls on both alike.
+                    order = (WITHOUT, WITH, WITH, WITHOUT) if len(arms) == 2 else arms
+                    rounds: dict[str, list[dict]] = {arm: [] for arm in arms}
+                    for arm in order:
+                        rounds[arm].append(
+                            _round(
+                                model_server,
+                                turns,
+                                limits,
+                                pacing,
+                                measured=sockets(conversations[arm][0]),
+                                warmup=[] if rounds[arm] else sockets(conversations[arm][1]),
+                                cpu=cpu,
+                            )
                         )
-                        for arm in arms
-                    }
+                    harness = {arm: _figures(rounds[arm], with_cpu=True) for arm in arms}
                     paced_until = timezone.now()  # the turns the hook figures cover
                     saturation = dict.fromkeys(arms)
                     if pacing.think_s > 0:  # the same players again, with no think time
@@ -357,9 +364,24 @@ def _phase(
     warmup: Sequence[Player],
     cpu: Callable[[], float] | None = None,
 ) -> dict:
+    """The figures of one run of the measured players (see :func:`_round`)."""
+    one = _round(model_server, turns, limits, pacing, measured=measured, warmup=warmup, cpu=cpu)
+    return _figures([one], with_cpu=cpu is not None)
+
+
+def _round(
+    model_server,
+    turns: int,
+    limits: dict,
+    pacing: bench_players.Pacing,
+    *,
+    measured: Sequence[Player],
+    warmup: Sequence[Player],
+    cpu: Callable[[], float] | None = None,
+) -> dict:
     """Run the warm-up players (one turn each, not measured), then every measured player at
-    once; the figures of the measured turns. ``cpu`` reads the server's CPU seconds, giving
-    its CPU cost per turn: a figure that does not depend on what else the machine runs."""
+    once; the measured turns' samples. ``cpu`` reads the server's CPU seconds, giving its
+    CPU cost per turn: a figure that does not depend on what else the machine runs."""
     run_id = uuid.uuid4().hex[:8]
     turn_timeout, total_timeout = limits["turn_timeout"], limits["total_timeout"]
     cpu_used = 0.0
@@ -387,10 +409,25 @@ def _phase(
     warm, samples, wall = asyncio.run(run())
     samples = bench_players.complete_samples(samples, run_id, len(measured), turns)
     bench_players.attach_server_timings(samples, model_server.request_timings)
+    return {
+        "samples": samples,
+        "wall": wall,
+        "cpu_s": cpu_used,
+        "warmup_errors": sum(1 for s in warm if s.error),
+    }
+
+
+def _figures(rounds: list[dict], *, with_cpu: bool) -> dict:
+    """The figures of one arm's rounds together."""
+    samples = [s for r in rounds for s in r["samples"]]
     figures = run_figures(
-        samples, expected_deltas=REPLY_CHUNKS, expected_text=reply_text(), wall_s=wall
+        samples,
+        expected_deltas=REPLY_CHUNKS,
+        expected_text=reply_text(),
+        wall_s=sum(r["wall"] for r in rounds),
     )
-    figures["warmup_errors"] = sum(1 for s in warm if s.error)
-    if cpu is not None:
-        figures["server_cpu_ms_per_turn"] = round(cpu_used * 1000 / max(len(samples), 1), 2)
+    figures["warmup_errors"] = sum(r["warmup_errors"] for r in rounds)
+    if with_cpu:
+        cpu_s = sum(r["cpu_s"] for r in rounds)
+        figures["server_cpu_ms_per_turn"] = round(cpu_s * 1000 / max(len(samples), 1), 2)
     return figures
