@@ -180,7 +180,16 @@ class _Job:
         if row is None or row.status != "active":
             return None
         checkpoint = store.as_checkpoint(row)
-        verdict = cp.verify(
+        verdict = self._verify(checkpoint)
+        self.step("read_back", version=checkpoint.version, ok=verdict.ok, reason=verdict.reason)
+        if verdict.ok:
+            return checkpoint
+        if verdict.history_changed and self.mutation:
+            self.stale = (checkpoint.version, verdict.reason)
+        return None
+
+    def _verify(self, checkpoint: cp.Checkpoint) -> cp.Verdict:
+        return cp.verify(
             checkpoint,
             self.whole,
             config_fp=self.config_fp,
@@ -189,12 +198,6 @@ class _Job:
             count_tokens=count_tokens,
             ids=self.ids,
         )
-        self.step("read_back", version=checkpoint.version, ok=verdict.ok, reason=verdict.reason)
-        if verdict.ok:
-            return checkpoint
-        if verdict.history_changed and self.mutation:
-            self.stale = (checkpoint.version, verdict.reason)
-        return None
 
     def _invalidate_write(self) -> bool:
         version, reason = self.stale
@@ -294,15 +297,7 @@ class _Job:
         prepared = await run_db(store.prepared, ctx.conversation.pk, ctx.scenario.pk, self.expected)
         if prepared is None:
             return False
-        verdict = cp.verify(
-            prepared,
-            self.whole,
-            config_fp=self.config_fp,
-            output_format=self.config.outputFormat,
-            max_summary_tokens=self.config.maxSummaryTokens,
-            count_tokens=count_tokens,
-            ids=self.ids,
-        )
+        verdict = self._verify(prepared)
         anchored = prepared.chain == (current.version if current else None) and (
             current is None or prepared.first_id == current.first_id
         )

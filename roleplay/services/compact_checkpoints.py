@@ -49,9 +49,10 @@ def newest(conversation_id, scenario_id) -> CompactCheckpoint | None:
     return _COLUMNS.build(row, 0) if row else None
 
 
-def as_checkpoint(row: CompactCheckpoint) -> Checkpoint:
+def as_checkpoint(row, version: int | None = None) -> Checkpoint:
+    """The checkpoint a stored version (or a preparation, as ``version``) holds."""
     return Checkpoint(
-        version=row.version,
+        version=row.version if version is None else version,
         summary=row.summary,
         first_id=str(row.first_message_id),
         last_id=str(row.last_message_id),
@@ -63,6 +64,26 @@ def as_checkpoint(row: CompactCheckpoint) -> Checkpoint:
     )
 
 
+def _newest_locked(key: dict) -> int:
+    """The newest version number (0: none), its row locked until the transaction ends."""
+    rows = CompactCheckpoint.objects.select_for_update().filter(**key).order_by("-version")
+    return rows.values_list("version", flat=True).first() or 0
+
+
+def _content(checkpoint: Checkpoint) -> dict:
+    """The stored fields of ``checkpoint`` that a version and a preparation share."""
+    return {
+        "chain": checkpoint.chain,
+        "summary": checkpoint.summary,
+        "first_message_id": checkpoint.first_id,
+        "last_message_id": checkpoint.last_id,
+        "covered_count": checkpoint.covered_count,
+        "fingerprint": checkpoint.fingerprint,
+        "config_fingerprint": checkpoint.config_fingerprint,
+        "format_version": checkpoint.format_version,
+    }
+
+
 def save(
     tenant_id, conversation_id, scenario_id, checkpoint: Checkpoint, *, expected: int, audit: dict
 ) -> CompactCheckpoint:
@@ -70,27 +91,14 @@ def save(
     key = {"conversation_id": conversation_id, "scenario_id": scenario_id}
     try:
         with transaction.atomic():
-            top = (
-                CompactCheckpoint.objects.select_for_update()
-                .filter(**key)
-                .order_by("-version")
-                .values_list("version", flat=True)
-                .first()
-            )
-            if (top or 0) != expected:
+            top = _newest_locked(key)
+            if top != expected:
                 raise StaleCheckpoint(message=f"the newest checkpoint is {top}, not {expected}")
             return CompactCheckpoint.objects.create(
                 tenant_id=tenant_id,
                 version=expected + 1,
-                chain=checkpoint.chain,
-                summary=checkpoint.summary,
-                first_message_id=checkpoint.first_id,
-                last_message_id=checkpoint.last_id,
-                covered_count=checkpoint.covered_count,
-                fingerprint=checkpoint.fingerprint,
-                config_fingerprint=checkpoint.config_fingerprint,
-                format_version=checkpoint.format_version,
                 audit=audit,
+                **_content(checkpoint),
                 **key,
             )
     except IntegrityError:
@@ -128,14 +136,7 @@ def prepare(
     unless version ``base`` is no longer the newest (then nothing is written: False)."""
     key = {"conversation_id": conversation_id, "scenario_id": scenario_id}
     with transaction.atomic():
-        top = (
-            CompactCheckpoint.objects.select_for_update()
-            .filter(**key)
-            .order_by("-version")
-            .values_list("version", flat=True)
-            .first()
-        )
-        if (top or 0) != base:
+        if _newest_locked(key) != base:
             return False
         CompactPreparation.objects.update_or_create(
             conversation_id=conversation_id,
@@ -143,15 +144,8 @@ def prepare(
                 "tenant_id": tenant_id,
                 "scenario_id": scenario_id,
                 "base_version": base,
-                "chain": checkpoint.chain,
-                "summary": checkpoint.summary,
-                "first_message_id": checkpoint.first_id,
-                "last_message_id": checkpoint.last_id,
-                "covered_count": checkpoint.covered_count,
-                "fingerprint": checkpoint.fingerprint,
-                "config_fingerprint": checkpoint.config_fingerprint,
-                "format_version": checkpoint.format_version,
                 "audit": audit,
+                **_content(checkpoint),
             },
         )
         return True
@@ -162,16 +156,4 @@ def prepared(conversation_id, scenario_id, base: int) -> Checkpoint | None:
     row = CompactPreparation.objects.filter(
         conversation_id=conversation_id, scenario_id=scenario_id, base_version=base
     ).first()
-    if row is None:
-        return None
-    return Checkpoint(
-        version=base + 1,
-        summary=row.summary,
-        first_id=str(row.first_message_id),
-        last_id=str(row.last_message_id),
-        covered_count=row.covered_count,
-        fingerprint=row.fingerprint,
-        config_fingerprint=row.config_fingerprint,
-        format_version=row.format_version,
-        chain=row.chain,
-    )
+    return None if row is None else as_checkpoint(row, base + 1)
