@@ -14,7 +14,7 @@ from pydantic import ValidationError
 
 from memory.models import Message
 from roleplay.agentic.config import Compact
-from roleplay.models import CompactCheckpoint, Conversation, Scenario
+from roleplay.models import CompactCheckpoint, CompactPreparation, Conversation, Scenario
 from roleplay.selectors import scenario_for
 
 MAX_INT = 2**31 - 1  # version numbers are PostgreSQL integers
@@ -42,6 +42,17 @@ def versions(conversation: Conversation):
         scenario_id=scenario_id_for(conversation),
     )
     return rows.order_by("-version")
+
+
+def preparation(conversation: Conversation, newest: CompactCheckpoint | None):
+    """The next checkpoint prepared in the background that a turn would still adopt: made
+    for the shown scenario over ``newest`` (None: over no checkpoint), else None."""
+    return CompactPreparation.objects.filter(
+        tenant_id=conversation.tenant_id,
+        conversation=conversation,
+        scenario_id=scenario_id_for(conversation),
+        base_version=newest.version if newest is not None else 0,
+    ).first()
 
 
 def version_number(text) -> int | None:

@@ -58,6 +58,7 @@ def conversation_summaries(request, pk):
         "transcript": [(m, str(m.pk) in covered) for m in transcript],
         "covered_count": len(covered),
         "intact": newest is not None and reads.covered_messages(conversation, newest) is not None,
+        "prepared": reads.preparation(conversation, newest),
     }
     return render(request, "roleplay/summaries/page.html", context)
 

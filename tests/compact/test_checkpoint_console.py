@@ -225,3 +225,20 @@ def test_an_unknown_version_is_404(admin, conversation, first):
 def test_signed_out_goes_to_sign_in(client, conversation, first):
     response = client.get(page(conversation))
     assert response.status_code == 302 and response["Location"].startswith(settings.LOGIN_URL)
+
+
+def test_the_page_shows_a_prepared_next_summary_while_a_turn_would_adopt_it(
+    admin, conversation, scenario, messages, first
+):
+    from roleplay.compact import checkpoint as cp
+    from roleplay.services import compact_checkpoints as store
+
+    checkpoint = store.as_checkpoint(first)
+    ahead = cp.Checkpoint(**{**checkpoint.__dict__, "version": 2, "chain": 1, "covered_count": 6})
+    ids = (conversation.tenant_id, conversation.pk, scenario.pk)
+    assert store.prepare(*ids, ahead, base=1, audit={"after_turn": "turn-7"})
+    html = admin.get(page(conversation)).content.decode()
+    assert 'id="summary-prepared"' in html and "turn-7" in html and "extends version 1" in html
+    save(conversation, scenario, messages, expected=1, covered=6)  # version 2 came first
+    html = admin.get(page(conversation)).content.decode()
+    assert 'id="summary-prepared"' not in html  # a turn would no longer adopt it
