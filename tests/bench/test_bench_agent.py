@@ -68,15 +68,16 @@ def test_bench_turns_agentic_compare_is_clean():
     )
 
     assert (data["players"], data["turns_per_player"]) == (2, 2)
-    _assert_clean(data["without"], 4)
-    _assert_clean(data["with"], 4)
+    # each arm runs twice (A B B A): 2 rounds × 2 players × 2 turns
+    _assert_clean(data["without"], 8)
+    _assert_clean(data["with"], 8)
     assert "agentic" not in data["without"]
     assert data["without"]["settings"]["agentic"] is False
     assert data["with"]["settings"]["agentic"] is True
     info = data["with"]["agentic"]
     # Every chat turn with Agent V2 (warm-up ones included) recorded its planning run and
     # enqueued its task, and none ran (no worker reads the private queue).
-    assert info["chat_turns"] == 4 + 1
+    assert info["chat_turns"] == 8 + 1  # the warm-up player in the arm's first round only
     assert info["planning_runs_recorded"] == info["planning_tasks_queued"] == info["chat_turns"]
     assert info["planning_runs_executed"] == 0
     comparison = data["comparison"]
