@@ -138,3 +138,30 @@ def config_fingerprint(character, config: Compact) -> str:
         output=config.outputFormat,
         max_summary=config.maxSummaryTokens,
     )
+
+
+def verify(
+    checkpoint: cp.Checkpoint, history, config: Compact, config_fp: str, ids=None
+) -> cp.Verdict:
+    """``checkpoint.verify`` under ``config``: the read-back check a turn and the
+    pre-compaction share."""
+    return cp.verify(
+        checkpoint,
+        history,
+        config_fp=config_fp,
+        output_format=config.outputFormat,
+        max_summary_tokens=config.maxSummaryTokens,
+        count_tokens=count_tokens,
+        ids=ids,
+    )
+
+
+def audit(config: Compact, **details) -> dict:
+    """The audit data of a summary the compactor wrote: its model config, prompt and token
+    counter, and ``details`` (the turn, the model calls...)."""
+    return {
+        "compactor": config.compactorModelConfigId,
+        "prompt": "compactor",
+        "counter": "cl100k",
+        **details,
+    }

@@ -30,7 +30,7 @@ import logging
 import time
 
 from console.db import run_db
-from console.tokens import count_messages, count_tokens
+from console.tokens import count_messages
 from roleplay import compact_model
 from roleplay.agentic_context import PROJECTION_KEY
 from roleplay.compact import budget as budgets
@@ -189,15 +189,7 @@ class _Job:
         return None
 
     def _verify(self, checkpoint: cp.Checkpoint) -> cp.Verdict:
-        return cp.verify(
-            checkpoint,
-            self.whole,
-            config_fp=self.config_fp,
-            output_format=self.config.outputFormat,
-            max_summary_tokens=self.config.maxSummaryTokens,
-            count_tokens=count_tokens,
-            ids=self.ids,
-        )
+        return compact_model.verify(checkpoint, self.whole, self.config, self.config_fp, self.ids)
 
     def _invalidate_write(self) -> bool:
         version, reason = self.stale
@@ -345,13 +337,9 @@ class _Job:
         if not self.mutation:
             self.step("not_saved", reason="request kind may not mutate checkpoints")
         else:
-            audit = {
-                "compactor": self.config.compactorModelConfigId,
-                "prompt": "compactor",
-                "counter": "cl100k",
-                "turn_id": str(ctx.turn.id),
-                "prepared": bool(self.trace.get("prepared")),
-            }
+            audit = compact_model.audit(
+                self.config, turn_id=str(ctx.turn.id), prepared=bool(self.trace.get("prepared"))
+            )
             save = run_db(
                 store.save,
                 ctx.turn.tenant_id,

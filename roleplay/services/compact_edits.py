@@ -182,13 +182,7 @@ def regenerate(
         raise CompactorFailed("model_timeout", "the compactor took too long") from None
     except protocol.SummaryInvalid as exc:
         raise CompactorFailed(message=f"the compactor's summary was refused: {exc}") from None
-    details = {
-        "regenerated_by": by,
-        "compactor": ref,
-        "prompt": "compactor",
-        "counter": "cl100k",
-        "model_calls": calls,
-    }
+    details = compact_model.audit(config, regenerated_by=by, model_calls=calls)
     return _replace(row, summary, expected_version, "regenerate", by, details, request, user)
 
 

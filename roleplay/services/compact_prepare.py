@@ -21,7 +21,6 @@ import logging
 
 from asgiref.sync import async_to_sync
 
-from console.tokens import count_tokens
 from roleplay import compact_model
 from roleplay.compact import checkpoint as cp
 from roleplay.compact import groups as grouping
@@ -58,14 +57,7 @@ def prepare(conversation_id: str, scenario_id: str, turn_id: str | None = None) 
     current = None
     if row is not None and row.status == "active":
         checkpoint = store.as_checkpoint(row)
-        verdict = cp.verify(
-            checkpoint,
-            whole,
-            config_fp=config_fp,
-            output_format=config.outputFormat,
-            max_summary_tokens=config.maxSummaryTokens,
-            count_tokens=count_tokens,
-        )
+        verdict = compact_model.verify(checkpoint, whole, config, config_fp)
         current = checkpoint if verdict.ok else None
     uncovered = cp.after(current, whole) if current else whole
     folded, _kept = grouping.split(uncovered, config.boundaryMode, config.keepLastCanonicalGroups)
@@ -93,13 +85,7 @@ def prepare(conversation_id: str, scenario_id: str, turn_id: str | None = None) 
         logger.warning("pre-compaction of %s failed: %s", conversation_id, exc)
         return "compactor_failed"
     successor = cp.successor(current, whole, folded, summary, config_fp=config_fp, expected=base)
-    audit = {
-        "compactor": config.compactorModelConfigId,
-        "prompt": "compactor",
-        "counter": "cl100k",
-        "after_turn": turn_id,
-        "model_calls": calls,
-    }
+    audit = compact_model.audit(config, after_turn=turn_id, model_calls=calls)
     saved = store.prepare(
         conversation.tenant_id, conversation.pk, scenario.pk, successor, base=base, audit=audit
     )
