@@ -1,15 +1,20 @@
-"""Model instances from a raw SELECT, built the way the ORM builds them.
+"""Model instances from a raw SELECT, built the way the ORM builds them, and one written by
+a raw INSERT.
 
 The chat turn's hot reads are single SQL statements (DESIGN: a fast path lives beside the
 rule it speeds up, pinned to the ORM by a test). :class:`Columns` names a model's columns in
 such a statement and turns its slice of a result row back into an instance, with deferred
-fields left deferred and JSON decoded, so the code after the read cannot tell the difference.
+fields left deferred and JSON decoded, so the code after the read cannot tell the
+difference. :func:`insert` writes an instance the way ``save(force_insert=True)`` does
+(every concrete field, ``pre_save`` applied), in a statement built once per model, and
+leaves a duplicate alone instead of raising.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import cache
 
 from django.db import DEFAULT_DB_ALIAS, connection
 from django.db.models import Field, Model
@@ -58,3 +63,41 @@ def build_all(row: Sequence[object], *parts: Columns) -> list[Model | None]:
         out.append(part.build(row, start))
         start += len(part.fields)
     return out
+
+
+def insert(instance: Model, *, unique: str) -> bool:
+    """INSERT ``instance`` unless a row with its ``unique`` column's value exists (``ON
+    CONFLICT DO NOTHING``: no error, so no savepoint either); True when it was written, its
+    database-made columns (an auto id) then set on it."""
+    model = type(instance)
+    written, returned = _insert_fields(model)
+    values = [f.get_db_prep_save(f.pre_save(instance, True), connection) for f in written]
+    with connection.cursor() as cursor:
+        cursor.execute(_insert_sql(model, unique), values)
+        row = cursor.fetchone()
+    if row is None:
+        return False
+    for field, value in zip(returned, row, strict=True):
+        setattr(instance, field.attname, value)
+    instance._state.adding = False
+    instance._state.db = DEFAULT_DB_ALIAS
+    return True
+
+
+def _insert_fields(model: type[Model]) -> tuple[list[Field], list[Field]]:
+    """(the columns an INSERT writes, the ones the database makes and returns)."""
+    fields = model._meta.concrete_fields
+    return [f for f in fields if not f.db_returning], [f for f in fields if f.db_returning]
+
+
+@cache
+def _insert_sql(model: type[Model], unique: str) -> str:
+    quote = connection.ops.quote_name
+    written, returned = _insert_fields(model)
+    columns = ", ".join(quote(f.column) for f in written)
+    marks = ", ".join(["%s"] * len(written))
+    back = ", ".join(quote(f.column) for f in returned) or "1"
+    return (
+        f"INSERT INTO {quote(model._meta.db_table)} ({columns}) VALUES ({marks}) "
+        f"ON CONFLICT ({quote(unique)}) DO NOTHING RETURNING {back}"
+    )

@@ -74,6 +74,14 @@ def message(task_name: str, args: list, queue: str, task_id: str | None = None) 
     return json.dumps(envelope).encode()
 
 
+@cache
+def _queue(task_name: str, router, default_queue: str) -> str:
+    """The queue ``router`` sends ``task_name`` to (the app's routes are static: they name
+    no function of the arguments), remembered per router and default queue (a benchmark
+    changes the one, a test the other)."""
+    return router.route({}, task_name, (), {})["queue"].name
+
+
 def send(task, *args) -> str:
     """Queue ``task(*args)`` (an ``ignore_result`` task) where ``task.delay`` would (run it
     here when the app is eager); its id."""
@@ -81,8 +89,7 @@ def send(task, *args) -> str:
 
     if app.conf.task_always_eager:
         return task.apply(args).id
-    route = app.amqp.router.route({}, task.name, args, {})
-    queue = route["queue"].name
+    queue = _queue(task.name, app.amqp.router, app.conf.task_default_queue)
     task_id = str(uuid.uuid4())
     _client().lpush(queue, message(task.name, list(args), queue, task_id))
     return task_id

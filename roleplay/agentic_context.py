@@ -2,25 +2,27 @@
 background run is started beside it.
 
 A context hook (``turns.CONTEXT_HOOKS``), cheap and synchronous: for a conversation whose
-scenario has ``agenticV2`` on (and not ``storyV1``, which routes to Story), it reads the
-state in force, places the Actor's continuity block (the state and its ledger projection
-within ``maxStateChars + 2000`` characters, or the default note when there is none yet)
-and, for a turn that answers the player (``chat``, ``regenerate``, ``edit_regenerate``,
-``auto_reply``; a ``continue`` goes on with the same turn's reply), records the turn's
-planning run and enqueues it (``services.planning.start``), beside the Actor once its first
-delta is out (``ctx.beside_actor``): the Actor never waits for it.
+scenario has ``agenticV2`` on (and not ``storyV1``, which routes to Story), it takes the
+state in force (read with the conversation, ``turns.reads``), places the Actor's continuity
+block (the state and its ledger projection within ``maxStateChars + 2000`` characters, or
+the default note when there is none yet) and, for a turn that answers the player
+(``chat``, ``regenerate``, ``edit_regenerate``, ``auto_reply``; a ``continue`` goes on with
+the same turn's reply), records the turn's planning run and enqueues it
+(``services.planning.start``), beside the Actor once its first delta is out
+(``ctx.beside_actor``): the Actor never waits for it.
 """
 
 from __future__ import annotations
 
 from dataclasses import replace
 
-from roleplay.agentic import inputs, ledger
+from roleplay.agentic import inputs
 from roleplay.agentic.runner import Inputs
 from roleplay.memory_pack_context import PACK_KEY
 from roleplay.models import Conversation, TurnKind
 from roleplay.selectors import agentic_config
-from roleplay.services import agent_state, planning
+from roleplay.services import planning
+from roleplay.turns.context import AGENT_STATE_KEY
 from roleplay.worldbook_context import selected_entries
 
 BLOCK_ID = "agentic:state"
@@ -39,7 +41,7 @@ def apply(ctx, conversation: Conversation) -> None:
     config = agentic_config(scenario)
     if config is None:
         return
-    snapshot = agent_state.read_state(conversation, scenario, active_ledger=ledger.NEWEST)
+    snapshot = ctx.reads[AGENT_STATE_KEY]  # read with the conversation (turns.reads)
     block = inputs.actor_block(
         snapshot.state, snapshot.ledger, max_state_chars=config.maxStateChars
     )
@@ -53,6 +55,12 @@ def apply(ctx, conversation: Conversation) -> None:
     }
     if not ctx.record or ctx.kind not in PLANNING_KINDS or ctx.user_input is None:
         return
+    ctx.beside_actor.append(lambda: _start_planning(ctx, config, snapshot))
+
+
+def _start_planning(ctx, config, snapshot) -> None:
+    """Record and enqueue the turn's planning run with the inputs the turn started from
+    (made here, beside the Actor, not before its first delta)."""
     history = [(m.role, m.content) for m in ctx.history]
     number = 1 + sum(1 for role, _ in history if role == "user")
     character = ctx.character
@@ -75,12 +83,7 @@ def apply(ctx, conversation: Conversation) -> None:
         lore=[e["content"] for e in selected_entries(ctx)] if config.backgroundWorldbook else [],
         recalled=ctx.reads.get(PACK_KEY, ""),
     )
-    turn = ctx.turn
-    ctx.beside_actor.append(
-        lambda: planning.start(
-            turn, scenario, config, governed(ctx, config, given), head=snapshot.head
-        )
-    )
+    planning.start(ctx.turn, ctx.scenario, config, governed(ctx, config, given), head=snapshot.head)
 
 
 def governed(ctx, config, given: Inputs) -> Inputs:

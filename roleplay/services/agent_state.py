@@ -95,11 +95,11 @@ def read_state(
 ) -> Snapshot:
     """The state in force: the newest revision whose source message still exists, with
     its ledger (every entry up to it; or, with ``active_ledger``, only the newest that many
-    active ones, all a prompt's projection reads). One statement: the turn reads it before
-    the Actor's first token."""
+    active ones, all a prompt's projection reads). One statement (:func:`state_sql`); a
+    turn reads it within its first read instead (``roleplay.turns.reads``)."""
     with connection.cursor() as cursor:
         cursor.execute(
-            _read_sql(),
+            state_sql("%(tenant)s", "%(conversation)s", "%(scenario)s", "%(limit)s"),
             {
                 "tenant": conversation.tenant_id,
                 "conversation": conversation.pk,
@@ -108,7 +108,15 @@ def read_state(
             },
         )
         row = cursor.fetchone()
-    if row is None:
+    return snapshot_of(row)
+
+
+STATE_COLUMNS = 8  # what a row of :func:`state_sql` holds, for a statement that embeds it
+
+
+def snapshot_of(row) -> Snapshot:
+    """The :class:`Snapshot` a row of :func:`state_sql` holds (None or all-NULL: no state)."""
+    if row is None or row[0] is None:
         return EMPTY
     head, history_revision, revision, state, source_turn, source_message, tools, entries = row
     if revision is None:
@@ -131,7 +139,11 @@ def _json(value):
 
 
 @cache
-def _read_sql() -> str:
+def state_sql(tenant: str, conversation: str, scenario: str, limit: str) -> str:
+    """The read of the state in force as one SELECT of :data:`STATE_COLUMNS` columns, for
+    the SQL expressions (placeholders or another statement's columns) given: the tenant,
+    conversation and scenario ids, and the number of newest active ledger entries to read
+    (NULL: every entry)."""
     head, revision, entry = (
         m._meta.db_table for m in (AgentStateHead, AgentStateRevision, AgentLedgerEntry)
     )
@@ -147,7 +159,7 @@ def _read_sql() -> str:
                        SELECT * FROM {entry} e
                        WHERE e.conversation_id = h.conversation_id
                          AND e.scenario_id = h.scenario_id AND e.revision <= r.revision
-                         AND (%(limit)s::int IS NULL OR e.status = 'active')
+                         AND ({limit}::int IS NULL OR e.status = 'active')
                          -- not the entries of a revision whose reply is gone (rolled back)
                          AND NOT EXISTS (
                              SELECT 1 FROM {revision} gone
@@ -160,7 +172,7 @@ def _read_sql() -> str:
                                )
                          )
                        ORDER BY e.id DESC
-                       LIMIT %(limit)s
+                       LIMIT {limit}
                    ) e
                ), '[]'::json)
         FROM {head} h
@@ -172,8 +184,8 @@ def _read_sql() -> str:
             ORDER BY r.revision DESC
             LIMIT 1
         ) r ON TRUE
-        WHERE h.tenant_id = %(tenant)s AND h.conversation_id = %(conversation)s
-          AND h.scenario_id = %(scenario)s
+        WHERE h.tenant_id = {tenant} AND h.conversation_id = {conversation}
+          AND h.scenario_id = {scenario}
     """
 
 

@@ -22,10 +22,11 @@ import uuid
 from datetime import timedelta
 from typing import Any
 
-from django.db import IntegrityError, transaction
+from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
+from console import rows
 from roleplay import hub
 from roleplay.agentic import runner
 from roleplay.agentic.config import AgenticV2
@@ -70,15 +71,9 @@ def start(
         source_turn=given.turn,
         snapshot=snapshot,
     )
-    # Beside a turn there is no transaction: one INSERT, committed at once (a savepoint only
-    # when a caller holds a transaction, so a duplicate cannot break it).
-    try:
-        if transaction.get_connection().in_atomic_block:
-            with transaction.atomic():
-                row.save(force_insert=True)
-        else:
-            row.save(force_insert=True)
-    except IntegrityError:
+    # One statement of its own (the ORM's save costs more than it takes to run, beside a
+    # reply on a busy machine); a second run for the turn is left alone, not an error.
+    if not rows.insert(row, unique="turn_id"):
         return None
     transaction.on_commit(lambda: enqueue(row.pk))
     return row

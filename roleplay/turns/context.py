@@ -50,6 +50,9 @@ HISTORY_LIMIT = 200
 # the layout has one, else at this depth above the latest messages.
 BLOCK_POSITIONS = ("after_character", "at_depth")
 FALLBACK_DEPTH = 4
+# ``ctx.reads``: Agent V2's state in force under the turn's scenario, read with the
+# conversation (``reads.turn_conversation``).
+AGENT_STATE_KEY = "agentic:state"
 
 
 @dataclass(frozen=True)
@@ -184,7 +187,7 @@ def load_context(
     persona, a changed model config), the history the turn's kind calls for, and every
     capability hook's additions. ``preset`` replaces the model config's (the preset
     editor's preview of unsaved prompts); ``record=False`` keeps hooks from writing."""
-    conversation, config, scenario = turn_conversation(turn.conversation_id)
+    conversation, config, scenario, agent_state = turn_conversation(turn.conversation_id)
     history, user_input, continuing = _split(turn, stored_history(conversation), user_input)
     ctx = TurnContext(
         kind=turn.kind,
@@ -202,6 +205,7 @@ def load_context(
         author_note=effective_note(conversation.author_note, conversation.character.author_note),
         record=record,
     )
+    ctx.reads[AGENT_STATE_KEY] = agent_state
     ctx.trace["read"] = {
         "kind": turn.kind,
         "history_messages": len(history),

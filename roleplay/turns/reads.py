@@ -1,12 +1,16 @@
 """The chat turn's first read as one statement: the conversation with its tenant, character,
-player and persona, and the model config that applies with its preset (not the preset's
-prompts, which ``effective_preset`` reads only when that preset version is not loaded yet).
+player and persona, the model config that applies with its preset (not the preset's
+prompts, which ``effective_preset`` reads only when that preset version is not loaded yet),
+the scenario it runs, and Agent V2's state in force under that scenario (what the Actor's
+continuity block shows: ``services.agent_state.state_sql``, a head lookup that finds nothing
+for a scenario without Agent V2, and a round trip fewer on the path to the first delta).
 
 Through the ORM this was two queries whose building cost several times their running; every
 turn and every preview pays it. The config rule is ``resolve_config``'s (the conversation's
 config, else the character's, else the tenant's default; one of another tenant is none), the
 scenario rule ``scenario_for``'s, and tests/fastpaths/test_turn_reads.py pins this read to
-those functions and to the ORM's read of the conversation.
+those functions and to the ORM's read of the conversation (and tests/agentic the state to
+``agent_state.read_state``).
 """
 
 from __future__ import annotations
@@ -17,7 +21,9 @@ from django.db import connection
 
 from console.models import Player, Tenant
 from console.rows import Columns, build_all, select
+from roleplay.agentic import ledger
 from roleplay.models import Character, Conversation, ModelConfig, Persona, Preset, Scenario
+from roleplay.services import agent_state
 
 _PARTS = (
     Columns.of(Conversation, "c"),
@@ -39,8 +45,11 @@ def _sql() -> str:
         for m in (Conversation, Tenant, Character, Player, Persona, ModelConfig, Preset, Scenario)
     }
     chosen = "COALESCE(c.model_config_id, ch.model_config_id)"
+    state = agent_state.state_sql(
+        "c.tenant_id", "c.id", "COALESCE(sc.id, sd.id)", str(ledger.NEWEST)
+    )
     return f"""
-        SELECT {select(*_PARTS)}
+        SELECT {select(*_PARTS)}, st.*
         FROM {table[Conversation]} c
         JOIN {table[Tenant]} t ON t.id = c.tenant_id
         JOIN {table[Character]} ch ON ch.id = c.character_id
@@ -52,22 +61,26 @@ def _sql() -> str:
         LEFT JOIN {table[Scenario]} sc ON sc.id = c.scenario_id AND sc.tenant_id = c.tenant_id
         LEFT JOIN {table[Scenario]} sd ON sd.id = ch.default_scenario_id
             AND sd.tenant_id = c.tenant_id
+        LEFT JOIN LATERAL ({state}) st ON TRUE
         WHERE c.id = %s
     """
 
 
 def turn_conversation(
     conversation_id,
-) -> tuple[Conversation, ModelConfig | None, Scenario | None]:
+) -> tuple[Conversation, ModelConfig | None, Scenario | None, agent_state.Snapshot]:
     """(the conversation with its related rows cached, the model config that applies, the
-    scenario it runs: its own, else its character's default, as ``scenario_for``)."""
+    scenario it runs: its own, else its character's default, as ``scenario_for``, and the
+    Agent V2 state in force under it with the newest ``ledger.NEWEST`` active entries, as
+    ``agent_state.read_state(..., active_ledger=ledger.NEWEST)``)."""
     with connection.cursor() as cursor:
         cursor.execute(_sql(), [conversation_id])
         row = cursor.fetchone()
     if row is None:
         raise Conversation.DoesNotExist(f"conversation {conversation_id} does not exist")
+    columns = len(row) - agent_state.STATE_COLUMNS
     conversation, tenant, character, player, persona, config, preset, own, default = build_all(
-        row, *_PARTS
+        row[:columns], *_PARTS
     )
     for name, value in (
         ("tenant", tenant),
@@ -78,4 +91,5 @@ def turn_conversation(
         getattr(Conversation, name).field.set_cached_value(conversation, value)
     if config is not None:
         ModelConfig.preset.field.set_cached_value(config, preset)
-    return conversation, config, own or default  # type: ignore[return-value]
+    state = agent_state.snapshot_of(row[columns:])
+    return conversation, config, own or default, state  # type: ignore[return-value]

@@ -12,7 +12,13 @@ import pytest
 
 from memory import services as message_store
 from roleplay.agentic.ledger import entry_for
-from roleplay.models import AgentLedgerEntry, AgentStateRevision, ModelConfig
+from roleplay.models import (
+    AgentLedgerEntry,
+    AgentStateRevision,
+    Character,
+    Conversation,
+    ModelConfig,
+)
 from roleplay.services import agent_state
 from roleplay.services.scenarios import create_scenario
 
@@ -154,3 +160,39 @@ def test_the_turns_read_takes_only_the_newest_active_entries(tenant, conversatio
     newest = agent_state.read_state(conversation, scenario, active_ledger=60).ledger
     active = [e for e in entries if e["status"] == "active"]
     assert [e["key"] for e in newest] == [e["key"] for e in active[-60:]]
+
+
+def _turn_read(conversation, scenario):
+    """The state a turn reads with its conversation equals ``read_state``'s for the newest
+    ``ledger.NEWEST`` active entries (the fast path pinned to the slow one)."""
+    from roleplay.agentic.ledger import NEWEST
+    from roleplay.turns.reads import turn_conversation
+
+    _, _, read_scenario, state = turn_conversation(conversation.pk)
+    assert read_scenario == scenario
+    assert state == agent_state.read_state(conversation, scenario, active_ledger=NEWEST)
+    return state
+
+
+def test_the_turns_first_read_carries_the_state_in_force(tenant, conversation, scenario):
+    from roleplay.turns.reads import turn_conversation
+
+    assert turn_conversation(conversation.pk)[3] == agent_state.EMPTY  # no scenario at all
+    Conversation.objects.filter(pk=conversation.pk).update(scenario=scenario)
+    assert _turn_read(conversation, scenario) == agent_state.EMPTY  # no state yet
+    first, second = _reply(tenant, conversation, "a"), _reply(tenant, conversation, "b")
+    entries = [
+        {**entry_for("judge_npc", i, f"note {i}", "q"), "status": "active" if i % 7 else "done"}
+        for i in range(1, 71)
+    ]
+    _commit(conversation, scenario, 0, "one", first, entries)
+    _commit(conversation, scenario, 1, "two", second, [entry_for("direct_scene", 2, "x", "q")])
+    assert _turn_read(conversation, scenario).state == "two"
+    message_store.delete_messages_by_timestamps(tenant, conversation.session_id, [second.ts])
+    rolled_back = _turn_read(conversation, scenario)
+    assert (rolled_back.revision, rolled_back.head, len(rolled_back.ledger)) == (1, 2, 60)
+    # the character's default scenario, when the conversation names none
+    other = create_scenario(tenant, name="Other")
+    Conversation.objects.filter(pk=conversation.pk).update(scenario=None)
+    Character.objects.filter(pk=conversation.character_id).update(default_scenario=other)
+    assert _turn_read(conversation, other) == agent_state.EMPTY
