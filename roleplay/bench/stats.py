@@ -233,6 +233,11 @@ def agentic_comparison(without: dict, with_: dict) -> dict:
         "server_cpu_ms_per_turn": pair("server_cpu_ms_per_turn"),
         "saturation_ttfd_overhead_p50_ms": pair("saturation", "ttfd_overhead_ms", "p50"),
         "saturation_server_cpu_ms_per_turn": pair("saturation", "server_cpu_ms_per_turn"),
+        # each round's p50 in the order the arm ran them (A B B A: without's are 1st and 4th)
+        "round_ttfd_p50_ms": {
+            arm: [r["ttfd_p50_ms"] for r in data.get("rounds") or []]
+            for arm, data in (("without", without), ("with", with_))
+        },
         "lost_deltas": lost,
         "errors": errors,
         "goal": dict(AGENTIC_GOAL),
@@ -261,6 +266,7 @@ def render_comparison(comparison: dict) -> str:
             row("  overhead p99, ms", "ttfd_overhead_p99_ms"),
             row("whole turn p50, ms", "turn_p50_ms"),
             row("server CPU per turn, ms", "server_cpu_ms_per_turn"),
+            row("  each round's ttfd p50, ms", "round_ttfd_p50_ms"),
             row("saturation overhead p50, ms", "saturation_ttfd_overhead_p50_ms"),
             row("lost deltas", "lost_deltas"),
             row("errors", "errors"),

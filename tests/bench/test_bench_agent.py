@@ -71,6 +71,9 @@ def test_bench_turns_agentic_compare_is_clean():
     # each arm runs twice (A B B A): 2 rounds × 2 players × 2 turns
     _assert_clean(data["without"], 8)
     _assert_clean(data["with"], 8)
+    for arm in ("without", "with"):  # each round's own figures, to show their spread
+        assert len(data[arm]["rounds"]) == 2
+        assert all(r["ttfd_p50_ms"] > 0 for r in data[arm]["rounds"])
     assert "agentic" not in data["without"]
     assert data["without"]["settings"]["agentic"] is False
     assert data["with"]["settings"]["agentic"] is True

@@ -60,6 +60,7 @@ from roleplay.bench.stats import (
     render_table,
     report,
     run_figures,
+    summary,
 )
 from roleplay.bench.tenant import create_bench_tenant, delete_bench_tenant
 from roleplay.bench.workload import REPLY_CHUNKS, REPLY_TOKENS, reply_text
@@ -430,4 +431,14 @@ def _figures(rounds: list[dict], *, with_cpu: bool) -> dict:
     if with_cpu:
         cpu_s = sum(r["cpu_s"] for r in rounds)
         figures["server_cpu_ms_per_turn"] = round(cpu_s * 1000 / max(len(samples), 1), 2)
+    if len(rounds) > 1:  # each round on its own: how far the rounds of one arm spread
+        figures["rounds"] = [_round_figures(r, with_cpu=with_cpu) for r in rounds]
+    return figures
+
+
+def _round_figures(one: dict, *, with_cpu: bool) -> dict:
+    samples = one["samples"]
+    figures = {"ttfd_p50_ms": summary(s.ttfd_ms for s in samples)["p50"]}
+    if with_cpu:
+        figures["server_cpu_ms_per_turn"] = round(one["cpu_s"] * 1000 / max(len(samples), 1), 2)
     return figures
