@@ -35,6 +35,7 @@ from roleplay.prompting.assembly import AssembledPrompt, ContextOverflow
 from roleplay.worldbook_context import WorldbookTurnError
 
 from . import phases
+from .beside import run as run_beside
 from .context import TurnContext, actor_prompt, load_context
 from .records import LEASE, answers_new_message, finish_turn
 
@@ -114,10 +115,8 @@ async def run_turn(
 
 class _Beside:
     """The context's ``beside_actor`` work: started once, when the first delta is out (or
-    when the turn ends without one), after the turns starting then (``STARTS``), and
-    awaited before the turn is done. All of it runs in
-    one database call (one thread hand-off and one pooled connection, not one each), each
-    piece on its own: a failure is logged and the rest still runs."""
+    when the turn ends without one), run with the other turns' (``beside``: after the turns
+    starting then, in one database call), and awaited before the turn is done."""
 
     def __init__(self, turn_id) -> None:
         self.turn_id = turn_id
@@ -126,19 +125,7 @@ class _Beside:
 
     def start(self) -> None:
         if self.running is None and self.work:
-            self.running = asyncio.ensure_future(self._after_starts(list(self.work)))
-
-    async def _after_starts(self, work: list[Callable[[], None]]) -> None:
-        # Work beside the Actor is nobody's wait: turns starting now go first (bounded).
-        await STARTS.yield_to_starts()
-        await run_db(self._run_all, work)
-
-    def _run_all(self, work: list[Callable[[], None]]) -> None:
-        for fn in work:
-            try:
-                fn()
-            except Exception:
-                logger.exception("work beside turn %s failed", self.turn_id)
+            self.running = asyncio.ensure_future(run_beside(self.turn_id, list(self.work)))
 
     async def finish(self) -> None:
         self.start()
