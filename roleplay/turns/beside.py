@@ -13,6 +13,7 @@ One gatherer per event loop (tests run several loops in one process).
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import logging
 import weakref
 from collections.abc import Callable
@@ -23,16 +24,18 @@ from roleplay.priority import STARTS
 logger = logging.getLogger(__name__)
 
 Work = list[Callable[[], None]]
+_Owned = tuple[object, Work, contextvars.Context]
 
 
 class _Gatherer:
     def __init__(self) -> None:
-        self.pending: list[tuple[object, Work, asyncio.Future[None]]] = []
+        self.pending: list[tuple[_Owned, asyncio.Future[None]]] = []
         self.flushing = False
 
     async def run(self, owner: object, work: Work) -> None:
         done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        self.pending.append((owner, work, done))
+        # each turn's pieces run in that turn's context (its log lines name it)
+        self.pending.append(((owner, work, contextvars.copy_context()), done))
         if not self.flushing:
             self.flushing = True
             asyncio.ensure_future(self._flush())
@@ -44,24 +47,28 @@ class _Gatherer:
         finally:
             batch, self.pending, self.flushing = self.pending, [], False
         try:
-            await run_db(_run_all, [(owner, work) for owner, work, _ in batch])
+            await run_db(_run_all, [owned for owned, _ in batch])
         except Exception as exc:  # the database call itself failed: each turn hears of it
-            for _, _, done in batch:
+            for _, done in batch:
                 if not done.done():
                     done.set_exception(exc)
         else:
-            for _, _, done in batch:
+            for _, done in batch:
                 if not done.done():
                     done.set_result(None)
 
 
-def _run_all(batch: list[tuple[object, Work]]) -> None:
-    for owner, work in batch:
-        for fn in work:
-            try:
-                fn()
-            except Exception:
-                logger.exception("work beside turn %s failed", owner)
+def _run_all(batch: list[_Owned]) -> None:
+    for owner, work, context in batch:
+        context.run(_run_own, owner, work)
+
+
+def _run_own(owner: object, work: Work) -> None:
+    for fn in work:
+        try:
+            fn()
+        except Exception:
+            logger.exception("work beside turn %s failed", owner)
 
 
 _GATHERERS: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _Gatherer] = (

@@ -38,7 +38,10 @@ async def test_work_ready_while_turns_start_runs_in_one_call_after_them():
     assert threading.get_ident() not in {thread for _, thread in ran}
 
 
-async def test_with_no_turn_starting_work_runs_at_once():
-    ran: list[str] = []
-    await asyncio.wait_for(beside.run("turn-3", [lambda: ran.append("x")]), 5)
-    assert ran == ["x"]
+async def test_with_no_turn_starting_work_runs_at_once_in_its_turns_context():
+    from console.logging import turn_id_var
+
+    ran: list[str | None] = []
+    turn_id_var.set("turn-3")
+    await asyncio.wait_for(beside.run("turn-3", [lambda: ran.append(turn_id_var.get())]), 5)
+    assert ran == ["turn-3"]
