@@ -19,15 +19,10 @@ import socket
 import uuid
 from functools import cache
 
-import redis
-from django.conf import settings
+from console.redis_sync import client
 
 _ORIGIN = f"gen{os.getpid()}@{socket.gethostname()}"
-
-
-@cache
-def _client() -> redis.Redis:
-    return redis.Redis.from_url(settings.REDIS_URL, socket_timeout=5, socket_connect_timeout=5)
+SEND_TIMEOUT_S = 5.0
 
 
 def message(task_name: str, args: list, queue: str, task_id: str | None = None) -> bytes:
@@ -91,5 +86,5 @@ def send(task, *args) -> str:
         return task.apply(args).id
     queue = _queue(task.name, app.amqp.router, app.conf.task_default_queue)
     task_id = str(uuid.uuid4())
-    _client().lpush(queue, message(task.name, list(args), queue, task_id))
+    client(SEND_TIMEOUT_S).lpush(queue, message(task.name, list(args), queue, task_id))
     return task_id

@@ -24,11 +24,10 @@ import json
 import logging
 import time
 from dataclasses import asdict, dataclass
-from functools import cache
 
 import redis
-from django.conf import settings
 
+from console.redis_sync import client
 from console.tokens import count_tokens
 from memory.engine.config import MemoryConfig
 
@@ -66,11 +65,8 @@ class Owner:
         )
 
 
-@cache
 def _client() -> redis.Redis:
-    return redis.Redis.from_url(
-        settings.REDIS_URL, socket_timeout=DEADLINE_S, socket_connect_timeout=DEADLINE_S
-    )
+    return client(DEADLINE_S)
 
 
 def read(key: str) -> tuple[str, dict | None]:
