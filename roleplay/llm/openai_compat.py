@@ -276,13 +276,17 @@ def _first_choice(response: Any) -> dict[str, Any]:
 
 
 def _call_parts(call: Any) -> tuple[str, str, str]:
-    """(id, name, arguments) of one complete tool call."""
+    """(id, name, arguments) of one complete tool call. Arguments are a JSON string by the
+    protocol; a server that sends them as an object already (some do) is taken at its word."""
     call = _object(call, "tool call")
     function = _object(call.get("function") or {}, "tool call function")
+    arguments = function.get("arguments")
+    if isinstance(arguments, dict):
+        arguments = json.dumps(arguments, ensure_ascii=False)
     return (
         _text(call.get("id"), "tool call id"),
         _text(function.get("name"), "tool call name"),
-        _text(function.get("arguments"), "tool call arguments"),
+        _text(arguments, "tool call arguments"),
     )
 
 

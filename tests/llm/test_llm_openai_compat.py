@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import Iterator
 
 import pytest
@@ -16,7 +17,7 @@ from roleplay.llm.errors import (
     ModelRateLimited,
     ModelServerError,
 )
-from roleplay.llm.openai_compat import OpenAICompatProvider
+from roleplay.llm.openai_compat import OpenAICompatProvider, _call_parts
 from roleplay.llm.provider import ModelClient, build_provider
 from roleplay.llm.scripted_server import Reply, ScriptedOpenAIServer
 from roleplay.llm.types import CallRecord, ModelRequest, ProviderConfig, StreamDone, TextDelta
@@ -245,6 +246,16 @@ async def test_invalid_tool_arguments_are_a_bad_response_and_retried(
     assert [(r.outcome, r.error_code, r.attempts) for r in records] == [
         ("error", "model_bad_response", 3)
     ]
+
+
+def test_tool_arguments_sent_as_an_object_are_taken_as_json() -> None:
+    # the protocol sends a JSON string; some servers send the object itself
+    wire = {"id": "c1", "function": {"name": "set_mood", "arguments": {"mood": "wry é"}}}
+    call_id, name, arguments = _call_parts(wire)
+    assert (call_id, name) == ("c1", "set_mood")
+    assert json.loads(arguments) == {"mood": "wry é"}
+    with pytest.raises(ModelBadResponse):
+        _call_parts({"id": "c2", "function": {"name": "set_mood", "arguments": ["mood"]}})
 
 
 @pytest.mark.asyncio
