@@ -42,6 +42,7 @@ from .errors import (
     ModelTimeout,
 )
 from .provider import Interruptible, Provider, await_or_cancel, openai_tools
+from .reasoning import strip_reasoning
 from .types import (
     CompletionResult,
     ModelRequest,
@@ -166,7 +167,7 @@ class OpenAICompatProvider(Provider):
                 response = await await_or_cancel(self._post(params, deadline, stream=False), cancel)
             choice = _first_choice(response)
             message = _object(choice.get("message"), "message")
-            content = _text(message.get("content"), "message content")
+            content = strip_reasoning(_text(message.get("content"), "message content"))
             raw_calls = [_call_parts(call) for call in _list(message.get("tool_calls"))]
             finish_reason = _text(choice.get("finish_reason"), "finish_reason") or "stop"
             usage = _usage(response.get("usage"))
