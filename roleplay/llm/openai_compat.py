@@ -42,7 +42,7 @@ from .errors import (
     ModelTimeout,
 )
 from .provider import Interruptible, Provider, await_or_cancel, openai_tools
-from .reasoning import strip_reasoning
+from .reasoning import StreamFilter, strip_reasoning
 from .types import (
     CompletionResult,
     ModelRequest,
@@ -193,6 +193,7 @@ class OpenAICompatProvider(Provider):
         finish_reason: str | None = None
         usage: Usage | None = None
         stream: Any = None
+        scratchpad = StreamFilter()
         try:
             async with Interruptible(cancel) as guard:
                 deadline = self._deadline(request.timeout)
@@ -215,7 +216,7 @@ class OpenAICompatProvider(Provider):
                             delta = _object(delta, "delta")
                             for fragment in _list(delta.get("tool_calls")):
                                 _merge_tool_fragment(calls, _object(fragment, "tool call"))
-                            text = _text(delta.get("content"), "delta content")
+                            text = scratchpad.feed(_text(delta.get("content"), "delta content"))
                             if text:
                                 parts.append(text)
                                 yield TextDelta(text)
@@ -230,6 +231,10 @@ class OpenAICompatProvider(Provider):
                 await stream.close()
         if finish_reason is None:
             raise ModelBadResponse("stream ended before a finish_reason")
+        held = scratchpad.finish()
+        if held:
+            parts.append(held)
+            yield TextDelta(held)
         raw_calls = [(c[0], c[1], c[2]) for _, c in sorted(calls.items())]
         content = "".join(parts)
         yield StreamDone(

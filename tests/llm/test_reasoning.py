@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 
 from roleplay.llm.openai_compat import OpenAICompatProvider
-from roleplay.llm.reasoning import strip_reasoning
+from roleplay.llm.reasoning import StreamFilter, strip_reasoning
 from roleplay.llm.scripted_server import Reply, ScriptedOpenAIServer
-from roleplay.llm.types import ModelRequest, ProviderConfig
+from roleplay.llm.types import ModelRequest, ProviderConfig, StreamDone, TextDelta
 
 
 @pytest.mark.parametrize(
@@ -43,3 +43,57 @@ async def test_a_complete_answer_comes_without_its_scratchpad() -> None:
         finally:
             await provider.aclose()
     assert result.content == "1. Go\n2. Stay\n3. Ask"
+
+
+STREAMED = [
+    ("<think>plan the scene</think>\n\nThe door creaks.", "The door creaks."),
+    ("  <Thinking>a</thinking>  B", "B"),
+    ("The door creaks.", "The door creaks."),
+    ("<b>bold</b> and <think>aside</think>", "<b>bold</b> and <think>aside</think>"),
+    ("<table> rows", "<table> rows"),
+    ("<think>cut short", "<think>cut short"),
+    ("   ", "   "),
+    ("<think>only a scratchpad</think>", ""),
+]
+
+
+@pytest.mark.parametrize(("content", "answer"), STREAMED)
+def test_stream_filter_whatever_the_pieces(content: str, answer: str) -> None:
+    """Every way of cutting the stream in two or three gives the same answer."""
+    cuts = [(i, j) for i in range(len(content) + 1) for j in range(i, len(content) + 1)]
+    for i, j in cuts:
+        scratch = StreamFilter()
+        pieces = [content[:i], content[i:j], content[j:]]
+        out = "".join(scratch.feed(piece) for piece in pieces) + scratch.finish()
+        assert out == answer, (i, j)
+
+
+def test_a_passing_stream_costs_nothing_more() -> None:
+    scratch = StreamFilter()
+    assert scratch.feed("Hi") == "Hi" and scratch.passing
+    assert scratch.feed("<think>") == "<think>"
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize("chunks", [1, 3, 40])
+async def test_a_streamed_reply_comes_without_its_scratchpad(chunks: int) -> None:
+    content = "<think>She is wary; keep it short.</think>\n\nThe lantern gutters. *She waits.*"
+    with ScriptedOpenAIServer() as server:
+        server.enqueue(Reply(content=content, chunks=chunks))
+        provider = OpenAICompatProvider(
+            ProviderConfig(provider="openai_compatible", model="m", base_url=server.base_url)
+        )
+        try:
+            events = [
+                event
+                async for event in provider.stream(
+                    ModelRequest([{"role": "user", "content": "hi"}])
+                )
+            ]
+        finally:
+            await provider.aclose()
+    deltas = [event.text for event in events if isinstance(event, TextDelta)]
+    done = events[-1]
+    assert isinstance(done, StreamDone)
+    assert "".join(deltas) == done.result.content == "The lantern gutters. *She waits.*"
+    assert all(deltas)
