@@ -18,6 +18,7 @@ from __future__ import annotations
 import asyncio
 import email.utils
 import json
+import logging
 import ssl
 import time
 import weakref
@@ -54,12 +55,17 @@ from .types import (
     Usage,
 )
 
+logger = logging.getLogger(__name__)
+
 POOL_SHARDS = 8
 CONTINUE_NUDGE = (
     "Continue your last reply from exactly where it stops. Do not repeat any of it; write "
     "only what comes next, with capitalization and punctuation that join on seamlessly."
 )
 _CONTENT_FILTER_CODES = {"content_filter", "content_policy_violation", "content_filtered"}
+# Parameters we send that a server may not know (an older or stricter one answers 400 or 422
+# naming it): without them the call still means the same, so they are dropped, for good.
+OPTIONAL_PARAMS = ("stream_options", "parallel_tool_calls")
 
 
 @lru_cache(maxsize=1)
@@ -84,6 +90,7 @@ class OpenAICompatProvider(Provider):
         ]
         self._clients = weakref.WeakKeyDictionary()
         self._turn = 0
+        self.refused: set[str] = set()  # OPTIONAL_PARAMS this server said it does not take
 
     @property
     def base_url(self) -> str:
@@ -144,7 +151,27 @@ class OpenAICompatProvider(Provider):
         return self.config.timeout_s if timeout is None else timeout
 
     async def _post(self, params: dict[str, Any], timeout: float, *, stream: bool) -> Any:
-        """One chat-completions request; JSON (or an SSE stream of JSON) comes back as is."""
+        """One chat-completions request; JSON (or an SSE stream of JSON) comes back as is.
+        A request the server refuses for naming one of :data:`OPTIONAL_PARAMS` is sent once
+        more without it, and this provider never sends it again."""
+        for key in self.refused.intersection(params):
+            del params[key]
+        try:
+            return await self._send(params, timeout, stream=stream)
+        except openai.APIStatusError as exc:
+            said = f"{exc} {exc.body}"
+            named = [key for key in OPTIONAL_PARAMS if key in params and key in said]
+            if exc.status_code not in (400, 422) or not named:
+                raise
+            logger.warning(
+                "the server of model %s refused %s: sent without", self.config.model, named
+            )
+            self.refused.update(named)
+            for key in named:
+                del params[key]
+        return await self._send(params, timeout, stream=stream)
+
+    async def _send(self, params: dict[str, Any], timeout: float, *, stream: bool) -> Any:
         return await self._client().post(
             "/chat/completions",
             body=params,

@@ -248,6 +248,47 @@ async def test_invalid_tool_arguments_are_a_bad_response_and_retried(
     ]
 
 
+@pytest.mark.asyncio
+async def test_a_server_refusing_stream_options_is_asked_again_without(
+    server: ScriptedOpenAIServer,
+) -> None:
+    refused = {"error": {"message": "Unrecognized request argument supplied: stream_options"}}
+    server.enqueue(Reply(status=400, error_body=refused), Reply(content="Hello there."))
+    records: list[CallRecord] = []
+    client = make_client(server, records)
+    deltas, done = await collect(client)
+    assert "".join(deltas) == done.result.content == "Hello there."
+    first, second = server.requests
+    assert first["stream_options"] == {"include_usage": True} and "stream_options" not in second
+    assert [(r.outcome, r.attempts) for r in records] == [("ok", 1)]
+    server.enqueue(Reply(content="Again."))  # the same provider remembers: one request
+    await collect(client)
+    assert len(server.requests) == 3 and "stream_options" not in server.requests[2]
+
+
+@pytest.mark.asyncio
+async def test_a_server_refusing_parallel_tool_calls_with_422_is_asked_again_without(
+    server: ScriptedOpenAIServer,
+) -> None:
+    refused = {
+        "detail": [{"loc": ["body", "parallel_tool_calls"], "msg": "extra fields not permitted"}]
+    }
+    server.enqueue(Reply(status=422, error_body=refused), Reply(tool_calls=TWO_CALLS))
+    result = await make_client(server).complete(ModelRequest(MESSAGES, tools=TOOLS))
+    assert [c.name for c in result.tool_calls] == ["set_mood", "roll_dice"]
+    assert "parallel_tool_calls" not in server.requests[1] and "tools" in server.requests[1]
+
+
+@pytest.mark.asyncio
+async def test_a_refusal_that_names_no_optional_parameter_is_not_sent_again(
+    server: ScriptedOpenAIServer,
+) -> None:
+    server.enqueue(Reply(status=400, error_body={"error": {"message": "bad temperature"}}))
+    with pytest.raises(ModelBadRequest):
+        await make_client(server).complete(ModelRequest(MESSAGES, tools=TOOLS))
+    assert len(server.requests) == 1
+
+
 def test_tool_arguments_sent_as_an_object_are_taken_as_json() -> None:
     # the protocol sends a JSON string; some servers send the object itself
     wire = {"id": "c1", "function": {"name": "set_mood", "arguments": {"mood": "wry é"}}}
