@@ -63,9 +63,33 @@ CONTINUE_NUDGE = (
     "only what comes next, with capitalization and punctuation that join on seamlessly."
 )
 _CONTENT_FILTER_CODES = {"content_filter", "content_policy_violation", "content_filtered"}
-# Parameters we send that a server may not know (an older or stricter one answers 400 or 422
-# naming it): without them the call still means the same, so they are dropped, for good.
-OPTIONAL_PARAMS = ("stream_options", "parallel_tool_calls")
+
+
+def refused_params(params: dict[str, Any], said: str) -> dict[str, str | None]:
+    """What of ``params`` a server's refusal (its 400 or 422, ``said``) names as a parameter
+    it does not take, and what to send instead: nothing (None) or the same value under
+    another name. ``stream_options`` and ``parallel_tool_calls`` change nothing the call
+    means (older and stricter servers do not know them); a sampling parameter the model
+    does not support (OpenAI's reasoning models: only the default) is left to the server;
+    ``max_tokens`` is ``max_completion_tokens`` where a server asks for that name."""
+    lowered = said.lower()
+    found: dict[str, str | None] = {}
+    for key in params:
+        if key in ("stream_options", "parallel_tool_calls") and key in said:
+            found[key] = None
+        elif key in ("temperature", "top_p") and key in said and "unsupported" in lowered:
+            found[key] = None
+        elif key == "max_tokens" and "max_completion_tokens" in said:
+            found[key] = "max_completion_tokens"
+    return found
+
+
+def _apply_refused(params: dict[str, Any], refused: dict[str, str | None]) -> None:
+    for key, instead in refused.items():
+        if key in params:
+            value = params.pop(key)
+            if instead is not None:
+                params[instead] = value
 
 
 @lru_cache(maxsize=1)
@@ -90,7 +114,7 @@ class OpenAICompatProvider(Provider):
         ]
         self._clients = weakref.WeakKeyDictionary()
         self._turn = 0
-        self.refused: set[str] = set()  # OPTIONAL_PARAMS this server said it does not take
+        self.refused: dict[str, str | None] = {}  # see refused_params: kept for good
 
     @property
     def base_url(self) -> str:
@@ -152,24 +176,24 @@ class OpenAICompatProvider(Provider):
 
     async def _post(self, params: dict[str, Any], timeout: float, *, stream: bool) -> Any:
         """One chat-completions request; JSON (or an SSE stream of JSON) comes back as is.
-        A request the server refuses for naming one of :data:`OPTIONAL_PARAMS` is sent once
-        more without it, and this provider never sends it again."""
-        for key in self.refused.intersection(params):
-            del params[key]
-        try:
-            return await self._send(params, timeout, stream=stream)
-        except openai.APIStatusError as exc:
-            said = f"{exc} {exc.body}"
-            named = [key for key in OPTIONAL_PARAMS if key in params and key in said]
-            if exc.status_code not in (400, 422) or not named:
-                raise
-            logger.warning(
-                "the server of model %s refused %s: sent without", self.config.model, named
-            )
-            self.refused.update(named)
-            for key in named:
-                del params[key]
-        return await self._send(params, timeout, stream=stream)
+        A request the server refuses for a parameter it does not take
+        (:func:`refused_params`) is sent again without it (a server names one at a time),
+        and this provider never sends it again."""
+        _apply_refused(params, self.refused)
+        while True:
+            try:
+                return await self._send(params, timeout, stream=stream)
+            except openai.APIStatusError as exc:
+                refused = refused_params(params, f"{exc} {exc.body}")
+                if exc.status_code not in (400, 422) or not refused:
+                    raise
+                logger.warning(
+                    "the server of model %s refused %s: sent without",
+                    self.config.model,
+                    sorted(refused),
+                )
+                self.refused.update(refused)
+                _apply_refused(params, refused)
 
     async def _send(self, params: dict[str, Any], timeout: float, *, stream: bool) -> Any:
         return await self._client().post(

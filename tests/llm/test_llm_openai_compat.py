@@ -17,7 +17,7 @@ from roleplay.llm.errors import (
     ModelRateLimited,
     ModelServerError,
 )
-from roleplay.llm.openai_compat import OpenAICompatProvider, _call_parts
+from roleplay.llm.openai_compat import OpenAICompatProvider, _call_parts, refused_params
 from roleplay.llm.provider import ModelClient, build_provider
 from roleplay.llm.scripted_server import Reply, ScriptedOpenAIServer
 from roleplay.llm.types import CallRecord, ModelRequest, ProviderConfig, StreamDone, TextDelta
@@ -277,6 +277,42 @@ async def test_a_server_refusing_parallel_tool_calls_with_422_is_asked_again_wit
     result = await make_client(server).complete(ModelRequest(MESSAGES, tools=TOOLS))
     assert [c.name for c in result.tool_calls] == ["set_mood", "roll_dice"]
     assert "parallel_tool_calls" not in server.requests[1] and "tools" in server.requests[1]
+
+
+@pytest.mark.asyncio
+async def test_a_reasoning_model_s_refusals_are_met_one_after_another(
+    server: ScriptedOpenAIServer,
+) -> None:
+    # how OpenAI's reasoning models answer parameters they do not take, one at a time
+    tokens = "Unsupported parameter: 'max_tokens' is not supported with this model. Use "
+    tokens += "'max_completion_tokens' instead."
+    heat = "Unsupported value: 'temperature' does not support 0.8 with this model."
+    server.enqueue(
+        Reply(status=400, error_body={"error": {"message": tokens}}),
+        Reply(status=400, error_body={"error": {"message": heat}}),
+        Reply(content="Fine."),
+    )
+    records: list[CallRecord] = []
+    result = await make_client(server, records).complete(ModelRequest(MESSAGES))
+    assert result.content == "Fine." and [r.outcome for r in records] == ["ok"]
+    last = server.requests[-1]
+    assert last["max_completion_tokens"] == 1024
+    assert "max_tokens" not in last and "temperature" not in last
+
+
+@pytest.mark.parametrize(
+    ("said", "found"),
+    [
+        ("Unrecognized request argument supplied: stream_options", {"stream_options": None}),
+        ("temperature must be at most 2", {}),
+        ("Unsupported value: 'temperature'", {"temperature": None}),
+        ("use max_completion_tokens", {"max_tokens": "max_completion_tokens"}),
+        ("top_k is not known", {}),
+    ],
+)
+def test_refused_params(said: str, found: dict[str, str | None]) -> None:
+    params = {"model": "m", "temperature": 0.8, "max_tokens": 9, "stream_options": {}}
+    assert refused_params(params, said) == found
 
 
 @pytest.mark.asyncio
