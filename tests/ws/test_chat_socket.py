@@ -77,6 +77,20 @@ async def test_turn_streams_and_stores(conversation, llm):
     await comm.disconnect()
 
 
+async def test_a_reasoning_model_s_scratchpad_is_neither_streamed_nor_stored(conversation, llm):
+    llm.enqueue(Reply(content="<think>Be brief; she is tired.</think>\n\nSit. Rest.", chunks=6))
+    comm = await connect(conversation)
+    await comm.send_to(
+        text_data=json.dumps({"type": "user_message", "client_message_id": "r1", "content": "Hi"})
+    )
+    events = await receive_until(comm, "turn.completed")
+    deltas = "".join(e["text"] for e in events if e["type"] == "delta")
+    assert deltas == events[-1]["content"] == "Sit. Rest."
+    reply = await Message.objects.aget(session_id=str(conversation.id), role="assistant")
+    assert reply.content == "Sit. Rest."
+    await comm.disconnect()
+
+
 async def test_duplicate_client_id_starts_no_second_turn(conversation, llm):
     comm = await connect(conversation)
     msg = {"type": "user_message", "client_message_id": "same", "content": "Hello"}
