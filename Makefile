@@ -86,7 +86,8 @@ MYPY_PATHS := worldbook/engine roleplay/llm/types.py roleplay/llm/errors.py \
 	roleplay/agentic/inputs.py roleplay/agentic/tools.py roleplay/agentic/runner.py \
 	roleplay/agentic/autoreply.py memory/bench/locomo.py memory/bench/facts.py \
 	memory/bench/smalltalk.py memory/bench/synthetic.py memory/bench/metrics.py \
-	memory/bench/stats.py memory/bench/report.py story/engine story/bench roleplay/compact
+	memory/bench/stats.py memory/bench/report.py story/engine story/bench roleplay/compact \
+	roleplay/chats roleplay/llm/reasoning.py
 
 lint: bootstrap
 	$(VENV)/bin/ruff check .

@@ -4,6 +4,7 @@ from roleplay import (
     views,
     views_agent,
     views_characters,
+    views_chat_import,
     views_memory,
     views_memory_entries,
     views_memory_handoffs,
@@ -40,6 +41,11 @@ urlpatterns = [
     ),
     path("console/conversations/", views.conversation_list, name="conversations"),
     path("console/conversations/new/", views.conversation_create, name="conversation_create"),
+    path(
+        "console/conversations/import/",
+        views_chat_import.conversation_import,
+        name="conversation_import",
+    ),
     path(
         "console/conversations/<uuid:pk>/",
         views.conversation_detail,

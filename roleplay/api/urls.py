@@ -4,6 +4,7 @@ from rest_framework.routers import DefaultRouter
 from roleplay.api import views
 from roleplay.api.avatars import CharacterAvatarView
 from roleplay.api.card_import import CharacterImportView
+from roleplay.api.chat_import import ConversationImportView
 from roleplay.api.checkpoints import CheckpointEditViewSet
 from roleplay.api.memory_settings import MemorySettingsView
 from roleplay.api.personas import PersonaAvatarView, PersonaViewSet
@@ -38,6 +39,9 @@ router.register("scenarios", ScenarioViewSet, basename="scenario")
 # Views of their own (a file's body limit), ahead of the router's ``characters/{pk}``.
 urlpatterns = [
     re_path(r"^characters/import/?$", CharacterImportView.as_view(), name="character-import"),
+    re_path(
+        r"^conversations/import/?$", ConversationImportView.as_view(), name="conversation-import"
+    ),
     re_path(
         r"^characters/(?P<pk>[^/.]+)/avatar/?$",
         CharacterAvatarView.as_view(),

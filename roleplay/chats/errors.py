@@ -1,0 +1,36 @@
+"""What reading a chat file raises: a stable code, a message, JSON-safe details."""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from console.failures import Kind
+from roleplay.errors import RoleplayError
+
+INVALID_CHAT_FILE = "invalid_chat_file"
+EMPTY_CHAT = "empty_chat"
+TOO_MANY_MESSAGES = "too_many_messages"
+MESSAGE_TOO_LONG = "message_too_long"
+FILE_TOO_LARGE = "file_too_large"
+
+
+class ChatFileError(RoleplayError):
+    """A file that is not a chat we read (400 ``invalid_chat_file``); ``details.line`` names
+    the line of a JSONL file that broke."""
+
+    kind: ClassVar[Kind] = "bad_request"
+    default_code = INVALID_CHAT_FILE
+
+
+class ChatFileInvalid(ChatFileError):
+    """A chat we read that cannot become a conversation (422): nothing to import, or more
+    messages than a conversation takes."""
+
+    kind = "invalid"
+
+
+class ChatFileTooLarge(ChatFileError):
+    """More bytes than a chat file may have (413 ``file_too_large``)."""
+
+    kind = "too_large"
+    default_code = FILE_TOO_LARGE

@@ -1,0 +1,73 @@
+"""Console page: a chat file from another tool becomes a new conversation
+(``services.chat_import``, as ``POST /api/v1/conversations/import``)."""
+
+from __future__ import annotations
+
+from django import forms
+from django.contrib import messages as flash
+from django.shortcuts import redirect, render
+
+from console.access import console_view, posted
+from console.failures import DomainError
+from console.models import Player, Role
+from console.scoping import scoped
+from console.services import console_player_external_id, ensure_console_player
+from roleplay.chats.read import MAX_FILE_BYTES
+from roleplay.models import Character
+from roleplay.services.chat_import import import_chat
+from roleplay.views_characters import files
+
+
+class ChatImportForm(forms.Form):
+    file = forms.FileField(
+        label="Chat file",
+        widget=forms.ClearableFileInput(attrs={"accept": ".jsonl,.json"}),
+        help_text="A SillyTavern chat (.jsonl), an OpenAI message array or a ShareGPT "
+        "conversation (.json), at most 32 MiB. Swipes become the replies' alternatives; "
+        "hidden and narrator lines are left out.",
+    )
+    character = forms.ModelChoiceField(queryset=Character.objects.none())
+    player = forms.ModelChoiceField(
+        queryset=Player.objects.none(),
+        required=False,
+        help_text="Leave on “Me” to import it as your own conversation.",
+    )
+    title = forms.CharField(max_length=200, required=False, help_text="Default: the file name.")
+
+    def __init__(self, *args, tenant, me_label: str, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["character"].queryset = scoped(Character, tenant).order_by("name")
+        self.fields["player"].queryset = scoped(Player, tenant).order_by("external_id")
+        self.fields["player"].empty_label = me_label
+
+
+@console_view(read=Role.OPERATOR)
+def conversation_import(request):
+    me = f"Me ({console_player_external_id(request.user)})"
+    form = ChatImportForm(posted(request), files(request), tenant=request.tenant, me_label=me)
+    if request.method == "POST" and form.is_valid():
+        data, upload = form.cleaned_data, form.cleaned_data["file"]
+        player = data["player"] or ensure_console_player(request.tenant, request.user)
+        name = (upload.name or "chat").rsplit(".", 1)[0]
+        try:
+            result = import_chat(
+                request.tenant,
+                upload.read(MAX_FILE_BYTES + 1),
+                character=data["character"],
+                player=player,
+                title=data["title"] or name[:200],
+            )
+        except DomainError as exc:
+            form.add_error("file", f"{exc.message} ({exc.code})")
+        else:
+            report = result.report
+            skipped = sum(report["skipped"].values())
+            flash.success(
+                request,
+                f"Imported {report['stored_messages']} messages from {upload.name}"
+                + (f" ({skipped} left out)" if skipped else "")
+                + ("; the first reply is the character's opening." if report["opening"]
+                   == "greeting" else "."),
+            )  # fmt: skip
+            return redirect("conversation_detail", pk=result.conversation.pk)
+    return render(request, "roleplay/conversations/import.html", {"form": form})

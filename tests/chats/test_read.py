@@ -1,0 +1,166 @@
+"""Reading chat files: SillyTavern JSONL, OpenAI messages, ShareGPT; every malformed file is
+a stable error code."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from roleplay.chats import read
+from roleplay.chats.errors import ChatFileError, ChatFileInvalid, ChatFileTooLarge
+from roleplay.chats.read import read_chat, sent_ms
+
+HEADER = {
+    "user_name": "Ann",
+    "character_name": "Mira",
+    "create_date": "2024-01-01@12h00m00s",
+    "chat_metadata": {"note_prompt": ""},
+}
+
+
+def st_line(mes, *, user=False, **extra):
+    name = "Ann" if user else "Mira"
+    return {"name": name, "is_user": user, "is_system": False, "mes": mes, **extra}
+
+
+def jsonl(*items) -> bytes:
+    return "\n".join(json.dumps(item, ensure_ascii=False) for item in items).encode()
+
+
+def test_a_sillytavern_chat_with_swipes_hidden_and_narrator_lines():
+    data = jsonl(
+        HEADER,
+        st_line("Welcome, Ann.", swipes=["Welcome, Ann.", "You again?"], swipe_id=0,
+                send_date="January 1, 2024 12:00pm"),
+        st_line("Hello!", user=True, send_date="January 1, 2024 12:01pm"),
+        st_line("B", swipes=["A", "B", "C"], swipe_id=1, extra={"reasoning": "x"},
+                send_date="2024-01-01T12:02:00.000Z"),
+        {"name": "Ann", "is_user": True, "is_system": True, "mes": "(hidden note)"},
+        {"name": "System", "is_user": False, "mes": "Night falls.", "extra": {"type": "narrator"}},
+        st_line("   "),
+    )  # fmt: skip
+    chat = read_chat(data)
+    assert [(m.role, m.content, m.alternatives, m.selected) for m in chat.messages] == [
+        ("assistant", "Welcome, Ann.", ("Welcome, Ann.", "You again?"), 0),
+        ("user", "Hello!", (), 0),
+        ("assistant", "B", ("A", "B", "C"), 1),
+    ]
+    assert [m.sent_ms for m in chat.messages] == [1704110400000, 1704110460000, 1704110520000]
+    report = chat.report()
+    assert report["format"] == "sillytavern"
+    assert report["skipped"] == {"empty": 1, "hidden": 1, "narrator": 1}
+    assert (report["user_name"], report["character_name"]) == ("Ann", "Mira")
+    assert report["speakers"] == ["Mira"] and report["alternatives"] == 5
+
+
+def test_a_chat_without_header_and_with_crlf_and_bom():
+    data = b"\xef\xbb\xbf" + jsonl(st_line("Hi", user=True), st_line("Hello")).replace(
+        b"\n", b"\r\n"
+    )
+    assert [m.content for m in read_chat(data).messages] == ["Hi", "Hello"]
+
+
+def test_the_selected_swipe_is_the_text_and_too_many_are_cut_around_it():
+    swipes = [f"reply {i}" for i in range(150)]
+    chat = read_chat(jsonl(st_line("reply 140", swipes=swipes, swipe_id=140)))
+    message = chat.messages[0]
+    assert len(message.alternatives) == read.MAX_ALTERNATIVES
+    assert message.alternatives[message.selected] == message.content == "reply 140"
+    assert chat.alternatives_dropped == 50
+    # no swipe_id: the text says which one it is
+    chat = read_chat(jsonl(st_line("b", swipes=["a", "b"])))
+    assert chat.messages[0].selected == 1
+
+
+@pytest.mark.parametrize(
+    "data",
+    [
+        json.dumps([{"role": "system", "content": "Be kind."}, {"role": "user", "content": "Hi"},
+                    {"role": "assistant", "content": [{"type": "text", "text": "Hello"}]}]),
+        json.dumps({"messages": [{"role": "user", "content": "Hi"},
+                                 {"role": "assistant", "content": "Hello"}]}),
+        json.dumps({"conversations": [{"from": "human", "value": "Hi"},
+                                      {"from": "gpt", "value": "Hello"}]}),
+        json.dumps([{"from": "system", "value": "x"}, {"from": "human", "value": "Hi"},
+                    {"from": "gpt", "value": "Hello"}]),
+    ],
+)  # fmt: skip
+def test_openai_and_sharegpt_conversations(data):
+    chat = read_chat(data.encode())
+    assert [(m.role, m.content) for m in chat.messages] == [("user", "Hi"), ("assistant", "Hello")]
+    assert chat.format in ("openai", "sharegpt")
+
+
+@pytest.mark.parametrize(
+    ("data", "error", "code"),
+    [
+        (b"", ChatFileError, "invalid_chat_file"),
+        (b"\xff\xfe\x00garbage", ChatFileError, "invalid_chat_file"),
+        (b'{"mes": "a", "is_user": true}\n{not json', ChatFileError, "invalid_chat_file"),
+        (b"42", ChatFileError, "invalid_chat_file"),
+        (b'{"foo": 1}', ChatFileError, "invalid_chat_file"),
+        (b'[{"role": "wizard", "content": "x"}]', ChatFileError, "invalid_chat_file"),
+        (b'[{"mes": 7, "is_user": true}]', ChatFileError, "invalid_chat_file"),
+        (b'[{"mes": "a", "swipes": ["a", 2]}]', ChatFileError, "invalid_chat_file"),
+        (b'[{"mes": "a"}, 3]', ChatFileError, "invalid_chat_file"),
+        (b"[" * 100_000 + b"]" * 100_000, ChatFileError, "invalid_chat_file"),
+        (b"[" + b"1" * 5000 + b"]", ChatFileError, "invalid_chat_file"),
+        (b'{"mes": "a"}\n' + b"[" * 100_000, ChatFileError, "invalid_chat_file"),
+        (jsonl(HEADER), ChatFileInvalid, "empty_chat"),
+        (b'[{"role": "system", "content": "only rules"}]', ChatFileInvalid, "empty_chat"),
+    ],
+)
+def test_bad_files_are_refused_with_a_stable_code(data, error, code):
+    with pytest.raises(error) as caught:
+        read_chat(data)
+    assert caught.value.code == code
+
+
+def test_limits(monkeypatch):
+    monkeypatch.setattr(read, "MAX_FILE_BYTES", 10)
+    with pytest.raises(ChatFileTooLarge):
+        read_chat(b"[" + b" " * 20 + b"]")
+    monkeypatch.setattr(read, "MAX_FILE_BYTES", 10**6)
+    monkeypatch.setattr(read, "MAX_MESSAGES", 2)
+    with pytest.raises(ChatFileInvalid) as caught:
+        read_chat(jsonl(*(st_line(str(i)) for i in range(3))))
+    assert caught.value.code == "too_many_messages"
+    monkeypatch.setattr(read, "MAX_MESSAGE_CHARS", 5)
+    with pytest.raises(ChatFileInvalid) as caught:
+        read_chat(jsonl(st_line("123456")))
+    assert caught.value.code == "message_too_long"
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [
+        (1704110400, 1704110400000),
+        (1704110400000, 1704110400000),
+        ("2024-01-01T12:00:00Z", 1704110400000),
+        ("2024-01-01@12h00m00s", 1704110400000),
+        ("2024-1-1 @12h 0m 0s 250ms", 1704110400250),
+        ("January 1, 2024 12:00pm", 1704110400000),
+        ("yesterday", None),
+        (True, None),
+        (None, None),
+        (-5, None),
+    ],
+)
+def test_send_times(value, expected):
+    assert sent_ms(value) == expected
+
+
+def test_arbitrary_bytes_never_escape_as_anything_but_a_chat_error():
+    import random
+
+    rng = random.Random(7)
+    samples = [b'[{"mes": "a", "is_user": true}]', jsonl(HEADER, st_line("x")), b'{"messages": []}']
+    for _ in range(400):
+        base = bytearray(rng.choice(samples))
+        for _ in range(rng.randint(1, 4)):
+            base[rng.randrange(len(base))] = rng.randrange(256)
+        try:
+            read_chat(bytes(base))
+        except ChatFileError:
+            pass
