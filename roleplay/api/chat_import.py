@@ -6,8 +6,9 @@ SillyTavern ``.jsonl`` chats, OpenAI message arrays and ShareGPT conversations, 
 ``persona``, ``scenario`` and ``title`` (optional), each by the rules of creating a
 conversation. The answer (``201``) is the conversation and the import report: the format,
 counts of messages, alternatives and what was left out, and how the opening was taken.
-A file refused (``invalid_chat_file`` 400; ``empty_chat``, ``too_many_messages`` or
-``message_too_long`` 422; ``file_too_large`` 413) writes nothing. ``Idempotency-Key``
+A file refused (``invalid_chat_file`` 400; ``empty_chat``, ``too_many_messages``,
+``message_too_long`` or ``several_conversations`` 422; ``file_too_large`` 413) writes
+nothing. ``Idempotency-Key``
 replays the first answer.
 """
 

@@ -11,6 +11,7 @@ INVALID_CHAT_FILE = "invalid_chat_file"
 EMPTY_CHAT = "empty_chat"
 TOO_MANY_MESSAGES = "too_many_messages"
 MESSAGE_TOO_LONG = "message_too_long"
+SEVERAL_CONVERSATIONS = "several_conversations"
 FILE_TOO_LARGE = "file_too_large"
 
 
@@ -23,8 +24,8 @@ class ChatFileError(RoleplayError):
 
 
 class ChatFileInvalid(ChatFileError):
-    """A chat we read that cannot become a conversation (422): nothing to import, or more
-    messages than a conversation takes."""
+    """A chat we read that cannot become a conversation (422): nothing to import, more
+    messages than a conversation takes, or several conversations in one file."""
 
     kind = "invalid"
 

@@ -32,6 +32,7 @@ from typing import Any
 from roleplay.chats.errors import (
     EMPTY_CHAT,
     MESSAGE_TOO_LONG,
+    SEVERAL_CONVERSATIONS,
     TOO_MANY_MESSAGES,
     ChatFileError,
     ChatFileInvalid,
@@ -152,6 +153,14 @@ def _read_items(data: list[Any] | dict[str, Any]) -> ChatFile:
     if not isinstance(data, list):
         raise ChatFileError(message="no messages found: not a chat file this reads")
     first = next((item for item in data if isinstance(item, dict)), {})
+    if isinstance(first.get("conversations"), list) or isinstance(first.get("messages"), list):
+        if len(data) == 1:  # a dataset's one line: one conversation
+            return _read_items(first)
+        raise ChatFileInvalid(
+            SEVERAL_CONVERSATIONS,
+            f"the file holds {len(data)} conversations: import them one at a time",
+            {"conversations": len(data)},
+        )
     if "mes" in first or _HEADER_KEYS & set(first):
         return _read_sillytavern(data)
     if "from" in first and "value" in first:

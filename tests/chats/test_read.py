@@ -84,6 +84,11 @@ def test_the_selected_swipe_is_the_text_and_too_many_are_cut_around_it():
                                       {"from": "gpt", "value": "Hello"}]}),
         json.dumps([{"from": "system", "value": "x"}, {"from": "human", "value": "Hi"},
                     {"from": "gpt", "value": "Hello"}]),
+        # a dataset's JSONL with one conversation on its line
+        json.dumps({"id": "7", "conversations": [{"from": "human", "value": "Hi"},
+                                                 {"from": "gpt", "value": "Hello"}]}) + "\n",
+        json.dumps([{"messages": [{"role": "user", "content": "Hi"},
+                                  {"role": "assistant", "content": "Hello"}]}]),
     ],
 )  # fmt: skip
 def test_openai_and_sharegpt_conversations(data):
@@ -108,6 +113,11 @@ def test_openai_and_sharegpt_conversations(data):
         (b"[" + b"1" * 5000 + b"]", ChatFileError, "invalid_chat_file"),
         (b'{"mes": "a"}\n' + b"[" * 100_000, ChatFileError, "invalid_chat_file"),
         (jsonl(HEADER), ChatFileInvalid, "empty_chat"),
+        (
+            jsonl(*[{"conversations": [{"from": "human", "value": "hi"}]}] * 2),
+            ChatFileInvalid,
+            "several_conversations",
+        ),
         (b'[{"role": "system", "content": "only rules"}]', ChatFileInvalid, "empty_chat"),
     ],
 )
