@@ -8,8 +8,7 @@ conversation. The answer (``201``) is the conversation and the import report: th
 counts of messages, alternatives and what was left out, and how the opening was taken.
 A file refused (``invalid_chat_file`` 400; ``empty_chat``, ``too_many_messages``,
 ``message_too_long`` or ``several_conversations`` 422; ``file_too_large`` 413) writes
-nothing. ``Idempotency-Key``
-replays the first answer.
+nothing. ``Idempotency-Key`` replays the first answer.
 """
 
 from __future__ import annotations
