@@ -12,13 +12,13 @@ the avatar, or a plain generated image when there is none. The file is built by 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from typing import Any
 
 from roleplay.cards.book import merge_books, to_character_book
 from roleplay.cards.build import EXPORT_FORMATS, build_card
 from roleplay.cards.errors import INVALID_EXPORT_FORMAT, CardFailure
 from roleplay.cards.mapping import LIST_FIELDS, TEXT_FIELDS
+from roleplay.downloads import FileOut
 from roleplay.models import Character
 from roleplay.selectors import avatar_of
 from worldbook import selectors as worldbook_reads
@@ -29,13 +29,6 @@ CONTENT_TYPES = {
     "ccv2_json": "application/json",
 }
 _UNSAFE = re.compile(r"[^\w.-]+")
-
-
-@dataclass(frozen=True)
-class ExportedCard:
-    data: bytes
-    content_type: str
-    filename: str
 
 
 def check_format(fmt: str) -> str:
@@ -59,7 +52,7 @@ def character_book(tenant, character: Character) -> dict[str, Any] | None:
     return to_character_book(merge_books(books, f"{character.name} worldbook"[:300]))
 
 
-def export_character(tenant, character: Character, fmt: str) -> ExportedCard:
+def export_character(tenant, character: Character, fmt: str) -> FileOut:
     """The card file of ``character`` in ``fmt`` (``ccv3_png``, ``ccv3_json``, ``ccv2_json``)."""
     check_format(fmt)
     fields = {
@@ -71,4 +64,4 @@ def export_character(tenant, character: Character, fmt: str) -> ExportedCard:
     data = build_card(fields, fmt, book=character_book(tenant, character), image=image)
     stem = _UNSAFE.sub("_", character.name).strip("._") or "character"
     suffix = "png" if fmt == "ccv3_png" else "json"
-    return ExportedCard(data, CONTENT_TYPES[fmt], f"{stem[:80]}.{suffix}")
+    return FileOut(data, CONTENT_TYPES[fmt], f"{stem[:80]}.{suffix}")

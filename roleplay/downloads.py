@@ -6,6 +6,8 @@ Plain Django responses, shared by the console pages and the API views (DRF passe
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from django.http import HttpResponse, HttpResponseNotModified
 from django.utils.http import content_disposition_header
 
@@ -29,6 +31,15 @@ def image_response(request, avatar: Avatar) -> HttpResponse:
 
 def _tags(header: str) -> set[str]:
     return {tag.strip().removeprefix("W/") for tag in header.split(",") if tag.strip()}
+
+
+@dataclass(frozen=True)
+class FileOut:
+    """A file made to be downloaded: a card, a chat."""
+
+    data: bytes
+    content_type: str
+    filename: str
 
 
 def download(data: bytes, content_type: str, filename: str) -> HttpResponse:

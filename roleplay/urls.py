@@ -47,6 +47,11 @@ urlpatterns = [
         name="conversation_import",
     ),
     path(
+        "console/conversations/<uuid:pk>/export/",
+        views_chat_import.conversation_export,
+        name="conversation_export",
+    ),
+    path(
         "console/conversations/<uuid:pk>/",
         views.conversation_detail,
         name="conversation_detail",

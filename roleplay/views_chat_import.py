@@ -1,5 +1,6 @@
-"""Console page: a chat file from another tool becomes a new conversation
-(``services.chat_import``, as ``POST /api/v1/conversations/import``)."""
+"""Console pages of chat files: one from another tool becomes a new conversation
+(``services.chat_import``, as ``POST /api/v1/conversations/import``), and a conversation
+goes out as one (``chat_export``, as ``GET /api/v1/conversations/{id}/export``)."""
 
 from __future__ import annotations
 
@@ -10,10 +11,13 @@ from django.shortcuts import redirect, render
 from console.access import console_view, posted
 from console.failures import DomainError
 from console.models import Player, Role
-from console.scoping import scoped
+from console.scoping import get_scoped_or_404, scoped
 from console.services import console_player_external_id, ensure_console_player
+from roleplay.chat_export import export_chat
 from roleplay.chats.read import MAX_FILE_BYTES
-from roleplay.models import Character
+from roleplay.chats.write import FORMATS, SILLYTAVERN
+from roleplay.downloads import download
+from roleplay.models import Character, Conversation
 from roleplay.services.chat_import import import_chat
 from roleplay.views_characters import files
 
@@ -71,3 +75,14 @@ def conversation_import(request):
             )  # fmt: skip
             return redirect("conversation_detail", pk=result.conversation.pk)
     return render(request, "roleplay/conversations/import.html", {"form": form})
+
+
+@console_view()
+def conversation_export(request, pk):
+    """The conversation as a chat file to download (``?format=``, as the API's export)."""
+    conversation = get_scoped_or_404(
+        Conversation.objects.select_related("character", "player"), request.tenant, pk=pk
+    )
+    fmt = request.GET.get("format", SILLYTAVERN)
+    chat = export_chat(request.tenant, conversation, fmt if fmt in FORMATS else SILLYTAVERN)
+    return download(chat.data, chat.content_type, chat.filename)

@@ -25,6 +25,7 @@ from memory import services as message_store
 from roleplay.api import serializers as s
 from roleplay.api.agent_state import AgentStateActions
 from roleplay.api.cards import CardActions, ConversationCardReads
+from roleplay.api.chat_export import ChatExportActions
 from roleplay.api.checkpoints import CheckpointActions
 from roleplay.api.memory_consolidation import MemoryConsolidationActions
 from roleplay.api.memory_documents import MemoryDocumentActions
@@ -122,6 +123,7 @@ class ConversationViewSet(
     CheckpointActions,
     PlanningActions,
     ConversationCardReads,
+    ChatExportActions,
     ServiceWrites,
 ):
     model = Conversation

@@ -25,13 +25,12 @@ from django.db import transaction
 from django.utils import timezone
 
 from memory.models import Message, MessageAlternative, MessageStatus
+from roleplay.chats.names import fill_names
 from roleplay.chats.read import ChatFile, ChatMessage, read_chat
 from roleplay.models import Conversation
 from roleplay.selectors import greeting_choices, persona_for
 from roleplay.services.conversations import start_conversation, update_conversation
 from roleplay.turns.records import index_on_commit
-
-_MACROS = ("{{char}}", "<bot>", "{{user}}", "<user>")
 
 
 @dataclass(frozen=True)
@@ -78,24 +77,9 @@ def _opening(chat: ChatFile, conversation: Conversation) -> int | None:
     character = chat.character_name or conversation.character.name
     wanted = _plain(first.content)
     for index, text in greeting_choices(conversation.character):
-        if _plain(_filled(text, character, user)) == wanted:
+        if _plain(fill_names(text, character=character, user=user)) == wanted:
             return index
     return None
-
-
-def _filled(text: str, character: str, user: str) -> str:
-    for macro in _MACROS:
-        value = character if macro in ("{{char}}", "<bot>") else user
-        text = _replace_any_case(text, macro, value)
-    return text
-
-
-def _replace_any_case(text: str, macro: str, value: str) -> str:
-    lowered, out, start = text.lower(), [], 0
-    while (found := lowered.find(macro, start)) >= 0:
-        out += [text[start:found], value]
-        start = found + len(macro)
-    return "".join(out) + text[start:]
 
 
 def _plain(text: str) -> str:

@@ -53,3 +53,14 @@ def test_a_bad_file_is_shown_its_code_and_writes_nothing(operator_client, tenant
 
 def test_a_viewer_cannot_import(viewer_client):
     assert viewer_client.get(URL).status_code == 403
+
+
+def test_a_conversation_downloads_as_a_chat_file(operator_client, conversation):
+    page = operator_client.get(f"/console/conversations/{conversation.pk}/").content.decode()
+    assert 'id="conversation-export"' in page
+    response = operator_client.get(f"/console/conversations/{conversation.pk}/export/")
+    assert response.status_code == 200 and response["Content-Type"] == "application/jsonl"
+    header, opening = (json.loads(line) for line in response.content.decode().splitlines())
+    assert header["character_name"] == "Mira" and opening["mes"] == "Welcome."
+    plain = operator_client.get(f"/console/conversations/{conversation.pk}/export/?format=openai")
+    assert json.loads(plain.content) == [{"role": "assistant", "content": "Welcome."}]
