@@ -12,7 +12,7 @@ transaction commits. Nothing is written when the file is refused.
   the report says ``opening: "stored"``.
 - **Times.** A message keeps the file's send time; each ``ts`` is at least one more than
   the one before (the store's rule), and messages without a time follow the one before.
-  A file without times is placed just before now.
+  A file without times, or with times that would run past now, is placed just before now.
 """
 
 from __future__ import annotations
@@ -114,11 +114,19 @@ def _write(tenant, conversation: Conversation, messages: list[ChatMessage]) -> l
 
 
 def _timestamps(messages: list[ChatMessage]) -> list[int]:
-    """Strictly increasing ``ts``: the file's times where it gives them."""
+    """Strictly increasing ``ts``: the file's times where it gives them, unless they would
+    run past now (a clock that was wrong), then none of them."""
+    now = int(time.time() * 1000)
+    placed = _placed(messages, now, with_times=True)
+    return placed if not placed or placed[-1] <= now else _placed(messages, now, with_times=False)
+
+
+def _placed(messages: list[ChatMessage], now: int, *, with_times: bool) -> list[int]:
     out: list[int] = []
-    previous = int(time.time() * 1000) - len(messages) - 1
+    previous = now - len(messages) - 1
     for message in messages:
-        wanted = message.sent_ms if message.sent_ms is not None else previous + 1
+        sent = message.sent_ms if with_times else None
+        wanted = sent if sent is not None else previous + 1
         previous = wanted if not out else max(wanted, previous + 1)
         out.append(previous)
     return out

@@ -5,6 +5,7 @@ reachable."""
 from __future__ import annotations
 
 import json
+import time
 
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
@@ -152,3 +153,16 @@ def test_the_import_needs_a_token(client, player, character):
         URL, {"file": upload, "player": str(player.pk), "character": str(character.pk)}
     )
     assert response.status_code == 401
+
+
+def test_times_in_the_future_are_not_kept(api, player, character):
+    chat = jsonl(
+        {"name": "Ann", "is_user": True, "mes": "Hi", "send_date": "2999-01-01T00:00:00Z"},
+        {"name": "Mira", "is_user": False, "mes": "Hello"},
+    )
+    body = send(api, chat, player=str(player.pk), character=str(character.pk)).json()
+    session = Conversation.objects.get(pk=body["conversation"]["id"]).session_id
+    stamps = list(
+        Message.objects.filter(session_id=session).order_by("ts").values_list("ts", flat=True)
+    )
+    assert stamps[0] < stamps[1] <= time.time() * 1000
