@@ -16,6 +16,7 @@ from collections import defaultdict
 from memory import selectors as message_reads
 from memory.models import MessageAlternative
 from roleplay.chats.names import fill_names
+from roleplay.chats.notes import metadata_from_note
 from roleplay.chats.write import CONTENT_TYPES, EXTENSIONS, Chat, Line, write_chat
 from roleplay.downloads import FileOut
 from roleplay.models import Conversation
@@ -61,6 +62,7 @@ def export_chat(tenant, conversation: Conversation, fmt: str) -> FileOut:
         openings=openings,
         opening=conversation.greeting_index,
         lines=lines,
+        metadata=metadata_from_note(conversation.author_note),
     )
     stem = _UNSAFE.sub("_", f"{character.name} - {conversation.title or 'chat'}").strip()
     return FileOut(write_chat(chat, fmt), CONTENT_TYPES[fmt], f"{stem[:120]}.{EXTENSIONS[fmt]}")

@@ -77,6 +77,7 @@ class ChatFile:
     character_name: str = ""
     skipped: Counter[str] = field(default_factory=Counter)
     alternatives_dropped: int = 0
+    metadata: dict[str, Any] = field(default_factory=dict)  # SillyTavern's chat_metadata
 
     def report(self) -> dict[str, Any]:
         speakers = sorted({m.name for m in self.messages if m.role == "assistant" and m.name})
@@ -178,6 +179,8 @@ def _read_sillytavern(items: list[Any]) -> ChatFile:
         if "mes" not in item and number == 1 and _HEADER_KEYS & set(item):
             chat.user_name = _name(item.get("user_name"))
             chat.character_name = _name(item.get("character_name"))
+            metadata = item.get("chat_metadata")
+            chat.metadata = metadata if isinstance(metadata, dict) else {}
             continue
         if "mes" not in item:
             raise _bad_line(number, "has no 'mes'")

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
 SILLYTAVERN, OPENAI = "sillytavern", "openai"
@@ -44,6 +44,7 @@ class Chat:
     openings: tuple[str, ...]  # the character's openings, names filled
     opening: int  # which one the conversation shows (ignored when there are none)
     lines: Sequence[Line]
+    metadata: dict = field(default_factory=dict)  # SillyTavern's chat_metadata
 
 
 def write_chat(chat: Chat, fmt: str) -> bytes:
@@ -70,7 +71,7 @@ def _sillytavern(chat: Chat) -> list[dict]:
             "user_name": chat.user_name,
             "character_name": chat.character_name,
             "create_date": _st_date(chat.created_ms),
-            "chat_metadata": {},
+            "chat_metadata": chat.metadata,
         }
     ]
     if chat.openings:

@@ -10,6 +10,8 @@ transaction commits. Nothing is written when the file is refused.
   ``{{user}}`` filled the way the file names them), the conversation takes that opening
   (``greeting_index``) instead of storing it twice; otherwise it is kept as a message and
   the report says ``opening: "stored"``.
+- **The author's note** a SillyTavern chat keeps in its header (``chat_metadata``) becomes
+  the conversation's own note (``roleplay.chats.notes``).
 - **Times.** A message keeps the file's send time; each ``ts`` is at least one more than
   the one before (the store's rule), and messages without a time follow the one before.
   A file without times, or with times that would run past now, is placed just before now.
@@ -26,6 +28,7 @@ from django.utils import timezone
 
 from memory.models import Message, MessageAlternative, MessageStatus
 from roleplay.chats.names import fill_names
+from roleplay.chats.notes import note_from_metadata
 from roleplay.chats.read import ChatFile, ChatMessage, read_chat
 from roleplay.models import Conversation
 from roleplay.selectors import greeting_choices, persona_for
@@ -44,6 +47,7 @@ def import_chat(
 ) -> ImportedChat:
     chat = read_chat(data)
     with transaction.atomic():
+        note = note_from_metadata(chat.metadata)
         conversation = start_conversation(
             tenant,
             character=character,
@@ -51,6 +55,7 @@ def import_chat(
             persona=persona,
             scenario=scenario,
             title=title,
+            author_note=note,
         )
         messages = list(chat.messages)
         opening = _opening(chat, conversation)
@@ -62,6 +67,7 @@ def import_chat(
     report = chat.report()
     report["stored_messages"] = len(ids)
     report["opening"] = "greeting" if opening is not None else "stored"
+    report["author_note"] = note is not None
     if opening is not None:
         report["greeting_index"] = opening
     return ImportedChat(conversation, report)

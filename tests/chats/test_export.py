@@ -24,6 +24,10 @@ def talked(tenant, conversation, character):
     character.save()
     conversation.greeting_index = 1
     conversation.title = "Night watch"
+    conversation.author_note = {
+        "content": "Storm tonight.", "position": "in_chat", "depth": 2, "frequency": 1,
+        "role": "system",
+    }  # fmt: skip
     conversation.save()
     session = conversation.session_id
     message_store.save_message(tenant, session, role="user", content="Is the lamp lit?")
@@ -45,6 +49,7 @@ def test_a_sillytavern_export_reads_back_as_the_same_conversation(api, talked, p
     data = b"".join(response.streaming_content) if response.streaming else response.content
     lines = [json.loads(line) for line in data.decode().splitlines()]
     assert lines[0]["character_name"] == "Mira" and lines[0]["user_name"] == "Ann"
+    assert lines[0]["chat_metadata"]["note_prompt"] == "Storm tonight."
     assert lines[1]["swipes"] == ["Welcome.", "Mira nods at Ann."] and lines[1]["swipe_id"] == 1
     assert lines[3]["swipes"] == ["Not yet.", "It is now."] and lines[3]["swipe_id"] == 1
     chat = read_chat(data)
@@ -61,6 +66,7 @@ def test_a_sillytavern_export_reads_back_as_the_same_conversation(api, talked, p
     ).json()
     again = Conversation.objects.get(pk=body["conversation"]["id"])
     assert again.greeting_index == 1 and body["report"]["opening"] == "greeting"
+    assert again.author_note == talked.author_note and body["report"]["author_note"] is True
     copied = list(Message.objects.filter(session_id=again.session_id).order_by("ts"))
     assert [(m.role, m.content, m.ts, m.selected_alternative) for m in copied] == [
         (m.role, m.content, m.ts, m.selected_alternative) for m in stored
