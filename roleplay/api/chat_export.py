@@ -24,6 +24,13 @@ class ChatExportQuery(RejectUnknownFields, serializers.Serializer):
         return super().to_internal_value({key: data[key] for key in data})
 
 
+class ExportedMessageSerializer(serializers.Serializer):
+    """One message of the ``openai`` format."""
+
+    role = serializers.ChoiceField(choices=["user", "assistant"])
+    content = serializers.CharField(allow_blank=True)
+
+
 class JSONLinesRenderer(BaseRenderer):
     """Accepts ``application/jsonl`` requests; an error is still written as JSON."""
 
@@ -53,10 +60,15 @@ class ChatExportActions:
         parameters=[FORMAT],
         responses={
             (200, "application/jsonl"): OpenApiTypes.BINARY,
-            (200, "application/json"): OpenApiTypes.OBJECT,
+            (200, "application/json"): ExportedMessageSerializer(many=True),
         },
     )
-    @action(detail=True, methods=["get"], renderer_classes=[FastJSONRenderer, JSONLinesRenderer])
+    @action(
+        detail=True,
+        methods=["get"],
+        renderer_classes=[FastJSONRenderer, JSONLinesRenderer],
+        pagination_class=None,  # a file, not a page of a list
+    )
     def export(self, request, pk=None):
         query = ChatExportQuery(data=request.query_params)
         query.is_valid(raise_exception=True)

@@ -130,6 +130,23 @@ def _bounded(text: str, max_tokens: int, count_tokens: Callable[[str], int]) -> 
         if space > 0:
             cut = cut[:space]
     cut = cut.rstrip()
+    # Token counts of prefixes are not monotone (a longer prefix may merge into fewer
+    # tokens), so the search can stop a word short: take the next words while they fit.
+    while cut and (end := _next_word_end(text, len(cut))) < len(text):
+        longer = text[:end]
+        if count_tokens(longer) > max_tokens:
+            break
+        cut = longer
     if not cut:
         raise SummaryInvalid("nothing of the summary fits within the limit")
     return cut
+
+
+def _next_word_end(text: str, start: int) -> int:
+    """Where the word after ``start`` (past any white space) ends."""
+    index = start
+    while index < len(text) and text[index].isspace():
+        index += 1
+    while index < len(text) and not text[index].isspace():
+        index += 1
+    return index
