@@ -27,7 +27,7 @@ class ChatExportQuery(RejectUnknownFields, serializers.Serializer):
 class ExportedMessageSerializer(serializers.Serializer):
     """One message of the ``openai`` format."""
 
-    role = serializers.ChoiceField(choices=["user", "assistant"])
+    role = serializers.CharField(help_text="user or assistant")
     content = serializers.CharField(allow_blank=True)
 
 
