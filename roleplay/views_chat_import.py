@@ -52,14 +52,14 @@ def conversation_import(request):
     if request.method == "POST" and form.is_valid():
         data, upload = form.cleaned_data, form.cleaned_data["file"]
         player = data["player"] or ensure_console_player(request.tenant, request.user)
-        name = (upload.name or "chat").rsplit(".", 1)[0]
         try:
             result = import_chat(
                 request.tenant,
                 upload.read(MAX_FILE_BYTES + 1),
                 character=data["character"],
                 player=player,
-                title=data["title"] or name[:200],
+                title=data["title"],
+                file_name=upload.name or "",
             )
         except DomainError as exc:
             form.add_error("file", f"{exc.message} ({exc.code})")

@@ -95,7 +95,8 @@ class ConversationImportView(BodyLimit, APIView):
                 player=given["player"],
                 persona=given.get("persona"),
                 scenario=given.get("scenario"),
-                title=given.get("title") or _title(name),
+                title=given.get("title") or "",
+                file_name=name,
             )
             body = {
                 "conversation": ConversationSerializer(
@@ -108,8 +109,3 @@ class ConversationImportView(BodyLimit, APIView):
             return json.loads(json.dumps(body, cls=encoders.JSONEncoder)), 201
 
         return run_idempotent(request, "roleplay.chat_import", fingerprint, work)
-
-
-def _title(file_name: str) -> str:
-    stem = file_name.rsplit("/", 1)[-1].rsplit(".", 1)[0].strip()
-    return stem[:200] if stem and stem != "upload" else "Imported chat"

@@ -43,8 +43,17 @@ class ImportedChat:
 
 
 def import_chat(
-    tenant, data: bytes, *, character, player, persona=None, scenario=None, title: str = ""
+    tenant,
+    data: bytes,
+    *,
+    character,
+    player,
+    persona=None,
+    scenario=None,
+    title: str = "",
+    file_name: str = "",
 ) -> ImportedChat:
+    """``title`` empty: the file's name without its extension."""
     chat = read_chat(data)
     with transaction.atomic():
         note = note_from_metadata(chat.metadata)
@@ -54,7 +63,7 @@ def import_chat(
             player=player,
             persona=persona,
             scenario=scenario,
-            title=title,
+            title=title or title_of(file_name),
             author_note=note,
         )
         messages = list(chat.messages)
@@ -71,6 +80,12 @@ def import_chat(
     if opening is not None:
         report["greeting_index"] = opening
     return ImportedChat(conversation, report)
+
+
+def title_of(file_name: str) -> str:
+    """A conversation's title from its file's name: the name without folder or extension."""
+    stem = file_name.rsplit("/", 1)[-1].rsplit(".", 1)[0].strip()
+    return stem[:200] if stem and stem != "upload" else "Imported chat"
 
 
 def _opening(chat: ChatFile, conversation: Conversation) -> int | None:
