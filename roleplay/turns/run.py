@@ -282,6 +282,15 @@ async def _close_when_possible(close) -> None:
     logger.error("gave up closing a turn; the abandoned-turn sweep will fail it")
 
 
+async def settle(timeout: float = 30.0) -> None:
+    """Wait until this loop's turns, with their post-turn phases, have ended: a socket that
+    closes does not stop its turn, whose last writes may still be running."""
+    loop = asyncio.get_running_loop()
+    mine = [task for task in _TASKS if task.get_loop() is loop]
+    if mine:
+        await asyncio.wait(mine, timeout=timeout)
+
+
 def _keep(task: asyncio.Task) -> None:
     _TASKS.add(task)
     task.add_done_callback(_TASKS.discard)

@@ -17,7 +17,6 @@ import uuid
 
 import pytest
 from asgiref.sync import sync_to_async
-from channels.testing import WebsocketCommunicator
 from django.apps import apps
 from django.db import connection, models
 
@@ -27,7 +26,7 @@ from console.models import Player
 from roleplay.llm.scripted_server import Reply
 from roleplay.models import Character, Conversation, ModelConfig, Turn
 from tests.api.helpers import db_snapshot
-from tests.ws.test_chat_socket import receive_until
+from tests.ws.test_chat_socket import Socket, receive_until
 from worldbook import services as worldbooks
 from worldbook.engine.schema import BookIn
 
@@ -97,7 +96,7 @@ def _build(api, tenant, base_url: str, label: str) -> dict:
 async def _chat_turn(api, conversation_id: str, llm) -> None:
     """One turn over the socket, with a ticket from the API."""
     ticket = await sync_to_async(api.post)(f"/api/v1/conversations/{conversation_id}/ws-ticket/")
-    comm = WebsocketCommunicator(application, _created(ticket)["url"])
+    comm = Socket(application, _created(ticket)["url"])
     connected, _ = await comm.connect()
     assert connected
     llm.enqueue(Reply(content="The lamp is lit.", chunks=3))

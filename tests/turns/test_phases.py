@@ -11,7 +11,6 @@ from contextlib import contextmanager
 
 import pytest
 from asgiref.sync import sync_to_async
-from channels.testing import WebsocketCommunicator
 
 from console.asgi import application
 from console.failures import Invalid
@@ -20,6 +19,7 @@ from memory.models import Message
 from roleplay.llm.scripted_server import Reply
 from roleplay.models import Turn
 from roleplay.turns import Phase, phases
+from tests.ws.test_chat_socket import Socket
 
 pytestmark = [pytest.mark.asyncio, pytest.mark.django_db(transaction=True)]
 
@@ -37,9 +37,7 @@ def registered(*added: Phase):
 
 async def turn(conversation, text="Hi", client_id="c1", cancel_on=None) -> list[dict]:
     ticket, _ = await sync_to_async(issue_ticket)(conversation)
-    comm = WebsocketCommunicator(
-        application, f"/ws/conversations/{conversation.id}/?ticket={ticket}"
-    )
+    comm = Socket(application, f"/ws/conversations/{conversation.id}/?ticket={ticket}")
     assert (await comm.connect())[0]
     frame = {"type": "user_message", "client_message_id": client_id, "content": text}
     await comm.send_to(text_data=json.dumps(frame))

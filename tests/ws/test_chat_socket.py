@@ -17,15 +17,23 @@ from memory.models import Message
 from roleplay.llm.scripted_server import Reply
 from roleplay.models import ModelCall, Turn
 from roleplay.priority import STARTS
+from roleplay.turns.run import settle
 
 pytestmark = [pytest.mark.asyncio, pytest.mark.django_db(transaction=True)]
 
 
+class Socket(WebsocketCommunicator):
+    """A player's socket that, on disconnect, also waits for the turns it started: their
+    post-turn writes must not run while the test's database is flushed."""
+
+    async def disconnect(self, code=1000, timeout=1):
+        await super().disconnect(code, timeout)
+        await settle()
+
+
 async def connect(conversation):
     ticket, _ = await sync_to_async(issue_ticket)(conversation)
-    comm = WebsocketCommunicator(
-        application, f"/ws/conversations/{conversation.id}/?ticket={ticket}"
-    )
+    comm = Socket(application, f"/ws/conversations/{conversation.id}/?ticket={ticket}")
     connected, _ = await comm.connect()
     assert connected
     return comm

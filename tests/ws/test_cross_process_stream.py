@@ -14,13 +14,13 @@ import pytest
 import redis.asyncio as aioredis
 import websockets
 from asgiref.sync import sync_to_async
-from channels.testing import WebsocketCommunicator
 from django.conf import settings
 
 from console.asgi import application
 from console.tickets import issue_ticket
 from memory.models import Message
 from roleplay.llm.scripted_server import Reply
+from tests.ws.test_chat_socket import Socket
 
 pytestmark = [pytest.mark.asyncio, pytest.mark.django_db(transaction=True)]
 
@@ -33,8 +33,8 @@ async def ticket_path(conversation) -> str:
     return f"/ws/conversations/{conversation.id}/?ticket={quote(ticket)}"
 
 
-async def in_process_socket(conversation) -> WebsocketCommunicator:
-    comm = WebsocketCommunicator(application, await ticket_path(conversation))
+async def in_process_socket(conversation) -> Socket:
+    comm = Socket(application, await ticket_path(conversation))
     connected, _ = await comm.connect()
     assert connected
     return comm
