@@ -26,8 +26,9 @@ class ChatImportForm(forms.Form):
     file = forms.FileField(
         label="Chat file",
         widget=forms.ClearableFileInput(attrs={"accept": ".jsonl,.json"}),
-        help_text="A SillyTavern chat (.jsonl), an OpenAI message array or a ShareGPT "
-        "conversation (.json), at most 32 MiB. Swipes become the replies' alternatives; "
+        help_text="A SillyTavern chat (.jsonl), an OpenAI message array, a ShareGPT "
+        "conversation or one row of a conversation dataset (LMSYS-Chat, PIPPA, Capybara), "
+        "at most 32 MiB. Swipes become the replies' alternatives; "
         "hidden and narrator lines are left out.",
     )
     character = forms.ModelChoiceField(queryset=Character.objects.none())

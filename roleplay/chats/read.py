@@ -1,6 +1,6 @@
 """A chat file read into the messages of a conversation. Pure.
 
-Three shapes are read, told apart by their content (not the file name):
+The shapes read are told apart by their content (not the file name):
 
 - **SillyTavern** (``.jsonl``): an optional header line (``user_name``, ``character_name``,
   ``create_date``, ``chat_metadata``), then one message per line: ``mes``, ``is_user``,
@@ -10,8 +10,13 @@ Three shapes are read, told apart by their content (not the file name):
   conversation turns here: they are counted in the report and left out.
 - **OpenAI messages**: a JSON array of ``{role, content}`` (or ``{"messages": [...]}``);
   ``system`` messages are counted and left out.
-- **ShareGPT**: ``{"conversations": [{from, value}]}`` (or the array itself), ``human`` or
-  ``user`` the player, ``gpt``, ``assistant``, ``bot`` or ``model`` the character.
+- **ShareGPT**: ``{"conversations": [{from, value}]}`` (or ``items``, or the array itself),
+  ``human`` or ``user`` the player, ``gpt``, ``chatgpt``, ``assistant``, ``bot`` or
+  ``model`` the character.
+- **Conversation datasets**: ``{"conversation": [...]}`` holding OpenAI-style messages
+  (LMSYS-Chat), PIPPA's ``{message, is_human}`` lines (the character is ``bot_name``) or
+  Capybara's ``{input, output}`` exchanges. A dataset's JSONL line holding one
+  conversation is read; a file of several is refused.
 
 A message keeps its send time when the file gives one (epoch seconds or milliseconds, ISO
 8601, or SillyTavern's ``January 1, 2024 12:00pm`` and ``2024-01-01@12h00m00s``). Content is
@@ -45,8 +50,18 @@ MAX_MESSAGE_CHARS = 200_000
 MAX_ALTERNATIVES = 100  # as many as a stored message keeps (memory.alternatives)
 
 SILLYTAVERN, OPENAI, SHAREGPT = "sillytavern", "openai", "sharegpt"
+PIPPA, PAIRS = "pippa", "pairs"
+# Keys that hold a conversation's messages, and the shape they take when the first message
+# does not show one: ShareGPT's (``items`` in its raw dump), the OpenAI-style ``messages``,
+# and ``conversation`` (LMSYS's messages, PIPPA's lines, Capybara's exchanges).
+_CONTAINERS = (
+    ("conversations", SHAREGPT),
+    ("items", SHAREGPT),
+    ("messages", OPENAI),
+    ("conversation", OPENAI),
+)
 _USER_ROLES = {"user", "human"}
-_CHARACTER_ROLES = {"assistant", "gpt", "bot", "model", "char", "character"}
+_CHARACTER_ROLES = {"assistant", "gpt", "chatgpt", "bot", "model", "char", "character"}
 _SYSTEM_ROLES = {"system", "developer", "tool", "function"}
 _HEADER_KEYS = {"user_name", "character_name", "create_date", "chat_metadata"}
 _ST_DATE = re.compile(
@@ -145,16 +160,16 @@ def _json_items(text: str) -> list[Any] | dict[str, Any]:
 
 def _read_items(data: list[Any] | dict[str, Any]) -> ChatFile:
     if isinstance(data, dict):
-        for key, shape in (("conversations", SHAREGPT), ("messages", OPENAI)):
+        for key, shape in _CONTAINERS:
             if isinstance(data.get(key), list):
-                return _read_messages(data[key], shape)
+                return _read_list(data[key], shape, data)
         if "mes" in data or _HEADER_KEYS & set(data):  # a one-line SillyTavern chat
             return _read_sillytavern([data])
         raise ChatFileError(message="no messages found: not a chat file this reads")
     if not isinstance(data, list):
         raise ChatFileError(message="no messages found: not a chat file this reads")
-    first = next((item for item in data if isinstance(item, dict)), {})
-    if isinstance(first.get("conversations"), list) or isinstance(first.get("messages"), list):
+    first = _first_object(data)
+    if any(isinstance(first.get(key), list) for key, _ in _CONTAINERS):
         if len(data) == 1:  # a dataset's one line: one conversation
             return _read_items(first)
         raise ChatFileInvalid(
@@ -162,13 +177,29 @@ def _read_items(data: list[Any] | dict[str, Any]) -> ChatFile:
             f"the file holds {len(data)} conversations: import them one at a time",
             {"conversations": len(data)},
         )
+    return _read_list(data, None, {})
+
+
+def _first_object(items: list[Any]) -> dict[str, Any]:
+    return next((item for item in items if isinstance(item, dict)), {})
+
+
+def _read_list(items: list[Any], shape: str | None, container: dict[str, Any]) -> ChatFile:
+    """A list of messages, in the shape its first message shows (else the container's)."""
+    first = _first_object(items)
     if "mes" in first or _HEADER_KEYS & set(first):
-        return _read_sillytavern(data)
+        return _read_sillytavern(items)
     if "from" in first and "value" in first:
-        return _read_messages(data, SHAREGPT)
-    if "role" in first:
-        return _read_messages(data, OPENAI)
-    raise ChatFileError(message="no messages found: not a chat file this reads")
+        shape = SHAREGPT
+    elif "role" in first:
+        shape = OPENAI
+    elif "is_human" in first and "message" in first:
+        return _read_pippa(items, container)
+    elif "input" in first and "output" in first:
+        return _read_pairs(items)
+    if shape is None:
+        raise ChatFileError(message="no messages found: not a chat file this reads")
+    return _read_messages(items, shape)
 
 
 def _read_sillytavern(items: list[Any]) -> ChatFile:
@@ -264,6 +295,29 @@ def _read_messages(items: list[Any], shape: str) -> ChatFile:
         if content is None:
             content = ""
         _add(chat, number, "user" if role in _USER_ROLES else "assistant", content, item, {})
+    return chat
+
+
+def _read_pippa(items: list[Any], container: dict[str, Any]) -> ChatFile:
+    """PIPPA's ``conversation``: ``{message, is_human}``, the bot named ``bot_name``."""
+    chat = ChatFile(PIPPA, [], character_name=_name(container.get("bot_name")))
+    for number, item in enumerate(items, start=1):
+        if not isinstance(item, dict):
+            raise _bad_line(number, "is not a JSON object")
+        role = "user" if item.get("is_human") is True else "assistant"
+        _add(chat, number, role, item.get("message"), item, {})
+    return chat
+
+
+def _read_pairs(items: list[Any]) -> ChatFile:
+    """Exchanges ``{input, output}`` (a user message and the reply), as Capybara writes."""
+    chat = ChatFile(PAIRS, [])
+    for number, item in enumerate(items, start=1):
+        if not isinstance(item, dict):
+            raise _bad_line(number, "is not a JSON object")
+        for role, key in (("user", "input"), ("assistant", "output")):
+            if item.get(key) is not None:
+                _add(chat, number, role, item[key], {}, {})
     return chat
 
 

@@ -95,6 +95,27 @@ def test_an_opening_that_is_not_the_character_s_is_kept(api, player, character):
     assert body["report"]["opening"] == "stored" and body["report"]["stored_messages"] == 2
 
 
+def test_a_pippa_row_becomes_a_conversation_with_its_greeting(api, player, character):
+    row = {
+        "bot_id": "b1",
+        "bot_name": "Mira",
+        "bot_greeting": "Welcome.",
+        "conversation": [
+            {"message": "Welcome.", "is_human": False},
+            {"message": "Is the lamp lit?", "is_human": True},
+            {"message": "It is now.", "is_human": False},
+        ],
+    }
+    response = send(
+        api, json.dumps(row).encode() + b"\n", name="pippa.jsonl",
+        player=str(player.pk), character=str(character.pk),
+    )  # fmt: skip
+    assert response.status_code == 201, response.content[:800]
+    report = response.json()["report"]
+    assert report["format"] == "pippa" and report["character_name"] == "Mira"
+    assert report["opening"] == "greeting" and report["stored_messages"] == 2
+
+
 def test_an_alternate_greeting_with_macros_is_recognised(api, player, character):
     character.alternate_greetings = ["{{char}} waves at {{user}}."]
     character.save()

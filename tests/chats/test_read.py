@@ -98,6 +98,55 @@ def test_openai_and_sharegpt_conversations(data):
 
 
 @pytest.mark.parametrize(
+    ("row", "fmt"),
+    [
+        # LMSYS-Chat-1M: OpenAI-style messages under "conversation"
+        ({"conversation_id": "a1", "model": "vicuna-13b", "turn": 1, "language": "English",
+          "conversation": [{"content": "Hi", "role": "user"},
+                           {"content": "Hello", "role": "assistant"}]}, "openai"),
+        # ShareGPT's raw dump: "items"
+        ({"id": "x", "items": [{"from": "human", "value": "Hi"},
+                               {"from": "chatgpt", "value": "Hello"}]}, "sharegpt"),
+        # Capybara: exchanges
+        ({"source": "x", "conversation": [{"input": "Hi", "output": "Hello"}]}, "pairs"),
+    ],
+)  # fmt: skip
+def test_conversation_datasets(row, fmt):
+    chat = read_chat(json.dumps(row).encode() + b"\n")
+    assert [(m.role, m.content) for m in chat.messages] == [("user", "Hi"), ("assistant", "Hello")]
+    assert chat.format == fmt
+
+
+def test_a_pippa_conversation_names_the_bot_and_keeps_the_greeting():
+    row = {
+        "bot_id": "b1",
+        "bot_name": "Mira",
+        "bot_greeting": "*waves* Welcome.",
+        "bot_definitions": "{{char}}: Hello.",
+        "bot_description": "A guide.",
+        "conversation": [
+            {"message": "*waves* Welcome.", "is_human": False},
+            {"message": "Hi Mira.", "is_human": True},
+            {"message": "Sit down.", "is_human": False},
+        ],
+    }
+    chat = read_chat(json.dumps(row).encode())
+    assert chat.format == "pippa" and chat.character_name == "Mira"
+    assert [(m.role, m.content) for m in chat.messages] == [
+        ("assistant", "*waves* Welcome."),
+        ("user", "Hi Mira."),
+        ("assistant", "Sit down."),
+    ]
+
+
+def test_several_pippa_rows_are_several_conversations():
+    row = {"bot_name": "M", "conversation": [{"message": "Hi", "is_human": True}]}
+    with pytest.raises(ChatFileInvalid) as caught:
+        read_chat(jsonl(row, row))
+    assert caught.value.code == "several_conversations"
+
+
+@pytest.mark.parametrize(
     ("data", "error", "code"),
     [
         (b"", ChatFileError, "invalid_chat_file"),
@@ -119,6 +168,18 @@ def test_openai_and_sharegpt_conversations(data):
             "several_conversations",
         ),
         (b'[{"role": "system", "content": "only rules"}]', ChatFileInvalid, "empty_chat"),
+        (
+            b'{"conversation": [{"message": 3, "is_human": true}]}',
+            ChatFileError,
+            "invalid_chat_file",
+        ),
+        (
+            b'{"conversation": [{"input": "a", "output": ["b"]}]}',
+            ChatFileError,
+            "invalid_chat_file",
+        ),
+        (b'{"conversation": [{"input": "", "output": null}]}', ChatFileInvalid, "empty_chat"),
+        (b'{"conversation": [7]}', ChatFileError, "invalid_chat_file"),
     ],
 )
 def test_bad_files_are_refused_with_a_stable_code(data, error, code):
@@ -165,7 +226,13 @@ def test_arbitrary_bytes_never_escape_as_anything_but_a_chat_error():
     import random
 
     rng = random.Random(7)
-    samples = [b'[{"mes": "a", "is_user": true}]', jsonl(HEADER, st_line("x")), b'{"messages": []}']
+    samples = [
+        b'[{"mes": "a", "is_user": true}]',
+        jsonl(HEADER, st_line("x")),
+        b'{"messages": []}',
+        b'{"bot_name": "M", "conversation": [{"message": "a", "is_human": true}]}',
+        b'{"conversation": [{"input": "a", "output": "b"}]}',
+    ]
     for _ in range(400):
         base = bytearray(rng.choice(samples))
         for _ in range(rng.randint(1, 4)):
