@@ -317,8 +317,8 @@ class NewBookForm(forms.Form):
 
 class ImportUploadForm(forms.Form):
     file = forms.FileField(
-        help_text="SillyTavern world-info JSON, a CCv2/CCv3 card (JSON) or a PNG card; "
-        "at most 16 MiB."
+        help_text="SillyTavern world-info JSON, a CCv2/CCv3 card (JSON) or a PNG card, or a "
+        "NovelAI, Agnai or RisuAI lorebook; at most 16 MiB."
     )
 
 

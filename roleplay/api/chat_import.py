@@ -2,7 +2,8 @@
 becomes a new conversation of ``player`` with ``character``.
 
 SillyTavern ``.jsonl`` chats, OpenAI message arrays, ShareGPT conversations and one row
-of a conversation dataset (LMSYS-Chat, PIPPA, Capybara), at most 32 MiB (``roleplay.chats.read``). Form fields: ``player`` and ``character`` (required),
+of a conversation dataset (LMSYS-Chat, PIPPA, Capybara), at most 32 MiB
+(``roleplay.chats.read``). Form fields: ``player`` and ``character`` (required),
 ``persona``, ``scenario`` and ``title`` (optional), each by the rules of creating a
 conversation. The answer (``201``) is the conversation and the import report: the format,
 counts of messages, alternatives and what was left out, and how the opening was taken.

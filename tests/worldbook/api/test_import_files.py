@@ -52,6 +52,27 @@ def test_files_create_one_book_each(api):
     assert FileImport.objects.count() == 2
 
 
+def test_lorebooks_of_other_tools_become_books(api):
+    novelai = {"lorebookVersion": 5, "entries": [{"text": "Fog.", "keys": ["fog"]}]}
+    agnai = {"kind": "memory", "name": "Agnai lore", "entries": [
+        {"name": "Gate", "entry": "The gate.", "keywords": ["gate"], "priority": 2,
+         "weight": 1, "enabled": True}]}  # fmt: skip
+    risu = {"type": "risu", "ver": 1, "data": [{"key": "lamp", "content": "The lamp."}]}
+    res = upload(
+        api,
+        ("Harbour.lorebook", json.dumps(novelai).encode()),
+        ("agnai.json", json.dumps(agnai).encode()),
+        ("risu.json", json.dumps(risu).encode()),
+    )
+    assert res.status_code == 201, res.content
+    books = res.json()["books"]
+    assert [b["import_report"]["format"] for b in books] == ["novelai", "agnai", "risuai"]
+    names = [api.get(f"/v1/books/{b['book_id']}").json()["name"] for b in books]
+    assert names == ["Harbour", "Agnai lore", "risu"]
+    gate = api.get(f"/v1/books/{books[1]['book_id']}").json()["head"]["book"]["entries"][0]
+    assert (gate["keys"], gate["priority"], gate["order"]) == (["gate"], 2, 1)
+
+
 def test_same_bytes_dedupe_to_revision_1_even_after_later_revisions(api):
     first = upload(api, ("world.json", WORLD)).json()["books"][0]
     book_id = first["book_id"]

@@ -29,10 +29,18 @@ FUZZ = settings(
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )
 
+NOVELAI = json.dumps(
+    {"lorebookVersion": 5, "entries": [{"text": "The gate.", "keys": ["gate"], "enabled": True}]}
+).encode()
 ST = st_file(st_entry(0, key=["gate"], content="The gate."), st_entry(1, content="Lore."))
 CARD_JSON = json.dumps(card("chara_card_v2", {"entries": [card_entry(0, content="x")]})).encode()
 CARD_PNG = pillow_png({"chara": b64_json(card("chara_card_v2", {"entries": [card_entry(1)]}))})
-SEEDS = [("world.json", ST), ("card.json", CARD_JSON), ("card.png", CARD_PNG)]
+SEEDS = [
+    ("world.json", ST),
+    ("card.json", CARD_JSON),
+    ("card.png", CARD_PNG),
+    ("world.lorebook", NOVELAI),
+]
 
 json_values = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=20),
@@ -84,7 +92,12 @@ def test_valid_files_with_bytes_changed(seed, edits):
 
 
 @FUZZ
-@given(value=json_values, where=st.sampled_from(["entries", "entry", "card", "book", "field"]))
+@given(
+    value=json_values,
+    where=st.sampled_from(
+        ["entries", "entry", "card", "book", "field", "novelai", "agnai", "risuai", "risu_field"]
+    ),
+)
 def test_json_of_any_shape_where_objects_belong(value, where):
     if where == "entries":
         doc = {"entries": value}
@@ -94,6 +107,14 @@ def test_json_of_any_shape_where_objects_belong(value, where):
         doc = {"spec": "chara_card_v2", "data": value}
     elif where == "book":
         doc = {"spec": "chara_card_v3", "data": {"name": "c", "character_book": value}}
+    elif where == "novelai":
+        doc = {"lorebookVersion": 5, "entries": [value, {"text": "x", "contextConfig": value}]}
+    elif where == "agnai":
+        doc = {"kind": "memory", "entries": [value, {"entry": "x", "priority": value}]}
+    elif where == "risuai":
+        doc = {"type": "risu", "data": value}
+    elif where == "risu_field":
+        doc = {"type": "risu", "data": [{"key": value, "secondkey": value, "useRegex": True}]}
     else:
         doc = {"entries": {"0": {**st_entry(0), "key": value, "position": value}}}
     parses_or_fails_cleanly("fuzz.json", json.dumps(doc, allow_nan=True).encode())

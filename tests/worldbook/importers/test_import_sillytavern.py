@@ -341,7 +341,7 @@ def test_native_json_is_rejected_with_a_hint(payload):
 
 
 @pytest.mark.parametrize(
-    "payload", [[1, 2], {"hello": "world"}, {"lorebookVersion": 5, "entries": []}, "text"]
+    "payload", [[1, 2], {"hello": "world"}, {"lorebookVersion": 5}, {"type": "risu"}, "text"]
 )
 def test_unsupported_json(payload):
     with pytest.raises(ImportFailure) as info:

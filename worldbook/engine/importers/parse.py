@@ -1,6 +1,7 @@
 """The file-import entry point: bytes in, a native draft book and its report out.
 
-The upload endpoint accepts SillyTavern world-info JSON and CCv2/CCv3 cards (JSON or PNG).
+The upload endpoint accepts SillyTavern world-info JSON, CCv2/CCv3 cards (JSON or PNG) and
+the lorebooks of NovelAI, Agnai and RisuAI (``lorebooks``).
 Native book JSON is deliberately *not* accepted here: the seed keeps native books on
 ``/v1/books`` (and batches on ``/v1/imports``), because a file import re-normalises fields
 with ST semantics and would quietly change a native book's meaning.
@@ -25,6 +26,12 @@ from worldbook.engine.importers.errors import (
     FileTooLarge,
     ImportFailure,
     TooManyEntries,
+)
+from worldbook.engine.importers.lorebooks import (
+    LOREBOOK_FORMATS,
+    lorebook_format,
+    parse_lorebook,
+    source_entries,
 )
 from worldbook.engine.importers.normalize import MAX_BOOK_NAME_CHARS, MAX_DESCRIPTION_CHARS
 from worldbook.engine.importers.png import PNG_SIGNATURE, read_png_card
@@ -88,6 +95,8 @@ def parse_import(filename: str, data: bytes, *, max_bytes: int = DEFAULT_MAX_BYT
     _check_entry_count(obj, fmt)
     if fmt == "sillytavern":
         book = parse_sillytavern(obj, report)
+    elif fmt in LOREBOOK_FORMATS:
+        book = parse_lorebook(obj, fmt, report)
     elif "entries" in obj and "data" not in obj:
         report.warn("bare_character_book", "a bare character_book (no card around it)")
         book = parse_card({"data": {"character_book": obj}}, fmt, report)
@@ -121,7 +130,8 @@ def _card_without_book(obj: dict[str, Any], where: str) -> tuple[str, str]:
 
 
 def detect_format(obj: Any) -> str:
-    """``sillytavern``, ``ccv2`` or ``ccv3`` for a parsed JSON upload; raises otherwise."""
+    """``sillytavern``, ``ccv2``, ``ccv3``, ``novelai``, ``agnai`` or ``risuai`` for a parsed
+    JSON upload; raises otherwise."""
     if not isinstance(obj, dict):
         raise ImportFailure(UNSUPPORTED_FORMAT, "the JSON is not an object", {})
     spec = card_spec(obj)
@@ -135,11 +145,9 @@ def detect_format(obj: Any) -> str:
         raise ImportFailure(UNSUPPORTED_FORMAT, _NATIVE_HINT, {"hint": "/v1/imports"})
     if looks_like_v1_card(obj):
         raise ImportFailure(*_card_without_book(obj, "the file"), {})
-    other = _other_lorebook(obj)
+    other = lorebook_format(obj)
     if other:
-        raise ImportFailure(
-            UNSUPPORTED_FORMAT, f"{other} lorebooks are not supported; convert them in ST first"
-        )
+        return other
     entries = obj.get("entries")
     if isinstance(entries, dict):
         return "sillytavern"
@@ -169,19 +177,11 @@ def detect_format(obj: Any) -> str:
     )
 
 
-def _other_lorebook(obj: dict[str, Any]) -> str | None:
-    if "lorebookVersion" in obj:
-        return "NovelAI"
-    if obj.get("kind") == "memory":
-        return "Agnai"
-    if obj.get("type") == "risu":
-        return "RisuAI"
-    return None
-
-
 def _check_entry_count(obj: dict[str, Any], fmt: str) -> None:
     if fmt == "sillytavern":
         count = len(raw_entries(obj.get("entries")))
+    elif fmt in LOREBOOK_FORMATS:
+        count = len(source_entries(obj, fmt))
     else:
         inner = obj.get("data")
         book = inner.get("character_book") if isinstance(inner, dict) else obj
@@ -196,9 +196,9 @@ def _check_entry_count(obj: dict[str, Any], fmt: str) -> None:
 
 
 def file_stem(filename: str) -> str:
-    """The file's name without folders or a .json/.png extension."""
+    """The file's name without folders or a .json/.png/.lorebook extension."""
     name = filename.replace("\\", "/").rsplit("/", 1)[-1]
-    for suffix in (".json", ".png"):
+    for suffix in (".json", ".png", ".lorebook"):
         if name.lower().endswith(suffix):
             name = name[: -len(suffix)]
     return name.strip()
