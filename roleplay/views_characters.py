@@ -60,8 +60,9 @@ def character_avatar(request, pk):
 class CardImportForm(forms.Form):
     file = forms.FileField(
         label="Character card",
-        widget=forms.ClearableFileInput(attrs={"accept": ".png,.json,.charx"}),
-        help_text="CCv2 or CCv3, as PNG, JSON or .charx, at most 16 MiB. An embedded "
+        widget=forms.ClearableFileInput(attrs={"accept": ".png,.json,.charx,.yaml,.yml"}),
+        help_text="CCv2 or CCv3, as PNG, JSON or .charx, or an older tool's character "
+        "(Pygmalion JSON, text-generation-webui YAML), at most 16 MiB. An embedded "
         "worldbook becomes a book bound to the character.",
     )
     on_duplicate = forms.ChoiceField(

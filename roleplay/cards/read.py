@@ -1,12 +1,16 @@
 """A card file's bytes -> the card object, its format, its image and its SHA-256.
 
-Three containers, told apart by their first bytes (the file name only breaks ties):
+Four containers, told apart by their first bytes (the file name only breaks ties):
 
 * PNG: the worldbook importer's chunk reader (``worldbook.engine.importers.png``): the
   same signature, CRC, truncation and decompression-bomb checks, ``ccv3`` preferred over
   ``chara``; the PNG itself is the avatar;
 * ``.charx`` (a zip): :mod:`roleplay.cards.charx`; its main icon is the avatar;
-* JSON: parsed like the worldbook importer parses JSON (UTF-8, no NaN, bounded depth).
+* JSON: parsed like the worldbook importer parses JSON (UTF-8, no NaN, bounded depth);
+* YAML (``.yaml``/``.yml``, text-generation-webui's characters): :mod:`roleplay.cards.legacy`.
+
+Older tools' character objects (Pygmalion's ``char_name``..., text-generation-webui's
+``name``/``context``/``greeting``) become the CCv1 card SillyTavern makes of them.
 
 The card's ``spec`` decides CCv3, CCv2 or CCv1 (a bare object with ``name`` and
 ``first_mes``, as old tools and SillyTavern's own top level write it).
@@ -27,6 +31,7 @@ from roleplay.cards.errors import (
     from_import_failure,
     invalid,
 )
+from roleplay.cards.legacy import YAML_NAMES, legacy_card, load_yaml
 from worldbook.engine.importers.cards import looks_like_v1_card
 from worldbook.engine.importers.errors import ImportFailure
 from worldbook.engine.importers.parse import load_json
@@ -74,6 +79,8 @@ def read_card_file(filename: str, data: bytes, *, max_bytes: int = MAX_FILE_BYTE
             charx = read_charx(data, max_bytes)
             warnings += [("charx_icon", note) for note in charx.warnings]
             card, container, image = charx.card, "charx", charx.icon
+        elif filename.lower().endswith(YAML_NAMES):
+            card, container = load_yaml(data), "yaml"
         else:
             _refuse_by_name(filename)
             card, container = load_json(data), "json"
@@ -81,6 +88,10 @@ def read_card_file(filename: str, data: bytes, *, max_bytes: int = MAX_FILE_BYTE
         raise from_import_failure(exc) from exc
     if not isinstance(card, dict):
         raise invalid("the card is not a JSON object")
+    older = legacy_card(card)
+    if older is not None:
+        card = older[0]
+        warnings.append(("legacy_card", f"a {older[1]} character, read as a CCv1 card"))
     return CardFile(card, card_spec(card), container, sha256, image, warnings)
 
 
