@@ -17,6 +17,7 @@ from memory.models import Message, MessageAlternative
 from roleplay import hub, turns
 from roleplay.api.serializers import (
     MessageSerializer,
+    NoBody,
     RejectUnknownFields,
     TurnSerializer,
     validated,
@@ -38,10 +39,6 @@ class EditBody(RejectUnknownFields, serializers.Serializer):
 
 class SelectBody(RejectUnknownFields, serializers.Serializer):
     index = serializers.IntegerField(min_value=0, max_value=10_000)
-
-
-class NoBody(RejectUnknownFields, serializers.Serializer):
-    """An empty JSON object (or no body at all)."""
 
 
 class RollbackToBody(RejectUnknownFields, serializers.Serializer):

@@ -85,6 +85,10 @@ class RejectUnknownFields:
         return super().to_internal_value(data)
 
 
+class NoBody(RejectUnknownFields, serializers.Serializer):
+    """An empty JSON object (or no body at all)."""
+
+
 class StrictCharField(serializers.CharField):
     """Text that is text: a JSON number is refused (DRF would store ``-140245`` as its
     digits), and ``max_length`` counts what was sent, before white space is trimmed."""
@@ -148,6 +152,24 @@ class ModelConfigSerializer(StrictSerializer):
 
     def get_api_key_configured(self, obj) -> bool:
         return api_key_status(obj) == "set"
+
+
+class ConfigTestSerializer(serializers.Serializer):
+    """``POST /api/v1/model-configs/{id}/test``: one short completion through the gateway
+    (recorded as a ``ModelCall``, purpose ``console_test``). A failure is an answer too:
+    ``ok`` false with the gateway's code, and the models the server lists when it can."""
+
+    ok = serializers.BooleanField()
+    latency_ms = serializers.FloatField()
+    text = serializers.CharField()
+    model = serializers.CharField()
+    input_tokens = serializers.IntegerField()
+    output_tokens = serializers.IntegerField()
+    total_tokens = serializers.IntegerField()
+    attempts = serializers.IntegerField()
+    error_code = serializers.CharField(allow_null=True)
+    error_message = serializers.CharField(allow_null=True)
+    offered_models = serializers.ListField(child=serializers.CharField())
 
 
 class AvatarLinks(serializers.Serializer):

@@ -8,6 +8,7 @@ turns those into HTTP.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 
 from drf_spectacular.types import OpenApiTypes
@@ -40,6 +41,7 @@ from roleplay.api.planning import PlanningActions
 from roleplay.api.story import StoryActions
 from roleplay.models import Character, Conversation, ModelConfig
 from roleplay.services import characters, conversations, model_configs, players
+from roleplay.services.config_check import run_config_test
 from roleplay.worldbook_context import replayed_decisions
 
 TURN_ID_PARAM = OpenApiParameter("turn_id", OpenApiTypes.UUID, OpenApiParameter.PATH)
@@ -86,6 +88,14 @@ class ModelConfigViewSet(ServiceWrites):
     create_service = model_configs.create_model_config
     update_service = model_configs.update_model_config
     delete_service = model_configs.delete_model_config
+
+    @extend_schema(request=s.NoBody, responses=s.ConfigTestSerializer)
+    @action(detail=True, methods=["post"])
+    def test(self, request, pk=None):
+        config = self.get_object()
+        s.validated(s.NoBody, request)
+        result = run_config_test(request.tenant, config)
+        return Response(s.ConfigTestSerializer(dataclasses.asdict(result)).data)
 
 
 class CharacterViewSet(CardActions, CharacterMemorySettingsActions, ServiceWrites):

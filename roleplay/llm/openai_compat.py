@@ -58,6 +58,8 @@ from .types import (
 logger = logging.getLogger(__name__)
 
 POOL_SHARDS = 8
+LIST_TIMEOUT_S = 10.0  # GET /models, for the console's config test
+MAX_LISTED = 200
 CONTINUE_NUDGE = (
     "Continue your last reply from exactly where it stops. Do not repeat any of it; write "
     "only what comes next, with capitalization and punctuation that join on seamlessly."
@@ -134,6 +136,15 @@ class OpenAICompatProvider(Provider):
                 http_client=openai.DefaultAsyncHttpxClient(verify=ssl_context()),
             )
         return client
+
+    async def models(self) -> list[str]:
+        """The ids ``GET /models`` lists (the first page, sorted, at most ``MAX_LISTED``)."""
+        try:
+            page = await self._client().models.list(timeout=LIST_TIMEOUT_S)
+            ids = {getattr(model, "id", None) for model in page.data}
+        except Exception as exc:  # any answer but a list is the server's problem
+            raise map_openai_error(exc) from exc
+        return sorted(name for name in ids if isinstance(name, str) and name)[:MAX_LISTED]
 
     async def aclose(self) -> None:
         for client in self._clients.pop(asyncio.get_running_loop(), None) or []:

@@ -70,6 +70,10 @@ class Provider(ABC):
     ) -> AsyncGenerator[StreamEvent, None]:
         """Yield ``TextDelta`` pieces as they arrive, then one ``StreamDone``."""
 
+    async def models(self) -> list[str]:
+        """The model names this provider's server offers (default: its own model)."""
+        return [self.model]
+
     async def aclose(self) -> None:  # noqa: B027 - optional hook, not abstract
         """Release connections or models held by this provider (default: nothing)."""
 

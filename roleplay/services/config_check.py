@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from asgiref.sync import async_to_sync
 
 from roleplay.llm.errors import ModelError
-from roleplay.llm.gateway import Gateway
+from roleplay.llm.gateway import PROVIDERS, Gateway, provider_config
 from roleplay.llm.types import ModelRequest
 from roleplay.models import ModelConfig
 
@@ -23,6 +23,8 @@ TEST_PROMPT = [{"role": "user", "content": "Say hello in five words."}]
 TEST_MAX_TOKENS = 16
 TEST_PURPOSE = "console_test"
 _ERROR_MESSAGE_MAX = 500
+# Failures a list of models cannot explain: the server is not there, or refused the key.
+_NOT_ABOUT_THE_MODEL = {"model_connection_error", "model_timeout", "model_auth_error"}
 
 
 @dataclass(frozen=True)
@@ -39,6 +41,9 @@ class ConfigTestResult:
     attempts: int = 0
     error_code: str | None = None
     error_message: str | None = None
+    # After a failure: the models the server lists (GET /models), when it answers, so a
+    # model name the server does not know shows beside the ones it does.
+    offered_models: tuple[str, ...] = ()
 
 
 def run_config_test(tenant, config: ModelConfig) -> ConfigTestResult:
@@ -63,6 +68,7 @@ def run_config_test(tenant, config: ModelConfig) -> ConfigTestResult:
             latency_ms=elapsed(),
             error_code=exc.code,
             error_message=exc.message[:_ERROR_MESSAGE_MAX],
+            offered_models=_offered(config, exc),
         )
     except Exception as exc:  # the console must show it, not crash
         logger.warning("model config test failed", exc_info=True)
@@ -82,3 +88,17 @@ def run_config_test(tenant, config: ModelConfig) -> ConfigTestResult:
         total_tokens=result.usage.total_tokens,
         attempts=result.attempts,
     )
+
+
+def _offered(config: ModelConfig, failure: ModelError) -> tuple[str, ...]:
+    """The models the config's server lists, after a failure it may explain (the server
+    answered, and not with "who are you"); empty when it lists none or cannot say."""
+    if failure.code in _NOT_ABOUT_THE_MODEL:
+        return ()
+    try:
+        provider = PROVIDERS.get(str(config.pk), provider_config(config))
+        return tuple(async_to_sync(provider.models)())
+    except Exception:  # a hint only: the test's own error is what the console shows
+        logger.info("the server of config %s lists no models", config.pk, exc_info=True)
+        return ()
+

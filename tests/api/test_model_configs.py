@@ -216,3 +216,30 @@ def test_is_default_false_stops_being_the_default(api, model_config):
     assert response.status_code == 200 and response.json()["is_default"] is False
     model_config.refresh_from_db()
     assert model_config.is_default is False
+
+
+def test_the_test_action_runs_one_completion(api, tenant, model_config, llm):
+    from roleplay.llm.scripted_server import Reply
+    from roleplay.models import ModelCall
+
+    llm.enqueue(Reply(content="Hello there, kind traveller friend."))
+    response = api.post(f"/api/v1/model-configs/{model_config.pk}/test/")
+    assert response.status_code == 200, response.content
+    body = response.json()
+    assert body["ok"] is True and body["text"] == "Hello there, kind traveller friend."
+    assert body["model"] == "scripted-model" and body["error_code"] is None
+    assert ModelCall.objects.get(tenant=tenant, purpose="console_test").outcome == "ok"
+
+
+def test_a_failed_test_names_the_models_the_server_lists(api, model_config, llm):
+    from roleplay.llm.scripted_server import Reply
+
+    llm.default = Reply(status=404, error_body={"error": {"message": "no such model"}})
+    body = api.post(f"/api/v1/model-configs/{model_config.pk}/test/").json()
+    assert body["ok"] is False and body["error_code"] == "model_bad_request"
+    assert body["offered_models"] == ["scripted-model"]
+
+
+def test_the_test_action_needs_the_admin_scope_and_the_tenant(content_api, other_api, model_config):
+    assert content_api.post(f"/api/v1/model-configs/{model_config.pk}/test/").status_code == 403
+    assert_error(other_api.post(f"/api/v1/model-configs/{model_config.pk}/test/"), 404, "not_found")

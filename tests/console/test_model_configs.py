@@ -154,6 +154,26 @@ def test_the_test_button_shows_a_server_error(admin_client, tenant, model_config
     assert call.attempts == 3  # the gateway's retries ran
 
 
+def test_a_model_the_server_does_not_know_is_shown_beside_the_ones_it_lists(
+    admin_client, tenant, model_config, llm
+):
+    ModelConfig.objects.filter(pk=model_config.pk).update(model="gpt-4o")
+    message = "The model `gpt-4o` does not exist."
+    llm.default = Reply(status=404, error_body={"error": {"message": message}})
+    response = admin_client.post(f"/console/models/{model_config.pk}/test/", HTTP_HX_REQUEST="true")
+    fragment = response.content.decode()
+    assert 'data-outcome="error"' in fragment and "model_bad_request" in fragment
+    assert "<code>gpt-4o</code> is not among the models this server lists" in fragment
+    assert "<code>scripted-model</code>" in fragment
+
+
+def test_a_server_that_is_not_there_lists_nothing(admin_client, tenant, model_config):
+    ModelConfig.objects.filter(pk=model_config.pk).update(base_url="http://127.0.0.1:9/v1")
+    response = admin_client.post(f"/console/models/{model_config.pk}/test/", HTTP_HX_REQUEST="true")
+    fragment = response.content.decode()
+    assert "model_connection_error" in fragment and "offered-models" not in fragment
+
+
 def test_the_test_button_reports_an_unbuildable_provider(admin_client, tenant):
     broken = ModelConfig.objects.create(
         tenant=tenant,
