@@ -92,6 +92,13 @@ class ModelBadRequest(_CodedError):
     code = "model_bad_request"
 
 
+class ModelContextExceeded(ModelBadRequest):
+    """The server says the prompt and the reply do not fit its context window: the
+    config's ``context_limit`` is larger than the model the server runs."""
+
+    code = "model_context_exceeded"
+
+
 class ModelAuthError(_CodedError):
     code = "model_auth_error"
 

@@ -19,6 +19,7 @@ import asyncio
 import email.utils
 import json
 import logging
+import re
 import ssl
 import time
 import weakref
@@ -37,6 +38,7 @@ from .errors import (
     ModelBadResponse,
     ModelConnectionError,
     ModelContentFiltered,
+    ModelContextExceeded,
     ModelError,
     ModelRateLimited,
     ModelServerError,
@@ -65,6 +67,16 @@ CONTINUE_NUDGE = (
     "only what comes next, with capitalization and punctuation that join on seamlessly."
 )
 _CONTENT_FILTER_CODES = {"content_filter", "content_policy_violation", "content_filtered"}
+# How servers say the prompt does not fit: OpenAI's and llama.cpp's code, and the words of
+# vLLM ("maximum context length"), llama.cpp's C++ server ("exceeds the available context
+# size"), Ollama and others.
+_CONTEXT_CODES = {"context_length_exceeded", "exceed_context_size_error"}
+_CONTEXT_WORDS = re.compile(
+    r"maximum context length|context (?:length|window|size) (?:exceeded|is exceeded)"
+    r"|exceeds? (?:the )?(?:available )?context (?:size|window|length)"
+    r"|prompt is too long|too many tokens in the prompt",
+    re.IGNORECASE,
+)
 
 
 def refused_params(params: dict[str, Any], said: str) -> dict[str, str | None]:
@@ -359,15 +371,26 @@ def _call_parts(call: Any) -> tuple[str, str, str]:
 
 
 def _merge_tool_fragment(calls: dict[int, list[str]], fragment: dict[str, Any]) -> None:
-    """Assemble streamed tool calls: the id and name come once, arguments in pieces."""
-    index = fragment.get("index")
-    if not isinstance(index, int):
-        index = len(calls)
-    entry = calls.setdefault(index, ["", "", ""])
+    """Assemble streamed tool calls: the id and name come once, arguments in pieces.
+
+    Servers differ: some repeat the id and the whole name in every piece (llama.cpp's
+    Python server), some leave out ``index`` (then a piece with a known id, or without an
+    id, continues the call before it)."""
     call_id, name, arguments = _call_parts(fragment)
+    index = fragment.get("index")
+    if not isinstance(index, int) or isinstance(index, bool):
+        known = [i for i, entry in calls.items() if call_id and entry[0] == call_id]
+        if known:
+            index = known[0]
+        elif not call_id and calls:
+            index = max(calls)
+        else:
+            index = len(calls)
+    entry = calls.setdefault(index, ["", "", ""])
     if call_id:
         entry[0] = call_id
-    entry[1] += name
+    if name and name != entry[1]:
+        entry[1] = name if entry[1] and name.startswith(entry[1]) else entry[1] + name
     entry[2] += arguments
 
 
@@ -459,6 +482,8 @@ def _status_error(exc: openai.APIStatusError) -> ModelError:
         return ModelAuthError(message, status=status)
     if code in _CONTENT_FILTER_CODES:
         return ModelContentFiltered(message, status=status)
+    if status < 500 and (code in _CONTEXT_CODES or _CONTEXT_WORDS.search(message)):
+        return ModelContextExceeded(message, status=status)
     if status >= 500:
         return ModelServerError(message, status=status, retry_after=retry_after)
     return ModelBadRequest(message, status=status)

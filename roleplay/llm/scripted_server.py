@@ -36,6 +36,9 @@ class Reply:
     ``cut_after`` counts content/tool chunks sent before the connection is dropped without
     ``[DONE]``; ``chunks=None`` streams content word by word. ``usage=None`` computes usage
     with cl100k counts; ``usage={}`` sends none, like servers that do not report it.
+    ``tool_pieces`` shapes streamed tool calls as servers do: ``openai`` (the id and name
+    once, then argument pieces), ``repeat`` (every piece repeats the id and the whole name,
+    as llama.cpp's Python server does) or ``no_index`` (pieces without ``index``).
     """
 
     content: str = ""
@@ -51,6 +54,7 @@ class Reply:
     hang: bool = False
     finish_reason: str = "stop"
     usage: dict[str, int] | None = None
+    tool_pieces: str = "openai"
     responder: Callable[[dict[str, Any]], Reply] | None = None
 
     @classmethod
@@ -382,9 +386,14 @@ class _Handler(WireHandler):
             head["function"]["arguments"] = ""
             pieces.append({"tool_calls": [head]})
             for fragment in split_content(arguments, max(1, min(3, len(arguments)))):
-                pieces.append(
-                    {"tool_calls": [{"index": index, "function": {"arguments": fragment}}]}
-                )
+                piece: dict[str, Any] = {"index": index, "function": {"arguments": fragment}}
+                if reply.tool_pieces == "repeat":
+                    piece = dict(head, function={**head["function"], "arguments": fragment})
+                pieces.append({"tool_calls": [piece]})
+        if reply.tool_pieces == "no_index":
+            for delta in pieces:
+                for piece in delta.get("tool_calls", []):
+                    piece.pop("index", None)
         for sent, delta in enumerate(pieces):
             if reply.cut_after is not None and sent >= reply.cut_after:
                 self.cut()

@@ -101,4 +101,3 @@ def _offered(config: ModelConfig, failure: ModelError) -> tuple[str, ...]:
     except Exception:  # a hint only: the test's own error is what the console shows
         logger.info("the server of config %s lists no models", config.pk, exc_info=True)
         return ()
-

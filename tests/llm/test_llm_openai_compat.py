@@ -14,6 +14,7 @@ from roleplay.llm.errors import (
     ModelBadRequest,
     ModelBadResponse,
     ModelContentFiltered,
+    ModelContextExceeded,
     ModelRateLimited,
     ModelServerError,
 )
@@ -209,6 +210,21 @@ async def test_parallel_tool_calls_are_assembled_from_stream_fragments(
 
 
 @pytest.mark.asyncio
+@pytest.mark.parametrize("pieces", ["repeat", "no_index"])
+async def test_tool_call_pieces_of_other_servers_are_assembled(
+    server: ScriptedOpenAIServer, pieces: str
+) -> None:
+    """llama.cpp's Python server repeats the id and the whole name in every piece; other
+    servers leave ``index`` out. Either way each call is whole once, with its own name."""
+    server.enqueue(Reply(content="", tool_calls=TWO_CALLS, tool_pieces=pieces))
+    deltas, done = await collect(make_client(server), tools=TOOLS, tool_choice="auto")
+    assert [(c.id, c.name, c.arguments) for c in done.result.tool_calls] == [
+        ("call_a", "set_mood", {"mood": "cheerful"}),
+        ("call_b", "roll_dice", {"sides": 20}),
+    ]
+
+
+@pytest.mark.asyncio
 async def test_json_schema_response_format_is_passed_through(
     server: ScriptedOpenAIServer,
 ) -> None:
@@ -385,8 +401,30 @@ def test_extra_params_cannot_replace_the_request_itself(server: ScriptedOpenAISe
             ModelContentFiltered,
         ),
         (Reply(content="[redacted]", finish_reason="content_filter"), ModelContentFiltered),
+        # llama.cpp's Python server, in OpenAI's words and code
+        (
+            Reply(status=400, error_body={"error": {
+                "message": "This model's maximum context length is 4096 tokens. However, you "
+                "requested 7030 tokens (7010 in the messages, 20 in the completion).",
+                "type": "invalid_request_error", "param": "messages",
+                "code": "context_length_exceeded"}}),
+            ModelContextExceeded,
+        ),
+        # llama.cpp's C++ server
+        (
+            Reply(status=400, error_body={"error": {
+                "code": 400, "type": "exceed_context_size_error",
+                "message": "the request exceeds the available context size, try increasing it"}}),
+            ModelContextExceeded,
+        ),
+        # vLLM, by its words only
+        (
+            Reply(status=400, error_body={"object": "error", "message": "This model's maximum "
+                  "context length is 2048 tokens. However, you requested 3000 tokens."}),
+            ModelContextExceeded,
+        ),
     ],
-)
+)  # fmt: skip
 async def test_permanent_failures_are_mapped_and_not_retried(
     server: ScriptedOpenAIServer, reply: Reply, error: type[Exception]
 ) -> None:
