@@ -18,7 +18,7 @@ from console.scoping import scoped
 from roleplay.cards.errors import CardFailure
 from roleplay.cards.images import MAX_AVATAR_BYTES, normalize_avatar
 from roleplay.form_lists import TagsField, TextListField, TextListWidget
-from roleplay.models import Character, ModelConfig, Persona, Preset, Scenario
+from roleplay.models import Character, ModelConfig, Persona, Preset, RoleOrder, Scenario
 from roleplay.note_forms import AuthorNoteFields
 from roleplay.selectors import greeting_choices, player_personas
 from roleplay.services.characters import CHARACTER_FIELDS
@@ -155,15 +155,23 @@ class ModelConfigForm(forms.ModelForm):
             "api_key_env": "API key environment variable",
             "top_p": "top_p",
             "timeout_ms": "Timeout (ms)",
+            "role_order": "Message order",
         }
         help_texts = {
             "api_key_env": "The NAME of the environment variable that holds the key "
             "(e.g. OPENAI_API_KEY), never the key itself. Leave empty for local servers.",
+            "role_order": "Many open models' chat templates (Mistral, Gemma...) take one system "
+            "message and then user and assistant in turn. Auto sends the prompt as built and "
+            "reshapes it the first time the server refuses its order.",
         }
 
     def __init__(self, *args, tenant, **kwargs):
         super().__init__(*args, **kwargs)
         self.fields["preset"].queryset = scoped(Preset, tenant).order_by("name")
+        self.fields["role_order"].required = False  # left out: the model's default
+
+    def clean_role_order(self) -> str:
+        return self.cleaned_data.get("role_order") or RoleOrder.AUTO
 
 
 # A choice that changes what else the form offers asks the page again (htmx) and swaps the

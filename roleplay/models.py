@@ -41,6 +41,14 @@ class Provider(models.TextChoices):
     LLAMA_CPP = "llama_cpp", "Local llama.cpp"
 
 
+class RoleOrder(models.TextChoices):
+    """How messages are ordered for the server (``roleplay.llm.roles``)."""
+
+    AUTO = "auto", "As built; reshaped when the server refuses the order"
+    STRICT = "strict", "One system message first, then user and assistant in turn"
+    NO_SYSTEM = "no_system", "User and assistant in turn; no system message"
+
+
 class ModelConfig(TenantScopedModel):
     """How to reach a model. The API key is never stored: only the env var that holds it."""
 
@@ -68,6 +76,7 @@ class ModelConfig(TenantScopedModel):
         default=60000, validators=[MinValueValidator(100), MaxValueValidator(600_000)]
     )
     extra = models.JSONField(default=dict, blank=True, validators=[validate_extra])
+    role_order = models.CharField(max_length=16, choices=RoleOrder.choices, default=RoleOrder.AUTO)
     preset = models.ForeignKey(
         Preset, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )

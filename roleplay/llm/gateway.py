@@ -91,6 +91,7 @@ def provider_config(config: ModelConfig | None) -> ProviderConfig:
         top_p=config.top_p,
         timeout_ms=config.timeout_ms,
         extra=dict(config.extra or {}),
+        role_order=config.role_order,
     )
 
 

@@ -46,6 +46,7 @@ from .errors import (
 )
 from .provider import Interruptible, Provider, await_or_cancel, openai_tools
 from .reasoning import StreamFilter, strip_reasoning
+from .roles import AS_SENT, refusal_level, reshape
 from .types import (
     CompletionResult,
     ModelRequest,
@@ -129,6 +130,8 @@ class OpenAICompatProvider(Provider):
         self._clients = weakref.WeakKeyDictionary()
         self._turn = 0
         self.refused: dict[str, str | None] = {}  # see refused_params: kept for good
+        # roles.reshape's level: as configured, raised for good when the server refuses
+        self.role_level = AS_SENT if config.role_order == "auto" else config.role_order
 
     @property
     def base_url(self) -> str:
@@ -169,7 +172,7 @@ class OpenAICompatProvider(Provider):
         config = self.config
         params: dict[str, Any] = {
             "model": config.model,
-            "messages": self._messages(request),
+            "messages": reshape(self._messages(request), self.role_level),
             "max_tokens": request.max_tokens or config.max_output_tokens,
             "temperature": (
                 config.temperature if request.temperature is None else request.temperature
@@ -201,13 +204,25 @@ class OpenAICompatProvider(Provider):
         """One chat-completions request; JSON (or an SSE stream of JSON) comes back as is.
         A request the server refuses for a parameter it does not take
         (:func:`refused_params`) is sent again without it (a server names one at a time),
-        and this provider never sends it again."""
+        and this provider never sends it again. So is one whose chat template refuses the
+        order of the messages (:mod:`roles`), reshaped from then on."""
         _apply_refused(params, self.refused)
         while True:
             try:
                 return await self._send(params, timeout, stream=stream)
             except openai.APIStatusError as exc:
-                refused = refused_params(params, f"{exc} {exc.body}")
+                said = f"{exc} {exc.body}"
+                level = refusal_level(said, self.role_level)
+                if level is not None and exc.status_code in (400, 422, 500):
+                    logger.warning(
+                        "the server of model %s refused the order of the messages: sent %s",
+                        self.config.model,
+                        level,
+                    )
+                    self.role_level = level
+                    params["messages"] = reshape(params["messages"], level)
+                    continue
+                refused = refused_params(params, said)
                 if exc.status_code not in (400, 422) or not refused:
                     raise
                 logger.warning(

@@ -34,6 +34,9 @@ class ProviderConfig:
     top_p: float = 1.0
     timeout_ms: int = 60000
     extra: dict[str, Any] = field(default_factory=dict)
+    # How messages are ordered for an HTTP server: ``auto``, ``strict`` or ``no_system``
+    # (``roleplay.llm.roles``).
+    role_order: str = "auto"
 
     def __post_init__(self) -> None:
         if self.provider not in PROVIDER_KINDS:

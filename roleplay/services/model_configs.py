@@ -28,6 +28,7 @@ MODEL_CONFIG_FIELDS = (
     "top_p",
     "timeout_ms",
     "extra",
+    "role_order",
     "preset",
 )
 

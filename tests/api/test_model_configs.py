@@ -243,3 +243,14 @@ def test_a_failed_test_names_the_models_the_server_lists(api, model_config, llm)
 def test_the_test_action_needs_the_admin_scope_and_the_tenant(content_api, other_api, model_config):
     assert content_api.post(f"/api/v1/model-configs/{model_config.pk}/test/").status_code == 403
     assert_error(other_api.post(f"/api/v1/model-configs/{model_config.pk}/test/"), 404, "not_found")
+
+
+def test_the_message_order_is_a_choice(api):
+    created = api.post("/api/v1/model-configs/", _config(role_order="strict"), format="json")
+    assert created.status_code == 201 and created.json()["role_order"] == "strict"
+    assert (
+        api.post("/api/v1/model-configs/", _config(name="b"), format="json").json()["role_order"]
+        == "auto"
+    )
+    refused = api.post("/api/v1/model-configs/", _config(name="c", role_order="x"), format="json")
+    assert "role_order" in error_locs(refused)

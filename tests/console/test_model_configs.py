@@ -201,3 +201,11 @@ def test_the_edit_form_round_trips_extra_as_json(admin_client, model_config):
     import html
 
     assert json.loads(html.unescape(body)) == {"stop": ["\n"], "n": 1}
+
+
+def test_the_message_order_is_chosen_in_the_form(admin_client, tenant, llm):
+    page = admin_client.get("/console/models/new/").content.decode()
+    assert 'name="role_order"' in page and "Message order" in page
+    response = admin_client.post("/console/models/new/", _form(llm, role_order="no_system"))
+    assert response.status_code == 302
+    assert ModelConfig.objects.get(tenant=tenant, name="Local vLLM").role_order == "no_system"
