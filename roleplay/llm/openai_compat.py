@@ -71,6 +71,9 @@ _CONTENT_FILTER_CODES = {"content_filter", "content_policy_violation", "content_
 # How servers say the prompt does not fit: OpenAI's and llama.cpp's code, and the words of
 # vLLM ("maximum context length"), llama.cpp's C++ server ("exceeds the available context
 # size"), Ollama and others.
+# A request the server's own validation refused, though it answered 500 (llama.cpp's Python
+# server does, for a ``response_format`` it does not take): not retried, like a 400.
+_VALIDATION_WORDS = re.compile(r"\d+ validation errors?\b.*'loc'|literal_error", re.DOTALL)
 _CONTEXT_CODES = {"context_length_exceeded", "exceed_context_size_error"}
 _CONTEXT_WORDS = re.compile(
     r"maximum context length|context (?:length|window|size) (?:exceeded|is exceeded)"
@@ -499,7 +502,7 @@ def _status_error(exc: openai.APIStatusError) -> ModelError:
         return ModelContentFiltered(message, status=status)
     if status < 500 and (code in _CONTEXT_CODES or _CONTEXT_WORDS.search(message)):
         return ModelContextExceeded(message, status=status)
-    if status >= 500:
+    if status >= 500 and not _VALIDATION_WORDS.search(message):
         return ModelServerError(message, status=status, retry_after=retry_after)
     return ModelBadRequest(message, status=status)
 

@@ -401,6 +401,15 @@ def test_extra_params_cannot_replace_the_request_itself(server: ScriptedOpenAISe
             ModelContentFiltered,
         ),
         (Reply(content="[redacted]", finish_reason="content_filter"), ModelContentFiltered),
+        # llama.cpp's Python server refusing a json_schema response_format, with a 500
+        (
+            Reply(status=500, error_body={"error": {
+                "message": "1 validation error:\n {'type': 'literal_error', 'loc': ('body', "
+                "'response_format', 'type'), 'msg': \"Input should be 'text' or "
+                "'json_object'\", 'input': 'json_schema'}",
+                "type": "internal_server_error", "param": None, "code": None}}),
+            ModelBadRequest,
+        ),
         # llama.cpp's Python server, in OpenAI's words and code
         (
             Reply(status=400, error_body={"error": {

@@ -57,3 +57,22 @@ def test_a_400_without_a_schema_is_not_retried(tenant, model_config, llm):
     with pytest.raises(ModelBadRequest):
         ask(tenant, model_config, None)
     assert len(llm.requests) == 1
+
+
+def test_a_500_from_the_server_s_own_validation_falls_back_too(tenant, model_config, llm):
+    """llama.cpp's Python server answers a json_schema format it does not take with a 500
+    holding its validation error: asked once, not three times, then for a JSON object."""
+
+    def answer(request: dict) -> Reply:
+        if (request.get("response_format") or {}).get("type") == "json_schema":
+            message = (
+                "1 validation error:\n {'type': 'literal_error', 'loc': ('body', "
+                "'response_format', 'type'), 'msg': \"Input should be 'text' or 'json_object'\"}"
+            )
+            return Reply(status=500, error_body={"error": {"message": message}})
+        return Reply(content='{"ok": true}')
+
+    llm.default = Reply.from_callable(answer)
+    assert ask(tenant, model_config, SCHEMA).content == '{"ok": true}'
+    kinds = [(r.get("response_format") or {}).get("type") for r in llm.requests]
+    assert kinds == ["json_schema", "json_object"]
