@@ -27,7 +27,8 @@ class ChatImportForm(forms.Form):
         label="Chat file",
         widget=forms.ClearableFileInput(attrs={"accept": ".jsonl,.json"}),
         help_text="A SillyTavern chat (.jsonl), an OpenAI message array, a ShareGPT "
-        "conversation or one row of a conversation dataset (LMSYS-Chat, PIPPA, Capybara), "
+        "conversation, an Agnai, RisuAI or CAI Tools chat export, or one row of a "
+        "conversation dataset (LMSYS-Chat, PIPPA, Capybara), "
         "at most 32 MiB. Swipes become the replies' alternatives; "
         "hidden and narrator lines are left out.",
     )

@@ -17,6 +17,7 @@ The shapes read are told apart by their content (not the file name):
   (LMSYS-Chat), PIPPA's ``{message, is_human}`` lines (the character is ``bot_name``) or
   Capybara's ``{input, output}`` exchanges. A dataset's JSONL line holding one
   conversation is read; a file of several is refused.
+- **Other roleplay tools**: Agnai, RisuAI and CAI Tools exports (:mod:`roleplay.chats.tools`).
 
 A message keeps its send time when the file gives one (epoch seconds or milliseconds, ISO
 8601, or SillyTavern's ``January 1, 2024 12:00pm`` and ``2024-01-01@12h00m00s``). Content is
@@ -43,6 +44,7 @@ from roleplay.chats.errors import (
     ChatFileInvalid,
     ChatFileTooLarge,
 )
+from roleplay.chats.tools import tool_lines
 
 MAX_FILE_BYTES = 32 * 1024 * 1024
 MAX_MESSAGES = 50_000
@@ -160,6 +162,9 @@ def _json_items(text: str) -> list[Any] | dict[str, Any]:
 
 def _read_items(data: list[Any] | dict[str, Any]) -> ChatFile:
     if isinstance(data, dict):
+        found = tool_lines(data)
+        if found is not None:
+            return _read_tool(*found)
         for key, shape in _CONTAINERS:
             if isinstance(data.get(key), list):
                 return _read_list(data[key], shape, data)
@@ -172,12 +177,24 @@ def _read_items(data: list[Any] | dict[str, Any]) -> ChatFile:
     if any(isinstance(first.get(key), list) for key, _ in _CONTAINERS):
         if len(data) == 1:  # a dataset's one line: one conversation
             return _read_items(first)
-        raise ChatFileInvalid(
-            SEVERAL_CONVERSATIONS,
-            f"the file holds {len(data)} conversations: import them one at a time",
-            {"conversations": len(data)},
-        )
+        raise _several(len(data))
     return _read_list(data, None, {})
+
+
+def _read_tool(fmt: str, lines: list[Any], conversations: int) -> ChatFile:
+    if conversations > 1:
+        raise _several(conversations)
+    chat = _read_sillytavern(lines)
+    chat.format = fmt
+    return chat
+
+
+def _several(count: int) -> ChatFileInvalid:
+    return ChatFileInvalid(
+        SEVERAL_CONVERSATIONS,
+        f"the file holds {count} conversations: import them one at a time",
+        {"conversations": count},
+    )
 
 
 def _first_object(items: list[Any]) -> dict[str, Any]:

@@ -232,6 +232,9 @@ def test_arbitrary_bytes_never_escape_as_anything_but_a_chat_error():
         b'{"messages": []}',
         b'{"bot_name": "M", "conversation": [{"message": "a", "is_human": true}]}',
         b'{"conversation": [{"input": "a", "output": "b"}]}',
+        b'{"messages": [{"msg": "a", "userId": "u"}, {"msg": "b", "characterId": "c"}]}',
+        b'{"type": "risuChat", "data": {"message": [{"role": "user", "data": "a"}]}}',
+        b'{"histories": {"histories": [{"msgs": [{"src": {"is_human": true}, "text": "a"}]}]}}',
     ]
     for _ in range(400):
         base = bytearray(rng.choice(samples))
@@ -241,3 +244,85 @@ def test_arbitrary_bytes_never_escape_as_anything_but_a_chat_error():
             read_chat(bytes(base))
         except ChatFileError:
             pass
+
+
+AGNAI = {
+    "name": "Exported",
+    "greeting": "Welcome.",
+    "messages": [
+        {"_id": "1", "msg": "Welcome.", "characterId": "c1", "createdAt": "2024-01-01T12:00:00Z"},
+        {"_id": "2", "msg": "Hi.", "userId": "u1", "createdAt": "2024-01-01T12:01:00Z"},
+        {"_id": "3", "msg": "Sit down.", "characterId": "c1", "createdAt": "2024-01-01T12:02:00Z"},
+    ],
+}
+RISU = {
+    "type": "risuChat",
+    "ver": 1,
+    "data": {
+        "name": "Chat 1",
+        "message": [
+            {"role": "char", "data": "Welcome."},
+            {"role": "user", "data": "Hi.", "time": 1704110460000},
+            {"role": "char", "data": "Sit down.", "saying": "c1"},
+        ],
+        "note": "",
+    },
+}
+CAI = {
+    "histories": {
+        "histories": [
+            {
+                "msgs": [
+                    {"src": {"is_human": False, "name": "Mira"}, "text": "Welcome."},
+                    {"src": {"is_human": True, "name": "Ann"}, "text": "Hi."},
+                    {"src": {"is_human": False, "name": "Mira"}, "text": "Sit down."},
+                ]
+            }
+        ]
+    }
+}
+
+
+@pytest.mark.parametrize(("data", "fmt"), [(AGNAI, "agnai"), (RISU, "risuai"), (CAI, "cai_tools")])
+def test_chats_of_other_roleplay_tools(data, fmt):
+    chat = read_chat(json.dumps(data).encode())
+    assert chat.format == fmt
+    assert [(m.role, m.content) for m in chat.messages] == [
+        ("assistant", "Welcome."),
+        ("user", "Hi."),
+        ("assistant", "Sit down."),
+    ]
+    if fmt == "agnai":
+        assert chat.messages[1].sent_ms == 1704110460000
+    if fmt == "risuai":
+        assert chat.messages[1].sent_ms == 1704110460000
+    if fmt == "cai_tools":
+        assert chat.messages[0].name == "Mira"
+
+
+def test_several_cai_histories_are_several_conversations():
+    several = {"histories": {"histories": [CAI["histories"]["histories"][0]] * 3}}
+    with pytest.raises(ChatFileInvalid) as caught:
+        read_chat(json.dumps(several).encode())
+    assert caught.value.code == "several_conversations"
+    assert caught.value.details == {"conversations": 3}
+
+
+@pytest.mark.parametrize(
+    "data",
+    [
+        {"messages": [{"msg": 5, "userId": "u"}]},
+        {"messages": [{"msg": "a"}, 7]},
+        {"type": "risuChat", "data": {"message": [{"role": "user", "data": ["x"]}]}},
+    ],
+)
+def test_other_tools_malformed_lines_are_refused(data):
+    with pytest.raises(ChatFileError) as caught:
+        read_chat(json.dumps(data).encode())
+    assert caught.value.code == "invalid_chat_file"
+
+
+def test_an_empty_risu_chat_is_empty():
+    with pytest.raises(ChatFileInvalid) as caught:
+        read_chat(json.dumps({"type": "risuChat", "data": {"message": "x"}}).encode())
+    assert caught.value.code == "empty_chat"
