@@ -249,8 +249,15 @@ class OpenAICompatProvider(Provider):
     async def complete(
         self, request: ModelRequest, cancel: asyncio.Event | None = None
     ) -> CompletionResult:
-        started = time.perf_counter()
-        params = self._params(request)
+        return await self._complete(request, self._params(request), cancel, time.perf_counter())
+
+    async def _complete(
+        self,
+        request: ModelRequest,
+        params: dict[str, Any],
+        cancel: asyncio.Event | None,
+        started: float,
+    ) -> CompletionResult:
         deadline = self._deadline(request.timeout)
         try:
             # The SDK timeout bounds each network phase; this bounds the whole request,
@@ -286,6 +293,7 @@ class OpenAICompatProvider(Provider):
         usage: Usage | None = None
         stream: Any = None
         scratchpad = StreamFilter()
+        seen = False  # any chunk at all
         try:
             async with Interruptible(cancel) as guard:
                 deadline = self._deadline(request.timeout)
@@ -296,6 +304,7 @@ class OpenAICompatProvider(Provider):
                         chunk = await guard.wait(anext(chunks))
                     except StopAsyncIteration:
                         break
+                    seen = True
                     chunk = _object(chunk, "stream chunk")
                     if chunk.get("usage") is not None:
                         usage = _usage(chunk["usage"])
@@ -321,6 +330,18 @@ class OpenAICompatProvider(Provider):
         finally:
             if stream is not None:
                 await stream.close()
+        if finish_reason is None and not seen:
+            # An empty stream: llama.cpp's Python server answers an error it meets before
+            # the first token (a chat template refusing the order of the roles, a prompt
+            # over the window) with 200 and no events. Asked once without streaming, the
+            # server says what it is (and a refused order is reshaped, as for any request);
+            # when it answers, the answer comes as one piece.
+            unstreamed = {k: v for k, v in params.items() if k not in ("stream", "stream_options")}
+            result = await self._complete(request, unstreamed, cancel, started)
+            if result.content:
+                yield TextDelta(result.content)
+            yield StreamDone(result)
+            return
         if finish_reason is None:
             raise ModelBadResponse("stream ended before a finish_reason")
         held = scratchpad.finish()

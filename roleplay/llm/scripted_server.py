@@ -39,6 +39,8 @@ class Reply:
     ``tool_pieces`` shapes streamed tool calls as servers do: ``openai`` (the id and name
     once, then argument pieces), ``repeat`` (every piece repeats the id and the whole name,
     as llama.cpp's Python server does) or ``no_index`` (pieces without ``index``).
+    ``empty_stream`` answers a stream with 200 and no events at all, as llama.cpp's Python
+    server does for an error it meets before the first token.
     """
 
     content: str = ""
@@ -55,6 +57,7 @@ class Reply:
     finish_reason: str = "stop"
     usage: dict[str, int] | None = None
     tool_pieces: str = "openai"
+    empty_stream: bool = False
     responder: Callable[[dict[str, Any]], Reply] | None = None
 
     @classmethod
@@ -373,6 +376,9 @@ class _Handler(WireHandler):
 
         if reply.malformed:
             self.chunk(b'data: {"id": "chatcmpl-broken", "choices": [\n\n')
+            self.end_stream(done=False)
+            return
+        if reply.empty_stream:
             self.end_stream(done=False)
             return
         event({"role": "assistant", "content": ""})

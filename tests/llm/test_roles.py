@@ -142,3 +142,45 @@ async def test_a_refusal_about_something_else_is_not_retried(server):
     with pytest.raises(ModelBadRequest):
         await client(server).complete(ModelRequest(PROMPT))
     assert len(server.requests) == 1
+
+
+def llama_cpp_python(request: dict) -> Reply:
+    """llama.cpp's Python server with a strict template: a stream it cannot start is an
+    empty 200; without streaming the template's refusal is a 500."""
+    refused = strict_template(request)
+    if refused.status == 200:
+        return refused
+    if request.get("stream"):
+        return Reply(empty_stream=True)
+    return refused
+
+
+@pytest.mark.asyncio
+async def test_an_empty_stream_is_asked_again_without_streaming(server):
+    server.default = Reply.from_callable(llama_cpp_python)
+    model = client(server)
+    events = [event async for event in model.stream(ModelRequest(PROMPT))]
+    assert events[-1].result.content == "Yes, it is lit."
+    assert [r.get("stream", False) for r in server.requests] == [True, False, False]
+    assert server.requests[-1]["messages"] == reshape(PROMPT, STRICT)
+    events = [event async for event in model.stream(ModelRequest(PROMPT))]
+    assert events[-1].result.content == "Yes, it is lit."
+    assert server.requests[-1]["stream"] is True  # reshaped from then on, and streamed
+    assert len(server.requests) == 4
+
+
+@pytest.mark.asyncio
+async def test_an_empty_stream_over_the_window_is_the_window_s_error(server):
+    from roleplay.llm.errors import ModelContextExceeded
+
+    def answer(request: dict) -> Reply:
+        if request.get("stream"):
+            return Reply(empty_stream=True)
+        return Reply(status=400, error_body={"error": {"message": "This model's maximum "
+                     "context length is 4096 tokens.", "code": "context_length_exceeded"}})  # fmt: skip
+
+    server.default = Reply.from_callable(answer)
+    with pytest.raises(ModelContextExceeded):
+        async for _ in client(server).stream(ModelRequest(PROMPT)):
+            pass
+    assert len(server.requests) == 2  # not retried
