@@ -155,9 +155,11 @@ class ModelConfigSerializer(StrictSerializer):
 
 
 class ConfigTestSerializer(serializers.Serializer):
-    """``POST /api/v1/model-configs/{id}/test``: one short completion through the gateway
-    (recorded as a ``ModelCall``, purpose ``console_test``). A failure is an answer too:
-    ``ok`` false with the gateway's code, and the models the server lists when it can."""
+    """``POST /api/v1/model-configs/{id}/test``: one short streamed reply through the gateway
+    to a turn-shaped prompt (recorded as a ``ModelCall``, purpose ``console_test``). A
+    failure is an answer too: ``ok`` false with the gateway's code, and the models the
+    server lists when it can; a success may carry ``warnings`` (an empty reply, an order of
+    messages the server refused)."""
 
     ok = serializers.BooleanField()
     latency_ms = serializers.FloatField()
@@ -170,6 +172,7 @@ class ConfigTestSerializer(serializers.Serializer):
     error_code = serializers.CharField(allow_null=True)
     error_message = serializers.CharField(allow_null=True)
     offered_models = serializers.ListField(child=serializers.CharField())
+    warnings = serializers.ListField(child=serializers.CharField())
 
 
 class AvatarLinks(serializers.Serializer):

@@ -1,4 +1,7 @@
-"""The console's "test this config" button: one short completion through the real gateway.
+"""The console's "test this config" button: one short streamed reply through the real
+gateway, to a prompt shaped as a turn's (a system message, the character's opening, the
+player's line), so a server that streams badly or refuses that order of roles shows here
+rather than in the first chat.
 
 It writes only the ``ModelCall`` the gateway records for every call (purpose
 ``console_test``), so the test shows up in usage like any other call.
@@ -14,12 +17,17 @@ from asgiref.sync import async_to_sync
 
 from roleplay.llm.errors import ModelError
 from roleplay.llm.gateway import PROVIDERS, Gateway, provider_config
-from roleplay.llm.types import ModelRequest
+from roleplay.llm.roles import AS_SENT
+from roleplay.llm.types import CompletionResult, ModelRequest, StreamDone
 from roleplay.models import ModelConfig
 
 logger = logging.getLogger(__name__)
 
-TEST_PROMPT = [{"role": "user", "content": "Say hello in five words."}]
+TEST_PROMPT = [
+    {"role": "system", "content": "You are Mira, a lighthouse keeper, in a roleplay."},
+    {"role": "assistant", "content": "Welcome to the lighthouse."},
+    {"role": "user", "content": "Say hello in five words."},
+]
 TEST_MAX_TOKENS = 16
 TEST_PURPOSE = "console_test"
 _ERROR_MESSAGE_MAX = 500
@@ -44,6 +52,8 @@ class ConfigTestResult:
     # After a failure: the models the server lists (GET /models), when it answers, so a
     # model name the server does not know shows beside the ones it does.
     offered_models: tuple[str, ...] = ()
+    # After a success: what the operator should know (an empty reply, a reshaped order).
+    warnings: tuple[str, ...] = ()
 
 
 def run_config_test(tenant, config: ModelConfig) -> ConfigTestResult:
@@ -61,7 +71,7 @@ def run_config_test(tenant, config: ModelConfig) -> ConfigTestResult:
     try:
         gateway = Gateway(tenant, config, TEST_PURPOSE)
         request = ModelRequest(TEST_PROMPT, max_tokens=TEST_MAX_TOKENS)
-        result = async_to_sync(gateway.complete)(request)
+        result = async_to_sync(_streamed)(gateway, request)
     except ModelError as exc:
         return ConfigTestResult(
             ok=False,
@@ -87,6 +97,7 @@ def run_config_test(tenant, config: ModelConfig) -> ConfigTestResult:
         output_tokens=result.usage.output_tokens,
         total_tokens=result.usage.total_tokens,
         attempts=result.attempts,
+        warnings=_warnings(config, result.content),
     )
 
 
@@ -101,3 +112,29 @@ def _offered(config: ModelConfig, failure: ModelError) -> tuple[str, ...]:
     except Exception:  # a hint only: the test's own error is what the console shows
         logger.info("the server of config %s lists no models", config.pk, exc_info=True)
         return ()
+
+
+async def _streamed(gateway: Gateway, request: ModelRequest) -> CompletionResult:
+    result = None
+    async for event in gateway.stream(request):
+        if isinstance(event, StreamDone):
+            result = event.result
+    assert result is not None  # a stream ends with StreamDone or raises
+    return result
+
+
+def _warnings(config: ModelConfig, text: str) -> tuple[str, ...]:
+    found = []
+    if not text.strip():
+        found.append(
+            "The model answered with no text: check the model name, and that the server "
+            "runs a chat (instruction-tuned) model with its chat template."
+        )
+    provider = PROVIDERS.get(str(config.pk), provider_config(config))
+    level = getattr(provider, "role_level", AS_SENT)
+    if config.role_order == "auto" and level != AS_SENT:
+        found.append(
+            f"The server refused the order of the messages; they are sent as {level!r} "
+            f"from now on. Set Message order to {level!r} to keep this after a restart."
+        )
+    return tuple(found)

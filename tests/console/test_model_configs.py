@@ -8,6 +8,7 @@ import pytest
 
 from roleplay.llm.scripted_server import Reply
 from roleplay.models import ModelCall, ModelConfig
+from roleplay.services.config_check import TEST_PROMPT
 
 pytestmark = pytest.mark.django_db
 
@@ -135,7 +136,7 @@ def test_the_test_button_runs_a_completion(operator_client, tenant, model_config
     assert "Hello there, kind traveller friend." in fragment
     assert "scripted-model" in fragment and " ms" in fragment
     request = llm.requests[-1]
-    assert request["messages"] == [{"role": "user", "content": "Say hello in five words."}]
+    assert request["messages"] == TEST_PROMPT and request["stream"] is True
     assert request.get("max_tokens", request.get("max_completion_tokens")) == 16
     call = ModelCall.objects.get(tenant=tenant, purpose="console_test")
     assert call.outcome == "ok" and call.config == model_config
@@ -209,3 +210,19 @@ def test_the_message_order_is_chosen_in_the_form(admin_client, tenant, llm):
     response = admin_client.post("/console/models/new/", _form(llm, role_order="no_system"))
     assert response.status_code == 302
     assert ModelConfig.objects.get(tenant=tenant, name="Local vLLM").role_order == "no_system"
+
+
+def test_an_empty_reply_and_a_refused_order_are_warned(admin_client, tenant, model_config, llm):
+    def strict(request: dict) -> Reply:
+        if request["messages"][0]["role"] == "system" and len(request["messages"]) > 1:
+            if request["messages"][1]["role"] != "user":
+                message = "Conversation roles must alternate user/assistant/user/assistant/..."
+                return Reply(status=400, error_body={"error": {"message": message}})
+        return Reply(content="")
+
+    llm.default = Reply.from_callable(strict)
+    response = admin_client.post(f"/console/models/{model_config.pk}/test/", HTTP_HX_REQUEST="true")
+    fragment = response.content.decode()
+    assert 'data-outcome="ok"' in fragment
+    assert "The model answered with no text" in fragment
+    assert "they are sent as &#x27;strict&#x27; from now on" in fragment
