@@ -44,7 +44,7 @@ CHAT_UPLOAD = {
         "type": "object",
         "properties": {
             "file": {"type": "string", "format": "binary"},
-            "player": {"type": "string", "format": "uuid"},
+            "player": {"type": "integer"},
             "character": {"type": "string", "format": "uuid"},
             "persona": {"type": "string", "format": "uuid"},
             "scenario": {"type": "string", "format": "uuid"},
