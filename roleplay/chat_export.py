@@ -60,7 +60,7 @@ def export_chat(tenant, conversation: Conversation, fmt: str) -> FileOut:
         character_name=character.name,
         created_ms=int(conversation.created_at.timestamp() * 1000),
         openings=openings,
-        opening=conversation.greeting_index,
+        opening=conversation.greeting_index or 0,
         lines=lines,
         metadata=metadata_from_note(conversation.author_note),
     )

@@ -29,6 +29,13 @@ def _tenant_configs(tenant):
     return scoped(ModelConfig, tenant).order_by("name")
 
 
+NO_OPENING = "none"  # the opening choice of a conversation without one
+
+
+def _opening_choice(value: str) -> int | None:
+    return None if value == NO_OPENING else int(value)
+
+
 class AvatarFields(forms.Form):
     """The avatar upload of character and persona forms, decoded as the form is cleaned (a
     bad image is a field error before anything is saved); ``remove_avatar`` is offered only
@@ -212,12 +219,13 @@ class NewConversationForm(forms.Form):
         help_text="Who the player is in this conversation ({{user}}, {{persona}}).",
     )
     greeting_index = forms.TypedChoiceField(
-        coerce=int,
+        coerce=_opening_choice,
         empty_value=0,
         required=False,
         label="Opening",
-        choices=[(0, "First message")],
-        help_text="The character's first message or one of its alternate greetings.",
+        choices=[(0, "First message"), (NO_OPENING, "No opening")],
+        help_text="The character's first message, one of its alternate greetings, or none "
+        "(the conversation starts with the player's message).",
     )
     title = forms.CharField(max_length=200, required=False)
 
@@ -255,14 +263,15 @@ class NewConversationForm(forms.Form):
 NEW_CONVERSATION_FIELDS = tuple(NewConversationForm.base_fields)
 
 
-def greeting_options(character: Character) -> list[tuple[int, str]]:
-    """The opening choices of a conversation with ``character``, each shortened to a line."""
-    options = []
+def greeting_options(character: Character) -> list[tuple[int | str, str]]:
+    """The opening choices of a conversation with ``character``, each shortened to a line,
+    then "No opening"."""
+    options: list[tuple[int | str, str]] = []
     for index, text in greeting_choices(character):
         label = "First message" if index == 0 else f"Alternate greeting {index}"
         line = " ".join(text.split())
         options.append((index, f"{label}: {line[:90]}{'…' if len(line) > 90 else ''}"))
-    return options
+    return [*options, (NO_OPENING, "No opening")]
 
 
 class PersonaForm(AvatarFields, forms.ModelForm):

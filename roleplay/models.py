@@ -251,7 +251,8 @@ class Conversation(TenantScopedModel):
     author_note = models.JSONField(default=dict, blank=True)
     # The opening the Actor shows: 0 is the character's first message, n its n-th
     # alternate greeting.
-    greeting_index = models.PositiveSmallIntegerField(default=0)
+    # None: no opening (an imported chat that does not start with one of the character's)
+    greeting_index = models.PositiveSmallIntegerField(default=0, null=True, blank=True)
     title = models.CharField(max_length=200, blank=True, default="")
     status = models.CharField(
         max_length=16, choices=ConversationStatus.choices, default=ConversationStatus.ACTIVE

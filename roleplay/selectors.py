@@ -92,10 +92,13 @@ def greeting_choices(character: Character) -> list[tuple[int, str]]:
 
 def greeting_for(conversation: Conversation) -> str:
     """The opening line of ``conversation``: its character's first message, or the alternate
-    greeting it chose; the first message again if that greeting was removed since."""
+    greeting it chose; the first message again if that greeting was removed since; none
+    ("") when the conversation has no opening."""
     character = conversation.character
     alternates = character.alternate_greetings or []
     index = conversation.greeting_index
+    if index is None:
+        return ""
     if 0 < index <= len(alternates) and isinstance(alternates[index - 1], str):
         return alternates[index - 1]
     return character.first_message

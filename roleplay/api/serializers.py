@@ -263,7 +263,8 @@ class ConversationSerializer(StrictSerializer):
     """A player's chat with a character; every related id must be of the caller's tenant.
     ``persona`` is one of the player's (null: the player's default); ``greeting_index``
     picks the opening (0: the first message, n: the n-th alternate greeting, checked against
-    the character); ``greeting`` is its text."""
+    the character; null: none, as for an imported chat that does not start with one);
+    ``greeting`` is its text."""
 
     player = TenantRelatedField(Player)
     character = TenantRelatedField(Character)
@@ -271,7 +272,7 @@ class ConversationSerializer(StrictSerializer):
     persona = TenantRelatedField(Persona, allow_null=True, required=False)
     scenario = TenantRelatedField(Scenario, allow_null=True, required=False)
     greeting_index = serializers.IntegerField(
-        min_value=0, max_value=limits.MAX_GREETINGS, required=False
+        min_value=0, max_value=limits.MAX_GREETINGS, required=False, allow_null=True
     )
     greeting = serializers.SerializerMethodField()
     author_note = author_note_field()

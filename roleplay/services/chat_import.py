@@ -8,8 +8,9 @@ transaction commits. Nothing is written when the file is refused.
 - **The opening.** A file's first reply before any user message is usually the character's
   greeting. When its text is one of the character's openings (with ``{{char}}`` and
   ``{{user}}`` filled the way the file names them), the conversation takes that opening
-  (``greeting_index``) instead of storing it twice; otherwise it is kept as a message and
-  the report says ``opening: "stored"``.
+  (``greeting_index``) instead of storing it twice; otherwise it is kept as a message, the
+  conversation has no opening of its own (``greeting_index`` null, so the history starts
+  as the file does) and the report says ``opening: "stored"``.
 - **The author's note** a SillyTavern chat keeps in its header (``chat_metadata``) becomes
   the conversation's own note (``roleplay.chats.notes``).
 - **Times.** A message keeps the file's send time; each ``ts`` is at least one more than
@@ -68,8 +69,9 @@ def import_chat(
         )
         messages = list(chat.messages)
         opening = _opening(chat, conversation)
+        # The file's own first message stands: no opening of the character's before it.
+        conversation = update_conversation(conversation, greeting_index=opening)
         if opening is not None:
-            conversation = update_conversation(conversation, greeting_index=opening)
             messages = messages[1:]
         ids = _write(tenant, conversation, messages)
         index_on_commit(conversation.pk, ids)

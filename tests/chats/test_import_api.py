@@ -93,6 +93,25 @@ def test_an_opening_that_is_not_the_character_s_is_kept(api, player, character):
     )
     body = send(api, chat, player=str(player.pk), character=str(character.pk)).json()
     assert body["report"]["opening"] == "stored" and body["report"]["stored_messages"] == 2
+    # no opening of the character's before the file's own: the history starts as it does
+    assert body["conversation"]["greeting_index"] is None
+    assert body["conversation"]["greeting"] == ""
+    conversation_id = body["conversation"]["id"]
+    exported = api.get(f"/api/v1/conversations/{conversation_id}/export?format=openai").json()
+    assert [(m["role"], m["content"]) for m in exported] == [
+        ("assistant", "A different opening."),
+        ("user", "Hi"),
+    ]
+
+
+def test_a_chat_that_starts_with_the_player_has_no_opening(api, player, character):
+    rows = [{"role": "user", "content": "Hi"}, {"role": "assistant", "content": "Hello"}]
+    body = send(api, json.dumps(rows).encode(), name="lmsys.json",
+                player=str(player.pk), character=str(character.pk)).json()  # fmt: skip
+    assert body["conversation"]["greeting_index"] is None
+    conversation_id = body["conversation"]["id"]
+    exported = api.get(f"/api/v1/conversations/{conversation_id}/export?format=openai").json()
+    assert [m["role"] for m in exported] == ["user", "assistant"]
 
 
 def test_a_pippa_row_becomes_a_conversation_with_its_greeting(api, player, character):

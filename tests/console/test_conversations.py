@@ -72,6 +72,18 @@ def test_new_conversation_for_a_chosen_player(operator_client, tenant, character
     assert not Player.objects.filter(tenant=tenant, external_id="console:op").exists()
 
 
+def test_new_conversation_may_start_without_an_opening(operator_client, tenant, character, player):
+    response = operator_client.post(
+        "/console/conversations/new/",
+        {"character": str(character.pk), "player": str(player.pk), "greeting_index": "none"},
+    )
+    assert response.status_code == 302
+    conversation = Conversation.objects.get(tenant=tenant, player=player)
+    assert conversation.greeting_index is None
+    page = operator_client.get(f"/console/conversations/{conversation.pk}/").content.decode()
+    assert "None: the conversation starts with its own first message" in page
+
+
 def test_new_conversation_may_choose_its_scenario(operator_client, tenant, character, player):
     from roleplay.models import ModelConfig
     from roleplay.services.scenarios import create_scenario
