@@ -176,8 +176,9 @@ async def test_an_empty_stream_over_the_window_is_the_window_s_error(server):
     def answer(request: dict) -> Reply:
         if request.get("stream"):
             return Reply(empty_stream=True)
-        return Reply(status=400, error_body={"error": {"message": "This model's maximum "
-                     "context length is 4096 tokens.", "code": "context_length_exceeded"}})  # fmt: skip
+        message = "This model's maximum context length is 4096 tokens."
+        error = {"message": message, "code": "context_length_exceeded"}
+        return Reply(status=400, error_body={"error": error})
 
     server.default = Reply.from_callable(answer)
     with pytest.raises(ModelContextExceeded):
