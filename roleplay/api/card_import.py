@@ -43,9 +43,14 @@ CARD_UPLOAD = {
 
 
 class BoundBookSerializer(serializers.Serializer):
+    """A book bound to the character: ``revision`` is the pinned revision, null when the
+    binding follows the book's head (an imported card's book does)."""
+
     book_id = serializers.UUIDField()
     name = serializers.CharField()
-    revision = serializers.IntegerField(allow_null=True)
+    revision = serializers.IntegerField(
+        allow_null=True, help_text="the pinned revision; null: the binding follows the head"
+    )
 
 
 class CardImportSerializer(serializers.Serializer):
