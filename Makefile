@@ -87,7 +87,7 @@ MYPY_PATHS := worldbook/engine roleplay/llm/types.py roleplay/llm/errors.py \
 	roleplay/agentic/autoreply.py memory/bench/locomo.py memory/bench/facts.py \
 	memory/bench/smalltalk.py memory/bench/synthetic.py memory/bench/metrics.py \
 	memory/bench/stats.py memory/bench/report.py story/engine story/bench roleplay/compact \
-	roleplay/chats roleplay/llm/reasoning.py roleplay/llm/roles.py
+	roleplay/chats roleplay/llm/reasoning.py roleplay/llm/roles.py roleplay/llm/speaker.py
 
 lint: bootstrap
 	$(VENV)/bin/ruff check .

@@ -28,6 +28,7 @@ from roleplay import cancels, hub, memory_tools
 from roleplay.hub import TurnFanout
 from roleplay.llm.errors import ModelCancelled, ModelError
 from roleplay.llm.gateway import Gateway
+from roleplay.llm.speaker import SpeakerLabel
 from roleplay.llm.types import ModelRequest, StreamDone, TextDelta
 from roleplay.models import Turn, TurnStatus
 from roleplay.priority import STARTS
@@ -154,21 +155,26 @@ async def _stream_reply(
     messages = list(prompt.messages)
     request = ModelRequest(messages, tools=tools, continue_final_message=ctx.continuing is not None)
     seq, result, renewed = 0, None, time.monotonic()
+    # A continue goes on from text already stored: only a new reply may open with a label.
+    label = SpeakerLabel(None if ctx.continuing is not None else ctx.character.name)
+
+    async def send(text: str) -> None:
+        nonlocal seq
+        parts.append(text)
+        await emit({"type": "delta", "turn_id": str(turn.id), "seq": seq, "text": text})
+        if seq == 0:
+            first_delta()
+        seq += 1
+
     for round_ in range(memory_tools.MAX_ROUNDS + 1):
         async for event in gateway.stream(request, cancel=cancel):
             if time.monotonic() - renewed > RENEW_EVERY:
                 renewed = time.monotonic()
                 await _renew_lease(turn)
             if isinstance(event, TextDelta):
-                if not event.text:
-                    continue
-                parts.append(event.text)
-                await emit(
-                    {"type": "delta", "turn_id": str(turn.id), "seq": seq, "text": event.text}
-                )
-                if seq == 0:
-                    first_delta()
-                seq += 1
+                text = label.feed(event.text)
+                if text:
+                    await send(text)
             elif isinstance(event, StreamDone):
                 result = event.result
         if not tools or result is None or not result.tool_calls:
@@ -176,6 +182,9 @@ async def _stream_reply(
         messages = messages + await memory_tools.answer(ctx, result)
         last = round_ + 1 == memory_tools.MAX_ROUNDS
         request = replace(request, messages=messages, tool_choice="none" if last else "auto")
+    held = label.finish()
+    if held:
+        await send(held)
     return _usage(result), result
 
 

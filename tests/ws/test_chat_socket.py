@@ -48,6 +48,24 @@ async def receive_until(comm, kind, timeout=10):
             return events
 
 
+async def test_a_reply_that_opens_with_the_character_s_label_loses_it(conversation, llm):
+    llm.enqueue(Reply(content="\n**Mira:**  The lamp is lit.", chunks=6))
+    comm = await connect(conversation)
+    await comm.send_to(
+        text_data=json.dumps({"type": "user_message", "client_message_id": "c1", "content": "Hi"})
+    )
+    events = await receive_until(comm, "turn.completed")
+    deltas = [e for e in events if e["type"] == "delta"]
+    assert [d["seq"] for d in deltas] == list(range(len(deltas)))
+    assert "".join(d["text"] for d in deltas) == "The lamp is lit."
+    assert events[-1]["content"] == "The lamp is lit."
+    rows = await sync_to_async(list)(
+        Message.objects.filter(session_id=str(conversation.id), role="assistant")
+    )
+    assert [m.content for m in rows] == ["The lamp is lit."]
+    await comm.disconnect()
+
+
 async def test_turn_streams_and_stores(conversation, llm):
     llm.enqueue(Reply(content="The lamp is lit. Sit down.", chunks=5))
     comm = await connect(conversation)
