@@ -103,6 +103,7 @@ BODILESS = {
     "player-memory-clear",
     "player-memory-job-retry",
     "player-memory-job-cancel",
+    "modelconfig-test",
 }
 
 

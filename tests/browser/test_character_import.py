@@ -65,12 +65,15 @@ def test_a_png_card_imported_in_the_console(tenant, operator_user, browser_page,
     page.click("[data-list-add]")
     assert areas.count() == before + 1 and areas.nth(before).input_value() == ""
 
-    # A conversation on the second alternate greeting, chosen from htmx-fetched options.
+    # A conversation on the second alternate greeting, chosen from htmx-fetched options
+    # (the three openings, then "No opening").
     page.goto("/console/conversations/new/")
     page.select_option("select[name=character]", str(character_id))
     page.wait_for_function(
-        "() => document.querySelectorAll('select[name=greeting_index] option').length === 3"
+        "() => document.querySelectorAll('select[name=greeting_index] option').length === 4"
     )
+    last = page.locator("select[name=greeting_index] option").nth(3).inner_text()
+    assert last == "No opening"
     page.select_option("select[name=greeting_index]", "2")
     with page.expect_navigation():
         page.click("form button[type=submit]")
