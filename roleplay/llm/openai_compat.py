@@ -68,12 +68,12 @@ CONTINUE_NUDGE = (
     "only what comes next, with capitalization and punctuation that join on seamlessly."
 )
 _CONTENT_FILTER_CODES = {"content_filter", "content_policy_violation", "content_filtered"}
-# How servers say the prompt does not fit: OpenAI's and llama.cpp's code, and the words of
-# vLLM ("maximum context length"), llama.cpp's C++ server ("exceeds the available context
-# size"), Ollama and others.
 # A request the server's own validation refused, though it answered 500 (llama.cpp's Python
 # server does, for a ``response_format`` it does not take): not retried, like a 400.
 _VALIDATION_WORDS = re.compile(r"\d+ validation errors?\b.*'loc'|literal_error", re.DOTALL)
+# How servers say the prompt does not fit: OpenAI's and llama.cpp's code, and the words of
+# vLLM ("maximum context length"), llama.cpp's C++ server ("exceeds the available context
+# size"), Ollama and others.
 _CONTEXT_CODES = {"context_length_exceeded", "exceed_context_size_error"}
 _CONTEXT_WORDS = re.compile(
     r"maximum context length|context (?:length|window|size) (?:exceeded|is exceeded)"

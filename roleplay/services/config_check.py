@@ -16,7 +16,8 @@ from dataclasses import dataclass
 from asgiref.sync import async_to_sync
 
 from roleplay.llm.errors import ModelError
-from roleplay.llm.gateway import PROVIDERS, Gateway, provider_config
+from roleplay.llm.gateway import Gateway
+from roleplay.llm.provider import Provider
 from roleplay.llm.roles import AS_SENT
 from roleplay.llm.types import CompletionResult, ModelRequest, StreamDone
 from roleplay.models import ModelConfig
@@ -68,6 +69,7 @@ def run_config_test(tenant, config: ModelConfig) -> ConfigTestResult:
     def elapsed() -> float:
         return round((time.perf_counter() - started) * 1000, 1)
 
+    gateway: Gateway | None = None
     try:
         gateway = Gateway(tenant, config, TEST_PURPOSE)
         request = ModelRequest(TEST_PROMPT, max_tokens=TEST_MAX_TOKENS)
@@ -78,7 +80,7 @@ def run_config_test(tenant, config: ModelConfig) -> ConfigTestResult:
             latency_ms=elapsed(),
             error_code=exc.code,
             error_message=exc.message[:_ERROR_MESSAGE_MAX],
-            offered_models=_offered(config, exc),
+            offered_models=_offered(gateway, exc),
         )
     except Exception as exc:  # the console must show it, not crash
         logger.warning("model config test failed", exc_info=True)
@@ -97,20 +99,19 @@ def run_config_test(tenant, config: ModelConfig) -> ConfigTestResult:
         output_tokens=result.usage.output_tokens,
         total_tokens=result.usage.total_tokens,
         attempts=result.attempts,
-        warnings=_warnings(config, result.content),
+        warnings=_warnings(config, gateway.client.provider, result.content),
     )
 
 
-def _offered(config: ModelConfig, failure: ModelError) -> tuple[str, ...]:
+def _offered(gateway: Gateway | None, failure: ModelError) -> tuple[str, ...]:
     """The models the config's server lists, after a failure it may explain (the server
     answered, and not with "who are you"); empty when it lists none or cannot say."""
-    if failure.code in _NOT_ABOUT_THE_MODEL:
+    if gateway is None or failure.code in _NOT_ABOUT_THE_MODEL:
         return ()
     try:
-        provider = PROVIDERS.get(str(config.pk), provider_config(config))
-        return tuple(async_to_sync(provider.models)())
+        return tuple(async_to_sync(gateway.client.provider.models)())
     except Exception:  # a hint only: the test's own error is what the console shows
-        logger.info("the server of config %s lists no models", config.pk, exc_info=True)
+        logger.info("the server of model %s lists no models", gateway.pconfig.model, exc_info=True)
         return ()
 
 
@@ -123,14 +124,13 @@ async def _streamed(gateway: Gateway, request: ModelRequest) -> CompletionResult
     return result
 
 
-def _warnings(config: ModelConfig, text: str) -> tuple[str, ...]:
+def _warnings(config: ModelConfig, provider: Provider, text: str) -> tuple[str, ...]:
     found = []
     if not text.strip():
         found.append(
             "The model answered with no text: check the model name, and that the server "
             "runs a chat (instruction-tuned) model with its chat template."
         )
-    provider = PROVIDERS.get(str(config.pk), provider_config(config))
     level = getattr(provider, "role_level", AS_SENT)
     if config.role_order == "auto" and level != AS_SENT:
         found.append(
