@@ -961,3 +961,29 @@ def test_split_keeps_the_last_groups_and_groups_explicitly_by_the_turn_that_wrot
     assert (explicit[0], explicit[1]) == (folded, kept)  # a stored turn: a message and replies
     assert grouping.split(history, "selected_turns", 0) == (history, [])
     assert grouping.split(history, "selected_turns", 100) == ([], history)
+
+
+def test_a_candidate_shrinks_by_whole_groups_from_the_end_its_policy_gives_up():
+    groups = grouping.group([m for i in range(5) for m in (user(f"u{i}"), bot(f"a{i}"))])
+
+    def ten(group) -> int:  # every group costs 10 tokens here
+        return 10
+
+    # too large by 25 tokens: three groups go, the newest (default) or the oldest
+    assert grouping.shrink(groups, 25, ten, recent=False) == groups[:2]
+    assert grouping.shrink(groups, 25, ten, recent=True) == groups[3:]
+    # at least one group goes, and never the last one while there are several
+    assert grouping.shrink(groups, 0, ten, recent=False) == groups[:4]
+    assert grouping.shrink(groups, 1000, ten, recent=True) == groups[4:]
+    # a single group too large leaves no candidate
+    assert grouping.shrink(groups[:1], 5, ten, recent=False) == []
+    assert grouping.shrink([], 5, ten, recent=True) == []
+
+
+@given(count=st.integers(1, 12), excess=st.integers(0, 200), recent=st.booleans())
+@SETTINGS
+def test_a_smaller_candidate_is_a_part_of_the_last_one_at_its_kept_end(count, excess, recent):
+    groups = grouping.group([user(i, "x " * (i + 1)) for i in range(count)])
+    smaller = grouping.shrink(groups, excess, lambda g: len(g.messages[0].content), recent=recent)
+    assert len(smaller) < len(groups) and (smaller or count == 1)
+    assert smaller == (groups[len(groups) - len(smaller) :] if recent else groups[: len(smaller)])
