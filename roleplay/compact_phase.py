@@ -49,6 +49,7 @@ from roleplay.models import TurnKind
 from roleplay.prompting.assembly import ContextOverflow
 from roleplay.selectors import agentic_config, compact_config
 from roleplay.services import compact_checkpoints as store
+from roleplay.services import compact_history  # noqa: F401 (connects its receiver)
 from roleplay.turns.context import HISTORY_LIMIT, actor_prompt
 from roleplay.turns.phases import Laps, Phase, PhaseRun
 
