@@ -3,8 +3,10 @@ committed, a turn whose next prompt will pass the trigger (``budget.due_next``: 
 prompt, plus this reply, plus an input as long as this one) sends the Celery task
 ``roleplay.prepare_compaction``, which prepares the next checkpoint in the background
 (``services.compact_prepare``); the next turn adopts it instead of calling the compactor
-(``compact_phase``). The decision is made in the phase's ``applies``, so a turn that sends
-nothing runs no phase and announces none. Recorded as ``trace["compact"]["ahead"]``."""
+(``compact_phase``). A turn whose compaction failed or missed its deadline (``degraded``)
+always sends it: the retry in the background. The decision is made in the phase's
+``applies``, so a turn that sends nothing runs no phase and announces none. Recorded as
+``trace["compact"]["ahead"]``."""
 
 from __future__ import annotations
 
@@ -31,7 +33,8 @@ def _due_next(ctx) -> bool:
     if tokens is None:
         return False
     grow = count_tokens(ctx.user_input or ""), count_tokens(ctx.reply)
-    if not budgets.due_next(tokens, *grow, section["trigger"]):
+    # a compaction that failed on the turn's path is retried here whatever the prediction
+    if not section.get("degraded") and not budgets.due_next(tokens, *grow, section["trigger"]):
         return False
     section["ahead"] = {"predicted": tokens + sum(grow), "sent": False}
     return True

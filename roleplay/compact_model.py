@@ -1,25 +1,37 @@
-"""Asking the compactor for a summary (seed 002, Compact): what a turn's compaction and an
-operator's regenerate share. The messages go in the scenario's ``inputProtocol`` (in
-segments for ``automemory_recursive_v1``, each folded into the summary so far; the
-intermediate summaries are not saved); at most ``reliability.maxModelCalls`` answers per
-segment (default 2), a refused one told why, all within ``reliability.maxCompactionMs``
-(default 120 s)."""
+"""Asking the compactor for a summary (seed 002, Compact): what a turn's compaction, the
+background preparation and an operator's regenerate share. The messages go in the
+scenario's ``inputProtocol`` (in segments for ``automemory_recursive_v1``, each folded into
+the summary so far; the intermediate summaries are not saved); at most
+``reliability.maxModelCalls`` answers per segment (default 2), a refused one told why, all
+within ``reliability.maxCompactionMs`` (default 120 s). A request that would leave less than
+``reliability.minGenerationTokens`` (default 256) of the compactor model's window for its
+answer is not sent (``protocol.CandidateTooLarge``); the answer may use at most what is
+left (and at most the model's own output limit)."""
 
 from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
 
-from console.tokens import count_tokens
-from roleplay.agentic.config import Compact
+from console.tokens import count_messages, count_tokens
+from roleplay.agentic.config import Compact, Reliability
 from roleplay.agentic_gateway import role_system
 from roleplay.compact import checkpoint as cp
+from roleplay.compact import groups as grouping
 from roleplay.compact import protocol
 from roleplay.llm.errors import ModelError
 from roleplay.llm.gateway import Gateway
 from roleplay.llm.types import ModelRequest
 from roleplay.selectors import model_configs_by_ref
+
+DEFAULT_RELIABILITY = Reliability()
+
+
+def reliability(config: Compact) -> Reliability:
+    """The scenario's ``reliability``, else the seed's defaults."""
+    return config.reliability or DEFAULT_RELIABILITY
 
 
 def compactor_config(tenant_id, config: Compact):
@@ -45,6 +57,7 @@ async def ask(
     run_db=None,
     call_ids: list | None = None,
     on_refused: Callable[[str], None] = lambda reason: None,
+    deadline: float | None = None,
 ) -> dict:
     """:func:`summarise` with the ``compactor`` role prompt of ``model_config``'s preset;
     the ids of the model calls it made are added to ``call_ids`` (also when it fails)."""
@@ -53,11 +66,23 @@ async def ask(
     gateway = Gateway(tenant, model_config, "compactor", turn_id=turn_id, run_db=run_db)
     try:
         return await summarise(
-            gateway, config, system, speakers, earlier=earlier, latest=latest, on_refused=on_refused
+            gateway,
+            config,
+            system,
+            speakers,
+            earlier=earlier,
+            latest=latest,
+            on_refused=on_refused,
+            deadline=deadline,
         )
     finally:
         if call_ids is not None:
             call_ids.extend(gateway.call_ids)
+
+
+def deadline_of(config: Compact) -> float:
+    """When the compaction's candidate stage must be over (``maxCompactionMs`` from now)."""
+    return time.monotonic() + reliability(config).maxCompactionMs / 1000
 
 
 async def summarise(
@@ -69,43 +94,56 @@ async def summarise(
     earlier: str = "",
     latest: str | None = None,
     on_refused: Callable[[str], None] = lambda reason: None,
+    deadline: float | None = None,
 ) -> dict:
     """The summary of ``earlier`` and ``speakers`` ((speaker, text), oldest first);
-    ``latest`` is the user's latest message, context only. Raises ``ModelError``,
-    ``protocol.SummaryInvalid`` or ``TimeoutError``."""
-    reliability = config.reliability
-    calls = reliability.maxModelCalls if reliability else 2
-    limit_s = (reliability.maxCompactionMs if reliability else 120_000) / 1000
+    ``latest`` is the user's latest message, context only; ``deadline`` (monotonic) when
+    the whole compaction stage must be over (default: ``maxCompactionMs`` from now).
+    Raises ``ModelError``, ``protocol.SummaryInvalid`` (``CandidateTooLarge`` before any
+    call for a piece that does not leave ``minGenerationTokens``) or ``TimeoutError``."""
+    limits = reliability(config)
+    deadline = deadline if deadline is not None else deadline_of(config)
     pieces = [speakers]
     if config.recursive is not None:
         pieces = protocol.segments(speakers, config.recursive.segmentContentTokens, count_tokens)
-    started, summary = time.monotonic(), {}
+    summary: dict = {}
     for piece in pieces:
         user = protocol.render(config.inputProtocol, earlier, piece, latest)
-        left = max(limit_s - (time.monotonic() - started), 0.001)
+        messages = [{"role": "system", "content": system}, {"role": "user", "content": user}]
+        room = _room(gateway, messages)
+        if room < limits.minGenerationTokens:
+            raise protocol.CandidateTooLarge(limits.minGenerationTokens - room)
+        left = max(deadline - time.monotonic(), 0.001)
         summary = await asyncio.wait_for(
-            _ask(gateway, config, system, user, calls, on_refused), left
+            _ask(gateway, config, messages, limits.maxModelCalls, on_refused), left
         )
         earlier = cp.summary_text(summary)
     return summary
 
 
+def _room(gateway: Gateway, messages: list[dict]) -> int:
+    """The tokens left for the compactor's answer in its model's window."""
+    return gateway.pconfig.context_limit - count_messages(messages)
+
+
 async def _ask(
     gateway: Gateway,
     config: Compact,
-    system: str,
-    user: str,
+    messages: list[dict],
     calls: int,
     on_refused: Callable[[str], None],
 ) -> dict:
-    messages = [{"role": "system", "content": system}, {"role": "user", "content": user}]
     problem = protocol.SummaryInvalid("no answer")
     for _ in range(calls):
+        room = _room(gateway, messages)
+        if room < 1:  # a refusal and its reason took the room the answer needs
+            break
         result = await gateway.complete(
             ModelRequest(
                 messages,
                 response_format=protocol.response_format(config.outputFormat),
                 temperature=0.2,
+                max_tokens=min(gateway.pconfig.max_output_tokens, room),
             )
         )
         try:
@@ -124,6 +162,72 @@ async def _ask(
                 {"role": "user", "content": f"Refused: {exc}. Write the summary again."},
             ]
     raise problem
+
+
+@dataclass(frozen=True)
+class Fold:
+    """A candidate the compactor summarised: ``folded`` (the messages the summary adds),
+    whether it continues the earlier summary (``chained``), the compressible messages
+    newer than it kept verbatim (``rest``) and the uncovered ones older than it given up
+    (``abandoned``: ``bounded_recent`` only; the earlier summary goes with them)."""
+
+    summary: dict
+    folded: list
+    chained: bool
+    rest: list
+    abandoned: list
+
+
+Ask = Callable[[list, bool, float], Awaitable[dict]]
+
+
+async def fold(
+    config: Compact,
+    groups: Sequence[grouping.Group],
+    ask_for: Ask,
+    on_step: Callable[..., None] = lambda name, **detail: None,
+) -> Fold:
+    """Summarise the largest candidate of the compressible ``groups`` (oldest first) whose
+    request leaves the compactor ``minGenerationTokens``: ``ask_for(messages, chained,
+    deadline)`` asks the compactor (with the earlier summary when ``chained``). A candidate
+    too large is made smaller by whole groups (off its newest end; ``bounded_recent`` off
+    its oldest end, keeping the most recent history), at most ``maxCandidateAttempts``
+    candidates within ``maxCompactionMs``: a candidate refused before any call costs no
+    model call. Raises what ``ask_for`` raises (``CandidateTooLarge`` when no candidate
+    fits)."""
+    limits = reliability(config)
+    recent = config.executionPolicy == "bounded_recent"
+    deadline = deadline_of(config)
+    candidate = list(groups)
+    problem = protocol.CandidateTooLarge(0)
+    for attempt in range(1, limits.maxCandidateAttempts + 1):
+        start = len(groups) - len(candidate) if recent else 0
+        messages = grouping.flat(candidate)
+        try:
+            summary = await ask_for(messages, start == 0, deadline)
+        except protocol.CandidateTooLarge as exc:
+            problem = exc
+            on_step(
+                "candidate_too_large", attempt=attempt, groups=len(candidate), excess=exc.excess
+            )
+            candidate = grouping.shrink(candidate, exc.excess, _group_tokens, recent=recent)
+            if not candidate:
+                break
+            continue
+        end = start + len(candidate)
+        return Fold(
+            summary=summary,
+            folded=messages,
+            chained=start == 0,
+            rest=grouping.flat(groups[end:]),
+            abandoned=grouping.flat(groups[:start]),
+        )
+    on_step("candidates_exhausted", attempts=attempt)
+    raise problem
+
+
+def _group_tokens(group: grouping.Group) -> int:
+    return sum(count_tokens(m.content) for m in group.messages)
 
 
 def config_fingerprint(character, config: Compact) -> str:

@@ -13,14 +13,20 @@ scenario has ``compact`` on, after every other phase has added its blocks.
    nor announces it, and a stale version is marked once the reply is committed.
 3. Fold the closed groups before the last ``keepLastCanonicalGroups`` into a new summary
    (the ``compactor`` role prompt of ``compactorModelConfigId``'s preset; ``ModelCall``
-   purpose ``compactor``; at most ``maxModelCalls`` answers within ``maxCompactionMs``),
+   purpose ``compactor``; at most ``maxModelCalls`` answers within ``maxCompactionMs``; a
+   candidate whose request leaves the compactor less than ``minGenerationTokens`` is made
+   smaller, at most ``maxCandidateAttempts`` candidates: ``compact_model.fold``),
    re-render and re-count; adopt it only if the Actor input now fits, and save it as a new
    version (compare-and-set, ``checkpointMutationTimeoutMs``, read back after a timeout)
    when the request may mutate. A save that fails leaves the summary in use for this turn:
    the trace says ``persisted: false``.
-4. The failure ladder: the compactor failed but the original fits → the original; else drop
-   the oldest whole groups (and the old summary with them: its chain is broken) and re-count;
-   still too big → ``context_overflow``. Every step goes into ``trace["compact"]``.
+4. The failure ladder: a compaction that failed or missed its deadline never drops covered
+   history silently. The newest valid summary keeps serving with the groups it does not
+   cover: the original when it fits; else the oldest uncovered groups are dropped and the
+   prompt re-counted (``bounded_recent`` gives the summary up with them, as the seed says:
+   its chain is broken; otherwise it goes only when no group is left); still too big →
+   ``context_overflow``. The turn records ``degraded`` and ``compact_ahead`` retries the
+   compaction in the background. Every step goes into ``trace["compact"]``.
 """
 
 from __future__ import annotations
@@ -43,6 +49,7 @@ from roleplay.models import TurnKind
 from roleplay.prompting.assembly import ContextOverflow
 from roleplay.selectors import agentic_config, compact_config
 from roleplay.services import compact_checkpoints as store
+from roleplay.services import compact_history  # noqa: F401 (connects its receiver)
 from roleplay.turns.context import HISTORY_LIMIT, actor_prompt
 from roleplay.turns.phases import Laps, Phase, PhaseRun
 
@@ -118,6 +125,8 @@ class _Job:
         self.clock = Laps()
         self.trace["timings_ms"] = self.clock.laps
         self.due: bool | None = None
+        self.failure = ""  # why no compaction was adopted: the degradation's reason
+        self.recent = self.config.executionPolicy == "bounded_recent"
         self.stale: tuple[int, str] | None = None
         self.config_fp = compact_model.config_fingerprint(ctx.character, self.config)
 
@@ -168,11 +177,17 @@ class _Job:
         original = (current, list(ctx.history), self.tokens)
         try:
             adopted = await self._adopt(current) or await self._compress(current)
-        except (TimeoutError, ModelError, protocol.SummaryInvalid) as exc:
-            self.step("compactor_failed", error=getattr(exc, "code", type(exc).__name__))
-            adopted = False
+        except TimeoutError:
+            adopted = self._failed("compaction_timeout")
+        except (ModelError, protocol.SummaryInvalid) as exc:
+            adopted = self._failed(exc.code)
         if not adopted:
             self._ladder(*original)
+
+    def _failed(self, reason: str) -> bool:
+        self.step("compactor_failed", error=reason)
+        self.failure = reason
+        return False
 
     def _read_back(self, row):
         """The checkpoint to continue from, or None; one whose covered history changed is
@@ -259,24 +274,44 @@ class _Job:
         return prompt.prompt_tokens + extra
 
     async def _compress(self, current) -> bool:
+        """Fold a candidate of the compressible groups (``compact_model.fold``), re-render,
+        re-count; adopted only if the Actor input now fits."""
         config = self.config
-        folded, kept = grouping.split(
+        groups, kept = grouping.split_groups(
             self.ctx.history, config.boundaryMode, config.keepLastCanonicalGroups
         )
-        if not folded:
+        if not groups:
             self.step("nothing_to_compress")
+            self.failure = "nothing_to_compress"
             return False
-        summary = await self._summarise(current, folded)
+
+        async def ask_for(messages: list, chained: bool, deadline: float) -> dict:
+            return await self._summarise(current if chained else None, messages, deadline)
+
+        done = await compact_model.fold(config, groups, ask_for, self.step)
+        base = current if done.chained else None
         checkpoint = cp.successor(
-            current, self.whole, folded, summary, config_fp=self.config_fp, expected=self.expected
+            base,
+            self.whole,
+            done.folded,
+            done.summary,
+            config_fp=self.config_fp,
+            expected=self.expected,
         )
-        self._use(summary, kept)
+        if done.abandoned:  # bounded_recent: the oldest uncovered history is given up
+            self.step("history_abandoned", messages=len(done.abandoned))
+            if current is not None:
+                self.step("summary_dropped", reason="chain broken")
+        self._use(done.summary, done.rest + grouping.flat(kept))
         tokens = self._demand()
-        self.step("compressed", messages=len(folded), tokens=tokens)
+        self.step("compressed", messages=len(done.folded), tokens=tokens)
         if tokens > self.budget:
             self.step("still_too_big", tokens=tokens)
+            self.failure = "still_too_big"
             return False
-        self.trace.update(outcome="compacted", tokens_after=tokens, covered_messages=len(folded))
+        self.trace.update(
+            outcome="compacted", tokens_after=tokens, covered_messages=len(done.folded)
+        )
         await self._persist(checkpoint)
         return True
 
@@ -293,6 +328,8 @@ class _Job:
         anchored = prepared.chain == (current.version if current else None) and (
             current is None or prepared.first_id == current.first_id
         )
+        # bounded_recent may have given the earlier summary up: a fresh start
+        anchored = anchored or (self.recent and prepared.chain is None)
         if not (verdict.ok and anchored):
             self.step("prepared_refused", reason=verdict.reason or "chain_changed")
             return False
@@ -311,7 +348,7 @@ class _Job:
         await self._persist(prepared)
         return True
 
-    async def _summarise(self, current, folded: list) -> dict:
+    async def _summarise(self, current, folded: list, deadline: float) -> dict:
         ctx, config = self.ctx, self.config
         model_config = await run_db(compact_model.compactor_config, ctx.turn.tenant_id, config)
         speakers = [
@@ -329,6 +366,7 @@ class _Job:
             run_db=run_db,
             call_ids=self.trace.setdefault("model_calls", []),
             on_refused=lambda reason: self.step("summary_refused", reason=reason),
+            deadline=deadline,
         )
 
     async def _persist(self, checkpoint: cp.Checkpoint) -> None:
@@ -383,24 +421,40 @@ class _Job:
         return False
 
     def _ladder(self, current, history: list, tokens: int) -> None:
-        """The failure ladder, from the state before compression was tried."""
-        self._use(current.summary if current else None, history)
+        """The failure ladder, from the state before compression was tried: the newest
+        valid summary is kept with the groups it does not cover; the oldest of those are
+        dropped one by one while the prompt does not fit (``bounded_recent`` gives the
+        summary up with the first of them: its chain is broken). Recorded as
+        ``degraded``; the compaction is retried in the background (``compact_ahead``)."""
+        summary = current.summary if current else None
+        self._use(summary, history)
+        degraded = self.trace["degraded"] = {
+            "reason": self.failure or "not_adopted",
+            "summary_kept": current.version if current else None,
+            "dropped_groups": 0,
+            "retry": "background" if self.mutation else None,
+        }
         if tokens <= self.budget:
             self.step("original_fits", tokens=tokens)
             self.trace["outcome"] = "original"
             return
-        groups = grouping.group(history)
-        summary = current.summary if current else None
-        while groups:
-            groups = groups[1:]
-            if summary is not None:
-                summary = None  # dropping uncovered history breaks the summary's chain
-                self.step("summary_dropped", reason="chain broken")
-            self._use(None, [m for g in groups for m in g.messages])
+        groups = grouping.of_history(history, self.config.boundaryMode)
+        while groups or summary is not None:
+            if groups:
+                groups = groups[1:]
+                degraded["dropped_groups"] += 1
+                step = "dropped_group"
+            else:  # nothing left to drop but the summary: the last resort
+                step = "summary_dropped"
+            if summary is not None and (self.recent or step == "summary_dropped"):
+                summary = degraded["summary_kept"] = None
+                if step == "dropped_group":
+                    self.step("summary_dropped", reason="chain broken")
+            self._use(summary, grouping.flat(groups))
             tokens = self._demand()
-            self.step("dropped_group", tokens=tokens, groups_left=len(groups))
+            self.step(step, tokens=tokens, groups_left=len(groups))
             if tokens <= self.budget:
-                self.trace["outcome"] = "dropped_history"
+                self.trace.update(outcome="dropped_history", tokens_after=tokens)
                 return
         self.trace["outcome"] = "context_overflow"
         raise ContextOverflow(

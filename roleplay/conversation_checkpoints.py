@@ -86,6 +86,19 @@ def compact_of(scenario: Scenario | None) -> Compact | None:
         return None
 
 
+def stored_chat(conversation: Conversation) -> list[Message]:
+    """Every message of the conversation a turn would read as history, however old
+    (unarchived, user or assistant, with text), oldest first: what a checkpoint's covered
+    messages are checked against when the history changes (``services.compact_history``)."""
+    chat = Message.objects.filter(
+        tenant_id=conversation.tenant_id,
+        session_id=conversation.session_id,
+        archived=False,
+        role__in=CHAT_ROLES,
+    ).exclude(content="")
+    return list(chat.only("id", "role", "content", "ts").order_by("ts"))
+
+
 def covered_messages(conversation: Conversation, row: CompactCheckpoint) -> list[Message] | None:
     """The messages ``row`` covers as a turn reads them (unarchived, user or assistant, with
     text), oldest first; None when they are no longer all there: an end message deleted or

@@ -108,6 +108,56 @@ def verify(
     return Verdict(True)
 
 
+def intact(
+    checkpoint: Checkpoint,
+    history: Sequence,
+    earlier: Callable[[int], Checkpoint | None],
+    ids: Sequence[str] | None = None,
+) -> Verdict:
+    """Whether the messages ``checkpoint`` covers are unchanged in ``history``: the whole
+    stored conversation, not a turn's window, so a covered message older than the window
+    counts too. A version saved while its first covered message had left the window holds
+    a chained fingerprint (:func:`successor`): it is checked through the versions it
+    extends (``earlier(version)``), each over the messages it added."""
+    ids = ids if ids is not None else [str(m.id) for m in history]
+    place = {message_id: i for i, message_id in enumerate(ids)}
+    current: Checkpoint | None = checkpoint
+    while current is not None:
+        end = place.get(current.last_id)
+        if end is None:
+            return Verdict(False, "covered_end_missing", history_changed=True)
+        start = place.get(current.first_id)
+        if start is not None and start <= end:
+            span = history[start : end + 1]
+            if len(span) == current.covered_count and fingerprint(span) == current.fingerprint:
+                return Verdict(True)
+        previous = earlier(current.chain) if current.chain is not None else None
+        if previous is None or not _extends(current, previous, history, place):
+            return Verdict(False, "covered_content_changed", history_changed=True)
+        current = previous
+    return Verdict(False, "covered_content_changed", history_changed=True)
+
+
+def _extends(current: Checkpoint, previous: Checkpoint, history: Sequence, place: dict) -> bool:
+    """Whether ``current``'s chained fingerprint is ``previous``'s and the messages after
+    ``previous``'s end (up to ``current``'s) as ``history`` holds them; a version over the
+    same messages (an operator's edit, a restored version) carries ``previous``'s own."""
+    if previous.last_id == current.last_id:
+        return (previous.fingerprint, previous.covered_count) == (
+            current.fingerprint,
+            current.covered_count,
+        )
+    start, end = place.get(previous.last_id), place[current.last_id]
+    if start is None or start >= end:
+        return False
+    added = history[start + 1 : end + 1]
+    chained = config_fingerprint(earlier=previous.fingerprint, more=fingerprint(added))
+    return (chained, previous.covered_count + len(added)) == (
+        current.fingerprint,
+        current.covered_count,
+    )
+
+
 def after(checkpoint: Checkpoint, history: Sequence, ids: Sequence[str] | None = None) -> list:
     """The history messages the checkpoint does not cover (those after its end)."""
     ids = ids if ids is not None else [str(m.id) for m in history]

@@ -6,7 +6,7 @@ The last ``keep_last`` groups are never compressed."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -64,11 +64,10 @@ def compressible(groups: Sequence[Group], keep_last: int) -> tuple[list[Group], 
     return list(groups[:cut]), list(groups[cut:])
 
 
-def split(messages: Sequence, mode: str, keep_last: int) -> tuple[list, list]:
-    """(the messages to compress, the messages kept verbatim): whole groups of ``messages``
-    (oldest first), never the last ``keep_last``. With ``explicit_groups`` the group key of
-    a message is the turn that wrote it: the player's message it answers (``opening``
-    before the first one)."""
+def of_history(messages: Sequence, mode: str) -> list[Group]:
+    """The groups of a stored history. With ``explicit_groups`` the group key of a message
+    is the turn that wrote it: the player's message it answers (``opening`` before the
+    first one)."""
     keys = None
     if mode == "explicit_groups":
         keys, turn = [], "opening"
@@ -76,5 +75,37 @@ def split(messages: Sequence, mode: str, keep_last: int) -> tuple[list, list]:
             if message.role == "user":
                 turn = str(message.id)
             keys.append(turn)
-    old, kept = compressible(group(messages, mode, keys), keep_last)
-    return [m for g in old for m in g.messages], [m for g in kept for m in g.messages]
+    return group(messages, mode, keys)
+
+
+def split_groups(messages: Sequence, mode: str, keep_last: int) -> tuple[list[Group], list[Group]]:
+    """(the groups that may be compressed, the last ``keep_last`` kept verbatim)."""
+    return compressible(of_history(messages, mode), keep_last)
+
+
+def flat(groups: Sequence[Group]) -> list:
+    return [m for g in groups for m in g.messages]
+
+
+def split(messages: Sequence, mode: str, keep_last: int) -> tuple[list, list]:
+    """(the messages to compress, the messages kept verbatim): whole groups of ``messages``
+    (oldest first), never the last ``keep_last``."""
+    old, kept = split_groups(messages, mode, keep_last)
+    return flat(old), flat(kept)
+
+
+def shrink(
+    candidate: Sequence[Group], excess: int, count: Callable[[Group], int], *, recent: bool
+) -> list[Group]:
+    """The next, smaller candidate after one ``excess`` tokens too large for the compactor:
+    whole groups taken off its newest end (or, ``recent``, off its oldest end: the
+    ``bounded_recent`` policy keeps the most recent history) until at least ``excess``
+    tokens (``count`` of a group: an estimate) are gone, at least one group, and never the
+    last one (a single group too large leaves no candidate: empty)."""
+    if len(candidate) <= 1:
+        return []
+    left = list(candidate)
+    removed = 0
+    while len(left) > 1 and (removed < excess or len(left) == len(candidate)):
+        removed += count(left.pop(0) if recent else left.pop())
+    return left

@@ -34,6 +34,17 @@ class SummaryInvalid(ValueError):
     code = "compact_summary_invalid"
 
 
+class CandidateTooLarge(SummaryInvalid):
+    """The compactor's request for a candidate leaves less than ``minGenerationTokens`` of
+    its model's window for the answer: nothing was sent; a smaller candidate may fit."""
+
+    code = "compact_candidate_too_large"
+
+    def __init__(self, excess: int) -> None:
+        super().__init__(f"the compactor's input is {excess} tokens too large for its window")
+        self.excess = excess
+
+
 def render(
     protocol: str, earlier: str, messages: Sequence[tuple[str, str]], latest: str | None
 ) -> str:

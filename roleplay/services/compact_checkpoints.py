@@ -133,11 +133,15 @@ def prepare(
     tenant_id, conversation_id, scenario_id, checkpoint: Checkpoint, *, base: int, audit: dict
 ) -> bool:
     """Keep ``checkpoint`` (version ``base + 1``) as the conversation's prepared next one,
-    unless version ``base`` is no longer the newest (then nothing is written: False)."""
+    unless version ``base`` is no longer the newest, or no longer active (then nothing is
+    written: False)."""
     key = {"conversation_id": conversation_id, "scenario_id": scenario_id}
     with transaction.atomic():
         if _newest_locked(key) != base:
             return False
+        active = CompactCheckpoint.objects.filter(**key, version=base, status="active")
+        if base and not active.exists():
+            return False  # invalidated meanwhile (the history changed): made over old text
         CompactPreparation.objects.update_or_create(
             conversation_id=conversation_id,
             defaults={

@@ -60,31 +60,45 @@ def prepare(conversation_id: str, scenario_id: str, turn_id: str | None = None) 
         verdict = compact_model.verify(checkpoint, whole, config, config_fp)
         current = checkpoint if verdict.ok else None
     uncovered = cp.after(current, whole) if current else whole
-    folded, _kept = grouping.split(uncovered, config.boundaryMode, config.keepLastCanonicalGroups)
-    if not folded:
+    groups, _kept = grouping.split_groups(
+        uncovered, config.boundaryMode, config.keepLastCanonicalGroups
+    )
+    if not groups:
         return "nothing_to_compress"
     chain = current.version if current else None
     ready = store.prepared(conversation.pk, scenario.pk, base)
-    if ready is not None and ready.last_id == str(folded[-1].id) and ready.chain == chain:
+    if ready is not None and ready.last_id == groups[-1].last_id and ready.chain == chain:
         return "unchanged"
     names = {"user": persona_for(conversation).name, "assistant": conversation.character.name}
     calls: list = []
-    try:
-        model_config = compact_model.compactor_config(conversation.tenant_id, config)
-        summary = async_to_sync(compact_model.ask)(
+
+    async def ask_for(messages: list, chained: bool, deadline: float) -> dict:
+        return await compact_model.ask(
             conversation.tenant,
             model_config,
             config,
             conversation.character.name,
-            [(names[m.role], m.content) for m in folded],
-            earlier=cp.summary_text(current.summary) if current else "",
+            [(names[m.role], m.content) for m in messages],
+            earlier=cp.summary_text(current.summary) if current and chained else "",
             turn_id=turn_id,
             call_ids=calls,
+            deadline=deadline,
         )
+
+    try:
+        model_config = compact_model.compactor_config(conversation.tenant_id, config)
+        done = async_to_sync(compact_model.fold)(config, groups, ask_for)
     except (ModelError, TimeoutError, protocol.SummaryInvalid) as exc:
         logger.warning("pre-compaction of %s failed: %s", conversation_id, exc)
         return "compactor_failed"
-    successor = cp.successor(current, whole, folded, summary, config_fp=config_fp, expected=base)
+    successor = cp.successor(
+        current if done.chained else None,
+        whole,
+        done.folded,
+        done.summary,
+        config_fp=config_fp,
+        expected=base,
+    )
     audit = compact_model.audit(config, after_turn=turn_id, model_calls=calls)
     saved = store.prepare(
         conversation.tenant_id, conversation.pk, scenario.pk, successor, base=base, audit=audit

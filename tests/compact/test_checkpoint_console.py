@@ -242,3 +242,18 @@ def test_the_page_shows_a_prepared_next_summary_while_a_turn_would_adopt_it(
     save(conversation, scenario, messages, expected=1, covered=6)  # version 2 came first
     html = admin.get(page(conversation)).content.decode()
     assert 'id="summary-prepared"' not in html  # a turn would no longer adopt it
+
+
+def test_a_version_restored_after_an_edit_says_so(
+    admin, conversation, scenario, messages, django_capture_on_commit_callbacks
+):
+    from roleplay.services import messages as message_actions
+
+    save(conversation, scenario, messages, covered=2)
+    save(conversation, scenario, messages, expected=1, covered=4)
+    with django_capture_on_commit_callbacks(execute=True):
+        message_actions.edit_message(conversation, messages[2].id, "FACT-C instead.", editor="p")
+    assert versions(conversation) == [(1, "active"), (2, "invalidated"), (3, "active")]
+    body = text(admin.get(page(conversation)))
+    row = re.search(r'<tr id="version-3">.*?</tr>', body, re.S).group(0)
+    assert "version 1 again" in row

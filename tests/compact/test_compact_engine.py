@@ -961,3 +961,68 @@ def test_split_keeps_the_last_groups_and_groups_explicitly_by_the_turn_that_wrot
     assert (explicit[0], explicit[1]) == (folded, kept)  # a stored turn: a message and replies
     assert grouping.split(history, "selected_turns", 0) == (history, [])
     assert grouping.split(history, "selected_turns", 100) == ([], history)
+
+
+def test_a_candidate_shrinks_by_whole_groups_from_the_end_its_policy_gives_up():
+    groups = grouping.group([m for i in range(5) for m in (user(f"u{i}"), bot(f"a{i}"))])
+
+    def ten(group) -> int:  # every group costs 10 tokens here
+        return 10
+
+    # too large by 25 tokens: three groups go, the newest (default) or the oldest
+    assert grouping.shrink(groups, 25, ten, recent=False) == groups[:2]
+    assert grouping.shrink(groups, 25, ten, recent=True) == groups[3:]
+    # at least one group goes, and never the last one while there are several
+    assert grouping.shrink(groups, 0, ten, recent=False) == groups[:4]
+    assert grouping.shrink(groups, 1000, ten, recent=True) == groups[4:]
+    # a single group too large leaves no candidate
+    assert grouping.shrink(groups[:1], 5, ten, recent=False) == []
+    assert grouping.shrink([], 5, ten, recent=True) == []
+
+
+@given(count=st.integers(1, 12), excess=st.integers(0, 200), recent=st.booleans())
+@SETTINGS
+def test_a_smaller_candidate_is_a_part_of_the_last_one_at_its_kept_end(count, excess, recent):
+    groups = grouping.group([user(i, "x " * (i + 1)) for i in range(count)])
+    smaller = grouping.shrink(groups, excess, lambda g: len(g.messages[0].content), recent=recent)
+    assert len(smaller) < len(groups) and (smaller or count == 1)
+    assert smaller == (groups[len(groups) - len(smaller) :] if recent else groups[: len(smaller)])
+
+
+def _chained_versions():
+    """v1 over m0..m3; v2 saved when m0 had left the window (a chained fingerprint) over
+    m4..m7; v3 an operator's edit of v2 (the same messages)."""
+    history = [user(f"m{i}") if i % 2 == 0 else bot(f"m{i}") for i in range(10)]
+    text = {"format": "plain_text", "text": "s"}
+    first = cp.successor(None, history, history[:4], text, config_fp="f", expected=0)
+    second = cp.successor(first, history[2:], history[4:8], text, config_fp="f", expected=1)
+    edited = replace(second, version=3, chain=2, summary={"format": "plain_text", "text": "e"})
+    return history, {1: first, 2: second, 3: edited}
+
+
+def test_intact_checks_every_covered_message_through_chained_versions():
+    history, versions = _chained_versions()
+    assert versions[2].fingerprint != cp.fingerprint(history[:8])  # chained
+    for version in (1, 2, 3):
+        assert cp.intact(versions[version], history, versions.get).ok
+    # an edit of a message the window no longer holds: the chained versions see it
+    changed = [*history[:1], replace(history[1], content="edited"), *history[2:]]
+    assert not cp.intact(versions[3], changed, versions.get).ok
+    assert cp.intact(versions[3], changed, versions.get).reason == "covered_content_changed"
+    # an edit in what v2 added breaks v2 and v3, not v1
+    later = [*history[:5], replace(history[5], content="edited"), *history[6:]]
+    assert [cp.intact(versions[v], later, versions.get).ok for v in (1, 2, 3)] == [
+        True,
+        False,
+        False,
+    ]
+    # an edit after the covered end changes nothing
+    after = [*history[:9], replace(history[9], content="edited")]
+    assert cp.intact(versions[3], after, versions.get).ok
+    # a deleted covered end; a version whose chain cannot be followed
+    gone = cp.intact(versions[2], history[:6], versions.get)
+    assert (gone.ok, gone.reason) == (False, "covered_end_missing")
+    assert not cp.intact(versions[2], history, {}.get).ok
+    # a message inserted between two covered ones
+    inserted = [*history[:6], user("new"), *history[6:]]
+    assert not cp.intact(versions[2], inserted, versions.get).ok

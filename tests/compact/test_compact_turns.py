@@ -123,12 +123,13 @@ async def test_an_edit_of_covered_history_invalidates_and_rebuilds(compact_conve
         comm, type="edit", message_id=str(row.first_message_id), content="FACT-EDITED changed."
     )
     await until(comm, "message.updated")
-    events = await chat(comm, f"FACT-ZZ after the edit. {FILLER}", "after-edit")
-    trace = await compact_trace(events[-1]["turn_id"])
-    steps = [s["step"] for s in trace["steps"]]
-    assert "invalidated" in steps
+    # invalidated by the edit itself (``services.compact_history``), before any turn
     old = await CompactCheckpoint.objects.aget(conversation=compact_conversation, version=1)
     assert old.status == "invalidated" and old.reason == "covered_content_changed"
+    events = await chat(comm, f"FACT-ZZ after the edit. {FILLER}", "after-edit")
+    trace = await compact_trace(events[-1]["turn_id"])
+    assert not any(s["step"] == "read_back" and s["ok"] for s in trace["steps"])
+    assert "FACT-0X" not in json.dumps(actor_requests(llm)[-1]["messages"])
     if trace.get("outcome") == "compacted":
         new = await CompactCheckpoint.objects.aget(conversation=compact_conversation, version=2)
         assert new.chain is None and "FACT-EDITED" in json.dumps(new.summary)

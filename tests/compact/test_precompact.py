@@ -176,3 +176,23 @@ async def test_a_turn_with_nothing_due_announces_no_compact_phase(compact_conver
     assert "compact" not in [p["name"] for p in turn.trace.get("phases", [])]
     assert turn.trace["compact"]["timings_ms"].keys() >= {"verify", "count"}
     await comm.disconnect()
+
+
+async def test_a_preparation_over_a_version_invalidated_meanwhile_is_not_kept(
+    compact_conversation, llm
+):
+    Script(llm)
+    comm = await connect(compact_conversation)
+    for n in range(3):
+        await chat(comm, f"FACT-{n}X I tell Mira. {FILLER}", f"i{n}")
+    await comm.disconnect()
+    ids = (str(compact_conversation.pk), str(compact_conversation.scenario_id))
+    assert await sync_to_async(compact_prepare.prepare)(*ids) == "prepared"
+    ready = await sync_to_async(store.prepared)(*ids, 0)
+    save = sync_to_async(store.save)
+    await save(compact_conversation.tenant_id, *ids, ready, expected=0, audit={})
+    # the history changed under version 1 while the next one was being prepared over it
+    assert await sync_to_async(store.invalidate)(*ids, 1, "covered_content_changed")
+    keep = sync_to_async(store.prepare)
+    assert await keep(compact_conversation.tenant_id, *ids, ready, base=1, audit={}) is False
+    assert await sync_to_async(store.prepared)(*ids, 1) is None
