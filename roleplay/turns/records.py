@@ -133,11 +133,25 @@ def answers_new_message(turn: Turn) -> bool:
 
 def finish_turn(
     turn: Turn, *, content: str, status: str, usage=None, error_code=None, trace=None, config=None
-) -> None:
+) -> bool:
     """Commit the reply (partial text kept on failure) and close the turn: a new message for
-    ``chat``, a new alternative for a regenerate, more text for a continue."""
+    ``chat``, a new alternative for a regenerate, more text for a continue. False, and
+    nothing written, when the turn was closed already: a sweep found its process silent
+    (``expire_abandoned``) and kept its flushed text instead."""
     metadata = {"turn_id": str(turn.id), **({"error": error_code} if error_code else {})}
     with transaction.atomic():
+        closed = Turn.objects.filter(pk=turn.pk, status=TurnStatus.RUNNING).update(
+            status=status,
+            model_config=config,
+            usage=usage or {},
+            error_code=error_code,
+            trace=trace or {},
+            finished_at=timezone.now(),
+            partial_reply="",  # the reply is stored now
+        )
+        if not closed:
+            logger.warning("turn %s was closed as abandoned before its end", turn.id)
+            return False
         if answers_new_message(turn):
             if content or status == TurnStatus.COMPLETE:
                 message_store.save_message(
@@ -163,16 +177,8 @@ def finish_turn(
             alternatives.extend_message(
                 turn.tenant, turn.assistant_message_id, content, status=MessageStatus.COMPLETE
             )
-        Turn.objects.filter(pk=turn.pk).update(
-            status=status,
-            model_config=config,
-            usage=usage or {},
-            error_code=error_code,
-            trace=trace or {},
-            finished_at=timezone.now(),
-            partial_reply="",  # the reply is stored now
-        )
         index_for_recall(turn)
+    return True
 
 
 def index_for_recall(turn: Turn) -> None:
