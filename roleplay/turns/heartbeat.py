@@ -43,12 +43,16 @@ def _beat(process: str) -> None:
 
 
 def _beat_forever(process: str) -> None:
+    failing = False
     while True:
         time.sleep(BEAT_EVERY_S)
         try:
             _beat(process)
+            failing = False
         except Exception:  # Redis away for a moment: beat again; the key may lapse
-            logger.warning("could not beat for process %s", process)
+            if not failing:  # once per outage, not once a second
+                logger.warning("process %s cannot beat: Redis does not answer", process)
+            failing = True
 
 
 def owner_id() -> str:

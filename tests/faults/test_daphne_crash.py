@@ -40,7 +40,7 @@ async def recv(socket) -> dict:
 
 
 async def stream_then_kill(url: str, daphne) -> tuple[str, str]:
-    """Send a message, read five deltas and a second and a half more, kill the process
+    """Send a message, read five deltas and two and a half seconds more, kill the process
     that streams: (turn id, the text the player saw)."""
     async with websockets.connect(url) as socket:
         await socket.send(frame("doomed"))
@@ -54,9 +54,16 @@ async def stream_then_kill(url: str, daphne) -> tuple[str, str]:
                 seen.append(event["text"])
                 deltas += 1
                 if deltas == 5:
-                    deadline = time.monotonic() + 1.5  # past a flush or more
+                    deadline = time.monotonic() + 2.5  # past two flushes
         daphne.process.kill()
         daphne.process.wait(30)
+        try:  # what was already on its way to the player still reaches it
+            while True:
+                event = await recv(socket)
+                if event["type"] == "delta":
+                    seen.append(event["text"])
+        except (websockets.ConnectionClosed, TimeoutError):
+            pass
         return turn_id, "".join(seen)
 
 
