@@ -18,6 +18,7 @@ from rest_framework.response import Response
 
 from console.errors import ApiError, conflict
 from console.models import IdempotencyRecord
+from console.storable import unstorable
 
 MAX_KEY_LENGTH = 200
 
@@ -35,10 +36,18 @@ IDEMPOTENCY_KEY = OpenApiParameter(
 
 
 def request_fingerprint(payload) -> str:
+    """SHA-256 of the body's canonical JSON text.
+
+    The fingerprint is taken before validation, so it must not fail on any body the parser
+    accepts: a lone UTF-16 surrogate (``"a\\ud800b"`` is valid JSON text) has no UTF-8
+    form, and encoding it strictly was a 500 on every create sent with a key. It is encoded
+    with ``surrogatepass`` (one-to-one, so two bodies still never share a fingerprint), and
+    validation then refuses it as it refuses it without a key.
+    """
     if isinstance(payload, bytes):
         return hashlib.sha256(payload).hexdigest()
     canonical = json.dumps(payload, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
-    return hashlib.sha256(canonical.encode()).hexdigest()
+    return hashlib.sha256(canonical.encode("utf-8", "surrogatepass")).hexdigest()
 
 
 def _replay(record: IdempotencyRecord, fingerprint: str) -> Response:
@@ -61,6 +70,9 @@ def run_idempotent(request, scope: str, payload, work: Callable[[], tuple[dict, 
         return Response(body, status=status)
     if len(key) > MAX_KEY_LENGTH:
         raise ApiError("invalid_idempotency_key", "Idempotency-Key is longer than 200 characters")
+    problem = unstorable(key)  # a header is Latin-1 text: a NUL byte can be in it
+    if problem:
+        raise ApiError("invalid_idempotency_key", f"Idempotency-Key {problem}")
     tenant = request.tenant
     fingerprint = request_fingerprint(payload)
     existing = IdempotencyRecord.objects.filter(tenant=tenant, scope=scope, key=key).first()

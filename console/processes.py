@@ -22,11 +22,28 @@ _PR_SET_PDEATHSIG = 1
 
 
 def _die_with_parent(parent: int) -> None:
-    """Runs in the child between fork and exec."""
+    """Runs in the child between fork and exec (or after a fork without exec)."""
     libc = ctypes.CDLL(None, use_errno=True)
     libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
     if os.getppid() != parent:  # the parent died before the request took effect
         os._exit(1)
+
+
+def forks_die_with_this_process() -> None:
+    """Every process this one forks from now on (without exec: a Celery worker's pool
+    processes and its beat scheduler) is killed when this process dies.
+
+    ``spawn`` ties the worker to its launcher, but a process the worker forks is tied to
+    nobody: after ``kill -9`` of ``make run`` the worker went with it and one of its forks
+    was left running under init, still taking tasks beside the next ``make run``. Forks are
+    made by the worker's main thread, which lives as long as the worker."""
+    parent = os.getpid()
+
+    def remember_parent() -> None:
+        nonlocal parent
+        parent = os.getpid()
+
+    os.register_at_fork(before=remember_parent, after_in_child=lambda: _die_with_parent(parent))
 
 
 def spawn(args: Sequence[str], **popen: Any) -> subprocess.Popen:

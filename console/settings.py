@@ -175,6 +175,11 @@ CACHES = {
     }
 }
 
+# A running turn is renewed by its process; it is abandoned when its process stops beating
+# in Redis (after the heartbeat's TTL) or, failing Redis, when its lease runs out.
+TURN_LEASE_SECONDS = float(os.environ.get("TURN_LEASE_SECONDS", "30"))
+TURN_HEARTBEAT_TTL_SECONDS = float(os.environ.get("TURN_HEARTBEAT_TTL_SECONDS", "5"))
+
 CELERY_BROKER_URL = REDIS_URL.replace("unix://", "redis+socket://", 1)
 CELERY_RESULT_BACKEND = CELERY_BROKER_URL
 CELERY_TASK_ACKS_LATE = True

@@ -2,6 +2,7 @@
 
 Like ``manage.py`` and ``console.asgi``, it starts or joins the embedded PostgreSQL and
 Redis unless ``DATABASE_URL`` / ``REDIS_URL`` name real servers, then hands over the app.
+Every process the worker forks dies with it.
 """
 
 from __future__ import annotations
@@ -11,5 +12,10 @@ from console.embedded import ensure_environment
 ensure_environment()
 
 from console.celery import app  # noqa: E402
+from console.processes import forks_die_with_this_process  # noqa: E402
+
+# The pool processes and the beat scheduler are forks of the worker: they die with it, as
+# the worker dies with the process that started it (``console.processes.spawn``).
+forks_die_with_this_process()
 
 __all__ = ["app"]

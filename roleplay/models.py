@@ -308,6 +308,12 @@ class Turn(TenantScopedModel):
     # The generating process renews this while it works; a running turn whose lease has
     # expired was abandoned (its process died) and no longer blocks the conversation.
     lease_expires_at = models.DateTimeField(null=True, blank=True)
+    # The process generating it (``turns.heartbeat``): once that process stops beating in
+    # Redis the turn is abandoned, without waiting for the lease. Empty: the lease alone.
+    owner = models.CharField(max_length=100, blank=True, default="")
+    # The reply streamed so far, flushed while it streams: an abandoned turn keeps it as a
+    # ``failed`` reply.
+    partial_reply = models.TextField(blank=True, default="")
 
     class Meta:
         constraints = [

@@ -237,7 +237,7 @@ def put_bindings(tenant, prompt_id: str, bindings) -> list[PromptBinding]:
     check_prompt_id(prompt_id)
     if not isinstance(bindings, PromptBindings):
         bindings = parse_model(PromptBindings, {"bindings": bindings})
-    rows = []
+    rows: list[PromptBinding] = []
     for index, item in enumerate(bindings.bindings):
         try:
             book = get_book(tenant, item.book_id)
@@ -247,6 +247,12 @@ def put_bindings(tenant, prompt_id: str, bindings) -> list[PromptBinding]:
                 f"book {item.book_id} does not exist",
                 {"book_id": item.book_id},
             ) from exc
+        if any(row.book_id == book.id for row in rows):
+            # One book under two spellings of its id (case, hyphens, braces): the list's
+            # own check compares the texts, the unique constraint the books.
+            raise errors.Invalid(
+                "duplicate_binding", f"book {book.id} is bound twice", {"book_id": str(book.id)}
+            )
         revision = item.revision
         if (
             revision is not None

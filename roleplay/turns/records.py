@@ -17,6 +17,7 @@ import uuid
 from dataclasses import dataclass
 from datetime import timedelta
 
+from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.db.models import Q
 from django.utils import timezone
@@ -28,10 +29,12 @@ from memory.models import MessageStatus
 from roleplay.errors import NothingToRewrite, TurnInProgress
 from roleplay.models import Conversation, Turn, TurnKind, TurnStatus
 
+from . import heartbeat
+
 logger = logging.getLogger(__name__)
 
 MAX_CONTENT_BYTES = 16 * 1024
-LEASE = timedelta(seconds=30)
+LEASE = timedelta(seconds=settings.TURN_LEASE_SECONDS)
 
 _MESSAGE_STATUS = {
     TurnStatus.COMPLETE: MessageStatus.COMPLETE,
@@ -57,7 +60,8 @@ def begin_turn(
 ) -> TurnStart:
     """Start a turn of ``kind``, or return the turn of this client id. A ``chat`` turn
     stores the player's message; the others work on the last assistant message. A turn
-    still running raises ``TurnInProgress`` unless its lease ran out."""
+    still running raises ``TurnInProgress`` unless it was abandoned (its process stopped
+    beating, or its lease ran out)."""
     try:
         return _insert_turn(conversation, client_message_id, content, kind)
     except TurnInProgress:
@@ -91,6 +95,7 @@ def _insert_turn(
                 user_message_id=user_message_id,
                 assistant_message_id=reply_id,
                 lease_expires_at=timezone.now() + LEASE,
+                owner=heartbeat.owner_id(),
             )
             return TurnStart(turn, duplicate=False)
     except IntegrityError as exc:
@@ -128,11 +133,25 @@ def answers_new_message(turn: Turn) -> bool:
 
 def finish_turn(
     turn: Turn, *, content: str, status: str, usage=None, error_code=None, trace=None, config=None
-) -> None:
+) -> bool:
     """Commit the reply (partial text kept on failure) and close the turn: a new message for
-    ``chat``, a new alternative for a regenerate, more text for a continue."""
+    ``chat``, a new alternative for a regenerate, more text for a continue. False, and
+    nothing written, when the turn was closed already: a sweep found its process silent
+    (``expire_abandoned``) and kept its flushed text instead."""
     metadata = {"turn_id": str(turn.id), **({"error": error_code} if error_code else {})}
     with transaction.atomic():
+        closed = Turn.objects.filter(pk=turn.pk, status=TurnStatus.RUNNING).update(
+            status=status,
+            model_config=config,
+            usage=usage or {},
+            error_code=error_code,
+            trace=trace or {},
+            finished_at=timezone.now(),
+            partial_reply="",  # the reply is stored now
+        )
+        if not closed:
+            logger.warning("turn %s was closed as abandoned before its end", turn.id)
+            return False
         if answers_new_message(turn):
             if content or status == TurnStatus.COMPLETE:
                 message_store.save_message(
@@ -158,15 +177,8 @@ def finish_turn(
             alternatives.extend_message(
                 turn.tenant, turn.assistant_message_id, content, status=MessageStatus.COMPLETE
             )
-        Turn.objects.filter(pk=turn.pk).update(
-            status=status,
-            model_config=config,
-            usage=usage or {},
-            error_code=error_code,
-            trace=trace or {},
-            finished_at=timezone.now(),
-        )
         index_for_recall(turn)
+    return True
 
 
 def index_for_recall(turn: Turn) -> None:
@@ -213,11 +225,41 @@ def live_turns():
 
 
 def expire_abandoned(conversation: Conversation | None = None) -> int:
-    """Fail running turns whose lease ran out (their process died), of one conversation or
-    of all (the periodic sweep, ``roleplay.tasks.expire_abandoned_turns``)."""
-    running = Turn.objects.filter(status=TurnStatus.RUNNING, lease_expires_at__lt=timezone.now())
+    """Fail running turns whose process died, of one conversation or of all (the periodic
+    sweep, ``roleplay.tasks.expire_abandoned_turns``): their owner stopped beating
+    (``heartbeat``) or, for a turn without one or while Redis cannot answer, their lease ran
+    out. The text streamed before the death stays as a ``failed`` reply."""
+    running = Turn.objects.filter(status=TurnStatus.RUNNING)
     if conversation is not None:
         running = running.filter(conversation=conversation)
-    return running.update(
-        status=TurnStatus.FAILED, error_code="turn_abandoned", finished_at=timezone.now()
-    )
+    expired = set(running.filter(lease_expires_at__lt=timezone.now()).values_list("pk", flat=True))
+    owned = dict(running.exclude(owner="").values_list("pk", "owner"))
+    try:
+        gone = heartbeat.dead(set(owned.values()))
+    except Exception:  # Redis cannot answer: the leases alone decide
+        logger.warning("cannot read the turns' heartbeats; waiting for their leases")
+        gone = set()
+    expired |= {pk for pk, owner in owned.items() if owner in gone}
+    return sum(_abandon(pk) for pk in expired)
+
+
+def _abandon(turn_id) -> int:
+    """Close one abandoned turn as ``failed: turn_abandoned``, keeping its flushed text; 0
+    when another sweep (or its own process, late) closed it first."""
+    with transaction.atomic():
+        turn = (
+            Turn.objects.select_for_update(skip_locked=True)
+            .select_related("tenant")
+            .filter(pk=turn_id, status=TurnStatus.RUNNING)
+            .first()
+        )
+        if turn is None:
+            return 0
+        finish_turn(
+            turn,
+            content=turn.partial_reply,
+            status=TurnStatus.FAILED,
+            error_code="turn_abandoned",
+            trace={**turn.trace, "error": "turn_abandoned"},
+        )
+        return 1

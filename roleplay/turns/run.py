@@ -35,7 +35,7 @@ from roleplay.priority import STARTS
 from roleplay.prompting.assembly import AssembledPrompt, ContextOverflow
 from roleplay.worldbook_context import WorldbookTurnError
 
-from . import phases
+from . import phases, streamed_text
 from .beside import run as run_beside
 from .context import TurnContext, actor_prompt, load_context
 from .records import LEASE, answers_new_message, finish_turn
@@ -70,7 +70,8 @@ async def run_turn(
         trace = ctx.trace
         beside.work = ctx.beside_actor
         await phases.run_stage("pre_actor", ctx, emit, cancel, partial(_renew_lease, turn))
-        usage, result = await _stream_reply(ctx, emit, cancel, parts, beside.start)
+        async with streamed_text.kept(turn, parts):  # kept if this process dies mid-stream
+            usage, result = await _stream_reply(ctx, emit, cancel, parts, beside.start)
         trace["model"] = {"model": result.model if result else None, "attempts": _attempts(result)}
         trace["duration_ms"] = round((time.perf_counter() - started) * 1000, 1)
         content = "".join(parts)

@@ -8,6 +8,7 @@ database transaction, so every example sees the fixtures and is rolled back afte
 from __future__ import annotations
 
 import logging
+import re
 import traceback
 
 import schemathesis
@@ -99,6 +100,135 @@ EXTRA_HEADERS = st.fixed_dictionaries(
         )
     },
 )
+
+# What an attacker puts where a schema says "string": text that is valid JSON but not valid
+# Unicode (a lone surrogate has no UTF-8 form), and text PostgreSQL cannot store (NUL).
+POISON = st.sampled_from(["\ud800", "\udfff", "\x00", "\udbff\udc00\ud800"])
+# Where a schema says "integer": the edges of 64 bits, negatives, a float, and beyond 64 bits.
+ODD_NUMBERS = st.sampled_from([-1, 0, 2**31, 2**63 - 1, -(2**63), 1.5, 2.0, 1e300, 10**30])
+# Path and query text (a URL cannot carry a lone surrogate; the client refuses to send one).
+ODD_PARAMS = st.sampled_from(
+    ["\x00", "a\x00b", "..%2F..%2Fetc", "../..", "-1", "1e400", "99999999999999999999999",
+     "0x10", " ", "é" * 300, "\u202e", "%ff", "[]", "{}", "null"]
+)  # fmt: skip
+# Any text a header can carry (Latin-1, NUL included; a server strips the white space
+# around it), for each documented header.
+HEADER_TEXT = (
+    st.text(st.characters(max_codepoint=0xFF, exclude_characters="\r\n"), max_size=220)
+    .map(str.strip)
+    .filter(bool)
+)
+
+
+def _poisoned(text: str, draw) -> str:
+    at = draw(st.integers(0, len(text)))
+    return text[:at] + draw(POISON) + text[at:]
+
+
+def hostile(value, draw, depth: int = 0):
+    """``value`` (a valid body) turned hostile here and there: poison in strings and keys,
+    list items duplicated (a unique rule behind the list), odd numbers where numbers go,
+    and a value nested just under the parser's depth limit."""
+    sometimes = st.integers(0, 3).map(lambda n: n == 0)  # one time in four
+    if isinstance(value, bool) or value is None:
+        return value
+    if isinstance(value, str):
+        return _poisoned(value, draw) if draw(sometimes) else value
+    if isinstance(value, int | float):
+        return draw(ODD_NUMBERS) if draw(sometimes) else value
+    if isinstance(value, list):
+        items = [hostile(item, draw, depth + 1) for item in value]
+        if items and draw(st.booleans()):
+            again = draw(st.sampled_from(items))
+            again = _respelled(again) if draw(st.booleans()) else again
+            items.insert(draw(st.integers(0, len(items))), again)
+        return items
+    if isinstance(value, dict):
+        out = {}
+        for key, item in value.items():
+            new_key = _poisoned(key, draw) if draw(sometimes) and draw(sometimes) else key
+            out[new_key] = hostile(item, draw, depth + 1)
+        if depth == 0 and draw(sometimes) and draw(sometimes):
+            deep = draw(st.sampled_from(list(out) or ["deep"]))
+            out[deep] = _nested(60 - depth, out.get(deep))
+        return out
+    return value
+
+
+_UUID = re.compile(r"[0-9a-f]{8}-?([0-9a-f]{4}-?){3}[0-9a-f]{12}", re.I)
+
+
+def _respelled(value):
+    """``value`` with every UUID in it spelled another way (upper case): the same object
+    under another text, past a check that compares texts."""
+    if isinstance(value, str):
+        return value.upper() if _UUID.fullmatch(value) else value
+    if isinstance(value, list):
+        return [_respelled(item) for item in value]
+    if isinstance(value, dict):
+        return {key: _respelled(item) for key, item in value.items()}
+    return value
+
+
+def _nested(levels: int, inner):
+    for _ in range(levels):
+        inner = [inner]
+    return inner
+
+
+def hostile_params(params: dict | None, draw) -> None:
+    """Path or query parameters, some replaced by text no id or number parses as."""
+    for name in list(params or {}):
+        if draw(st.integers(0, 2)) == 0:
+            params[name] = draw(ODD_PARAMS)
+
+
+def send_raw(case, headers: dict):
+    """The case through Django's test client, its body as JSON text with ``\\u`` escapes
+    (so a lone surrogate is sent as a client spells it) and every path parameter quoted:
+    schemathesis's own transport refuses to serialize a lone surrogate."""
+    import json
+    from urllib.parse import quote
+
+    from django.test import Client
+
+    path = case.operation.path
+    for name, value in (case.path_parameters or {}).items():
+        path = path.replace("{" + name + "}", quote(str(value), safe=""))
+    query = {k: v for k, v in (case.query or {}).items() if v is not None}
+    meta = {"HTTP_" + name.upper().replace("-", "_"): value for name, value in headers.items()}
+    body = case.body if isinstance(case.body, dict | list) else None
+    return Client().generic(
+        case.method.upper(),
+        path + ("?" + _urlencode(query) if query else ""),
+        json.dumps(body) if body is not None else "",
+        content_type="application/json",
+        **meta,
+    )
+
+
+def _urlencode(query: dict) -> str:
+    from urllib.parse import urlencode
+
+    return urlencode(query, doseq=True, encoding="utf-8", errors="surrogatepass")
+
+
+def hostile_headers(operation, draw) -> dict:
+    """Every documented header (and the token's) with any text a header can carry; the
+    documented ones are sent most of the time, so a poisoned body meets an Idempotency-Key."""
+    documented = {
+        parameter.name
+        for parameter in operation.headers
+        if parameter.name.lower() != "authorization"
+    }
+    headers = {}
+    for name in sorted(documented | {"Idempotency-Key"}):
+        if draw(st.integers(0, 3)) != 0:
+            headers[name] = draw(HEADER_TEXT)
+    if draw(st.integers(0, 7)) == 0:
+        headers["Authorization"] = draw(st.sampled_from(["Bearer ", "Bearer \x00", "Basic \xff"]))
+        headers["Authorization"] += draw(HEADER_TEXT)
+    return headers
 
 
 @schemathesis.check

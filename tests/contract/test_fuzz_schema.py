@@ -12,6 +12,13 @@ reach the code behind the lookups. For each response:
 - data that breaks the schema is refused with a 4xx (but for the leniencies listed, as
   findings, in ``fuzzing.KNOWN_LENIENCY``); the operation refuses a missing or wrong token;
 - every error is ``{"error": {"code", "message", "details"}}``.
+
+A third mode, *hostile*, takes valid cases and turns them the way an attacker would: lone
+surrogates and NULs in strings and keys, a list item repeated, numbers at and past the
+64-bit edges, floats where integers go, a value nested just under the parser's limit, path
+and query text no id parses as, and every documented header (``Idempotency-Key``, the
+token's ``Authorization``) with any text a header can carry. Its answers must be no 5xx and
+the one error format; the schema's own checks do not apply to data the schema forbids.
 """
 
 from __future__ import annotations
@@ -26,7 +33,16 @@ from schemathesis import GenerationMode
 
 from tests.contract.conftest import SCHEMA_URL
 from tests.contract.documents import view_model
-from tests.contract.fuzzing import CHECKS, EXTRA_HEADERS, InProcessApp, plant_ids
+from tests.contract.fuzzing import (
+    CHECKS,
+    EXTRA_HEADERS,
+    InProcessApp,
+    hostile,
+    hostile_headers,
+    hostile_params,
+    plant_ids,
+    send_raw,
+)
 
 # Per operation and mode: about 2,300 requests, under a minute. FUZZ_EXAMPLES=500 for a
 # deeper run by hand; the suite always runs the same, derandomized examples.
@@ -88,12 +104,18 @@ def test_the_fuzzer_covers_both_apis():
     assert prefixes == {"api", "v1"} and len(OPERATIONS) > 40
 
 
-@pytest.mark.parametrize("mode", [GenerationMode.POSITIVE, GenerationMode.NEGATIVE], ids=str)
+HOSTILE = "hostile"
+
+
+@pytest.mark.parametrize(
+    "mode", [GenerationMode.POSITIVE, GenerationMode.NEGATIVE, HOSTILE], ids=str
+)
 @pytest.mark.parametrize("operation", OPERATIONS, ids=lambda operation: operation.label)
 def test_fuzz_operation(operation, mode, fuzz_world):
     world = fuzz_world
     model = view_model(operation.path)
-    strategy = _strategy(operation, mode)
+    hostile_mode = mode == HOSTILE
+    strategy = _strategy(operation, GenerationMode.POSITIVE if hostile_mode else mode)
 
     @settings(
         max_examples=EXAMPLES,
@@ -105,13 +127,31 @@ def test_fuzz_operation(operation, mode, fuzz_world):
     )
     @given(case=strategy, data=st.data())
     def run(case, data):
-        if mode == GenerationMode.POSITIVE:  # a planted id must not repair a negative case
+        if mode != GenerationMode.NEGATIVE:  # a planted id must not repair a negative case
             for name in case.path_parameters or {}:
                 if data.draw(MOSTLY, label=f"real {name}"):
                     case.path_parameters[name] = str(world.value(name, model))
             if isinstance(case.body, dict | list):
                 plant_ids(case.body, world, data.draw)
-        sent = data.draw(EXTRA_HEADERS, label="headers")
+        if hostile_mode:
+            if isinstance(case.body, dict | list):
+                case.body = hostile(case.body, data.draw)
+            hostile_params(case.path_parameters, data.draw)
+            hostile_params(case.query, data.draw)
+            sent = {**AUTH, **hostile_headers(operation, data.draw)}
+            APP.tracebacks.clear()
+            with APP:
+                response = send_raw(case, sent)
+            assert response.status_code < 500, "\n".join(
+                [f"{case.method} {case.path_parameters} {case.query}", repr(case.body)[:2000],
+                 repr(sent)[:500], *APP.tracebacks, response.content[:2000].decode()]
+            )  # fmt: skip
+            if response.status_code >= 400:
+                error = response.json()["error"]
+                assert set(error) == {"code", "message", "details"} and error["code"], error
+            return
+        else:
+            sent = data.draw(EXTRA_HEADERS, label="headers")
         APP.tracebacks.clear()
         with APP:
             response = case.call(headers=sent)

@@ -343,8 +343,9 @@ def _session_cookie(user) -> list[tuple[bytes, bytes]]:
 
 @pytest.mark.parametrize(
     "bad_id",
-    ["not-a-uuid", "1", "x" * 300, "%00", "123e4567-e89b-12d3-a456-42661417400", "..."],
-)
+    ["not-a-uuid", "1", "x" * 300, "%00", "123e4567-e89b-12d3-a456-42661417400", "...",
+     "..%2F..%2Fetc%2Fpasswd", "a%2Fb", "%2F", "a/b"],
+)  # fmt: skip
 async def test_a_malformed_id_is_refused_like_an_unknown_one(conversation, operator_user, bad_id):
     """Whatever the credentials, a conversation id that is not a UUID gets the answer an
     unknown conversation gets: the handshake closed with 4404, not a server error."""
@@ -359,3 +360,10 @@ async def test_a_malformed_id_is_refused_like_an_unknown_one(conversation, opera
     # (The ticket was not used up by the refused attempts.)
     assert (await _handshake(f"/ws/conversations/{conversation.id}/", session))[0]
     assert (await _handshake(f"/ws/conversations/{conversation.id}/?ticket={ticket}"))[0]
+
+
+@pytest.mark.parametrize(
+    "path", ["/ws/", "/ws/nothing/", "/ws/conversations/", "/ws/conversations//", "/..%2F..%2F"]
+)
+async def test_a_socket_on_an_unknown_path_is_refused(path):
+    assert await _handshake(path) == (False, 4404)

@@ -15,6 +15,7 @@ import os
 import signal
 import sys
 import time
+from pathlib import Path
 
 from django.conf import settings
 from django.core.management import call_command
@@ -23,6 +24,14 @@ from django.core.management.base import BaseCommand
 from console.bootstrap import migrate_quietly
 from console.embedded import VAR_DIR
 from console.processes import spawn, stop
+
+
+def worker_command(schedule: Path, *extra: str) -> list[str]:
+    """The Celery worker ``make run`` starts: two pool processes and the beat scheduler, each
+    a process of its own forked by the worker (``console.worker`` ties them to it)."""
+    return [sys.executable, "-m", "celery", "-A", "console.worker", "--quiet", "worker", "-B",
+            "--loglevel", "WARNING", "--concurrency", "2", "--schedule", str(schedule),
+            *extra]  # fmt: skip
 
 
 class Command(BaseCommand):
@@ -47,14 +56,7 @@ class Command(BaseCommand):
         daphne = [python, "-m", "daphne", "-b", settings.HOST, "-p", str(settings.PORT)]
         children = [spawn([*daphne, "console.asgi:application"], env=env)]
         if not no_worker:
-            children.append(
-                spawn(
-                    [python, "-m", "celery", "-A", "console.worker", "--quiet", "worker", "-B",
-                     "--loglevel", "WARNING", "--concurrency", "2",
-                     "--schedule", str(VAR_DIR / "celerybeat-schedule")],
-                    env=env,
-                )
-            )  # fmt: skip
+            children.append(spawn(worker_command(VAR_DIR / "celerybeat-schedule"), env=env))
         url = f"http://{settings.HOST}:{settings.PORT}"
         self.stdout.write(
             "\n".join(

@@ -117,6 +117,19 @@ def test_duplicates_are_rejected(api):
     assert "twice" in err["message"] and a in err["message"]
 
 
+@pytest.mark.parametrize(
+    "spelling", [str.upper, lambda i: i.replace("-", ""), lambda i: "{" + i + "}"]
+)
+def test_the_same_book_spelled_twice_is_a_duplicate_binding(api, spelling):
+    """Two spellings of one book id pass the list's own check and name one book: a 422
+    naming it, not the unique constraint's 500."""
+    a = create(api)["book_id"]
+    err = _assert_rejected_atomically(
+        api, [{"book_id": a}, {"book_id": spelling(a)}], "duplicate_binding", {"book_id": a}
+    )
+    assert a in err["message"]
+
+
 def test_missing_book_fails_loudly(api):
     ghost = "00000000-0000-0000-0000-000000000000"
     _assert_rejected_atomically(
