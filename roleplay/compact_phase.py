@@ -38,6 +38,7 @@ import time
 from console.db import run_db
 from console.tokens import count_messages
 from roleplay import compact_model
+from roleplay.agentic.config import MAX_COMPACTION_MS
 from roleplay.agentic_context import PROJECTION_KEY
 from roleplay.compact import budget as budgets
 from roleplay.compact import checkpoint as cp
@@ -77,8 +78,23 @@ def read_hook(ctx, conversation) -> None:
 JOB_KEY = "compact:job"
 
 
+# The phase's own deadline is only a backstop: the job stops at the scenario's
+# ``maxCompactionMs`` and degrades (the failure ladder), so the backstop is the longest
+# ``maxCompactionMs`` allowed plus the read-back, never shorter than a valid setting.
+PHASE_DEADLINE_S = MAX_COMPACTION_MS / 1000 + 2 * READ_BACK_S + 30.0
+
+
 def phases() -> list[Phase]:
-    return [Phase("compact", "pre_actor", prepare, deadline_s=300.0, required=True, applies=_due)]
+    return [
+        Phase(
+            "compact",
+            "pre_actor",
+            prepare,
+            deadline_s=PHASE_DEADLINE_S,
+            required=True,
+            applies=_due,
+        )
+    ]
 
 
 def _due(ctx) -> bool:

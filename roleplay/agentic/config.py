@@ -55,6 +55,10 @@ class ScenarioInvalid(ValueError):
         self.message = message
 
 
+# The longest a turn may wait for its compaction (seed 002, Compact).
+MAX_COMPACTION_MS = 600_000
+
+
 class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
 
@@ -138,7 +142,7 @@ class Reliability(_Strict):
     minGenerationTokens: int = Field(256, ge=1, le=32768)  # noqa: N815
     maxCandidateAttempts: int = Field(24, ge=1, le=100)  # noqa: N815
     maxModelCalls: int = Field(2, ge=1, le=10)  # noqa: N815
-    maxCompactionMs: int = Field(120000, ge=1000, le=600000)  # noqa: N815
+    maxCompactionMs: int = Field(120000, ge=1000, le=MAX_COMPACTION_MS)  # noqa: N815
 
 
 class Recursive(_Strict):
