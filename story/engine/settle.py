@@ -92,6 +92,7 @@ def settle_event(
         directions=clock.recentDirections,
         need_plan=after.cycle.needPlan,
         policy=policy,
+        main_direction=after.main.direction,
     )
     return Settled("settled", after, actions, diagnostics + more)
 
