@@ -6,7 +6,9 @@ a post-turn phase that saves the prepared turn once the reply is committed.
   story in force, emits ``story.preparing``, accepts the previous stored reply, settles,
   initialises, reads the action, plans and deals (the model calls go through
   ``story_models``), and saves the acceptance in its own compare-and-set before the Actor
-  runs (beyond the seed, whose acceptance is lost when the Actor fails). A rollback before
+  runs (beyond the seed, whose acceptance is lost when the Actor fails); an acceptance over
+  ``maxStateBytes`` is not saved (the old state stays, the trace and ``story.updated``
+  say ``failed``) and the Actor still answers. A rollback before
   the stored watermark restores the revision saved at that position. An invalid settlement
   of the previous reply fails the turn (``story_settlement_pending``).
 - ``story_save`` (post-turn): one compare-and-set save of the accepted state plus the
@@ -55,6 +57,7 @@ class Started:
     request: coordinator.Request
     revision: int
     config: Any
+    failed: str | None = None  # the acceptance's save failed: nothing is saved after the Actor
 
 
 READ_KEY = "story:read"
@@ -112,22 +115,28 @@ async def prepare(ctx, run: PhaseRun) -> None:
         keep.cancel()
     trace = ctx.trace.setdefault("story", {})
     trace.update(prep.trace(), revision=revision, model_calls=models.call_ids)
+    failed = None
     if prep.accepted and prep.envelope is not None:
         # A conflict here (an operator's decision meanwhile) fails the turn, nothing written.
-        revision = await run_db(
-            services.save,
-            _save(
+        try:
+            record = _save(
                 ctx, request, revision, prep.envelope, StoryStatus.READY, "accepted", prep, config
-            ),
-        )
-        prep.events, prep.quarantines = [], []
-        trace["accepted_revision"] = revision
+            )
+            revision = await run_db(services.save, record)
+        except TooLarge as exc:
+            # The seed's row for a state over its cap: the old state stays, the failure is
+            # recorded and the Actor answers; nothing of this turn's story is saved.
+            failed = f"{exc.code}: {exc.message}"
+            prep.diagnostics.append(failed)
+        else:
+            prep.events, prep.quarantines = [], []
+            trace["accepted_revision"] = revision
         clock.lap("accept_save")
     if prep.block is not None:
         trace["position"] = ctx.place(BLOCK_ID, prep.block)
         clock.lap("place")
     trace["timings_ms"] = clock.laps
-    ctx.reads[KEY] = Started(prep, request, revision, config)
+    ctx.reads[KEY] = Started(prep, request, revision, config, failed)
 
 
 async def save(ctx, run: PhaseRun) -> None:
@@ -135,6 +144,10 @@ async def save(ctx, run: PhaseRun) -> None:
     prep, request = started.prep, started.request
     trace = ctx.trace.setdefault("story", {})
     trace["prose"] = "succeeded"
+    if started.failed is not None:
+        trace["state"] = "failed"
+        await _updated(run, ctx, "failed", started.revision)
+        return
     if prep.prepared is None or prep.envelope is None:
         trace["state"] = "not_written"
         await _updated(run, ctx, "not_written", started.revision)
@@ -158,8 +171,12 @@ async def save(ctx, run: PhaseRun) -> None:
         outcome = "waiting_for_acceptance"
     except StaleWrite:
         revision, outcome = started.revision, "stale_write_rejected"
-    except (TimeoutError, TooLarge):
+    except TooLarge as exc:
         revision, outcome = started.revision, "failed"
+        trace.setdefault("diagnostics", []).append(f"{exc.code}: {exc.message}")
+    except TimeoutError:
+        revision, outcome = started.revision, "failed"
+        trace.setdefault("diagnostics", []).append("story_save_timeout")
     trace.update(
         state="succeeded" if outcome == "waiting_for_acceptance" else outcome,
         saved_revision=revision,

@@ -545,3 +545,34 @@ async def test_answers_wrapped_in_a_code_fence_are_read(story_conversation, llm)
     assert (await until(comm, "story.updated"))[-1]["outcome"] == "waiting_for_acceptance"
     assert stage_of(actor_requests(llm)[-1]) is not None
     await comm.disconnect()
+
+
+async def test_an_acceptance_over_the_cap_keeps_the_old_state_and_the_actor_answers(
+    story_conversation, llm
+):
+    """The cap lowered to the smallest allowed (4,000 bytes) once a story is saved, and a
+    reply whose acceptance adds 2.4 KB of consequences: the acceptance saved before the Actor
+    does not fit. The turn still answers, the story
+    keeps its old revision and the failure is recorded; the next turn answers too."""
+    script = Script(llm)
+    comm = await connect(story_conversation)
+    await chat(comm, "Hello.", "c1")
+    assert (await until(comm, "story.updated"))[-1]["outcome"] == "waiting_for_acceptance"
+    before = await head_of(story_conversation)
+    scenario = await Scenario.objects.aget(pk=story_conversation.scenario_id)
+    scenario.story_v1 = {**scenario.story_v1, "maxStateBytes": 4000}
+    await scenario.asave(update_fields=["story_v1"])
+    big = {"consequences": [f"{n} " + "x" * 470 for n in range(5)]}
+    for n in (2, 3):
+        script.story("story_advance", big)
+        events = await chat(comm, f"Turn {n}.", f"c{n}")
+        assert events[-1]["type"] == "turn.completed", events[-1]
+        assert events[-1]["content"]
+        updated = (await until(comm, "story.updated"))[-1]
+        assert updated["outcome"] == "failed" and updated["revision"] == before.revision
+        after = await head_of(story_conversation)
+        assert after.revision == before.revision and after.envelope == before.envelope
+        trace = await story_trace(events[-1]["turn_id"])
+        assert trace["state"] == "failed" and trace["prose"] == "succeeded"
+        assert any(d.startswith("story_state_too_large") for d in trace["diagnostics"])
+    await comm.disconnect()
