@@ -2,11 +2,11 @@
 call goes to ``storyV1.modelConfigId`` (the initialiser to ``initializerModelConfigId`` when
 set), through the gateway (a ``ModelCall`` row with purpose ``story_init``,
 ``story_action``, ``story_plan``, ``story_advance``, ``story_settle`` or
-``story_rebranch``), bounded by ``modelCallTimeoutMs``."""
+``story_rebranch``), each tool call (an answer and its repair) bounded by
+``modelCallTimeoutMs``."""
 
 from __future__ import annotations
 
-import asyncio
 from typing import Any
 
 from console.db import run_db
@@ -41,6 +41,7 @@ class StoryModels:
     ) -> None:
         self.tenant, self.turn_id, self.config = tenant, turn_id, config
         self.refs = refs(config)
+        self.timeout_s: float | None = config.modelCallTimeoutMs / 1000
         self._configs = configs  # read with the turn's other reads, else at the first call
         self.call_ids: list[str] = []
 
@@ -54,18 +55,15 @@ class StoryModels:
         if model_config is None:
             raise ModelUnavailable("model_config_missing", f"no model config {ref!r} for {purpose}")
         gateway = Gateway(self.tenant, model_config, purpose, turn_id=self.turn_id, run_db=run_db)
-        timeout = self.config.modelCallTimeoutMs / 1000
+        # The tool call (``story.engine.tools.call``) bounds the answer and its repair
+        # together by ``timeout_s``; this is each request's own transport limit.
         request = ModelRequest(
-            messages, response_format=response_format, temperature=0.2, timeout=timeout
+            messages, response_format=response_format, temperature=0.2, timeout=self.timeout_s
         )
         try:
-            result = await asyncio.wait_for(gateway.complete(request), timeout)
+            result = await gateway.complete(request)
         except ModelError as exc:
             raise ModelUnavailable(exc.code, str(exc)) from exc
-        except TimeoutError:
-            raise ModelUnavailable(
-                "model_timeout", f"{purpose} took over {timeout:.0f} s"
-            ) from None
         finally:
             self.call_ids.extend(gateway.call_ids)
         usage = result.usage

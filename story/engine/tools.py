@@ -11,6 +11,7 @@ program conditions fix their order.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import time
 from collections.abc import Callable
@@ -51,6 +52,11 @@ class ToolInvalid(ValueError):
 
 
 class Models(Protocol):
+    """The runtime's model side; ``timeout_s`` (seconds, None: none) bounds one tool call,
+    its repair included."""
+
+    timeout_s: float | None
+
     async def complete(
         self, purpose: str, messages: list[dict[str, str]], response_format: dict[str, Any]
     ) -> tuple[str, dict[str, int]]:
@@ -86,14 +92,38 @@ async def call(
     """``check(answer)`` of the first valid answer to ``purpose``'s request (its
     :data:`SYSTEM` prompt, ``user`` as the material, its :data:`SCHEMAS` schema);
     :class:`ToolInvalid` after two invalid ones (the second asked with the first's error),
-    :class:`ModelUnavailable` passed on."""
+    :class:`ModelUnavailable` passed on. The answer and its repair share one budget,
+    ``models.timeout_s`` (the seed: the repair shares the tool call's timeout signal); when
+    it runs out the call is unavailable (``model_timeout``)."""
+    started = time.perf_counter()
+    tried = [0]
+    usage: dict[str, int] = {}
+    try:
+        async with asyncio.timeout(models.timeout_s):
+            return await _attempts(models, log, purpose, user, check, started, tried, usage)
+    except TimeoutError:
+        log.add(purpose, "unavailable", started, tried[0], error="model_timeout", usage=usage)
+        raise ModelUnavailable(
+            "model_timeout", f"{purpose} took over {models.timeout_s} s"
+        ) from None
+
+
+async def _attempts(
+    models: Models,
+    log: Log,
+    purpose: str,
+    user: str,
+    check: Callable[[Any], T],
+    started: float,
+    tried: list[int],
+    usage: dict[str, int],
+) -> T:
     messages = [{"role": "system", "content": SYSTEM[purpose]}, {"role": "user", "content": user}]
     schema = {"name": purpose, "schema": SCHEMAS[purpose]}
     response_format = {"type": "json_schema", "json_schema": schema}
     diagnostics: list[str] = []
-    started = time.perf_counter()
-    usage: dict[str, int] = {}
     for attempt in range(1, ATTEMPTS + 1):
+        tried[0] = attempt
         try:
             text, used = await models.complete(purpose, messages, response_format)
         except ModelUnavailable as exc:

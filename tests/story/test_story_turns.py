@@ -576,3 +576,28 @@ async def test_an_acceptance_over_the_cap_keeps_the_old_state_and_the_actor_answ
         assert trace["state"] == "failed" and trace["prose"] == "succeeded"
         assert any(d.startswith("story_state_too_large") for d in trace["diagnostics"])
     await comm.disconnect()
+
+
+async def test_the_repair_shares_the_calls_timeout(story_conversation, llm):
+    """``modelCallTimeoutMs`` bounds a tool call, its one repair included: an invalid answer
+    after 0.55 s and a valid repair after 0.55 s more overrun a 1 s budget, though each
+    answer alone is within it. The initialiser is unavailable: the plain Actor answers."""
+    script = Script(llm)
+    scenario = await Scenario.objects.aget(pk=story_conversation.scenario_id)
+    scenario.story_v1 = {**scenario.story_v1, "modelCallTimeoutMs": 1000}
+    await scenario.asave(update_fields=["story_v1"])
+    script.story(
+        "story_init",
+        Reply(content=json.dumps({"nope": True}), delay=0.55),
+        Reply(content=json.dumps(INIT), delay=0.55),
+    )
+    comm = await connect(story_conversation)
+    events = await chat(comm, "Hello.", "c1")
+    assert events[-1]["type"] == "turn.completed", events[-1]
+    assert (await until(comm, "story.updated"))[-1]["outcome"] == "not_written"
+    trace = await story_trace(events[-1]["turn_id"])
+    assert "story_init_failed: model_timeout" in trace["diagnostics"]
+    [call] = [c for c in trace["tools"] if c["tool"] == "story_init"]
+    assert call["outcome"] == "unavailable" and call["attempts"] == 2
+    assert await head_of(story_conversation) is None
+    await comm.disconnect()
