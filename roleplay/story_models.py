@@ -11,11 +11,25 @@ from typing import Any
 
 from console.db import run_db
 from roleplay.agentic.config import StoryV1
-from roleplay.llm.errors import ModelError
+from roleplay.llm.errors import (
+    ModelAuthError,
+    ModelBadRequest,
+    ModelContextExceeded,
+    ModelError,
+)
 from roleplay.llm.gateway import Gateway
 from roleplay.llm.types import ModelRequest
 from roleplay.selectors import model_configs_by_ref
 from story.engine.tools import ModelUnavailable
+
+# What waiting will not fix: refused credentials or permissions (401/403) and a request the
+# server rejects as malformed (a program error). A prompt too long for the model, a
+# content filter and every transient failure are recoverable: Story steps aside.
+UNRECOVERABLE = (ModelAuthError, ModelBadRequest)
+
+
+def recoverable(exc: ModelError) -> bool:
+    return not isinstance(exc, UNRECOVERABLE) or isinstance(exc, ModelContextExceeded)
 
 
 def refs(config: StoryV1) -> dict[str, str]:
@@ -53,7 +67,11 @@ class StoryModels:
         ref = self.refs.get(purpose) or self.refs["default"]
         model_config = self._configs.get(ref)
         if model_config is None:
-            raise ModelUnavailable("model_config_missing", f"no model config {ref!r} for {purpose}")
+            raise ModelUnavailable(
+                "model_config_missing",
+                f"no model config {ref!r} for {purpose}",
+                recoverable=False,
+            )
         gateway = Gateway(self.tenant, model_config, purpose, turn_id=self.turn_id, run_db=run_db)
         # The tool call (``story.engine.tools.call``) bounds the answer and its repair
         # together by ``timeout_s``; this is each request's own transport limit.
@@ -63,7 +81,7 @@ class StoryModels:
         try:
             result = await gateway.complete(request)
         except ModelError as exc:
-            raise ModelUnavailable(exc.code, str(exc)) from exc
+            raise ModelUnavailable(exc.code, str(exc), recoverable=recoverable(exc)) from exc
         finally:
             self.call_ids.extend(gateway.call_ids)
         usage = result.usage

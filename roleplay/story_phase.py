@@ -40,7 +40,8 @@ from story.engine import coordinator
 from story.engine.policy import parse_policy
 from story.engine.route import HistoryMessage, StoryRefused
 from story.engine.source import compile_source
-from story.errors import Refused, SettlementPending, StaleWrite, TooLarge
+from story.engine.tools import ModelUnavailable
+from story.errors import ModelRefused, Refused, SettlementPending, StaleWrite, TooLarge
 from story.models import StoryStatus
 
 KEY = "story"
@@ -111,6 +112,8 @@ async def prepare(ctx, run: PhaseRun) -> None:
         raise SettlementPending(message=str(exc)) from None
     except StoryRefused as exc:
         raise Refused(message=str(exc)) from None
+    except ModelUnavailable as exc:  # an unrecoverable one: refused credentials...
+        raise ModelRefused(exc.code, str(exc)) from None
     finally:
         keep.cancel()
     trace = ctx.trace.setdefault("story", {})

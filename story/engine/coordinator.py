@@ -199,6 +199,7 @@ async def _initialise(
     try:
         world, narrative = await ask(material)
     except (tools.ToolInvalid, tools.ModelUnavailable) as exc:
+        tools.tolerated(exc)
         prep.diagnostics.append(f"story_init_failed: {getattr(exc, 'code', exc)}")
         return None
     number = int((old or {}).get("nextEvent") or 1)
@@ -261,6 +262,7 @@ async def _accept(env: dict, req: Request, models: tools.Models, prep: Preparati
             ),
         )
     except (tools.ToolInvalid, tools.ModelUnavailable) as exc:
+        tools.tolerated(exc)
         raise SettlementPending(f"the previous reply could not be settled: {exc}") from exc
     after = result.world
     after.pendingInjections = after.pendingInjections[-INJECTIONS_KEPT:]
@@ -371,6 +373,7 @@ async def _settle_one(
                 lambda data: settle_event(narrative, event["id"], data, ids, req.narrative_policy),
             )
         except (tools.ToolInvalid, tools.ModelUnavailable, SettlementInvalid) as exc:
+            tools.tolerated(exc)
             outcome, diagnostic = "invalid", str(exc)[:500]
         else:
             if settled.outcome in ("settled", "duplicate"):
@@ -432,6 +435,7 @@ async def _follow(
                 functools.partial(_rebranched, current, scope, direction),
             )
         except (tools.ToolInvalid, tools.ModelUnavailable) as exc:
+            tools.tolerated(exc)
             prep.diagnostics.append(f"story_rebranch_failed: {getattr(exc, 'code', exc)}")
     return narrative
 
@@ -501,6 +505,7 @@ async def _read_action(
             check,
         )
     except (tools.ToolInvalid, tools.ModelUnavailable, ActionInvalid) as exc:
+        tools.tolerated(exc)
         prep.diagnostics.append(f"story_action_failed: {getattr(exc, 'code', exc)}")
         return action
 
@@ -540,6 +545,7 @@ async def _plan(
             check,
         )
     except (tools.ToolInvalid, tools.ModelUnavailable, PlanInvalid) as exc:
+        tools.tolerated(exc)
         prep.diagnostics.append(f"story_plan_failed: {getattr(exc, 'code', exc)}")
         return narrative
 

@@ -35,11 +35,22 @@ ATTEMPTS = 2  # the answer and one repair
 
 class ModelUnavailable(Exception):
     """The model could not be called (its config is gone, or the call failed after the
-    gateway's retries)."""
+    gateway's retries). ``recoverable`` (the seed's ``isRecoverableModelError``): False for
+    what waiting will not fix, such as refused credentials or permissions, or a request the
+    model's server rejects as malformed; such a failure is never swallowed into a fallback,
+    it fails the request (the seed: "权限/程序错误等不被统一吞掉")."""
 
-    def __init__(self, code: str, message: str = "") -> None:
+    def __init__(self, code: str, message: str = "", *, recoverable: bool = True) -> None:
         super().__init__(message or code)
-        self.code = code
+        self.code, self.recoverable = code, recoverable
+
+
+def tolerated(exc: Exception) -> Exception:
+    """``exc`` when a tool may fall back on it (an invalid answer, a recoverable model
+    failure); an unrecoverable :class:`ModelUnavailable` is raised again."""
+    if isinstance(exc, ModelUnavailable) and not exc.recoverable:
+        raise exc
+    return exc
 
 
 class ToolInvalid(ValueError):

@@ -601,3 +601,34 @@ async def test_the_repair_shares_the_calls_timeout(story_conversation, llm):
     assert call["outcome"] == "unavailable" and call["attempts"] == 2
     assert await head_of(story_conversation) is None
     await comm.disconnect()
+
+
+@pytest.mark.parametrize("status", [401, 403])
+async def test_the_initialiser_does_not_swallow_authentication_or_permission_errors(
+    story_conversation, llm, status
+):
+    """A model that refuses the credentials is not "temporarily unavailable": the turn
+    fails with the model's code instead of quietly running without Story."""
+    script = Script(llm)
+    script.story(
+        "story_init", Reply(status=status, error_body={"error": {"message": "no access"}})
+    )
+    comm = await connect(story_conversation)
+    events = await chat(comm, "Hello.", "c1")
+    assert events[-1]["type"] == "error" and events[-1]["code"] == "model_auth_error"
+    assert not actor_requests(llm)
+    assert await head_of(story_conversation) is None
+    await comm.disconnect()
+
+
+async def test_an_initialiser_that_is_temporarily_unavailable_falls_back_to_the_plain_actor(
+    story_conversation, llm
+):
+    script = Script(llm)
+    script.story("story_init", *[Reply(status=503, error_body={"error": {"message": "busy"}})] * 8)
+    comm = await connect(story_conversation)
+    events = await chat(comm, "Hello.", "c1")
+    assert events[-1]["type"] == "turn.completed", events[-1]
+    trace = await story_trace(events[-1]["turn_id"])
+    assert any(d.startswith("story_init_failed: model_server_error") for d in trace["diagnostics"])
+    await comm.disconnect()
