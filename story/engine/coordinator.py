@@ -347,8 +347,8 @@ async def _settle_one(
     prep: Preparation,
 ) -> tuple[Narrative, bool]:
     pieces = [evidence.Evidence.from_json(e) for e in event.get("evidence") or []]
-    ids = {e.message_id for e in pieces}
-    lost = evidence.changed(pieces, {mid: texts.get(mid) for mid in ids})
+    kinds = {e.message_id: e.kind for e in pieces}
+    lost = evidence.changed(pieces, {mid: texts.get(mid) for mid in kinds})
     outcome, diagnostic = "unknown", ""
     if lost:
         outcome, diagnostic = "evidence_changed", f"{len(lost)} piece(s) of evidence changed"
@@ -370,7 +370,9 @@ async def _settle_one(
                 prep.log,
                 "story_settle",
                 material,
-                lambda data: settle_event(narrative, event["id"], data, ids, req.narrative_policy),
+                lambda data: settle_event(
+                    narrative, event["id"], data, kinds, req.narrative_policy
+                ),
             )
         except (tools.ToolInvalid, tools.ModelUnavailable, SettlementInvalid) as exc:
             tools.tolerated(exc)

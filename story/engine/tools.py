@@ -289,7 +289,8 @@ SYSTEM: dict[str, str] = {
     "story_settle": (
         "Judge what one finished or interrupted event of an interactive story accomplished, "
         "from its accepted replies and user actions only. Mark a goal completed, or a story "
-        "line as advanced, only when a reply shows it, citing the message ids as evidence. "
+        "line as advanced, only when a reply shows it, citing the message ids as evidence: at "
+        "least one of them a reply (kind prose); the user's own words alone are no evidence. "
         "If the replies do not let you judge, answer outcome unknown. Give the observed "
         "emotion (valence, arousal, dominance in -1..1) and the user's explicit new pursuit "
         "(direction) or null. Answer with JSON only."

@@ -18,7 +18,8 @@ from story.engine.rebranch import rebranch
 from story.engine.settle import SettlementInvalid, settle_event
 
 POLICY = NarrativePolicy()
-EVIDENCE = {"a1", "u1", "a2"}
+# The event's evidence: message id -> kind (the replies' prose and the user's actions).
+EVIDENCE = {"a1": "prose", "u1": "user_action", "a2": "prose"}
 
 
 def narrative(goals=None):
@@ -90,6 +91,9 @@ def test_a_goal_completed_with_evidence_a_line_moved_and_counters_kept_by_the_pr
 
 def test_seen_but_not_recognised_is_not_completed_without_evidence():
     for bad in (
+        # the user saying so is no evidence that it happened: the prose must show it
+        settled(completedGoals=[{"id": "g1", "evidence": ["u1"]}]),
+        settled(progress={"main": {"advance": True, "evidence": ["u1"]}}),
         settled(completedGoals=[{"id": "g1"}]),
         settled(completedGoals=[{"id": "g1", "evidence": []}]),
         settled(completedGoals=[{"id": "g1", "evidence": ["a9"]}]),
