@@ -3,7 +3,7 @@ saved state and the request alone, before any model is called.
 
 - ``regenerate`` / ``edit_regenerate``: ``inherit`` (the reply is redone; no story work, no
   write; the pending prepared turn's stage is given again when it belongs to that reply);
-- no state yet: ``initialise``;
+- no state yet, or a story emptied because its first message was edited: ``initialise``;
 - a state recorded for another character: refused (:class:`StoryRefused`);
 - the request sits before the stored source watermark (a rollback): ``rollback`` (the
   service restores the revision saved at that position, or goes read-only);
@@ -63,6 +63,10 @@ def decide(
         return Route("initialise", "no story yet", *_action(kind, user_text))
     if envelope.get("character") != character_id:
         raise StoryRefused("the story state belongs to another character")
+    if "world" in envelope and envelope["world"] is None:  # emptied after an edit (``edits``)
+        return Route(
+            "initialise", "the story is rebuilt from the history", *_action(kind, user_text)
+        )
     if source_position < int(envelope.get("sourceWatermark", 0)):
         return Route("rollback", "the history was rolled back before the stored watermark")
     anchor = _anchor_mismatch(envelope.get("acceptedMessage"), history)

@@ -632,3 +632,95 @@ async def test_an_initialiser_that_is_temporarily_unavailable_falls_back_to_the_
     trace = await story_trace(events[-1]["turn_id"])
     assert any(d.startswith("story_init_failed: model_server_error") for d in trace["diagnostics"])
     await comm.disconnect()
+
+
+async def test_editing_an_accepted_message_makes_the_next_turn_read_the_story_from_before_it(
+    story_conversation, llm, api
+):
+    """A reply accepted two turns ago (no longer the accepted anchor) is edited through the
+    REST API: the next turn reads the story revision saved before that reply, so neither
+    the consequence its acceptance recorded nor its old text's evidence reaches the turn."""
+    script = Script(llm)
+    script.story("story_advance", {"consequences": ["FACT-A1 the crest glows"]})
+    comm = await connect(story_conversation)
+    first = await chat(comm, "I hand Mira the key.", "c1")
+    await until(comm, "story.updated")
+    first_reply = first[-1]["assistant_message_id"]
+    for n in (2, 3):
+        await chat(comm, f"Turn {n}.", f"c{n}")
+        await until(comm, "story.updated")
+    assert "FACT-A1" in json.dumps(stage_of(actor_requests(llm)[-1]))  # the story carries it
+    head = await head_of(story_conversation)
+    assert head.envelope["acceptedMessage"]["messageId"] != first_reply
+    path = f"/api/v1/conversations/{story_conversation.pk}/messages/{first_reply}/"
+    response = await sync_to_async(api.patch)(
+        path, {"content": "Mira refuses the key."}, format="json"
+    )
+    assert response.status_code == 200, response.content
+    restored = await head_of(story_conversation)
+    last = await StoryRevision.objects.filter(conversation=story_conversation).alast()
+    assert last.outcome == "restored_after_edit" and restored.revision == last.revision
+    events = await chat(comm, "Turn 4.", "c4")
+    assert events[-1]["type"] == "turn.completed", events[-1]
+    await until(comm, "story.updated")
+    assert "FACT-A1" not in json.dumps(stage_of(actor_requests(llm)[-1]))
+    after = await head_of(story_conversation)
+    text = json.dumps(after.envelope)
+    assert "FACT-A1" not in text and first_reply not in text
+    await comm.disconnect()
+
+
+async def test_editing_the_first_message_rebuilds_the_story_from_the_history(
+    story_conversation, llm, api
+):
+    """Nothing was saved before the first user message: after its edit the story is emptied
+    (its events discarded) and the next turn initialises it again from what is visible."""
+    script = Script(llm)
+    comm = await connect(story_conversation)
+    first = await chat(comm, "I hand Mira the key.", "c1")
+    await until(comm, "story.updated")
+    await chat(comm, "Turn 2.", "c2")
+    await until(comm, "story.updated")
+    turn = await Turn.objects.aget(pk=first[-1]["turn_id"])
+    path = f"/api/v1/conversations/{story_conversation.pk}/messages/{turn.user_message_id}/"
+    response = await sync_to_async(api.patch)(
+        path, {"content": "I keep the key to myself."}, format="json"
+    )
+    assert response.status_code == 200, response.content
+    emptied = await head_of(story_conversation)
+    assert emptied.envelope["world"] is None and emptied.envelope["nextEvent"] >= 2
+    statuses = await sync_to_async(list)(
+        StoryEvent.objects.filter(conversation=story_conversation).values_list("status", flat=True)
+    )
+    assert statuses == ["discarded"]
+    script.seen.clear()
+    events = await chat(comm, "Turn 3.", "c3")
+    assert events[-1]["type"] == "turn.completed", events[-1]
+    await until(comm, "story.updated")
+    trace = await story_trace(events[-1]["turn_id"])
+    assert trace["route"] == "initialise" and "story_init" in script.seen
+    assert "I keep the key to myself." in script.seen["story_init"][-1]
+    head = await head_of(story_conversation)
+    assert head.envelope["world"] is not None and head.envelope["event"]["id"] != "e1"
+    await comm.disconnect()
+
+
+async def test_editing_the_reply_that_waits_for_acceptance_restores_nothing(
+    story_conversation, llm, api
+):
+    """The pending reply is not evidence yet: its edit is what the next turn accepts."""
+    Script(llm)
+    comm = await connect(story_conversation)
+    await chat(comm, "One.", "c1")
+    await until(comm, "story.updated")
+    two = await chat(comm, "Two.", "c2")
+    await until(comm, "story.updated")
+    before = await head_of(story_conversation)
+    path = (
+        f"/api/v1/conversations/{story_conversation.pk}/messages/"
+        f"{two[-1]['assistant_message_id']}/"
+    )
+    response = await sync_to_async(api.patch)(path, {"content": "Mira waits."}, format="json")
+    assert response.status_code == 200, response.content
+    assert (await head_of(story_conversation)).revision == before.revision
+    await comm.disconnect()
