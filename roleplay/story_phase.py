@@ -10,7 +10,8 @@ a post-turn phase that saves the prepared turn once the reply is committed.
   ``maxStateBytes`` is not saved (the old state stays, the trace and ``story.updated``
   say ``failed``) and the Actor still answers. A rollback before
   the stored watermark restores the revision saved at that position. An invalid settlement
-  of the previous reply fails the turn (``story_settlement_pending``).
+  of the previous reply fails the turn (``story_settlement_pending``). The Actor gets the
+  stage after its preset's ``story_writer`` instructions, in one system block.
 - ``story_save`` (post-turn): one compare-and-set save of the accepted state plus the
   prepared turn, ``pendingActor`` anchored to this reply's id, within
   ``postTurnTimeoutMs``; emits ``story.updated {turn_id, outcome, revision}``. A conflict
@@ -29,6 +30,9 @@ from django.utils import timezone
 from console.db import run_db
 from memory import selectors as message_reads
 from roleplay.models import Turn
+from roleplay.prompting.default_preset import default_preset
+from roleplay.prompting.macros import MacroContext, expand_macros
+from roleplay.prompting.presets import STORY_WRITER
 from roleplay.selectors import story_config
 from roleplay.story_models import StoryModels, read_configs
 from roleplay.turns.phases import Laps, Phase, PhaseRun
@@ -136,10 +140,26 @@ async def prepare(ctx, run: PhaseRun) -> None:
             trace["accepted_revision"] = revision
         clock.lap("accept_save")
     if prep.block is not None:
-        trace["position"] = ctx.place(BLOCK_ID, prep.block)
+        trace["position"] = ctx.place(BLOCK_ID, _with_writer(ctx, prep.block, trace))
         clock.lap("place")
     trace["timings_ms"] = clock.laps
     ctx.reads[KEY] = Started(prep, request, revision, config, failed)
+
+
+def _with_writer(ctx, block: str, trace: dict) -> str:
+    """The stage block after the Actor preset's ``story_writer`` instructions (the seed's
+    POV writer stage instructions), in one system block. A preset without the prompt (one
+    saved before it existed) gets the shipped text, and the trace says so; a preset that
+    disabled it gets none."""
+    found = next((p for p in ctx.preset.prompts if p.name == STORY_WRITER), None)
+    if found is None:
+        found = default_preset().named(STORY_WRITER)
+        trace.setdefault("diagnostics", []).append("story_writer_default")
+    elif not found.enabled:
+        return block
+    variables = {"characterName": ctx.character.name}
+    writer = expand_macros(found.content, MacroContext(variables=variables)).text.strip()
+    return f"{writer}\n\n{block}" if writer else block
 
 
 async def save(ctx, run: PhaseRun) -> None:

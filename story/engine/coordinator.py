@@ -26,6 +26,7 @@ from typing import Any
 
 from . import evidence, quarantine, tools
 from .advance import advance
+from .emotion import with_target
 from .goals import PlanInvalid, merge_plan
 from .initialise import build
 from .narrative import Narrative
@@ -493,11 +494,19 @@ async def _read_action(
         intent = {"kind": data["kind"]}
         if data["kind"] != "normal":
             intent["targetId"] = data.get("targetId")
+            if isinstance(data.get("companionFollows"), bool):
+                intent["companionFollows"] = data["companionFollows"]
         chosen = {"type": "intent", "text": text, "intent": intent}
         read_action(world, chosen)
         return chosen
 
-    material = tools.user_text(scene=world.foreground.title, targets=targets, user_action=text)
+    material = tools.user_text(
+        scene=world.foreground.title,
+        targets=targets,
+        companion=req.character_name,
+        setting=req.source.render(),
+        user_action=text,
+    )
     try:
         return await tools.call(
             models,
@@ -521,6 +530,8 @@ async def _plan(
         )
         after = copy.deepcopy(narrative)
         after.cycle.pending, after.nextGoal, after.cycle.needPlan = goals, number, False
+        if data.get("emotion") is not None:  # the feeling this cycle aims for
+            after.emotion = with_target(after.emotion, data["emotion"])
         return after
 
     material = tools.user_text(
@@ -535,6 +546,7 @@ async def _plan(
             "unpaid": narrative.sub.unpaid,
         },
         kept_goals=[g.as_json() for g in narrative.cycle.pending if not g.done],
+        observed_emotion=narrative.emotion.get("observed"),
         setting=req.source.render(),
         lore=req.lore,
     )

@@ -18,6 +18,7 @@ import copy
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 
+from .emotion import EmotionInvalid, axes
 from .goals import promotion_due
 from .narrative import AXES, RECENT_DIRECTIONS, SETTLED_KEPT, Narrative
 from .policy import NarrativePolicy
@@ -145,10 +146,10 @@ def _observed(data: object) -> dict | None:
         return None
     if not isinstance(data, dict) or set(data) != set(AXES):
         raise SettlementInvalid(f"observed needs {', '.join(AXES)}")
-    for axis, value in data.items():
-        if isinstance(value, bool) or not isinstance(value, int | float) or not -1 <= value <= 1:
-            raise SettlementInvalid(f"observed.{axis} must be within -1..1")
-    return {axis: float(data[axis]) for axis in AXES}
+    try:
+        return axes(data, "observed")
+    except EmotionInvalid as exc:
+        raise SettlementInvalid(str(exc)) from None
 
 
 def _promotion(narrative: Narrative, policy: NarrativePolicy) -> list[str]:

@@ -191,7 +191,11 @@ SCHEMAS: dict[str, dict[str, Any]] = {
         }
     ),
     "story_action": obj(
-        {"kind": {"enum": ["normal", "cue", "signal"]}, "targetId": {"type": ["string", "null"]}}
+        {
+            "kind": {"enum": ["normal", "cue", "signal"]},
+            "targetId": {"type": ["string", "null"]},
+            "companionFollows": {"type": ["boolean", "null"]},
+        }
     ),
     "story_plan": obj(
         {
@@ -212,7 +216,15 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                     },
                     ["ref", "serves", "angle", "gist"],
                 ),
-            }
+            },
+            "emotion": obj(
+                {
+                    "valence": {"type": "number"},
+                    "arousal": {"type": "number"},
+                    "dominance": {"type": "number"},
+                    "label": STR,
+                }
+            ),
         }
     ),
     "story_advance": obj(
@@ -268,7 +280,9 @@ SYSTEM: dict[str, str] = {
         "Classify the user's action in an interactive story: normal (stays in the current "
         "event), cue (turns to one of the listed existing matters; give its id), or signal "
         "(answers the invitation the user actually received; give its id). When unsure, "
-        "normal. Never invent an id. Answer with JSON only."
+        "normal. Never invent an id. For a cue or a signal, also say whether the companion "
+        "(the character named under COMPANION) goes along with the user (companionFollows "
+        "true or false); for normal, null. Answer with JSON only."
     ),
     "story_plan": (
         "Plan the next goals of an interactive story: 5 to 7 new goals, at least one serving "
@@ -276,7 +290,9 @@ SYSTEM: dict[str, str] = {
         "relationship, conflict, reveal, reward), a gist, an optional reward, whether it is "
         "core, a priority 1-5 and its prerequisites (refs of new goals or ids of kept goals). "
         "A reward goal must depend on a setup goal. Goals are intentions, not events that "
-        "happened. Answer with JSON only."
+        "happened. Also give the feeling this cycle should aim for (emotion: valence, arousal, "
+        "dominance in -1..1 and a short label), from the lines' expected experience and the "
+        "emotion observed so far. Answer with JSON only."
     ),
     "story_advance": (
         "Read the accepted reply of an interactive story and say what it established: "

@@ -610,9 +610,7 @@ async def test_the_initialiser_does_not_swallow_authentication_or_permission_err
     """A model that refuses the credentials is not "temporarily unavailable": the turn
     fails with the model's code instead of quietly running without Story."""
     script = Script(llm)
-    script.story(
-        "story_init", Reply(status=status, error_body={"error": {"message": "no access"}})
-    )
+    script.story("story_init", Reply(status=status, error_body={"error": {"message": "no access"}}))
     comm = await connect(story_conversation)
     events = await chat(comm, "Hello.", "c1")
     assert events[-1]["type"] == "error" and events[-1]["code"] == "model_auth_error"
@@ -717,10 +715,89 @@ async def test_editing_the_reply_that_waits_for_acceptance_restores_nothing(
     await until(comm, "story.updated")
     before = await head_of(story_conversation)
     path = (
-        f"/api/v1/conversations/{story_conversation.pk}/messages/"
-        f"{two[-1]['assistant_message_id']}/"
+        f"/api/v1/conversations/{story_conversation.pk}/messages/{two[-1]['assistant_message_id']}/"
     )
     response = await sync_to_async(api.patch)(path, {"content": "Mira waits."}, format="json")
     assert response.status_code == 200, response.content
     assert (await head_of(story_conversation)).revision == before.revision
+    await comm.disconnect()
+
+
+def stage_message(request: dict) -> str:
+    [text] = [
+        m["content"]
+        for m in request["messages"]
+        if m["role"] == "system" and "[CURRENT STORY STAGE]" in m["content"]
+    ]
+    return text
+
+
+async def test_the_actor_gets_the_story_writer_instructions_with_the_stage(
+    story_conversation, llm, model_config
+):
+    """The preset's ``story_writer`` role prompt (the seed's POV writer stage instructions)
+    comes in the same system block as the stage; a preset of its own replaces the text."""
+    Script(llm)
+    comm = await connect(story_conversation)
+    await chat(comm, "I hand Mira the key.", "c1")
+    await until(comm, "story.updated")
+    block = stage_message(actor_requests(llm)[-1])
+    writer, stage = block.split("[CURRENT STORY STAGE]")
+    for rule in ("Never decide for the user", "invitation", "not happened yet", "hidden"):
+        assert rule in writer, rule
+    assert "Mira" in writer and "{{" not in writer
+    assert writer.endswith("the characters could not know.\n\n")  # right before the stage
+    preset = await sync_to_async(_preset_with_writer)(
+        model_config, "WRITE AS {{getvar::characterName}}."
+    )
+    await chat(comm, "Next.", "c2")
+    await until(comm, "story.updated")
+    assert "\n\nWRITE AS Mira.\n\n[CURRENT STORY STAGE]\n" in stage_message(actor_requests(llm)[-1])
+    assert preset.name
+    await comm.disconnect()
+
+
+def _preset_with_writer(model_config, text: str):
+    from roleplay.models import Preset
+    from roleplay.prompting.default_preset import default_prompt_data
+
+    prompts = [
+        dict(p, content=text) if p["name"] == "story_writer" else p for p in default_prompt_data()
+    ]
+    preset = Preset.objects.create(tenant=model_config.tenant, name="mine", prompts=prompts)
+    model_config.preset = preset
+    model_config.save(update_fields=["preset"])
+    return preset
+
+
+async def test_the_action_reader_decides_whether_the_companion_follows(story_conversation, llm):
+    script = Script(llm)
+    comm = await connect(story_conversation)
+    await chat(comm, "I hand Mira the key.", "c1")
+    await until(comm, "story.updated")
+    head = await head_of(story_conversation)
+    patrol = head.envelope["world"]["backgrounds"][0]["id"]
+    script.story("story_action", {"kind": "cue", "targetId": patrol, "companionFollows": False})
+    await chat(comm, "I leave Mira and run to meet the patrol.", "c2")
+    await until(comm, "story.updated")
+    material = script.seen["story_action"][-1]
+    assert "[COMPANION]\nMira" in material
+    stage = stage_of(actor_requests(llm)[-1])
+    assert stage["stage"]["event"]["title"] == INIT["backgrounds"][0]["title"]
+    assert stage["stage"]["companionFollows"] is False
+    await comm.disconnect()
+
+
+async def test_the_plan_sets_the_emotion_target_the_stage_steers_toward(story_conversation, llm):
+    script = Script(llm)
+    target = {"valence": 0.5, "arousal": 0.8, "dominance": 0.1, "label": "wary excitement"}
+    script.story("story_plan", dict(PLAN, emotion=target))
+    comm = await connect(story_conversation)
+    await chat(comm, "I hand Mira the key.", "c1")
+    await until(comm, "story.updated")
+    guide = stage_of(actor_requests(llm)[-1])["narrative"]["emotionGuide"]
+    assert guide["enabled"] is True and guide["label"] == "wary excitement"
+    assert guide["arousal"] > 0 and guide["beat"] == "build"
+    head = await head_of(story_conversation)
+    assert head.envelope["narrative"]["emotion"]["target"]["arousal"] == 0.8
     await comm.disconnect()
