@@ -6,9 +6,12 @@ a post-turn phase that saves the prepared turn once the reply is committed.
   story in force, emits ``story.preparing``, accepts the previous stored reply, settles,
   initialises, reads the action, plans and deals (the model calls go through
   ``story_models``), and saves the acceptance in its own compare-and-set before the Actor
-  runs (beyond the seed, whose acceptance is lost when the Actor fails). A rollback before
+  runs (beyond the seed, whose acceptance is lost when the Actor fails); an acceptance over
+  ``maxStateBytes`` is not saved (the old state stays, the trace and ``story.updated``
+  say ``failed``) and the Actor still answers. A rollback before
   the stored watermark restores the revision saved at that position. An invalid settlement
-  of the previous reply fails the turn (``story_settlement_pending``).
+  of the previous reply fails the turn (``story_settlement_pending``). The Actor gets the
+  stage after its preset's ``story_writer`` instructions, in one system block.
 - ``story_save`` (post-turn): one compare-and-set save of the accepted state plus the
   prepared turn, ``pendingActor`` anchored to this reply's id, within
   ``postTurnTimeoutMs``; emits ``story.updated {turn_id, outcome, revision}``. A conflict
@@ -27,6 +30,9 @@ from django.utils import timezone
 from console.db import run_db
 from memory import selectors as message_reads
 from roleplay.models import Turn
+from roleplay.prompting.default_preset import default_preset
+from roleplay.prompting.macros import MacroContext, expand_macros
+from roleplay.prompting.presets import STORY_WRITER
 from roleplay.selectors import story_config
 from roleplay.story_models import StoryModels, read_configs
 from roleplay.turns.phases import Laps, Phase, PhaseRun
@@ -38,7 +44,8 @@ from story.engine import coordinator
 from story.engine.policy import parse_policy
 from story.engine.route import HistoryMessage, StoryRefused
 from story.engine.source import compile_source
-from story.errors import Refused, SettlementPending, StaleWrite, TooLarge
+from story.engine.tools import ModelUnavailable
+from story.errors import ModelRefused, Refused, SettlementPending, StaleWrite, TooLarge
 from story.models import StoryStatus
 
 KEY = "story"
@@ -55,6 +62,7 @@ class Started:
     request: coordinator.Request
     revision: int
     config: Any
+    failed: str | None = None  # the acceptance's save failed: nothing is saved after the Actor
 
 
 READ_KEY = "story:read"
@@ -108,26 +116,50 @@ async def prepare(ctx, run: PhaseRun) -> None:
         raise SettlementPending(message=str(exc)) from None
     except StoryRefused as exc:
         raise Refused(message=str(exc)) from None
+    except ModelUnavailable as exc:  # an unrecoverable one: refused credentials...
+        raise ModelRefused(exc.code, str(exc)) from None
     finally:
         keep.cancel()
     trace = ctx.trace.setdefault("story", {})
     trace.update(prep.trace(), revision=revision, model_calls=models.call_ids)
+    failed = None
     if prep.accepted and prep.envelope is not None:
         # A conflict here (an operator's decision meanwhile) fails the turn, nothing written.
-        revision = await run_db(
-            services.save,
-            _save(
+        try:
+            record = _save(
                 ctx, request, revision, prep.envelope, StoryStatus.READY, "accepted", prep, config
-            ),
-        )
-        prep.events, prep.quarantines = [], []
-        trace["accepted_revision"] = revision
+            )
+            revision = await run_db(services.save, record)
+        except TooLarge as exc:
+            # The seed's row for a state over its cap: the old state stays, the failure is
+            # recorded and the Actor answers; nothing of this turn's story is saved.
+            failed = f"{exc.code}: {exc.message}"
+            prep.diagnostics.append(failed)
+        else:
+            prep.events, prep.quarantines = [], []
+            trace["accepted_revision"] = revision
         clock.lap("accept_save")
     if prep.block is not None:
-        trace["position"] = ctx.place(BLOCK_ID, prep.block)
+        trace["position"] = ctx.place(BLOCK_ID, _with_writer(ctx, prep.block, trace))
         clock.lap("place")
     trace["timings_ms"] = clock.laps
-    ctx.reads[KEY] = Started(prep, request, revision, config)
+    ctx.reads[KEY] = Started(prep, request, revision, config, failed)
+
+
+def _with_writer(ctx, block: str, trace: dict) -> str:
+    """The stage block after the Actor preset's ``story_writer`` instructions (the seed's
+    POV writer stage instructions), in one system block. A preset without the prompt (one
+    saved before it existed) gets the shipped text, and the trace says so; a preset that
+    disabled it gets none."""
+    found = next((p for p in ctx.preset.prompts if p.name == STORY_WRITER), None)
+    if found is None:
+        found = default_preset().named(STORY_WRITER)
+        trace.setdefault("diagnostics", []).append("story_writer_default")
+    elif not found.enabled:
+        return block
+    variables = {"characterName": ctx.character.name}
+    writer = expand_macros(found.content, MacroContext(variables=variables)).text.strip()
+    return f"{writer}\n\n{block}" if writer else block
 
 
 async def save(ctx, run: PhaseRun) -> None:
@@ -135,6 +167,10 @@ async def save(ctx, run: PhaseRun) -> None:
     prep, request = started.prep, started.request
     trace = ctx.trace.setdefault("story", {})
     trace["prose"] = "succeeded"
+    if started.failed is not None:
+        trace["state"] = "failed"
+        await _updated(run, ctx, "failed", started.revision)
+        return
     if prep.prepared is None or prep.envelope is None:
         trace["state"] = "not_written"
         await _updated(run, ctx, "not_written", started.revision)
@@ -158,8 +194,12 @@ async def save(ctx, run: PhaseRun) -> None:
         outcome = "waiting_for_acceptance"
     except StaleWrite:
         revision, outcome = started.revision, "stale_write_rejected"
-    except (TimeoutError, TooLarge):
+    except TooLarge as exc:
         revision, outcome = started.revision, "failed"
+        trace.setdefault("diagnostics", []).append(f"{exc.code}: {exc.message}")
+    except TimeoutError:
+        revision, outcome = started.revision, "failed"
+        trace.setdefault("diagnostics", []).append("story_save_timeout")
     trace.update(
         state="succeeded" if outcome == "waiting_for_acceptance" else outcome,
         saved_revision=revision,

@@ -37,3 +37,10 @@ class Invalid(StoryError, failures.Invalid):
 
 class Refused(StoryError, failures.Conflict):
     default_code = "story_state_other_character"
+
+
+class ModelRefused(StoryError, failures.BadGateway):
+    """A Story model failed in a way waiting will not fix (refused credentials or
+    permissions, a malformed request): the request fails with the model's own code."""
+
+    default_code = "story_model_refused"

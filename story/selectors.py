@@ -3,8 +3,9 @@ quarantine records, always within one tenant."""
 
 from __future__ import annotations
 
-from console.scoping import scoped
-from story.models import StoryEvent, StoryHead, StoryQuarantine, StoryRevision
+from console.scoping import is_uuid, scoped
+from memory.models import Message
+from story.models import EventStatus, StoryEvent, StoryHead, StoryQuarantine, StoryRevision
 
 
 def head(tenant, conversation_id, scenario_id=None) -> StoryHead | None:
@@ -52,6 +53,37 @@ def revisions_before(
         .order_by("-revision")
         .values_list("revision", "envelope")[:count]
     )
+
+
+def revision_before(conversation_id, scenario_id, position: int) -> tuple[int, dict, int] | None:
+    """(revision, envelope, source position) of the newest revision saved at a source
+    position before ``position``; None when there is none."""
+    return (
+        StoryRevision.objects.filter(
+            conversation_id=conversation_id, scenario_id=scenario_id, source_position__lt=position
+        )
+        .order_by("-revision")
+        .values_list("revision", "envelope", "source_position")
+        .first()
+    )
+
+
+def live_events(conversation_id, scenario_id) -> list[StoryEvent]:
+    """The story's events that still count (every one but the discarded)."""
+    return list(
+        StoryEvent.objects.filter(conversation_id=conversation_id, scenario_id=scenario_id)
+        .exclude(status=EventStatus.DISCARDED)
+        .order_by("id")
+    )
+
+
+def message_texts(conversation_id, ids) -> dict[str, str]:
+    """Message id → its text now, for those of ``ids`` still in the conversation."""
+    wanted = [i for i in ids if is_uuid(i)]
+    if not wanted:
+        return {}
+    rows = Message.objects.filter(session_id=str(conversation_id), pk__in=wanted)
+    return {str(pk): text for pk, text in rows.values_list("pk", "content")}
 
 
 def events(tenant, conversation_id):

@@ -1,12 +1,15 @@
 """Auto-reply suggestions (seed 002): three things the user might say next. Pure.
 
-The material is the target assistant message and up to :data:`CONTEXT_MESSAGES` visible
+The material is the character's name and description (its first :data:`DESCRIPTION_CHARS`
+characters), the target assistant message and up to :data:`CONTEXT_MESSAGES` visible
 messages before it (nothing after), with the turn-start state that turn's planning run
 recorded as guidance. The model answers with an array, ``{"options": [...]}`` or items
 ``{"content": ...}``; numbering and quotes are stripped, repeats dropped, each option cut to
 :data:`OPTION_CHARS`, and an option not written in the requested language's script (Chinese
 needs Han, Japanese kana, Korean Hangul) is refused. Fewer than three valid options is a
-retry, at most :data:`ATTEMPTS` calls in all.
+retry, at most :data:`ATTEMPTS` calls in all; a model failure in :data:`ENDS_ATTEMPTS` (a
+content filter: asking again gets the same refusal) ends them at once (the seed: "内容过滤
+… 可能提前结束"). Story's suggestions follow the same rule.
 """
 
 from __future__ import annotations
@@ -17,7 +20,9 @@ from collections.abc import Sequence
 from typing import Any
 
 OPTIONS, OPTION_CHARS, CONTEXT_MESSAGES, ATTEMPTS = 3, 160, 6, 3
+DESCRIPTION_CHARS = 12_000
 TEMPERATURE = 0.7
+ENDS_ATTEMPTS = frozenset({"model_content_filtered"})
 DIRECTIONS = (
     "1. follow the plot forward;",
     "2. respond to the emotion, the relationship, or a curiosity;",
@@ -108,17 +113,29 @@ def parse_options(text: str, language: str) -> list[str]:
     return found[:OPTIONS]
 
 
+def character_part(character: str, description: str) -> list[str]:
+    """The character's section of a suggestion's material (none without a description)."""
+    text = (description or "").strip()[:DESCRIPTION_CHARS]
+    return [f"CHARACTER ({character})\n{text}"] if text else []
+
+
 def material(
-    messages: Sequence[tuple[str, str]], *, character: str, user: str, guidance: str
+    messages: Sequence[tuple[str, str]],
+    *,
+    character: str,
+    user: str,
+    guidance: str,
+    description: str = "",
 ) -> str:
-    """The user message of the request: the guidance, then the dialogue up to the target
-    reply (its last item), then the three directions."""
+    """The user message of the request: the character, the guidance, then the dialogue up
+    to the target reply (its last item), then the three directions."""
     lines = [
         f"{user if role == 'user' else character}: {text.strip()}"
         for role, text in list(messages)[-(CONTEXT_MESSAGES + 1) :]
     ]
     return "\n\n".join(
         [
+            *character_part(character, description),
             "GUIDANCE (continuity notes at the start of this turn; hints, not events)\n"
             + (guidance.strip() or "(none)"),
             "DIALOGUE (the last line is the reply the user answers)\n" + "\n".join(lines),

@@ -31,10 +31,15 @@ capability may run for a character other than the Actor's, so it names it explic
 ``director``                    ``characterName``, ``maxStateChars`` (the state's upper bound,
                                 at most 8,000)
 ``compactor``                   ``characterName``, ``maxSummaryTokens`` (the compact config's)
+``story_writer``                ``characterName``; Story places it in the Actor's prompt, in
+                                the same system block as ``[CURRENT STORY STAGE]`` (the
+                                seed's POV writer stage instructions), read from the Actor's
+                                own preset
 ==============================  ===============================================================
 
 Each capability sends its material (history, state, results) as the user message; these
-templates are the system prompt: the role, what to weigh, and the exact output wanted.
+templates are the system prompt: the role, what to weigh, and the exact output wanted
+(``story_writer`` excepted: it tells the Actor how to read the stage that follows it).
 
 Pure: the preset is built and validated once per process.
 """
@@ -53,6 +58,7 @@ from roleplay.prompting.presets import (
     ORCHESTRATOR,
     POST_HISTORY,
     ROLEPLAY,
+    STORY_WRITER,
     USER_INPUT,
     LoadedPreset,
     validate_prompts,
@@ -204,6 +210,33 @@ are bringing a key back, do not write that the key was returned.
 - At most {{getvar::maxSummaryTokens}} tokens; drop small talk before facts."""
 
 
+# The seed's POV writer stage instructions (``POV_WRITER_STAGE_INSTRUCTIONS``): how the
+# Actor turns the stage into prose; it does not say who the character is or how it writes.
+STORY_WRITER_TEMPLATE = """\
+The story stage that follows (a JSON object with stage and narrative) directs this reply \
+of {{getvar::characterName}}'s story. Write the reply as you otherwise would, in character, \
+and use the stage this way:
+- stage.event is the scene now and its phase: at start, set it up; while it develops, let it \
+build; at end, close it or lead to what comes next.
+- stage.userAction is what the user just did or said: answer it. Never decide for the user: \
+do not write the user's actions, words, thoughts or feelings beyond what they wrote, and \
+never make a choice for them (offering it is fine).
+- stage.inScene holds consequences already in the scene: let them show.
+- stage.hints are things not yet in view: show them only as atmosphere or signs; never \
+explain them or name what lies behind them.
+- stage.invitation, when set, must actually reach the user in this reply (a message, a \
+visitor, a request), as an invitation the user is free to refuse.
+- stage.companionFollows, when false, means {{getvar::characterName}} does not go along to \
+the scene the user turned to.
+- narrative.goal is what this reply may move toward; it has not happened yet. Never write it \
+as already achieved: move toward it only as far as this moment allows, or not at all.
+- narrative.mainDirection and narrative.subDirection say where the story is heading; \
+narrative.emotionGuide (valence, arousal, dominance in -1..1, its label and beat: build, \
+hold or release) is the feeling to aim for when it is enabled.
+- The stage is hidden direction: never mention it, its fields or its goals, and reveal \
+nothing hidden or that the characters could not know."""
+
+
 def role_templates() -> dict[str, str]:
     """Name -> text of every role template the default preset ships."""
     templates = {AUTO_REPLY: AUTO_REPLY_TEMPLATE, ORCHESTRATOR: ORCHESTRATOR_TEMPLATE}
@@ -211,6 +244,7 @@ def role_templates() -> dict[str, str]:
         templates[f"specialist_{tool}"] = text + _SPECIALIST_RULES
     templates[DIRECTOR] = DIRECTOR_TEMPLATE
     templates[COMPACTOR] = COMPACTOR_TEMPLATE
+    templates[STORY_WRITER] = STORY_WRITER_TEMPLATE
     return templates
 
 

@@ -6,8 +6,10 @@ The guidance is the turn-start state the reply's planning run recorded (the text
 Actor read). If that run is not there yet, the call waits for it up to ``wait_ms`` (default
 the scenario's ``autoReplyWaitMs``; polled every 250 ms; 0 still reads once), then answers
 503 ``turn_start_snapshot_not_ready`` (retryable). The model is asked at most three times
-at temperature 0.7; valid options of every attempt count together, and fewer than three
-after the last is 502 ``auto_reply_failed``; there is no static fallback.
+at temperature 0.7 (a content-filtered answer ends the attempts at once); valid options of
+every attempt count together, and fewer than three after the last is 502
+``auto_reply_failed``; there is no static fallback. The material carries the character's
+name and description.
 """
 
 from __future__ import annotations
@@ -63,23 +65,19 @@ class AutoReplyFailed(RoleplayError, failures.BadGateway):
 
 def _setup(conversation: Conversation, message_id: str) -> dict:
     """Everything the call needs from the database, read once (before any wait). A Story
-    conversation's call goes its own way (``story_auto_reply``)."""
+    conversation's call goes its own way (``story_auto_reply``), with the same
+    ``agenticV2.modelConfigs.autoReply`` config (the seed: Story names its suggestion model
+    there too, and without it the request is refused)."""
     scenario = scenario_for(conversation)
-    story = story_config(scenario)
-    if story is not None:
+    if story_config(scenario) is not None:
+        model_config = _model_config(conversation, _story_config(scenario))
         lines = message_reads.get_history_lines(
             conversation.tenant, conversation.session_id, READ_LIMIT
         )
-        return story_auto_reply.setup(conversation, story, message_id, lines)
+        return story_auto_reply.setup(conversation, model_config, message_id, lines)
     config = auto_reply_config(scenario)
-    if config is None:
-        raise AutoReplyUnavailable(
-            message="the conversation's scenario has no Agent V2 auto-reply model config"
-        )
-    ref = config.modelConfigs.autoReply
-    model_config = model_configs_by_ref(conversation.tenant_id, [ref]).get(ref)
-    if model_config is None:
-        raise AutoReplyUnavailable(message=f"no model config {ref!r} for autoReply")
+    model_config = _model_config(conversation, config)
+    assert config is not None
     lines = message_reads.get_history_lines(
         conversation.tenant, conversation.session_id, READ_LIMIT
     )
@@ -100,8 +98,31 @@ def _setup(conversation: Conversation, message_id: str) -> dict:
         "messages": visible[-(autoreply.CONTEXT_MESSAGES + 1) :],
         "user": persona_for(conversation).name,
         "character": conversation.character.name,
+        "description": conversation.character.description,
         "tenant": conversation.tenant,
     }
+
+
+def _story_config(scenario) -> AgenticV2 | None:
+    """A Story scenario's ``agenticV2`` when it names an ``autoReply`` config: Story runs
+    instead of Agent V2, so whether Agent V2 is on does not matter here."""
+    if not scenario.agentic_v2:
+        return None
+    config = AgenticV2.model_validate(scenario.agentic_v2, strict=False)
+    return config if config.modelConfigs.autoReply else None
+
+
+def _model_config(conversation: Conversation, config: AgenticV2 | None):
+    """The ``autoReply`` model config; :class:`AutoReplyUnavailable` without one."""
+    if config is None:
+        raise AutoReplyUnavailable(
+            message="the conversation's scenario has no Agent V2 auto-reply model config"
+        )
+    ref = config.modelConfigs.autoReply
+    model_config = model_configs_by_ref(conversation.tenant_id, [ref]).get(ref)
+    if model_config is None:
+        raise AutoReplyUnavailable(message=f"no model config {ref!r} for autoReply")
+    return model_config
 
 
 def _guidance(conversation: Conversation, message_id: str) -> str | None:
@@ -147,7 +168,11 @@ async def suggest(
         setup["model_config"], "auto_reply", {"language": language, "characterName": character}
     )
     user = autoreply.material(
-        setup["messages"], character=character, user=setup["user"], guidance=guidance
+        setup["messages"],
+        character=character,
+        user=setup["user"],
+        guidance=guidance,
+        description=setup["description"],
     )
     request = ModelRequest(
         [{"role": "system", "content": system}, {"role": "user", "content": user}],
@@ -164,6 +189,8 @@ async def suggest(
             result = await gateway.complete(request)
         except ModelError as exc:
             last_error = exc.code
+            if exc.code in autoreply.ENDS_ATTEMPTS:
+                break
             continue
         for key, value in asdict(result.usage).items():
             usage[key] += value

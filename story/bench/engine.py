@@ -111,7 +111,7 @@ def run(turns: int) -> dict:
             e["type"] in ("foreground_ended", "foreground_awaiting_successor")
             for e in result.events
         ):
-            ids = {e.message_id for e in event_evidence}
+            kinds = {e.message_id: e.kind for e in event_evidence}
             open_goals = [g.id for g in narrative.cycle.pending if not g.done][:1]
             proposal = {
                 "outcome": "settled",
@@ -122,7 +122,7 @@ def run(turns: int) -> dict:
                 },
                 "direction": None,
             }
-            narrative = settle_event(narrative, f"e{settled}", proposal, ids, NP).narrative
+            narrative = settle_event(narrative, f"e{settled}", proposal, kinds, NP).narrative
             settled += 1
             event_evidence = []
             world.pendingNextForeground = {"id": world.new_id(), "title": f"scene {n}"}

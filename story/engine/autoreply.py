@@ -1,9 +1,9 @@
 """Story's auto-reply suggestions (seed 002, "Story 怎样生成"), pure: the material is the
-target reply as stored and at most 6 earlier non-empty visible messages (nothing after it,
-never the story's world or narrative); the answer must be a JSON object with exactly three
-options, each non-empty, distinct and at most 160 characters, in the requested language's
-script. An option is never cut to fit: an answer that breaks a rule is refused with the
-reason, which the next attempt is told."""
+character's name and description, the target reply as stored and at most 6 earlier
+non-empty visible messages (nothing after it, never the story's world or narrative); the
+answer must be a JSON object with exactly three options, each non-empty, distinct and at
+most 160 characters, in the requested language's script. An option is never cut to fit: an
+answer that breaks a rule is refused with the reason, which the next attempt is told."""
 
 from __future__ import annotations
 
@@ -13,7 +13,13 @@ from console import jsontext
 
 OPTIONS, OPTION_CHARS, CONTEXT_MESSAGES, ATTEMPTS = 3, 160, 6, 3
 CALL_TIMEOUT_MS = 180_000
-TEMPERATURE = 0.7
+ASK = (
+    f"Write exactly {OPTIONS} options for what the user might say or do next, each a "
+    "different strategy that fits this moment (following the story, pausing, asking, or "
+    "changing direction are all allowed; there are no fixed slots). Speak only for the user: "
+    "never announce that an action succeeds or how anyone else reacts. Each option at most "
+    f'{OPTION_CHARS} characters. Answer with JSON only: {{"options": ["...", "...", "..."]}}.'
+)
 SCHEMA = {
     "type": "object",
     "properties": {"options": {"type": "array", "items": {"type": "string"}}},
@@ -26,18 +32,18 @@ class OptionsInvalid(ValueError):
     pass
 
 
-def system(character: str, language: str) -> str:
-    return (
-        f"You suggest what the user might say next in a roleplay with {character}. Write "
-        f"exactly three short options in {language}, each a different strategy that fits "
-        "this moment (pausing, asking, or changing direction are allowed). Speak only for "
-        "the user: never announce that an action succeeds or how anyone else reacts. Each "
-        f"option at most {OPTION_CHARS} characters. Answer with JSON only: "
-        '{"options": ["...", "...", "..."]}.'
-    )
-
-
-def material(earlier: Sequence[tuple[str, str]], reply: str, *, character: str, user: str) -> str:
+def material(
+    earlier: Sequence[tuple[str, str]],
+    reply: str,
+    *,
+    character: str,
+    user: str,
+    about: Sequence[str] = (),
+) -> str:
+    """The user message: ``about`` (the character's section, as the runtime writes it for
+    every suggestion), the dialogue before the reply, the stored reply, then what Story asks
+    of the three options (the system prompt is the ``auto_reply`` role prompt of the
+    config's preset)."""
     lines = [
         f"{user if role == 'user' else character}: {text.strip()}"
         for role, text in list(earlier)[-CONTEXT_MESSAGES:]
@@ -45,8 +51,10 @@ def material(earlier: Sequence[tuple[str, str]], reply: str, *, character: str, 
     ]
     return "\n\n".join(
         [
+            *about,
             "DIALOGUE\n" + ("\n".join(lines) or "(none)"),
             f"THE REPLY THE USER ANSWERS ({character})\n{reply.strip()}",
+            ASK,
         ]
     )
 

@@ -24,13 +24,12 @@ import functools
 from dataclasses import dataclass, field
 from typing import Any
 
-from . import evidence, quarantine, tools
+from . import asks, evidence, quarantine, tools
 from .advance import advance
-from .goals import PlanInvalid, merge_plan
 from .initialise import build
 from .narrative import Narrative
 from .policy import NarrativePolicy, WorldPolicy
-from .prepare import ActionInvalid, Prepared, PreparedTampered, prepare_turn, read_action, restore
+from .prepare import Prepared, PreparedTampered, prepare_turn, restore
 from .rebranch import rebranch
 from .route import CONTINUE_TEXT, HistoryMessage, Route, StoryRefused, decide
 from .settle import SettlementInvalid, settle_event
@@ -199,6 +198,7 @@ async def _initialise(
     try:
         world, narrative = await ask(material)
     except (tools.ToolInvalid, tools.ModelUnavailable) as exc:
+        tools.tolerated(exc)
         prep.diagnostics.append(f"story_init_failed: {getattr(exc, 'code', exc)}")
         return None
     number = int((old or {}).get("nextEvent") or 1)
@@ -261,6 +261,7 @@ async def _accept(env: dict, req: Request, models: tools.Models, prep: Preparati
             ),
         )
     except (tools.ToolInvalid, tools.ModelUnavailable) as exc:
+        tools.tolerated(exc)
         raise SettlementPending(f"the previous reply could not be settled: {exc}") from exc
     after = result.world
     after.pendingInjections = after.pendingInjections[-INJECTIONS_KEPT:]
@@ -345,8 +346,8 @@ async def _settle_one(
     prep: Preparation,
 ) -> tuple[Narrative, bool]:
     pieces = [evidence.Evidence.from_json(e) for e in event.get("evidence") or []]
-    ids = {e.message_id for e in pieces}
-    lost = evidence.changed(pieces, {mid: texts.get(mid) for mid in ids})
+    kinds = {e.message_id: e.kind for e in pieces}
+    lost = evidence.changed(pieces, {mid: texts.get(mid) for mid in kinds})
     outcome, diagnostic = "unknown", ""
     if lost:
         outcome, diagnostic = "evidence_changed", f"{len(lost)} piece(s) of evidence changed"
@@ -368,9 +369,12 @@ async def _settle_one(
                 prep.log,
                 "story_settle",
                 material,
-                lambda data: settle_event(narrative, event["id"], data, ids, req.narrative_policy),
+                lambda data: settle_event(
+                    narrative, event["id"], data, kinds, req.narrative_policy
+                ),
             )
         except (tools.ToolInvalid, tools.ModelUnavailable, SettlementInvalid) as exc:
+            tools.tolerated(exc)
             outcome, diagnostic = "invalid", str(exc)[:500]
         else:
             if settled.outcome in ("settled", "duplicate"):
@@ -432,6 +436,7 @@ async def _follow(
                 functools.partial(_rebranched, current, scope, direction),
             )
         except (tools.ToolInvalid, tools.ModelUnavailable) as exc:
+            tools.tolerated(exc)
             prep.diagnostics.append(f"story_rebranch_failed: {getattr(exc, 'code', exc)}")
     return narrative
 
@@ -445,12 +450,12 @@ async def _prepare(
 ) -> None:
     world = World.from_json(env["world"])
     narrative = Narrative.from_json(env["narrative"])
-    action = await _read_action(
+    action = await asks.read_action(
         world, route.action or {"type": "free", "text": ""}, req, models, prep
     )
     blocked = bool(env.get("unresolved"))
     if narrative.cycle.needPlan and not blocked:
-        narrative = await _plan(narrative, req, models, prep)
+        narrative = await asks.plan(narrative, req, models, prep)
         env["narrative"] = narrative.as_json()
     if blocked:
         prep.diagnostics.append("dealing_paused")
@@ -463,85 +468,6 @@ async def _prepare(
     )
     prep.prepared, prep.projection = prepared, prepared.projection
     prep.block = render(prepared.projection)
-
-
-async def _read_action(
-    world: World, action: dict, req: Request, models: tools.Models, prep: Preparation
-) -> dict:
-    """A free text with somewhere to go is read by the action model (cue / signal need a
-    legal target); anything else, or a failure, is ``normal``."""
-    text = action.get("text") or ""
-    targets = [{"id": b.id, "title": b.title, "kind": "cue"} for b in world.backgrounds]
-    targets += [
-        {"id": u.id, "title": u.title, "kind": "cue"} for u in world.undercurrents if u.stage >= 2
-    ]
-    targets += [
-        {"id": i["id"], "title": i.get("title", ""), "kind": "signal"}
-        for i in world.pendingInjections
-        if i.get("kind") == "invitation" and "id" in i
-    ]
-    if action.get("type") != "free" or not text.strip() or not targets or req.kind == "continue":
-        return action
-
-    def check(data: Any) -> dict:
-        intent = {"kind": data["kind"]}
-        if data["kind"] != "normal":
-            intent["targetId"] = data.get("targetId")
-        chosen = {"type": "intent", "text": text, "intent": intent}
-        read_action(world, chosen)
-        return chosen
-
-    material = tools.user_text(scene=world.foreground.title, targets=targets, user_action=text)
-    try:
-        return await tools.call(
-            models,
-            prep.log,
-            "story_action",
-            material,
-            check,
-        )
-    except (tools.ToolInvalid, tools.ModelUnavailable, ActionInvalid) as exc:
-        prep.diagnostics.append(f"story_action_failed: {getattr(exc, 'code', exc)}")
-        return action
-
-
-async def _plan(
-    narrative: Narrative, req: Request, models: tools.Models, prep: Preparation
-) -> Narrative:
-    def check(data: Any) -> Narrative:
-        goals, number = merge_plan(
-            narrative.cycle.pending, data["goals"], req.narrative_policy, narrative.nextGoal
-        )
-        after = copy.deepcopy(narrative)
-        after.cycle.pending, after.nextGoal, after.cycle.needPlan = goals, number, False
-        return after
-
-    material = tools.user_text(
-        main={
-            "theme": narrative.main.theme,
-            "direction": narrative.main.direction,
-            "unpaid": narrative.main.unpaid,
-        },
-        sub={
-            "theme": narrative.sub.theme,
-            "direction": narrative.sub.direction,
-            "unpaid": narrative.sub.unpaid,
-        },
-        kept_goals=[g.as_json() for g in narrative.cycle.pending if not g.done],
-        setting=req.source.render(),
-        lore=req.lore,
-    )
-    try:
-        return await tools.call(
-            models,
-            prep.log,
-            "story_plan",
-            material,
-            check,
-        )
-    except (tools.ToolInvalid, tools.ModelUnavailable, PlanInvalid) as exc:
-        prep.diagnostics.append(f"story_plan_failed: {getattr(exc, 'code', exc)}")
-        return narrative
 
 
 __all__ = [

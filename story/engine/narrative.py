@@ -5,7 +5,8 @@ far it got.
   (``unpaid``), progress (``cursor``) and settled events without progress (``starve``);
 - ``cycle``: the goals being tried (``pending``), whether a plan is needed, its number, and
   the promotion test once ceil(2n/3) goals are done (``trialSince``);
-- ``emotion``: target and observed valence/arousal/dominance, each in -1..1;
+- ``emotion``: target (set by a plan, with its ``label``) and observed (set by a settled
+  event) valence/arousal/dominance, each in -1..1 (:mod:`story.engine.emotion`);
 - ``clock``: settled event ids, completed goals, recent explicit user directions, the goal
   dealt this turn and ``eventCount`` (advanced only when an event settles with evidence);
 - ``deal``: the rotation state of :mod:`story.engine.deal`; ``nextGoal``: the next goal id.
@@ -16,9 +17,9 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 
 from .deal import DealState
+from .emotion import AXES, neutral
 from .goals import Goal
 
-AXES = ("valence", "arousal", "dominance")
 RECENT_DIRECTIONS = 12
 SETTLED_KEPT = 200
 
@@ -94,7 +95,7 @@ class Narrative:
 
 
 def neutral_emotion() -> dict:
-    return {"target": dict.fromkeys(AXES, 0.0), "observed": dict.fromkeys(AXES, 0.0)}
+    return neutral()
 
 
 def check(narrative: Narrative) -> None:
@@ -102,6 +103,8 @@ def check(narrative: Narrative) -> None:
         values = narrative.emotion.get(part) or {}
         if set(values) != set(AXES) or not all(_axis(v) for v in values.values()):
             raise NarrativeInvalid(f"emotion.{part} needs {', '.join(AXES)} within -1..1")
+    if not isinstance(narrative.emotion.get("label", ""), str):
+        raise NarrativeInvalid("emotion.label must be text")
     for line in (narrative.main, narrative.sub):
         if line.cursor < 0 or line.starve < 0:
             raise NarrativeInvalid("line counters must not be negative")

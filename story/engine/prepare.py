@@ -5,7 +5,9 @@ The user's action is ``free`` (text; without a model's reading it is ``normal``)
 (text and an already decided ``{kind: normal | cue | signal, targetId?}``) or ``choice`` (an
 index into the world's saved ``choices``). ``cue`` turns to an existing background or a
 stage 2–3 undercurrent, interrupting the current event; ``signal`` answers an invitation the
-user actually received. A target must be one of those: no string creates an event.
+user actually received. A target must be one of those: no string creates an event. Either may
+say whether the companion (the protected main character) goes along (``companionFollows``,
+the seed's companion-follow decision; by default it does).
 
 A prepared turn keeps the world it was prepared from, so :func:`restore` replays the same
 mechanical decisions (drawing no dice) and refuses a saved stage or flags that differ: a
@@ -105,12 +107,20 @@ def read_action(world: World, action: object) -> tuple[str, dict]:
     intent = action.get("intent")
     if not isinstance(intent, dict) or intent.get("kind") not in KINDS:
         raise ActionInvalid("action.intent.kind must be normal, cue or signal")
+    follows = intent.get("companionFollows")
+    if "companionFollows" in intent and (
+        intent["kind"] == "normal" or not isinstance(follows, bool)
+    ):
+        raise ActionInvalid("action.intent.companionFollows is true or false, for a cue or signal")
     if intent["kind"] == "normal":
         return text, {"kind": "normal"}
     target = intent.get("targetId")
     if target not in _targets(world, intent["kind"]):
         raise ActionInvalid(f"action.intent.targetId {target!r} is not a {intent['kind']} target")
-    return text, {"kind": intent["kind"], "targetId": target}
+    chosen = {"kind": intent["kind"], "targetId": target}
+    if isinstance(follows, bool):
+        chosen["companionFollows"] = follows
+    return text, chosen
 
 
 def _targets(world: World, kind: str) -> dict[str, str]:
@@ -153,7 +163,9 @@ def prepare_turn(
             after.pendingSignalDemand = None
     validate(after, world_policy)
     dealt, deal_state = _deal(narrative, after.foreground.phase, narrative_policy)
-    projection = project(after, narrative, dealt, surface(after, world_policy), text, bias)
+    # A turn to another scene takes the companion along unless the action said otherwise.
+    follows = intent.get("companionFollows", True) if flags["switchedTo"] else None
+    projection = project(after, narrative, dealt, surface(after, world_policy), text, bias, follows)
     unsigned = Prepared(
         turn_id=turn_id,
         action=action,

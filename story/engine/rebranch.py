@@ -2,7 +2,9 @@
 confirmed new pursuit (a direction is required), or ``sub`` replaced after it starved. The
 model proposes the line's theme, direction and expected experience; the program keeps the
 facts (settled events, completed goals) and the unpaid promises, resets the line's
-starvation and asks for a new plan. Unfinished goals of the old line are kept."""
+starvation and asks for a new plan. Unfinished goals of the old line are kept. Re-aiming the
+main line answers the pursuits recorded so far: they are cleared, so the next rebranch needs
+``branchConsecutiveEvents`` more settled events with a new pursuit."""
 
 from __future__ import annotations
 
@@ -39,5 +41,7 @@ def rebranch(
     line = after.line(scope)
     line.theme, line.direction, line.expected = theme, new_direction, expected.strip()[:500]
     line.starve = 0
+    if scope == "main":
+        after.clock.recentDirections = []
     after.cycle.needPlan = True
     return after

@@ -4,17 +4,21 @@ accepted prose; the program checks the judgement and applies it.
 A proposal is ``{"outcome": "settled" | "unknown", "completedGoals": [{"id", "evidence"}],
 "progress": {"main"|"sub": {"advance", "evidence"}}, "observed": {valence, arousal,
 dominance}, "direction": str | null}``. Completing a goal and moving a line are separate, and
-each needs evidence: message ids among the event's own. A model can complete only pending
-goals and can touch no counter, id or capacity. ``unknown`` changes nothing and is not "no
-progress" (no starvation is counted); the caller keeps the evidence and retries. A settled
-event advances ``clock.eventCount`` once; settling it again is a ``duplicate``.
+each needs evidence: message ids among the event's own, at least one of them the accepted
+prose (the seed's "正文证据": a user's action says what was tried, the prose what happened).
+A model can complete only pending goals and can touch no counter, id or capacity.
+``unknown`` changes nothing and is not "no progress" (no starvation is counted); the caller
+keeps the evidence and retries. A settled event advances ``clock.eventCount`` once; settling
+it again is a ``duplicate``.
 """
 
 from __future__ import annotations
 
 import copy
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 
+from .emotion import EmotionInvalid, axes
 from .goals import promotion_due
 from .narrative import AXES, RECENT_DIRECTIONS, SETTLED_KEPT, Narrative
 from .policy import NarrativePolicy
@@ -40,10 +44,10 @@ def settle_event(
     narrative: Narrative,
     event_id: str,
     proposal: object,
-    evidence_ids: set[str],
+    evidence: Mapping[str, str],
     policy: NarrativePolicy,
 ) -> Settled:
-    """Apply ``proposal`` for ``event_id`` (its evidence's message ids ``evidence_ids``);
+    """Apply ``proposal`` for ``event_id`` (``evidence``: its pieces' message id -> kind);
     :class:`SettlementInvalid` when the proposal breaks a rule (nothing applied)."""
     if event_id in narrative.clock.settledEvents:
         return Settled("duplicate", narrative, [], [])
@@ -53,8 +57,8 @@ def settle_event(
         return Settled("unknown", narrative, [], ["settlement_unknown"])
     if proposal.get("outcome") != "settled":
         raise SettlementInvalid("outcome must be settled or unknown")
-    completed = _completed(narrative, proposal.get("completedGoals") or [], evidence_ids)
-    progress = _progress(proposal.get("progress") or {}, evidence_ids)
+    completed = _completed(narrative, proposal.get("completedGoals") or [], evidence)
+    progress = _progress(proposal.get("progress") or {}, evidence)
     observed = _observed(proposal.get("observed"))
     direction = proposal.get("direction")
     if direction is not None and not isinstance(direction, str):
@@ -92,11 +96,12 @@ def settle_event(
         directions=clock.recentDirections,
         need_plan=after.cycle.needPlan,
         policy=policy,
+        main_direction=after.main.direction,
     )
     return Settled("settled", after, actions, diagnostics + more)
 
 
-def _completed(narrative: Narrative, items: object, evidence_ids: set[str]) -> list[str]:
+def _completed(narrative: Narrative, items: object, evidence: Mapping[str, str]) -> list[str]:
     if not isinstance(items, list):
         raise SettlementInvalid("completedGoals must be a list")
     open_ids = {g.id for g in narrative.cycle.pending if not g.done}
@@ -105,13 +110,13 @@ def _completed(narrative: Narrative, items: object, evidence_ids: set[str]) -> l
         gid = item.get("id") if isinstance(item, dict) else None
         if gid not in open_ids:
             raise SettlementInvalid(f"{gid!r} is not an open goal of this cycle")
-        _evidence(item.get("evidence"), evidence_ids, f"goal {gid}")
+        _evidence(item.get("evidence"), evidence, f"goal {gid}")
         if gid not in out:
             out.append(gid)
     return out
 
 
-def _progress(data: object, evidence_ids: set[str]) -> dict[str, bool]:
+def _progress(data: object, evidence: Mapping[str, str]) -> dict[str, bool]:
     if not isinstance(data, dict) or set(data) - {"main", "sub"}:
         raise SettlementInvalid("progress names main and sub only")
     moved: dict[str, bool] = {}
@@ -119,17 +124,21 @@ def _progress(data: object, evidence_ids: set[str]) -> dict[str, bool]:
         if not isinstance(item, dict) or not isinstance(item.get("advance"), bool):
             raise SettlementInvalid(f"progress.{name} needs advance true or false")
         if item["advance"]:
-            _evidence(item.get("evidence"), evidence_ids, f"progress.{name}")
+            _evidence(item.get("evidence"), evidence, f"progress.{name}")
         moved[name] = item["advance"]
     return moved
 
 
-def _evidence(ids: object, evidence_ids: set[str], where: str) -> None:
+def _evidence(ids: object, evidence: Mapping[str, str], where: str) -> None:
     if not isinstance(ids, list) or not ids:
         raise SettlementInvalid(f"{where} needs evidence")
-    stray = [i for i in ids if i not in evidence_ids]
+    stray = [i for i in ids if not isinstance(i, str) or i not in evidence]
     if stray:
         raise SettlementInvalid(f"{where} cites {stray[0]!r}, which is not this event's evidence")
+    if not any(evidence[i] == "prose" for i in ids):
+        raise SettlementInvalid(
+            f"{where} cites only the user's messages: cite the reply that shows it happened"
+        )
 
 
 def _observed(data: object) -> dict | None:
@@ -137,10 +146,10 @@ def _observed(data: object) -> dict | None:
         return None
     if not isinstance(data, dict) or set(data) != set(AXES):
         raise SettlementInvalid(f"observed needs {', '.join(AXES)}")
-    for axis, value in data.items():
-        if isinstance(value, bool) or not isinstance(value, int | float) or not -1 <= value <= 1:
-            raise SettlementInvalid(f"observed.{axis} must be within -1..1")
-    return {axis: float(data[axis]) for axis in AXES}
+    try:
+        return axes(data, "observed")
+    except EmotionInvalid as exc:
+        raise SettlementInvalid(str(exc)) from None
 
 
 def _promotion(narrative: Narrative, policy: NarrativePolicy) -> list[str]:

@@ -11,6 +11,7 @@ program conditions fix their order.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import time
 from collections.abc import Callable
@@ -34,11 +35,22 @@ ATTEMPTS = 2  # the answer and one repair
 
 class ModelUnavailable(Exception):
     """The model could not be called (its config is gone, or the call failed after the
-    gateway's retries)."""
+    gateway's retries). ``recoverable`` (the seed's ``isRecoverableModelError``): False for
+    what waiting will not fix, such as refused credentials or permissions, or a request the
+    model's server rejects as malformed; such a failure is never swallowed into a fallback,
+    it fails the request (the seed: "权限/程序错误等不被统一吞掉")."""
 
-    def __init__(self, code: str, message: str = "") -> None:
+    def __init__(self, code: str, message: str = "", *, recoverable: bool = True) -> None:
         super().__init__(message or code)
-        self.code = code
+        self.code, self.recoverable = code, recoverable
+
+
+def tolerated(exc: Exception) -> Exception:
+    """``exc`` when a tool may fall back on it (an invalid answer, a recoverable model
+    failure); an unrecoverable :class:`ModelUnavailable` is raised again."""
+    if isinstance(exc, ModelUnavailable) and not exc.recoverable:
+        raise exc
+    return exc
 
 
 class ToolInvalid(ValueError):
@@ -51,6 +63,11 @@ class ToolInvalid(ValueError):
 
 
 class Models(Protocol):
+    """The runtime's model side; ``timeout_s`` (seconds, None: none) bounds one tool call,
+    its repair included."""
+
+    timeout_s: float | None
+
     async def complete(
         self, purpose: str, messages: list[dict[str, str]], response_format: dict[str, Any]
     ) -> tuple[str, dict[str, int]]:
@@ -86,14 +103,38 @@ async def call(
     """``check(answer)`` of the first valid answer to ``purpose``'s request (its
     :data:`SYSTEM` prompt, ``user`` as the material, its :data:`SCHEMAS` schema);
     :class:`ToolInvalid` after two invalid ones (the second asked with the first's error),
-    :class:`ModelUnavailable` passed on."""
+    :class:`ModelUnavailable` passed on. The answer and its repair share one budget,
+    ``models.timeout_s`` (the seed: the repair shares the tool call's timeout signal); when
+    it runs out the call is unavailable (``model_timeout``)."""
+    started = time.perf_counter()
+    tried = [0]
+    usage: dict[str, int] = {}
+    try:
+        async with asyncio.timeout(models.timeout_s):
+            return await _attempts(models, log, purpose, user, check, started, tried, usage)
+    except TimeoutError:
+        log.add(purpose, "unavailable", started, tried[0], error="model_timeout", usage=usage)
+        raise ModelUnavailable(
+            "model_timeout", f"{purpose} took over {models.timeout_s} s"
+        ) from None
+
+
+async def _attempts(
+    models: Models,
+    log: Log,
+    purpose: str,
+    user: str,
+    check: Callable[[Any], T],
+    started: float,
+    tried: list[int],
+    usage: dict[str, int],
+) -> T:
     messages = [{"role": "system", "content": SYSTEM[purpose]}, {"role": "user", "content": user}]
     schema = {"name": purpose, "schema": SCHEMAS[purpose]}
     response_format = {"type": "json_schema", "json_schema": schema}
     diagnostics: list[str] = []
-    started = time.perf_counter()
-    usage: dict[str, int] = {}
     for attempt in range(1, ATTEMPTS + 1):
+        tried[0] = attempt
         try:
             text, used = await models.complete(purpose, messages, response_format)
         except ModelUnavailable as exc:
@@ -150,7 +191,11 @@ SCHEMAS: dict[str, dict[str, Any]] = {
         }
     ),
     "story_action": obj(
-        {"kind": {"enum": ["normal", "cue", "signal"]}, "targetId": {"type": ["string", "null"]}}
+        {
+            "kind": {"enum": ["normal", "cue", "signal"]},
+            "targetId": {"type": ["string", "null"]},
+            "companionFollows": {"type": ["boolean", "null"]},
+        }
     ),
     "story_plan": obj(
         {
@@ -171,7 +216,15 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                     },
                     ["ref", "serves", "angle", "gist"],
                 ),
-            }
+            },
+            "emotion": obj(
+                {
+                    "valence": {"type": "number"},
+                    "arousal": {"type": "number"},
+                    "dominance": {"type": "number"},
+                    "label": STR,
+                }
+            ),
         }
     ),
     "story_advance": obj(
@@ -227,7 +280,9 @@ SYSTEM: dict[str, str] = {
         "Classify the user's action in an interactive story: normal (stays in the current "
         "event), cue (turns to one of the listed existing matters; give its id), or signal "
         "(answers the invitation the user actually received; give its id). When unsure, "
-        "normal. Never invent an id. Answer with JSON only."
+        "normal. Never invent an id. For a cue or a signal, also say whether the companion "
+        "(the character named under COMPANION) goes along with the user (companionFollows "
+        "true or false); for normal, null. Answer with JSON only."
     ),
     "story_plan": (
         "Plan the next goals of an interactive story: 5 to 7 new goals, at least one serving "
@@ -235,7 +290,9 @@ SYSTEM: dict[str, str] = {
         "relationship, conflict, reveal, reward), a gist, an optional reward, whether it is "
         "core, a priority 1-5 and its prerequisites (refs of new goals or ids of kept goals). "
         "A reward goal must depend on a setup goal. Goals are intentions, not events that "
-        "happened. Answer with JSON only."
+        "happened. Also give the feeling this cycle should aim for (emotion: valence, arousal, "
+        "dominance in -1..1 and a short label), from the lines' expected experience and the "
+        "emotion observed so far. Answer with JSON only."
     ),
     "story_advance": (
         "Read the accepted reply of an interactive story and say what it established: "
@@ -248,7 +305,8 @@ SYSTEM: dict[str, str] = {
     "story_settle": (
         "Judge what one finished or interrupted event of an interactive story accomplished, "
         "from its accepted replies and user actions only. Mark a goal completed, or a story "
-        "line as advanced, only when a reply shows it, citing the message ids as evidence. "
+        "line as advanced, only when a reply shows it, citing the message ids as evidence: at "
+        "least one of them a reply (kind prose); the user's own words alone are no evidence. "
         "If the replies do not let you judge, answer outcome unknown. Give the observed "
         "emotion (valence, arousal, dominance in -1..1) and the user's explicit new pursuit "
         "(direction) or null. Answer with JSON only."

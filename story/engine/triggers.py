@@ -2,7 +2,8 @@
 coordinator runs and the diagnostics it records.
 
 - the same explicit new pursuit in the last ``branchConsecutiveEvents`` settled events →
-  ``rebranch`` of the main line toward it;
+  ``rebranch`` of the main line toward it, unless it is the main line's direction already
+  (a rebranch clears the recorded pursuits, so one sustained pursuit asks once);
 - the sub line without progress for ``subStarveEvents`` settled events → ``rebranch`` of the
   sub line;
 - the main line without progress for ``mainStarveEvents`` → a diagnostic only (the user's
@@ -30,14 +31,17 @@ def after_settlement(
     directions: list[str | None],
     need_plan: bool,
     policy: NarrativePolicy,
+    main_direction: str = "",
 ) -> tuple[list[dict], list[str]]:
     """``directions``: the explicit new pursuit each settled event recorded (None or "" when
-    none), oldest first. (actions, diagnostics)."""
+    none), oldest first, since the main line was last re-aimed; ``main_direction`` the main
+    line's direction now. (actions, diagnostics)."""
     actions: list[dict] = []
     diagnostics: list[str] = []
     recent = directions[-policy.branchConsecutiveEvents :]
     wanted = {normal_direction(d) for d in recent}
-    if len(recent) == policy.branchConsecutiveEvents and len(wanted) == 1 and "" not in wanted:
+    sustained = len(recent) == policy.branchConsecutiveEvents and len(wanted) == 1
+    if sustained and "" not in wanted and wanted != {normal_direction(main_direction)}:
         actions.append(
             {"type": "rebranch", "scope": "main", "direction": (recent[-1] or "").strip()}
         )

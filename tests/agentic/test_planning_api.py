@@ -138,3 +138,23 @@ def test_a_scenario_without_auto_reply_is_422(api, world):
     scenario.save(update_fields=["agentic_v2"])
     response = _ask(api, conversation, assistant_message_id=str(reply.pk), language="en")
     assert_error(response, 422, "auto_reply_not_configured")
+
+
+def test_the_material_includes_the_character_description(api, tenant, world, character, llm):
+    scenario, conversation, reply, turn = world
+    _run(tenant, scenario, conversation, reply, turn)
+    llm.enqueue(Reply(content='["Go on.", "Are you well?", "Look around."]'))
+    response = _ask(api, conversation, assistant_message_id=str(reply.pk), language="en")
+    assert response.status_code == 200, response.content
+    assert character.description in llm.requests[-1]["messages"][-1]["content"]
+
+
+def test_a_content_filtered_answer_ends_the_attempts_at_once(api, tenant, world, llm):
+    scenario, conversation, reply, turn = world
+    _run(tenant, scenario, conversation, reply, turn)
+    llm.enqueue(*[Reply(content="", finish_reason="content_filter")] * 3)
+    response = _ask(api, conversation, assistant_message_id=str(reply.pk), language="en")
+    error = assert_error(response, 502, "auto_reply_failed")
+    assert error["details"]["attempts"] == 1
+    assert error["details"]["model_error"] == "model_content_filtered"
+    assert ModelCall.objects.filter(purpose="auto_reply").count() == 1

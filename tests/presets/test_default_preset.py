@@ -19,6 +19,7 @@ TEMPLATE_VARIABLES = {
     "orchestrator": {"characterName", "enabledTools"},
     "director": {"characterName", "maxStateChars"},
     "compactor": {"characterName", "maxSummaryTokens"},
+    "story_writer": {"characterName"},
     **{name: {"characterName"} for name in p.SPECIALISTS},
 }
 

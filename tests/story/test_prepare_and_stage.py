@@ -176,3 +176,55 @@ def test_a_tampered_prepared_turn_is_refused(tamper):
     tamper(data)
     with pytest.raises(PreparedTampered):
         restore(Prepared.from_json(data), WP, NP)
+
+
+def test_a_scene_switch_says_whether_the_companion_follows():
+    """The action reader decides whether the companion (the protected main character) goes
+    along when the user turns to another scene; the stage tells the Actor."""
+    stays = prep(
+        {
+            "type": "intent",
+            "text": "I slip off to meet the patrol alone.",
+            "intent": {"kind": "cue", "targetId": "w2", "companionFollows": False},
+        }
+    )
+    assert stays.projection["stage"]["companionFollows"] is False
+    follows = prep(
+        {"type": "intent", "text": "We go.", "intent": {"kind": "cue", "targetId": "w2"}}
+    )
+    assert follows.projection["stage"]["companionFollows"] is True  # unless told otherwise
+    restore(Prepared.from_json(stays.as_json()), WP, NP)  # replays to the same stage
+    normal = prep({"type": "free", "text": "I wait."})
+    assert "companionFollows" not in normal.projection["stage"]
+    for bad in ("no", None):
+        with pytest.raises(ActionInvalid):
+            prep(
+                {
+                    "type": "intent",
+                    "text": "x",
+                    "intent": {"kind": "cue", "targetId": "w2", "companionFollows": bad},
+                }
+            )
+    with pytest.raises(ActionInvalid):  # only a scene switch takes the companion anywhere
+        prep({"type": "intent", "text": "x", "intent": {"kind": "normal", "companionFollows": 1}})
+
+
+def test_the_emotion_guide_steers_from_the_observed_emotion_toward_the_target():
+    n = narrative()
+    off = prep({"type": "free", "text": "x"}, n=n).projection["narrative"]["emotionGuide"]
+    assert off["enabled"] is False and off["beat"] == "hold"
+    n.emotion = {
+        "target": {"valence": 0.6, "arousal": 0.9, "dominance": -0.2},
+        "observed": {"valence": -0.4, "arousal": 0.1, "dominance": -0.2},
+        "label": "tense hope",
+    }
+    guide = prep({"type": "free", "text": "x"}, n=n).projection["narrative"]["emotionGuide"]
+    assert guide["enabled"] is True and guide["label"] == "tense hope"
+    assert set(guide) == {"enabled", "valence", "arousal", "dominance", "label", "beat"}
+    # a step from what was observed toward the target, never past it
+    assert -0.4 < guide["valence"] <= 0.6 and 0.1 < guide["arousal"] <= 0.9
+    assert guide["dominance"] == -0.2
+    assert guide["beat"] == "build"
+    n.emotion["observed"] = {"valence": 0.6, "arousal": 1.0, "dominance": -0.2}
+    calmer = prep({"type": "free", "text": "x"}, n=n).projection["narrative"]["emotionGuide"]
+    assert calmer["beat"] == "release" and calmer["arousal"] == 0.9

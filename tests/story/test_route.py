@@ -89,3 +89,19 @@ def test_continue_is_a_synthetic_action_and_unknown_kinds_are_refused():
     )
     with pytest.raises(ValueError):
         route(envelope(), kind="impersonate")
+
+
+ANCHOR = {"messageId": "a0", "sha256": digest("Lia stands at the gate."), "turnId": "t0"}
+
+
+@pytest.mark.parametrize("pending", [PENDING, None])
+def test_the_accepted_reply_anchor_is_checked(pending):
+    """The reply accepted before (``acceptedMessage``) must still be in the history with the
+    text it was accepted with; an edit of it, or its loss, means the history changed."""
+    env = envelope(pendingActor=pending, acceptedMessage=ANCHOR)
+    assert route(env).route == ("accept_then_prepare" if pending else "prepare")
+    edited = [HistoryMessage("a0", "assistant", "Lia has left the gate."), *H[1:]]
+    r = route(env, history=edited)
+    assert r.route == "reinitialise" and "accepted reply was edited" in r.reason
+    r = route(env, history=H[1:])
+    assert r.route == "reinitialise" and "accepted reply is not in the history" in r.reason

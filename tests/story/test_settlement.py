@@ -14,10 +14,12 @@ from hypothesis import strategies as st
 from story.engine.goals import Goal
 from story.engine.narrative import Narrative, NarrativeInvalid, StoryLine
 from story.engine.policy import NarrativePolicy
+from story.engine.rebranch import rebranch
 from story.engine.settle import SettlementInvalid, settle_event
 
 POLICY = NarrativePolicy()
-EVIDENCE = {"a1", "u1", "a2"}
+# The event's evidence: message id -> kind (the replies' prose and the user's actions).
+EVIDENCE = {"a1": "prose", "u1": "user_action", "a2": "prose"}
 
 
 def narrative(goals=None):
@@ -89,6 +91,9 @@ def test_a_goal_completed_with_evidence_a_line_moved_and_counters_kept_by_the_pr
 
 def test_seen_but_not_recognised_is_not_completed_without_evidence():
     for bad in (
+        # the user saying so is no evidence that it happened: the prose must show it
+        settled(completedGoals=[{"id": "g1", "evidence": ["u1"]}]),
+        settled(progress={"main": {"advance": True, "evidence": ["u1"]}}),
         settled(completedGoals=[{"id": "g1"}]),
         settled(completedGoals=[{"id": "g1", "evidence": []}]),
         settled(completedGoals=[{"id": "g1", "evidence": ["a9"]}]),
@@ -235,3 +240,32 @@ def test_broken_narrative_snapshots_are_refused(breakage):
     breakage(data)
     with pytest.raises(NarrativeInvalid):
         Narrative.from_json(data)
+
+
+def test_a_main_rebranch_is_asked_once_for_one_sustained_pursuit():
+    """Events 3, 4 and 5 with the same new pursuit: one rebranch (at the third), not one
+    per settled event; the rebranch starts the count again."""
+    n = narrative()
+    rebranched_at = []
+    for i in range(1, 6):
+        result = settle_event(
+            n, f"e{i}", settled(direction="find the lost caravan"), EVIDENCE, POLICY
+        )
+        n = result.narrative
+        for action in result.actions:
+            if action["type"] == "rebranch" and action["scope"] == "main":
+                rebranched_at.append(i)
+                proposal = {"theme": "the caravan", "direction": "trace the caravan's route"}
+                n = rebranch(n, "main", proposal, action["direction"])
+    assert rebranched_at == [3]
+    assert n.clock.recentDirections == ["find the lost caravan"] * 2
+
+
+def test_a_pursuit_that_is_already_the_main_direction_asks_for_no_rebranch():
+    n = narrative()
+    for i in range(4):
+        result = settle_event(
+            n, f"e{i}", settled(direction="Learn what the KEY opens"), EVIDENCE, POLICY
+        )
+        n = result.narrative
+        assert not [a for a in result.actions if a["type"] == "rebranch"]

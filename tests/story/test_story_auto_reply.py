@@ -20,13 +20,50 @@ pytestmark = pytest.mark.django_db
 GOOD = {"options": ["I ask about the crest.", "I wait at the gate.", "I take the key back."]}
 
 
+AUTO_REPLY = "Suggest lines for the player of {{getvar::characterName}} in {{getvar::language}}."
+
+
 @pytest.fixture
-def story_world(tenant, conversation, model_config):
+def auto_config(tenant, model_config):
+    """The ``agenticV2.modelConfigs.autoReply`` config: its own temperature and a preset
+    whose ``auto_reply`` prompt is recognisable."""
+    from roleplay.models import ModelConfig, Preset
+    from roleplay.prompting.default_preset import default_prompt_data
+
+    prompts = [
+        dict(p, content=AUTO_REPLY) if p["name"] == "auto_reply" else p
+        for p in default_prompt_data()
+    ]
+    preset = Preset.objects.create(tenant=tenant, name="suggestions", prompts=prompts)
+    return ModelConfig.objects.create(
+        tenant=tenant,
+        name="suggester",
+        provider="openai_compatible",
+        model="scripted-model",
+        base_url=model_config.base_url,
+        context_limit=4096,
+        max_output_tokens=256,
+        timeout_ms=5000,
+        temperature=0.3,
+        preset=preset,
+    )
+
+
+def agentic(model_config, auto_config=None) -> dict:
+    configs = {"actor": str(model_config.pk), "orchestrator": str(model_config.pk)}
+    if auto_config is not None:
+        configs["autoReply"] = str(auto_config.pk)
+    return {"enabled": True, "modelConfigs": configs, "enabledTools": []}
+
+
+@pytest.fixture
+def story_world(tenant, conversation, model_config, auto_config):
     scenario = Scenario.objects.create(
         tenant=tenant,
         name="story",
         model_config=model_config,
         story_v1={"enabled": True, "modelConfigId": str(model_config.pk)},
+        agentic_v2=agentic(model_config, auto_config),
     )
     conversation.scenario = scenario
     conversation.save(update_fields=["scenario"])
@@ -106,3 +143,38 @@ def test_the_target_must_be_an_assistant_reply_after_a_user_message(api, story_w
     )
     assert_error(_ask(api, conversation, opening.pk), 404, "not_found")
     assert not llm.requests
+
+
+def test_the_auto_reply_config_its_prompt_and_temperature_are_used(
+    api, story_world, llm, auto_config
+):
+    """Story's suggestions go to ``agenticV2.modelConfigs.autoReply`` with its preset's
+    ``auto_reply`` prompt as the system prompt, at that config's temperature (Story does not
+    set one), and the character's description is part of the material."""
+    conversation, said = story_world
+    llm.enqueue(Reply(content=json.dumps(GOOD)))
+    response = _ask(api, conversation, said[-1].pk, language="French")
+    assert response.status_code == 200, response.json()
+    sent = llm.requests[-1]
+    assert sent["messages"][0]["content"] == "Suggest lines for the player of Mira in French."
+    assert sent["temperature"] == 0.3
+    assert "A lighthouse keeper." in sent["messages"][1]["content"]
+    call = ModelCall.objects.get(purpose="auto_reply")
+    assert call.config_id == auto_config.pk
+
+
+def test_a_story_without_an_auto_reply_config_is_refused(api, story_world, llm, model_config):
+    conversation, said = story_world
+    Scenario.objects.filter(pk=conversation.scenario_id).update(agentic_v2=agentic(model_config))
+    assert_error(_ask(api, conversation, said[-1].pk), 422, "auto_reply_not_configured")
+    Scenario.objects.filter(pk=conversation.scenario_id).update(agentic_v2=None)
+    assert_error(_ask(api, conversation, said[-1].pk), 422, "auto_reply_not_configured")
+    assert not llm.requests
+
+
+def test_a_content_filtered_answer_ends_the_attempts_at_once(api, story_world, llm):
+    conversation, said = story_world
+    llm.enqueue(*[Reply(content="", finish_reason="content_filter")] * 3)
+    error = assert_error(_ask(api, conversation, said[-1].pk), 502, "auto_reply_generation_failed")
+    assert error["details"]["problems"] == ["model_content_filtered"]
+    assert ModelCall.objects.filter(purpose="auto_reply").count() == 1

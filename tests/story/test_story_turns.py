@@ -545,3 +545,259 @@ async def test_answers_wrapped_in_a_code_fence_are_read(story_conversation, llm)
     assert (await until(comm, "story.updated"))[-1]["outcome"] == "waiting_for_acceptance"
     assert stage_of(actor_requests(llm)[-1]) is not None
     await comm.disconnect()
+
+
+async def test_an_acceptance_over_the_cap_keeps_the_old_state_and_the_actor_answers(
+    story_conversation, llm
+):
+    """The cap lowered to the smallest allowed (4,000 bytes) once a story is saved, and a
+    reply whose acceptance adds 2.4 KB of consequences: the acceptance saved before the Actor
+    does not fit. The turn still answers, the story
+    keeps its old revision and the failure is recorded; the next turn answers too."""
+    script = Script(llm)
+    comm = await connect(story_conversation)
+    await chat(comm, "Hello.", "c1")
+    assert (await until(comm, "story.updated"))[-1]["outcome"] == "waiting_for_acceptance"
+    before = await head_of(story_conversation)
+    scenario = await Scenario.objects.aget(pk=story_conversation.scenario_id)
+    scenario.story_v1 = {**scenario.story_v1, "maxStateBytes": 4000}
+    await scenario.asave(update_fields=["story_v1"])
+    big = {"consequences": [f"{n} " + "x" * 470 for n in range(5)]}
+    for n in (2, 3):
+        script.story("story_advance", big)
+        events = await chat(comm, f"Turn {n}.", f"c{n}")
+        assert events[-1]["type"] == "turn.completed", events[-1]
+        assert events[-1]["content"]
+        updated = (await until(comm, "story.updated"))[-1]
+        assert updated["outcome"] == "failed" and updated["revision"] == before.revision
+        after = await head_of(story_conversation)
+        assert after.revision == before.revision and after.envelope == before.envelope
+        trace = await story_trace(events[-1]["turn_id"])
+        assert trace["state"] == "failed" and trace["prose"] == "succeeded"
+        assert any(d.startswith("story_state_too_large") for d in trace["diagnostics"])
+    await comm.disconnect()
+
+
+async def test_the_repair_shares_the_calls_timeout(story_conversation, llm):
+    """``modelCallTimeoutMs`` bounds a tool call, its one repair included: an invalid answer
+    after 0.55 s and a valid repair after 0.55 s more overrun a 1 s budget, though each
+    answer alone is within it. The initialiser is unavailable: the plain Actor answers."""
+    script = Script(llm)
+    scenario = await Scenario.objects.aget(pk=story_conversation.scenario_id)
+    scenario.story_v1 = {**scenario.story_v1, "modelCallTimeoutMs": 1000}
+    await scenario.asave(update_fields=["story_v1"])
+    script.story(
+        "story_init",
+        Reply(content=json.dumps({"nope": True}), delay=0.55),
+        Reply(content=json.dumps(INIT), delay=0.55),
+    )
+    comm = await connect(story_conversation)
+    events = await chat(comm, "Hello.", "c1")
+    assert events[-1]["type"] == "turn.completed", events[-1]
+    assert (await until(comm, "story.updated"))[-1]["outcome"] == "not_written"
+    trace = await story_trace(events[-1]["turn_id"])
+    assert "story_init_failed: model_timeout" in trace["diagnostics"]
+    [call] = [c for c in trace["tools"] if c["tool"] == "story_init"]
+    assert call["outcome"] == "unavailable" and call["attempts"] == 2
+    assert await head_of(story_conversation) is None
+    await comm.disconnect()
+
+
+@pytest.mark.parametrize("status", [401, 403])
+async def test_the_initialiser_does_not_swallow_authentication_or_permission_errors(
+    story_conversation, llm, status
+):
+    """A model that refuses the credentials is not "temporarily unavailable": the turn
+    fails with the model's code instead of quietly running without Story."""
+    script = Script(llm)
+    script.story("story_init", Reply(status=status, error_body={"error": {"message": "no access"}}))
+    comm = await connect(story_conversation)
+    events = await chat(comm, "Hello.", "c1")
+    assert events[-1]["type"] == "error" and events[-1]["code"] == "model_auth_error"
+    assert not actor_requests(llm)
+    assert await head_of(story_conversation) is None
+    await comm.disconnect()
+
+
+async def test_an_initialiser_that_is_temporarily_unavailable_falls_back_to_the_plain_actor(
+    story_conversation, llm
+):
+    script = Script(llm)
+    script.story("story_init", *[Reply(status=503, error_body={"error": {"message": "busy"}})] * 8)
+    comm = await connect(story_conversation)
+    events = await chat(comm, "Hello.", "c1")
+    assert events[-1]["type"] == "turn.completed", events[-1]
+    trace = await story_trace(events[-1]["turn_id"])
+    assert any(d.startswith("story_init_failed: model_server_error") for d in trace["diagnostics"])
+    await comm.disconnect()
+
+
+async def test_editing_an_accepted_message_makes_the_next_turn_read_the_story_from_before_it(
+    story_conversation, llm, api
+):
+    """A reply accepted two turns ago (no longer the accepted anchor) is edited through the
+    REST API: the next turn reads the story revision saved before that reply, so neither
+    the consequence its acceptance recorded nor its old text's evidence reaches the turn."""
+    script = Script(llm)
+    script.story("story_advance", {"consequences": ["FACT-A1 the crest glows"]})
+    comm = await connect(story_conversation)
+    first = await chat(comm, "I hand Mira the key.", "c1")
+    await until(comm, "story.updated")
+    first_reply = first[-1]["assistant_message_id"]
+    for n in (2, 3):
+        await chat(comm, f"Turn {n}.", f"c{n}")
+        await until(comm, "story.updated")
+    assert "FACT-A1" in json.dumps(stage_of(actor_requests(llm)[-1]))  # the story carries it
+    head = await head_of(story_conversation)
+    assert head.envelope["acceptedMessage"]["messageId"] != first_reply
+    path = f"/api/v1/conversations/{story_conversation.pk}/messages/{first_reply}/"
+    response = await sync_to_async(api.patch)(
+        path, {"content": "Mira refuses the key."}, format="json"
+    )
+    assert response.status_code == 200, response.content
+    restored = await head_of(story_conversation)
+    last = await StoryRevision.objects.filter(conversation=story_conversation).alast()
+    assert last.outcome == "restored_after_edit" and restored.revision == last.revision
+    events = await chat(comm, "Turn 4.", "c4")
+    assert events[-1]["type"] == "turn.completed", events[-1]
+    await until(comm, "story.updated")
+    assert "FACT-A1" not in json.dumps(stage_of(actor_requests(llm)[-1]))
+    after = await head_of(story_conversation)
+    text = json.dumps(after.envelope)
+    assert "FACT-A1" not in text and first_reply not in text
+    await comm.disconnect()
+
+
+async def test_editing_the_first_message_rebuilds_the_story_from_the_history(
+    story_conversation, llm, api
+):
+    """Nothing was saved before the first user message: after its edit the story is emptied
+    (its events discarded) and the next turn initialises it again from what is visible."""
+    script = Script(llm)
+    comm = await connect(story_conversation)
+    first = await chat(comm, "I hand Mira the key.", "c1")
+    await until(comm, "story.updated")
+    await chat(comm, "Turn 2.", "c2")
+    await until(comm, "story.updated")
+    turn = await Turn.objects.aget(pk=first[-1]["turn_id"])
+    path = f"/api/v1/conversations/{story_conversation.pk}/messages/{turn.user_message_id}/"
+    response = await sync_to_async(api.patch)(
+        path, {"content": "I keep the key to myself."}, format="json"
+    )
+    assert response.status_code == 200, response.content
+    emptied = await head_of(story_conversation)
+    assert emptied.envelope["world"] is None and emptied.envelope["nextEvent"] >= 2
+    statuses = await sync_to_async(list)(
+        StoryEvent.objects.filter(conversation=story_conversation).values_list("status", flat=True)
+    )
+    assert statuses == ["discarded"]
+    script.seen.clear()
+    events = await chat(comm, "Turn 3.", "c3")
+    assert events[-1]["type"] == "turn.completed", events[-1]
+    await until(comm, "story.updated")
+    trace = await story_trace(events[-1]["turn_id"])
+    assert trace["route"] == "initialise" and "story_init" in script.seen
+    assert "I keep the key to myself." in script.seen["story_init"][-1]
+    head = await head_of(story_conversation)
+    assert head.envelope["world"] is not None and head.envelope["event"]["id"] != "e1"
+    await comm.disconnect()
+
+
+async def test_editing_the_reply_that_waits_for_acceptance_restores_nothing(
+    story_conversation, llm, api
+):
+    """The pending reply is not evidence yet: its edit is what the next turn accepts."""
+    Script(llm)
+    comm = await connect(story_conversation)
+    await chat(comm, "One.", "c1")
+    await until(comm, "story.updated")
+    two = await chat(comm, "Two.", "c2")
+    await until(comm, "story.updated")
+    before = await head_of(story_conversation)
+    path = (
+        f"/api/v1/conversations/{story_conversation.pk}/messages/{two[-1]['assistant_message_id']}/"
+    )
+    response = await sync_to_async(api.patch)(path, {"content": "Mira waits."}, format="json")
+    assert response.status_code == 200, response.content
+    assert (await head_of(story_conversation)).revision == before.revision
+    await comm.disconnect()
+
+
+def stage_message(request: dict) -> str:
+    [text] = [
+        m["content"]
+        for m in request["messages"]
+        if m["role"] == "system" and "[CURRENT STORY STAGE]" in m["content"]
+    ]
+    return text
+
+
+async def test_the_actor_gets_the_story_writer_instructions_with_the_stage(
+    story_conversation, llm, model_config
+):
+    """The preset's ``story_writer`` role prompt (the seed's POV writer stage instructions)
+    comes in the same system block as the stage; a preset of its own replaces the text."""
+    Script(llm)
+    comm = await connect(story_conversation)
+    await chat(comm, "I hand Mira the key.", "c1")
+    await until(comm, "story.updated")
+    block = stage_message(actor_requests(llm)[-1])
+    writer, stage = block.split("[CURRENT STORY STAGE]")
+    for rule in ("Never decide for the user", "invitation", "not happened yet", "hidden"):
+        assert rule in writer, rule
+    assert "Mira" in writer and "{{" not in writer
+    assert writer.endswith("the characters could not know.\n\n")  # right before the stage
+    preset = await sync_to_async(_preset_with_writer)(
+        model_config, "WRITE AS {{getvar::characterName}}."
+    )
+    await chat(comm, "Next.", "c2")
+    await until(comm, "story.updated")
+    assert "\n\nWRITE AS Mira.\n\n[CURRENT STORY STAGE]\n" in stage_message(actor_requests(llm)[-1])
+    assert preset.name
+    await comm.disconnect()
+
+
+def _preset_with_writer(model_config, text: str):
+    from roleplay.models import Preset
+    from roleplay.prompting.default_preset import default_prompt_data
+
+    prompts = [
+        dict(p, content=text) if p["name"] == "story_writer" else p for p in default_prompt_data()
+    ]
+    preset = Preset.objects.create(tenant=model_config.tenant, name="mine", prompts=prompts)
+    model_config.preset = preset
+    model_config.save(update_fields=["preset"])
+    return preset
+
+
+async def test_the_action_reader_decides_whether_the_companion_follows(story_conversation, llm):
+    script = Script(llm)
+    comm = await connect(story_conversation)
+    await chat(comm, "I hand Mira the key.", "c1")
+    await until(comm, "story.updated")
+    head = await head_of(story_conversation)
+    patrol = head.envelope["world"]["backgrounds"][0]["id"]
+    script.story("story_action", {"kind": "cue", "targetId": patrol, "companionFollows": False})
+    await chat(comm, "I leave Mira and run to meet the patrol.", "c2")
+    await until(comm, "story.updated")
+    material = script.seen["story_action"][-1]
+    assert "[COMPANION]\nMira" in material
+    stage = stage_of(actor_requests(llm)[-1])
+    assert stage["stage"]["event"]["title"] == INIT["backgrounds"][0]["title"]
+    assert stage["stage"]["companionFollows"] is False
+    await comm.disconnect()
+
+
+async def test_the_plan_sets_the_emotion_target_the_stage_steers_toward(story_conversation, llm):
+    script = Script(llm)
+    target = {"valence": 0.5, "arousal": 0.8, "dominance": 0.1, "label": "wary excitement"}
+    script.story("story_plan", dict(PLAN, emotion=target))
+    comm = await connect(story_conversation)
+    await chat(comm, "I hand Mira the key.", "c1")
+    await until(comm, "story.updated")
+    guide = stage_of(actor_requests(llm)[-1])["narrative"]["emotionGuide"]
+    assert guide["enabled"] is True and guide["label"] == "wary excitement"
+    assert guide["arousal"] > 0 and guide["beat"] == "build"
+    head = await head_of(story_conversation)
+    assert head.envelope["narrative"]["emotion"]["target"]["arousal"] == 0.8
+    await comm.disconnect()
