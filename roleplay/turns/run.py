@@ -70,7 +70,7 @@ async def run_turn(
         trace = ctx.trace
         beside.work = ctx.beside_actor
         await phases.run_stage("pre_actor", ctx, emit, cancel, partial(_renew_lease, turn))
-        usage, result = await _stream_reply(ctx, emit, cancel, parts, beside.start)
+        usage, result = await _stream_reply(ctx, emit, cancel, parts, beside.start, beside.arm)
         trace["model"] = {"model": result.model if result else None, "attempts": _attempts(result)}
         trace["duration_ms"] = round((time.perf_counter() - started) * 1000, 1)
         content = "".join(parts)
@@ -117,15 +117,21 @@ async def run_turn(
 class _Beside:
     """The context's ``beside_actor`` work: started once, when the first delta is out (or
     when the turn ends without one), run with the other turns' (``beside``: after the turns
-    starting then, in one database call), and awaited before the turn is done."""
+    starting then, in one database call), and awaited before the turn is done. Only a turn
+    that entered the Actor has any (``arm``): one that failed before it (a required
+    pre-Actor phase, a prompt over its window) starts no background work (seed 002)."""
 
     def __init__(self, turn_id) -> None:
         self.turn_id = turn_id
         self.work: list[Callable[[], None]] = []
+        self.armed = False
         self.running: asyncio.Future | None = None
 
+    def arm(self) -> None:
+        self.armed = True
+
     def start(self) -> None:
-        if self.running is None and self.work:
+        if self.armed and self.running is None and self.work:
             self.running = asyncio.ensure_future(run_beside(self.turn_id, list(self.work)))
 
     async def finish(self) -> None:
@@ -143,10 +149,12 @@ async def _stream_reply(
     cancel: asyncio.Event,
     parts: list[str],
     first_delta: Callable[[], None] = lambda: None,
+    entered: Callable[[], None] = lambda: None,
 ):
     """Assemble the Actor prompt, stream the reply into ``parts``; (usage, result). When the
     turn offers tools (``memory_tools``), their calls are answered between rounds.
-    ``first_delta`` is called once the first delta is out."""
+    ``entered`` is called once the prompt is assembled and the Actor is asked,
+    ``first_delta`` once the first delta is out."""
     turn = ctx.turn
     prompt = actor_prompt(ctx)
     ctx.trace["prompt"] = prompt_trace(prompt)
@@ -157,6 +165,7 @@ async def _stream_reply(
     seq, result, renewed = 0, None, time.monotonic()
     # A continue goes on from text already stored: only a new reply may open with a label.
     label = SpeakerLabel(None if ctx.continuing is not None else ctx.character.name)
+    entered()
 
     async def send(text: str) -> None:
         nonlocal seq
