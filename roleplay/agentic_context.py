@@ -9,7 +9,9 @@ the default note when there is none yet) and, for a turn that answers the player
 (``chat``, ``regenerate``, ``edit_regenerate``, ``auto_reply``; a ``continue`` goes on with
 the same turn's reply), records the turn's planning run and enqueues it
 (``services.planning.start``), beside the Actor once its first delta is out
-(``ctx.beside_actor``): the Actor never waits for it.
+(``ctx.beside_actor``): the Actor never waits for it. With
+``recovery.tolerateMissingStreamMetadata`` the Actor's stream may end without a
+``finish_reason`` (seed 002 line 147: that case only; every other model error stays one).
 """
 
 from __future__ import annotations
@@ -41,6 +43,7 @@ def apply(ctx, conversation: Conversation) -> None:
     config = agentic_config(scenario)
     if config is None:
         return
+    ctx.tolerate_missing_stream_metadata = config.recovery.tolerateMissingStreamMetadata
     snapshot = ctx.reads[AGENT_STATE_KEY]  # read with the conversation (turns.reads)
     block = inputs.actor_block(
         snapshot.state, snapshot.ledger, max_state_chars=config.maxStateChars

@@ -413,6 +413,8 @@ class PlanningRun(TenantScopedModel):
     ignored_calls = models.JSONField(default=list)
     timings = models.JSONField(default=dict)
     model_calls = models.JSONField(default=list)
+    # With context governance: each background call's prompt tokens against its budget.
+    governance = models.JSONField(default=list)
     revision = models.PositiveIntegerField(null=True, blank=True)
     deliveries = models.PositiveIntegerField(default=0)
     claim = models.UUIDField(null=True, blank=True)

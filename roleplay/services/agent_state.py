@@ -69,7 +69,8 @@ class Snapshot:
 
     def as_read(self) -> dict[str, Any]:
         """``{found, revision, sourceTurn, sourceMessageId, historyRevision, state,
-        toolsCalled, ledger[]}``."""
+        toolsCalled, ledger[]}``, each ledger item ``{type, key, status, payload,
+        sourceTool, sourceTurn}`` (seed 002: the source beside the payload that holds it)."""
         return {
             "found": self.found,
             "revision": self.revision,
@@ -78,8 +79,17 @@ class Snapshot:
             "historyRevision": self.history_revision,
             "state": self.state,
             "toolsCalled": list(self.tools_called),
-            "ledger": list(self.ledger),
+            "ledger": [_read_item(entry) for entry in self.ledger],
         }
+
+
+def _read_item(entry: dict[str, Any]) -> dict[str, Any]:
+    payload = entry.get("payload") if isinstance(entry.get("payload"), dict) else {}
+    return {
+        **entry,
+        "sourceTool": payload.get("sourceTool"),
+        "sourceTurn": payload.get("sourceTurn"),
+    }
 
 
 # No state yet (or no scenario to hold one).

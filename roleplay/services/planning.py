@@ -106,7 +106,7 @@ def execute(run_id: str) -> str:
             result.outcome, result.error_code = runner.UNCHANGED, "reply_not_completed"
         started += time.perf_counter() - waited  # waiting for the reply is not our cost
     result.timings["task_ms"] = round((time.perf_counter() - started) * 1000, 1)
-    outcome, revision = _close(run, claim, given, result, models.call_ids)
+    outcome, revision = _close(run, claim, given, result, models)
     if outcome is None:
         return SKIPPED
     asyncio.run(
@@ -187,7 +187,7 @@ def _close(
     claim: uuid.UUID,
     given: runner.Inputs,
     result: runner.Result,
-    call_ids: list[str],
+    models: TenantModels,
 ) -> tuple[str | None, int | None]:
     """Commit the state (when there is one) and close the run, in one transaction; (the
     outcome, the revision in force after it), or (None, None) when another delivery of the
@@ -211,7 +211,7 @@ def _close(
                 )
             except agent_state.StaleWrite:
                 result.outcome, result.error_code = runner.STALE, agent_state.STALE
-        _record(row, result, call_ids, revision)
+        _record(row, result, models.call_ids, models.budgets, revision)
     return result.outcome, revision
 
 
@@ -219,7 +219,9 @@ def _director_called(result: runner.Result) -> list[str]:
     return ["update_director_state"] if result.director else []
 
 
-def _record(row: PlanningRun, result: runner.Result, call_ids: list[str], revision) -> None:
+def _record(
+    row: PlanningRun, result: runner.Result, call_ids: list[str], budgets: list[dict], revision
+) -> None:
     timings: dict[str, Any] = dict(result.timings)
     timings["model_ms"] = round(result.model_ms, 1)
     # What the background costs beyond waiting for models: the claim, the materials, the
@@ -236,6 +238,7 @@ def _record(row: PlanningRun, result: runner.Result, call_ids: list[str], revisi
     row.ignored_calls = result.ignored
     row.timings = timings
     row.model_calls = call_ids
+    row.governance = budgets
     row.revision = revision if result.outcome == runner.UPDATED else None
     row.finished_at = timezone.now()
     row.save()

@@ -105,6 +105,9 @@ class TurnContext:
     # called in the database threads once the first delta is out (or the stream ended
     # without one), so it never delays the reply; the turn waits for it before it ends.
     beside_actor: list[Callable[[], None]] = field(default_factory=list, repr=False)
+    # The Actor's stream may end without a finish_reason (a scenario's Agent V2
+    # ``recovery.tolerateMissingStreamMetadata``, set by its context hook).
+    tolerate_missing_stream_metadata: bool = False
     # (the variables it was computed with, the layout's positions): see placement_capabilities.
     _capabilities: tuple[dict[str, str], tuple[str, ...]] | None = field(default=None, repr=False)
     # The reply as stored, once committed (what post-turn phases read of it).

@@ -161,7 +161,12 @@ async def _stream_reply(
     gateway = Gateway(turn.tenant, ctx.config, "actor", turn_id=turn.id, run_db=run_db)
     tools = memory_tools.tools_for(ctx)
     messages = list(prompt.messages)
-    request = ModelRequest(messages, tools=tools, continue_final_message=ctx.continuing is not None)
+    request = ModelRequest(
+        messages,
+        tools=tools,
+        continue_final_message=ctx.continuing is not None,
+        tolerate_missing_stream_metadata=ctx.tolerate_missing_stream_metadata,
+    )
     seq, result, renewed = 0, None, time.monotonic()
     # A continue goes on from text already stored: only a new reply may open with a label.
     label = SpeakerLabel(None if ctx.continuing is not None else ctx.character.name)

@@ -51,3 +51,26 @@ async def test_a_turn_whose_actor_failed_still_records_its_background_run(
     turn = await Turn.objects.aget(pk=events[0]["turn_id"])
     assert turn.status == "failed" and "actor" in router.seen
     assert await PlanningRun.objects.filter(turn=turn).aexists()
+
+
+@pytest.mark.parametrize("tolerate", [False, True])
+async def test_tolerate_missing_stream_metadata_lets_a_stream_without_finish_reason_complete(
+    tenant, player, character, llm, tolerate
+):
+    """``recovery.tolerateMissingStreamMetadata`` (seed 002 line 147), only when ``true``:
+    the Actor's stream that ends ([DONE]) without a ``finish_reason`` is taken as finished;
+    without it, such a stream is a bad response."""
+    router = happy_router()
+    router.answers["actor"] = Reply(content="The keeper nods.", chunks=2, finish_reason=None)
+    extra = {"recovery": {"tolerateMissingStreamMetadata": True}} if tolerate else {}
+    _scenario, conversation, router = await scripted_world(
+        tenant, player, character, llm, router, **extra
+    )
+    comm = await connect(conversation)
+    await say(comm, "Hello.", f"m{tolerate}")
+    events = await until(comm, "turn.completed" if tolerate else "error")
+    await comm.disconnect()
+    if tolerate:
+        assert events[-1]["content"] == "The keeper nods."
+    else:
+        assert events[-1]["code"] == "model_bad_response"
