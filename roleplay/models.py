@@ -355,6 +355,8 @@ class AgentStateRevision(TenantScopedModel):
     history_revision = models.PositiveIntegerField(default=0)
     origin = models.CharField(max_length=16, default="director")  # director | restore
     created_at = models.DateTimeField(auto_now_add=True)
+    # Set when a message it was built from was edited or deleted: out of force for good.
+    withdrawn_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         constraints = [
