@@ -391,11 +391,13 @@ class PlanningStatus(models.TextChoices):
 
 
 class PlanningRun(TenantScopedModel):
-    """One turn's Agent V2 background run: exactly one per turn (the unique ``turn``), made
-    when the turn starts, with the snapshot it reads (the turn-start state and the compiled
-    materials), then what it did: tools requested and run, each specialist's result, the
-    Director's attempts, the outcome, timings and the model calls. ``claim`` names the
-    delivery of the task that owns the run; a redelivered task takes it over."""
+    """One turn's Agent V2 background run: exactly one per turn (the unique ``turn``),
+    written in the transaction that commits the turn's reply, with the snapshot it reads
+    (the turn-start state and the compiled materials), then what it did: tools requested
+    and run, each specialist's result, the Director's attempts, the outcome, timings and the
+    model calls. A queued run not yet ``dispatched_at`` is the outbox its relay sends the
+    task of (``roleplay.agentic_relay``). ``claim`` names the delivery of the task that owns
+    the run; a redelivered task takes it over."""
 
     turn = models.OneToOneField(Turn, on_delete=models.CASCADE, related_name="planning_run")
     conversation = models.ForeignKey(Conversation, on_delete=models.CASCADE, related_name="+")
@@ -421,6 +423,8 @@ class PlanningRun(TenantScopedModel):
     deliveries = models.PositiveIntegerField(default=0)
     claim = models.UUIDField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
+    # When the relay (or the stalled-run sweep) last sent its task; null: not sent yet.
+    dispatched_at = models.DateTimeField(null=True, blank=True)
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
 
@@ -428,6 +432,12 @@ class PlanningRun(TenantScopedModel):
         indexes = [
             models.Index(fields=["conversation", "created_at"], name="planning_run_conv"),
             models.Index(fields=["assistant_message_id"], name="planning_run_reply"),
+            # the relay's outbox: runs whose task was never sent
+            models.Index(
+                fields=["created_at"],
+                condition=models.Q(status="queued", dispatched_at__isnull=True),
+                name="planning_run_outbox",
+            ),
         ]
 
 

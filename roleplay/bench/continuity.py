@@ -201,7 +201,7 @@ class Run:
 
 
 def _finish(turn_id: str):
-    """The turn once its Agent V2 run (recorded beside the Actor) has been executed here."""
+    """The turn once its Agent V2 run (recorded with the reply) has been executed here."""
     from roleplay.models import PlanningRun, Turn
     from roleplay.services import planning
 

@@ -78,10 +78,11 @@ def test_bench_turns_agentic_compare_is_clean():
     assert data["without"]["settings"]["agentic"] is False
     assert data["with"]["settings"]["agentic"] is True
     info = data["with"]["agentic"]
-    # Every chat turn with Agent V2 (warm-up ones included) recorded its planning run and
-    # enqueued its task, and none ran (no worker reads the private queue).
+    # Every chat turn with Agent V2 (warm-up ones included) recorded its planning run with
+    # its reply and sent no task (the relay sends them), and none ran (no relay, no worker).
     assert info["chat_turns"] == 8 + 1  # the warm-up player in the arm's first round only
-    assert info["planning_runs_recorded"] == info["planning_tasks_queued"] == info["chat_turns"]
+    assert info["planning_runs_recorded"] == info["chat_turns"]
+    assert info["planning_tasks_queued"] == 0
     assert info["planning_runs_executed"] == 0
     comparison = data["comparison"]
     assert comparison["ttfd_p50_ratio"] > 0
