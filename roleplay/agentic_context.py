@@ -1,5 +1,5 @@
 """Agent V2 in a turn (seed 002): the Actor reads the turn-start state, and the turn's
-background run is started beside it.
+background run is recorded with its reply.
 
 A context hook (``turns.CONTEXT_HOOKS``), cheap and synchronous: for a conversation whose
 scenario has ``agenticV2`` on (and not ``storyV1``, which routes to Story), it takes the
@@ -7,9 +7,12 @@ state in force (read with the conversation, ``turns.reads``), places the Actor's
 block (the state and its ledger projection within ``maxStateChars + 2000`` characters, or
 the default note when there is none yet) and, for a turn that answers the player
 (``chat``, ``regenerate``, ``edit_regenerate``, ``auto_reply``; a ``continue`` goes on with
-the same turn's reply), records the turn's planning run and enqueues it
-(``services.planning.start``), beside the Actor once its first delta is out
-(``ctx.beside_actor``): the Actor never waits for it.
+the same turn's reply), records the turn's planning run (``services.planning.start``) in
+the transaction that commits the reply (``ctx.with_reply``), whose commit wakes the relay
+that sends its task (``agentic_relay``): nothing of it is on the path to the first delta,
+and the Actor never waits for the background. With
+``recovery.tolerateMissingStreamMetadata`` the Actor's stream may end without a
+``finish_reason`` (seed 002 line 147: that case only; every other model error stays one).
 """
 
 from __future__ import annotations
@@ -41,6 +44,7 @@ def apply(ctx, conversation: Conversation) -> None:
     config = agentic_config(scenario)
     if config is None:
         return
+    ctx.tolerate_missing_stream_metadata = config.recovery.tolerateMissingStreamMetadata
     snapshot = ctx.reads[AGENT_STATE_KEY]  # read with the conversation (turns.reads)
     block = inputs.actor_block(
         snapshot.state, snapshot.ledger, max_state_chars=config.maxStateChars
@@ -55,12 +59,12 @@ def apply(ctx, conversation: Conversation) -> None:
     }
     if not ctx.record or ctx.kind not in PLANNING_KINDS or ctx.user_input is None:
         return
-    ctx.beside_actor.append(lambda: _start_planning(ctx, config, snapshot))
+    ctx.with_reply.append(lambda: _start_planning(ctx, config, snapshot))
 
 
 def _start_planning(ctx, config, snapshot) -> None:
-    """Record and enqueue the turn's planning run with the inputs the turn started from
-    (made here, beside the Actor, not before its first delta)."""
+    """Record the turn's planning run with the inputs the turn started from (made here, with
+    the reply, not before its first delta)."""
     history = [(m.role, m.content) for m in ctx.history]
     number = 1 + sum(1 for role, _ in history if role == "user")
     character = ctx.character

@@ -8,14 +8,24 @@ the orchestrator's. Every call goes through the gateway (original plus two retri
 transient errors) and is a ``ModelCall`` row with purpose ``orchestrator``,
 ``specialist:<tool>``, ``director`` or ``auto_reply``; a call that still fails transiently
 is tried once more on ``recovery.transientRetryModelConfigId`` when one is set.
+
+With ``contextGovernance`` on, every call's prompt (messages and tool definitions, in
+cl100k tokens) is counted against its config's window less its output and
+``safetyMarginTokens`` (seed 002 line 143), and recorded in :attr:`TenantModels.budgets`
+(the run keeps them): ``enforce`` refuses a call over that budget before sending it
+(``context_overflow``, not retried), ``shadow`` only records it.
 """
 
 from __future__ import annotations
 
+import json
+
 from console.db import run_db
+from console.tokens import count_messages, count_tokens
 from roleplay.agentic.config import AgenticV2
+from roleplay.compact.budget import budget as window_budget
 from roleplay.llm.errors import ModelError
-from roleplay.llm.gateway import Gateway
+from roleplay.llm.gateway import Gateway, provider_config
 from roleplay.llm.types import CompletionResult, ModelRequest
 from roleplay.models import ModelConfig
 from roleplay.preset_selectors import effective_preset
@@ -32,6 +42,14 @@ class RoleUnavailable(ModelError):
         super().__init__("model_config_missing", message, retryable=False)
 
 
+class OverBudget(ModelError):
+    """Under ``enforce`` governance, a call's prompt does not fit its model's window less
+    the output and the safety margin: refused before it is sent."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__("context_overflow", message, retryable=False)
+
+
 def role_system(config: ModelConfig | None, template: str, variables: dict[str, str]) -> str:
     """The role template ``template`` of ``config``'s preset, its macros expanded."""
     try:
@@ -46,6 +64,9 @@ class TenantModels:
 
     def __init__(self, tenant, config: AgenticV2, *, turn_id=None) -> None:
         self.tenant, self.turn_id = tenant, turn_id
+        self.governance = config.contextGovernance
+        # With governance: each call's {purpose, mode, tokens, budget, over}, in call order.
+        self.budgets: list[dict] = []
         refs = config.modelConfigs
         self.refs: dict[str, str | None] = {
             "orchestrator": refs.orchestrator,
@@ -85,7 +106,32 @@ class TenantModels:
                 raise
             return await self._call(self.config("recovery"), purpose, request)
 
+    def _govern(self, config: ModelConfig, purpose: str, request: ModelRequest) -> None:
+        governance = self.governance
+        if governance is None:
+            return
+        window = provider_config(config)
+        tokens = count_messages(request.messages)
+        if request.tools:
+            tokens += count_tokens(json.dumps(request.tools, ensure_ascii=False))
+        room = window_budget(
+            window.context_limit,
+            request.max_tokens or window.max_output_tokens,
+            governance.safetyMarginTokens,
+        )
+        over = tokens > room
+        self.budgets.append(
+            {"purpose": purpose, "mode": governance.mode, "tokens": tokens, "budget": room,
+             "over": over}
+        )  # fmt: skip
+        if over and governance.mode == "enforce":
+            raise OverBudget(
+                f"{purpose}: {tokens} prompt tokens, over the budget of {room} (the window "
+                f"less the output and safetyMarginTokens {governance.safetyMarginTokens})"
+            )
+
     async def _call(self, config: ModelConfig, purpose: str, request: ModelRequest):
+        self._govern(config, purpose, request)
         gateway = Gateway(self.tenant, config, purpose, turn_id=self.turn_id, run_db=run_db)
         try:
             return await gateway.complete(request)

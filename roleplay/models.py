@@ -361,6 +361,8 @@ class AgentStateRevision(TenantScopedModel):
     history_revision = models.PositiveIntegerField(default=0)
     origin = models.CharField(max_length=16, default="director")  # director | restore
     created_at = models.DateTimeField(auto_now_add=True)
+    # Set when a message it was built from was edited or deleted: out of force for good.
+    withdrawn_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         constraints = [
@@ -395,11 +397,13 @@ class PlanningStatus(models.TextChoices):
 
 
 class PlanningRun(TenantScopedModel):
-    """One turn's Agent V2 background run: exactly one per turn (the unique ``turn``), made
-    when the turn starts, with the snapshot it reads (the turn-start state and the compiled
-    materials), then what it did: tools requested and run, each specialist's result, the
-    Director's attempts, the outcome, timings and the model calls. ``claim`` names the
-    delivery of the task that owns the run; a redelivered task takes it over."""
+    """One turn's Agent V2 background run: exactly one per turn (the unique ``turn``),
+    written in the transaction that commits the turn's reply, with the snapshot it reads
+    (the turn-start state and the compiled materials), then what it did: tools requested
+    and run, each specialist's result, the Director's attempts, the outcome, timings and the
+    model calls. A queued run not yet ``dispatched_at`` is the outbox its relay sends the
+    task of (``roleplay.agentic_relay``). ``claim`` names the delivery of the task that owns
+    the run; a redelivered task takes it over."""
 
     turn = models.OneToOneField(Turn, on_delete=models.CASCADE, related_name="planning_run")
     conversation = models.ForeignKey(Conversation, on_delete=models.CASCADE, related_name="+")
@@ -419,10 +423,14 @@ class PlanningRun(TenantScopedModel):
     ignored_calls = models.JSONField(default=list)
     timings = models.JSONField(default=dict)
     model_calls = models.JSONField(default=list)
+    # With context governance: each background call's prompt tokens against its budget.
+    governance = models.JSONField(default=list)
     revision = models.PositiveIntegerField(null=True, blank=True)
     deliveries = models.PositiveIntegerField(default=0)
     claim = models.UUIDField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
+    # When the relay (or the stalled-run sweep) last sent its task; null: not sent yet.
+    dispatched_at = models.DateTimeField(null=True, blank=True)
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
 
@@ -430,6 +438,12 @@ class PlanningRun(TenantScopedModel):
         indexes = [
             models.Index(fields=["conversation", "created_at"], name="planning_run_conv"),
             models.Index(fields=["assistant_message_id"], name="planning_run_reply"),
+            # the relay's outbox: runs whose task was never sent
+            models.Index(
+                fields=["created_at"],
+                condition=models.Q(status="queued", dispatched_at__isnull=True),
+                name="planning_run_outbox",
+            ),
         ]
 
 

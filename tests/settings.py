@@ -25,6 +25,9 @@ EMBEDDED_REDIS = not os.environ.get("REDIS_URL")
 os.environ.setdefault(embedded.RUN_DIR_ENV, f"/tmp/{RUN_PREFIX}{os.getpid()}")
 os.environ.setdefault("TEST_DATABASE_NAME", f"{TEST_DATABASE_PREFIX}{os.getpid()}")
 os.environ.setdefault("SECRET_KEY", secrets.token_urlsafe(50))  # children sign alike
+# The session's Celery worker relays no planning run: a test that wants its runs sent runs
+# a relay of its own (``tests/agentic/conftest.py``), so no other test's run is executed.
+os.environ.setdefault("PLANNING_RELAY", "0")
 # Prepared worldbook revisions of this run (children share them), gone with the run dir.
 os.environ.setdefault(
     "WORLDBOOK_COMPILED_DIR", f"{os.environ[embedded.RUN_DIR_ENV]}/worldbook-compiled"

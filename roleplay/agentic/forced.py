@@ -5,7 +5,9 @@ the model chose.
   scene's scale), each only if enabled.
 - A person's name in the last 4 visible messages or the current query that the old state
   does not mention adds ``judge_npc``.
-- Any forced specialist means phase 2 must offer ``update_director_state``.
+- Any forced specialist means phase 2 adds ``update_director_state`` (when enabled) if the
+  orchestrator does not call it itself: forced, not merely offered (seed 002 line 59); the
+  Director's candidate still has to pass its checks and the commit.
 
 Names are found by a multilingual rule set, not a model:
 
@@ -73,11 +75,11 @@ _JA_HONORIFIC = re.compile(
 
 @dataclass(frozen=True)
 class Forced:
-    """The specialists the rules add, and whether phase 2 must offer the director."""
+    """The specialists the rules add, and whether phase 2 must add the Director."""
 
     tools: tuple[str, ...]
     names: tuple[str, ...]
-    offer_director: bool
+    force_director: bool
 
 
 def person_names(text: str) -> list[str]:

@@ -2,13 +2,15 @@
 :class:`Models`, the state commit is the caller's.
 
 1. **Phase 1**: the orchestrator sees the materials and the enabled tools and picks none,
-   some specialists, the Director, or both. With ``routingMode: auto`` a selection of at
-   least ``escalationToolCallThreshold`` calls is redone by the escalation model. The forced
+   some specialists, the Director, or both, at most ``min(maxToolCalls, maxParallelTools)``
+   specialists. With ``routingMode: auto`` a selection of at least
+   ``escalationToolCallThreshold`` calls is redone by the escalation model. The forced
    rules (``forced``) add specialists.
-2. **Specialists** run concurrently, at most ``maxParallelTools`` at a time, each one
-   completion; a failure is a failure result and the others go on.
+2. **Specialists** run concurrently, all at once, each one completion; a failure is a
+   failure result and the others go on.
 3. **Phase 2**: the orchestrator gets the calls and results and may only call
-   ``update_director_state``. A Director the orchestrator asked for in phase 1 alongside
+   ``update_director_state``; after a forced specialist the Director is added when it does
+   not (seed 002 line 59). A Director the orchestrator asked for in phase 1 alongside
    specialists is deferred until they finish (phase 2 is then not needed).
 4. **Director**: a whole new state, checked by ``state.check_candidate``; an invalid one is
    retried with the reason, at most :data:`DIRECTOR_ATTEMPTS` in all.
@@ -209,6 +211,10 @@ async def _phases(job: _Run) -> None:
             started = time.perf_counter()
             director = await _phase2(job, phase1, selection.specialists)
             result.timings["phase2_ms"] = _ms(started)
+            if director is None and forced.force_director:
+                director = tools.Call(f"forced-{DIRECTOR_TOOL}", DIRECTOR_TOOL, FORCED_REASON,
+                                      forced=True)  # fmt: skip
+                result.forced.append(DIRECTOR_TOOL)
     if director is None:
         result.outcome = UNCHANGED
         return
@@ -244,34 +250,39 @@ async def _select(job: _Run, role: str) -> tuple[tools.Selection, list[dict[str,
         parallel_tool_calls=True,
     )
     answer = await job.call(role, request)
-    selection = tools.select(answer.tool_calls, enabled=enabled, max_tool_calls=config.maxToolCalls)
+    selection = tools.select(
+        answer.tool_calls,
+        enabled=enabled,
+        max_tool_calls=config.maxToolCalls,
+        max_parallel=config.maxParallelTools,
+    )
     return selection, list(request.messages)
 
 
 async def _specialists(job: _Run, calls: Sequence[tools.Call]) -> None:
-    gate = asyncio.Semaphore(job.config.maxParallelTools)
+    """Every selected specialist at once: phase 1's selection is what ``maxParallelTools``
+    caps (:func:`tools.select`)."""
     governance = job.config.contextGovernance
     limit = governance.maxToolResultChars if governance and governance.mode == "enforce" else None
 
     async def one(call: tools.Call) -> dict[str, Any]:
-        async with gate:
-            started = time.perf_counter()
-            record: dict[str, Any] = {**call.as_json(), "tool": call.name}
-            user = job.inputs.materials("specialist") + f"\n\nWHY YOU ARE ASKED\n{call.reason}"
-            if call.focus:
-                user += f"\n\nFOCUS\n{call.focus}"
-            try:
-                system = job.models.system(f"specialist_{call.name}", job.variables())
-                answer = await job.call(f"specialist:{call.name}", job.request(system, user))
-            except ModelError as exc:
-                return {**record, "status": "failed", "error": exc.code, "text": "",
-                        "ms": _ms(started)}  # fmt: skip
-            text, error = tools.cut_result(answer.content, enforce_limit=limit)
-            usage = asdict(answer.usage)
-            if error:
-                return {**record, "status": "failed", "error": error, "text": "", "usage": usage,
-                        "ms": _ms(started)}  # fmt: skip
-            return {**record, "status": "ok", "text": text, "usage": usage, "ms": _ms(started)}
+        started = time.perf_counter()
+        record: dict[str, Any] = {**call.as_json(), "tool": call.name}
+        user = job.inputs.materials("specialist") + f"\n\nWHY YOU ARE ASKED\n{call.reason}"
+        if call.focus:
+            user += f"\n\nFOCUS\n{call.focus}"
+        try:
+            system = job.models.system(f"specialist_{call.name}", job.variables())
+            answer = await job.call(f"specialist:{call.name}", job.request(system, user))
+        except ModelError as exc:
+            return {**record, "status": "failed", "error": exc.code, "text": "",
+                    "ms": _ms(started)}  # fmt: skip
+        text, error = tools.cut_result(answer.content, enforce_limit=limit)
+        usage = asdict(answer.usage)
+        if error:
+            return {**record, "status": "failed", "error": error, "text": "", "usage": usage,
+                    "ms": _ms(started)}  # fmt: skip
+        return {**record, "status": "ok", "text": text, "usage": usage, "ms": _ms(started)}
 
     done = await asyncio.gather(*(one(call) for call in calls))
     job.result.specialists = list(done)

@@ -4,8 +4,10 @@ calls become. Pure.
 Each tool takes ``reason`` (required) and ``focus`` (optional). A call is looked up in the
 registry of exactly seven names; an unknown name, a tool the scenario did not enable,
 arguments that are not ``{reason, focus?}`` text, a repeated specialist or one over
-``maxToolCalls`` is recorded as ignored with why, and never executed. The Director
-(``update_director_state``) counts against neither cap.
+``maxToolCalls`` or ``maxParallelTools`` is recorded as ignored with why, and never
+executed. Both caps bound phase 1's selection (seed 002 lines 138–139: the specialists
+phase 1 executes are at most the smaller of the two, and they run at once); the Director
+(``update_director_state``) counts against neither.
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ RESULT_CHARS = 5000
 CUT = " …"
 UNKNOWN, NOT_ENABLED, MALFORMED = "unknown_tool", "not_enabled", "malformed_arguments"
 DUPLICATE, OVER_LIMIT = "duplicate", "over_max_tool_calls"
+OVER_PARALLEL = "over_max_parallel_tools"
 
 
 def definitions(names: Sequence[str]) -> list[dict[str, Any]]:
@@ -99,11 +102,18 @@ def _arguments(arguments: Any) -> tuple[str, str] | None:
 
 
 def select(
-    calls: Sequence[Any], *, enabled: Sequence[str], max_tool_calls: int, director: bool = True
+    calls: Sequence[Any],
+    *,
+    enabled: Sequence[str],
+    max_tool_calls: int,
+    max_parallel: int | None = None,
+    director: bool = True,
 ) -> Selection:
     """Sort a model's tool calls (objects with ``id``, ``name``, ``arguments``) into a
     :class:`Selection`; ``director=False`` refuses the Director (it is not offered)."""
     chosen = Selection()
+    cap = max_tool_calls if max_parallel is None else min(max_tool_calls, max_parallel)
+    over = OVER_LIMIT if cap == max_tool_calls else OVER_PARALLEL
     for call in calls:
         name = getattr(call, "name", "")
         record = {"id": getattr(call, "id", ""), "name": name}
@@ -119,8 +129,8 @@ def select(
             why = DUPLICATE
         elif any(c.name == name for c in chosen.specialists):
             why = DUPLICATE
-        elif name != DIRECTOR_TOOL and len(chosen.specialists) >= max_tool_calls:
-            why = OVER_LIMIT
+        elif name != DIRECTOR_TOOL and len(chosen.specialists) >= cap:
+            why = over
         if why is not None:
             chosen.ignored.append({**record, "why": why})
             continue
@@ -142,11 +152,12 @@ def add_forced(selection: Selection, forced: Sequence[str], reason: str) -> None
 
 def cut_result(text: str, *, enforce_limit: int | None = None) -> tuple[str, str | None]:
     """A specialist's result as phase 2 and the ledger take it: cut to
-    :data:`RESULT_CHARS`; with ``enforce`` governance a result over its limit is instead
-    the failure ``tool_result_oversized``."""
+    :data:`RESULT_CHARS`; with ``enforce`` governance (``enforce_limit``, the scenario's
+    ``maxToolResultChars``) never cut: kept whole within the limit, and over it the failure
+    ``tool_result_oversized`` (seed 002 line 556)."""
     text = (text or "").strip()
-    if enforce_limit is not None and len(text) > enforce_limit:
-        return "", "tool_result_oversized"
+    if enforce_limit is not None:
+        return ("", "tool_result_oversized") if len(text) > enforce_limit else (text, None)
     if len(text) > RESULT_CHARS:
         text = text[: RESULT_CHARS - len(CUT)] + CUT
     return text, None

@@ -23,6 +23,8 @@ class LedgerEntrySerializer(serializers.Serializer):
     key = serializers.CharField()
     status = serializers.CharField()
     payload = serializers.DictField()
+    sourceTool = serializers.CharField(allow_null=True)  # noqa: N815 - the seed's names
+    sourceTurn = serializers.IntegerField(allow_null=True)  # noqa: N815
 
 
 class AgentStateSerializer(serializers.Serializer):

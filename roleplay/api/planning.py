@@ -34,6 +34,7 @@ class PlanningRunSerializer(serializers.ModelSerializer):
             "id", "turn_id", "scenario", "assistant_message_id", "source_turn", "status",
             "outcome", "error_code", "snapshot_revision", "guidance", "tools_requested",
             "tools_run", "specialists", "director", "ignored_calls", "timings", "model_calls",
+            "governance",
             "revision", "deliveries", "created_at", "started_at", "finished_at",
         ]  # fmt: skip
 

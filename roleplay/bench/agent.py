@@ -7,8 +7,9 @@ default scenario has Agent V2 on, every role on the scripted model server
 state, placing the block and recording the turn's ``PlanningRun``, the Actor's reply
 streamed and stored); then the run is executed here, as the Celery task's body would be
 (``roleplay.services.planning.execute``), before the next turn, so each turn reads the
-state the one before committed. The task ``.delay()`` enqueued goes to a private queue
-that nobody reads and is purged at the end (``roleplay.bench.queue``).
+state the one before committed. The run is recorded with the reply and no relay runs
+here, so nothing else sends its task (what other tasks the turn sends go to a private queue
+that nobody reads, purged at the end: ``roleplay.bench.queue``).
 
 The figures are the runs' own ``PlanningRun.timings``: ``model_ms`` (time spent in model
 calls, as the runner sees them: HTTP to the model server and the gateway's ``ModelCall``

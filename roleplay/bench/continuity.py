@@ -14,8 +14,9 @@ Facts (a promise, an item handed over, a name, a deadline, a preference) are pla
 chosen turns and cued later; at every cue the Actor's request is searched for the fact's
 marker and the layer that carried it is named (the kept history, the compaction summary,
 the Agent V2 state and ledger block, a memory block). Mid-way a planted turn is rolled back
-and another planted message is edited: the retracted markers must not reach a later
-request. Another player's markers must never appear (leaks).
+and another planted message is edited: the retracted markers (rolled back or edited away)
+must not reach a later request, and the layer that still carries one is named. Another
+player's markers must never appear (leaks).
 """
 
 from __future__ import annotations
@@ -200,7 +201,7 @@ class Run:
 
 
 def _finish(turn_id: str):
-    """The turn once its Agent V2 run (recorded beside the Actor) has been executed here."""
+    """The turn once its Agent V2 run (recorded with the reply) has been executed here."""
     from roleplay.models import PlanningRun, Turn
     from roleplay.services import planning
 
@@ -353,8 +354,7 @@ def report(players: list[Player], baseline: Player, budget: int, counts: dict) -
         "retracted": [{"marker": key, "turn": at} for p in players for key, at in p.retracted],
         "retracted_seen_later": retracted_seen,
         "retracted_seen_in": {k: v for p in players for k, v in p.retracted_layers.items()},
-        # Informational: an edited message's old words may live on in the Agent V2 state,
-        # which an edit does not roll back (a rollback does).
+        # An edit takes the old words out of every derived layer, as a rollback does.
         "edited_away": [{"marker": key, "turn": at} for p in players for key, at in p.edited],
         "edited_away_seen_later": edited_seen,
         "leaks": leaks,
@@ -396,6 +396,7 @@ def report(players: list[Player], baseline: Player, budget: int, counts: dict) -
             "all_facts_present": len(present) == len(facts),
             "no_leaks": leaks == 0,
             "no_retracted_fact_later": not retracted_seen,
+            "no_edited_away_fact_later": not edited_seen,
             "flat_tokens": flat,
             "ttfd_within_10_percent": ratio is not None and ratio <= 1.10,
         },

@@ -1,11 +1,12 @@
 """A private Celery queue for a benchmark's background tasks.
 
-A turn with Agent V2 on enqueues its planning run with ``.delay()`` on the default queue,
-where a worker of the running product (``make run``) would take it and run it against the
-benchmark's model server, or where it would wait for the next worker long after the bench
-tenant is gone. Benchmarks send those tasks to a queue of their own that no worker reads,
-count them and purge it at the end: in this process with :func:`private_queue`, in a daphne
-child with ``roleplay.bench.asgi`` and :data:`QUEUE_ENV`.
+A turn sends background tasks (recall indexing, a pre-compaction, and once a relay sends it,
+its Agent V2 planning run) to the default queue, where a worker of the running product
+(``make run``) would take them and run them against the benchmark's model server, or where
+they would wait for the next worker long after the bench tenant is gone. Benchmarks send
+those tasks to a queue of their own that no worker reads, count them and purge it at the
+end: in this process with :func:`private_queue`, in a daphne child with
+``roleplay.bench.asgi`` and :data:`QUEUE_ENV`.
 """
 
 from __future__ import annotations

@@ -343,7 +343,9 @@ class OpenAICompatProvider(Provider):
             yield StreamDone(result)
             return
         if finish_reason is None:
-            raise ModelBadResponse("stream ended before a finish_reason")
+            if not request.tolerate_missing_stream_metadata:
+                raise ModelBadResponse("stream ended before a finish_reason")
+            finish_reason = "stop"
         held = scratchpad.finish()
         if held:
             parts.append(held)

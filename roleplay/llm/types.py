@@ -72,6 +72,9 @@ class ModelRequest:
     timeout: float | None = None
     # The last message is an assistant reply to go on from (a continue), not to answer.
     continue_final_message: bool = False
+    # A stream that ends without a ``finish_reason`` is taken as finished ("stop") rather
+    # than refused as a bad response (Agent V2's ``recovery.tolerateMissingStreamMetadata``).
+    tolerate_missing_stream_metadata: bool = False
 
 
 @dataclass(frozen=True)

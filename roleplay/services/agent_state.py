@@ -10,9 +10,20 @@ commit again: a revision of its own already there (same number, source message a
 recognised as the earlier success.
 
 Reading goes back past revisions whose source message is gone (a rollback or a deleted
-reply): the next turn reads the newest revision whose reply still exists, and the ledger
-entries of the revisions it went past are left out too (beyond the seed, which never rolls
-the state back). The head number keeps growing, so numbers never repeat.
+reply) and past revisions **withdrawn** because a message they were built from changed: the
+next turn reads the newest revision still in force, and the ledger entries of the revisions
+it went past are left out too (beyond the seed, which never rolls the state back). The head
+number keeps growing, so numbers never repeat.
+
+A revision is built from the messages its turn read: every message before the turn's reply
+(its source message), not the reply itself, which the background never sees. So when a
+message with store timestamp ``ts`` is edited, another alternative of it is chosen, or it
+is deleted, :func:`withdraw_from` withdraws every revision whose source message comes after
+``ts`` (the revision before that message is then in force, as after a rollback), and moves
+the head on when it withdrew one or a background run built from the message is still in
+flight: that run's commit is then ``stale_write_rejected``, as it read the old text. Edits
+and alternatives withdraw in their own transaction (``roleplay.services.messages``);
+deletes, from any door, when the message store's ``messages_deleted`` goes out.
 
 ``historyRevision`` is how many times the conversation's history changed shape (edit,
 rollback, trim) while this state existed: the head counts the message store's
@@ -28,18 +39,20 @@ from functools import cache
 from typing import Any
 
 from django.db import IntegrityError, connection, transaction
-from django.db.models import F
+from django.db.models import Exists, F, OuterRef
 from django.utils import timezone
 
 from console import failures
 from memory.models import Message
-from memory.signals import history_changed
+from memory.signals import history_changed, messages_deleted
 from roleplay.errors import NotFound, RoleplayError
 from roleplay.models import (
     AgentLedgerEntry,
     AgentStateHead,
     AgentStateRevision,
     Conversation,
+    PlanningRun,
+    PlanningStatus,
     Scenario,
 )
 
@@ -69,7 +82,8 @@ class Snapshot:
 
     def as_read(self) -> dict[str, Any]:
         """``{found, revision, sourceTurn, sourceMessageId, historyRevision, state,
-        toolsCalled, ledger[]}``."""
+        toolsCalled, ledger[]}``, each ledger item ``{type, key, status, payload,
+        sourceTool, sourceTurn}`` (seed 002: the source beside the payload that holds it)."""
         return {
             "found": self.found,
             "revision": self.revision,
@@ -78,8 +92,17 @@ class Snapshot:
             "historyRevision": self.history_revision,
             "state": self.state,
             "toolsCalled": list(self.tools_called),
-            "ledger": list(self.ledger),
+            "ledger": [_read_item(entry) for entry in self.ledger],
         }
+
+
+def _read_item(entry: dict[str, Any]) -> dict[str, Any]:
+    payload = entry.get("payload") if isinstance(entry.get("payload"), dict) else {}
+    return {
+        **entry,
+        "sourceTool": payload.get("sourceTool"),
+        "sourceTurn": payload.get("sourceTurn"),
+    }
 
 
 # No state yet (or no scenario to hold one).
@@ -160,16 +183,18 @@ def state_sql(tenant: str, conversation: str, scenario: str, limit: str) -> str:
                        WHERE e.conversation_id = h.conversation_id
                          AND e.scenario_id = h.scenario_id AND e.revision <= r.revision
                          AND ({limit}::int IS NULL OR e.status = 'active')
-                         -- not the entries of a revision whose reply is gone (rolled back)
+                         -- not the entries of a revision out of force: withdrawn, or whose
+                         -- reply is gone (rolled back)
                          AND NOT EXISTS (
                              SELECT 1 FROM {revision} gone
                              WHERE gone.conversation_id = e.conversation_id
                                AND gone.scenario_id = e.scenario_id
                                AND gone.revision = e.revision
-                               AND gone.source_message_id IS NOT NULL
-                               AND NOT EXISTS (
-                                   SELECT 1 FROM {message} m WHERE m.id = gone.source_message_id
-                               )
+                               AND (gone.withdrawn_at IS NOT NULL
+                                    OR gone.source_message_id IS NOT NULL AND NOT EXISTS (
+                                        SELECT 1 FROM {message} m
+                                        WHERE m.id = gone.source_message_id
+                                    ))
                          )
                        ORDER BY e.id DESC
                        LIMIT {limit}
@@ -179,6 +204,7 @@ def state_sql(tenant: str, conversation: str, scenario: str, limit: str) -> str:
         LEFT JOIN LATERAL (
             SELECT * FROM {revision} r
             WHERE r.conversation_id = h.conversation_id AND r.scenario_id = h.scenario_id
+              AND r.withdrawn_at IS NULL
               AND (r.source_message_id IS NULL
                    OR EXISTS (SELECT 1 FROM {message} m WHERE m.id = r.source_message_id))
             ORDER BY r.revision DESC
@@ -287,11 +313,64 @@ def _already_mine(key: dict, revision: int, state: str, source_message_id) -> bo
     ).exists()
 
 
+def withdraw_from(tenant_id, conversation_id, ts: int | None) -> int:
+    """Withdraw the conversation's revisions built from its message at ``ts`` (None: from
+    every message), under every scenario; the number withdrawn. Moves the heads on when
+    one was withdrawn or a background run that read the message is still in flight."""
+    later = Message.objects.filter(pk=OuterRef("source_message_id"))
+    running = PlanningRun.objects.filter(
+        conversation_id=conversation_id, status__in=(PlanningStatus.QUEUED, PlanningStatus.RUNNING)
+    )
+    if ts is not None:
+        later = later.filter(ts__gt=ts)
+        replies = Message.objects.filter(pk=OuterRef("assistant_message_id"), ts__gt=ts)
+        running = running.filter(Exists(replies))
+    withdrawn = AgentStateRevision.objects.filter(
+        Exists(later), tenant_id=tenant_id, conversation_id=conversation_id,
+        withdrawn_at__isnull=True,
+    ).update(withdrawn_at=timezone.now())  # fmt: skip
+    in_flight = set(running.values_list("scenario_id", flat=True))
+    if withdrawn or in_flight:
+        heads = AgentStateHead.objects.filter(tenant_id=tenant_id, conversation_id=conversation_id)
+        heads.update(revision=F("revision") + 1, updated_at=timezone.now())
+        for scenario_id in in_flight - set(heads.values_list("scenario_id", flat=True)):
+            _start_head(tenant_id, conversation_id, scenario_id)
+    return withdrawn
+
+
+def _start_head(tenant_id, conversation_id, scenario_id) -> None:
+    """A head at 1 for a state with no revision yet, so that a run in flight (comparing
+    with 0) finds it moved; one made meanwhile by a commit is moved on instead."""
+    key = {"tenant_id": tenant_id, "conversation_id": conversation_id, "scenario_id": scenario_id}
+    try:
+        with transaction.atomic():
+            AgentStateHead.objects.create(**key, revision=1)
+    except IntegrityError:
+        AgentStateHead.objects.filter(**key).update(
+            revision=F("revision") + 1, updated_at=timezone.now()
+        )
+
+
+def _conversation_id(session_id) -> uuid.UUID | None:
+    """The conversation a message store session is (its id), or None."""
+    try:
+        return uuid.UUID(str(session_id))
+    except ValueError:  # every conversation (None), or a store session of no conversation
+        return None
+
+
+def _deleted(sender, *, tenant, session_id, timestamps, **_) -> None:
+    """Messages were deleted: withdraw what was built from the earliest of them (from all,
+    when the whole conversation was cleared: its replies are gone too)."""
+    conversation_id = _conversation_id(session_id)
+    if conversation_id is not None:
+        withdraw_from(tenant.pk, conversation_id, min(timestamps) if timestamps else None)
+
+
 def _history_changed(sender, *, tenant, session_id, **_) -> None:
     """Count a change of the conversation's history on every state it holds."""
-    try:
-        conversation_id = uuid.UUID(str(session_id))
-    except ValueError:  # every conversation (None), or a store session of no conversation
+    conversation_id = _conversation_id(session_id)
+    if conversation_id is None:
         return
     AgentStateHead.objects.filter(tenant=tenant, conversation_id=conversation_id).update(
         history_revision=F("history_revision") + 1
@@ -299,3 +378,4 @@ def _history_changed(sender, *, tenant, session_id, **_) -> None:
 
 
 history_changed.connect(_history_changed, dispatch_uid="roleplay.agent_state.history")
+messages_deleted.connect(_deleted, dispatch_uid="roleplay.agent_state.deleted")

@@ -4,7 +4,9 @@ Each checks the message belongs to the conversation (a foreign or unknown id is 
 refuses while a reply is being generated in it (409 ``turn_in_progress``): the turn would
 commit against a history that moved under it. The conversation row is locked for the
 check, the way deleting conversations does, so a turn cannot start meanwhile. The writes
-themselves are the message store's (``memory.alternatives``, ``memory.services``).
+themselves are the message store's (``memory.alternatives``, ``memory.services``). An edit or
+a chosen alternative also withdraws, in the same transaction, the Agent V2 state built from
+the message (``agent_state.withdraw_from``; a delete does it on the store's signal).
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from memory import services as message_store
 from memory.models import Message
 from roleplay.errors import NotFound, TurnInProgress
 from roleplay.models import Conversation
+from roleplay.services import agent_state
 from roleplay.turns.records import live_turns
 
 
@@ -48,7 +51,10 @@ def edit_message(conversation: Conversation, message_id, content: str, *, editor
     """Replace a user's or assistant's text, recording who changed it and when."""
     _quiet(conversation)
     message = message_of(conversation, message_id)
-    return alternatives.edit_message(conversation.tenant, message.id, content, editor=editor)
+    edited = alternatives.edit_message(conversation.tenant, message.id, content, editor=editor)
+    if edited.content != message.content:
+        agent_state.withdraw_from(conversation.tenant_id, conversation.pk, message.ts)
+    return edited
 
 
 @transaction.atomic
@@ -56,7 +62,10 @@ def select_alternative(conversation: Conversation, message_id, index: int) -> Me
     """Make alternative ``index`` the reply that history and every capability see."""
     _quiet(conversation)
     message = message_of(conversation, message_id)
-    return alternatives.select_alternative(conversation.tenant, message.id, index)
+    chosen = alternatives.select_alternative(conversation.tenant, message.id, index)
+    if chosen.content != message.content:
+        agent_state.withdraw_from(conversation.tenant_id, conversation.pk, message.ts)
+    return chosen
 
 
 @transaction.atomic

@@ -1,9 +1,12 @@
 """Agent V2's background runs: one per turn, durable, committed once (seed 002).
 
 - :func:`start` (the turn's context hook) records the turn's run with its snapshot: the
-  run's inputs, the config, the head revision to compare with and the compiled state the
-  Actor read (the auto-reply guidance). The row is unique per turn (a database constraint),
-  and the Celery task is enqueued when it commits.
+  run's inputs, the config and the head revision to compare with, in the transaction that
+  commits the turn's reply. The row is unique per turn (a database constraint). It is an
+  outbox row: the turn sends no task. :func:`dispatch_pending` (the relay,
+  ``roleplay.agentic_relay``, woken by the insert's NOTIFY) sends the Celery task of every
+  run not sent yet once the turn has committed, and :func:`requeue_stalled` (every minute)
+  sends again what was sent and never started, or never sent at all.
 - :func:`execute` (the task, ``acks_late``) claims the run, runs it
   (``roleplay.agentic.runner``) with real model calls, and in one transaction commits the
   state (compare-and-set against the snapshot's head) and closes the run. A delivery that
@@ -24,6 +27,7 @@ from typing import Any
 
 from django.db import transaction
 from django.db.models import Q
+from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from console import rows
@@ -38,6 +42,7 @@ logger = logging.getLogger(__name__)
 
 REPLY_WAIT_POLL_S = 0.25
 SKIPPED = "skipped"
+RELAY_BATCH = 100
 # A queued run not started after this long lost its task; a running one not finished after
 # its deadline (or this) lost its worker. Each is sent again, at most MAX_DELIVERIES in all.
 STALLED_QUEUED = timedelta(minutes=2)
@@ -53,9 +58,10 @@ def start(
     *,
     head: int,
 ) -> PlanningRun | None:
-    """Record ``turn``'s planning run and enqueue it on commit; None if it has one. The
-    guidance (the block the Actor read) is not stored: it is made from the inputs again
-    (``inputs.recorded_guidance``), which keeps every turn's INSERT a third smaller."""
+    """Record ``turn``'s planning run (its task is sent by the relay once the record
+    commits); None if it has one. The guidance (the block the Actor read) is not stored: it
+    is made from the inputs again (``inputs.recorded_guidance``), which keeps every turn's
+    INSERT a third smaller."""
     snapshot = {
         "inputs": given.as_json(),
         "config": config.model_dump(mode="json"),
@@ -71,11 +77,10 @@ def start(
         source_turn=given.turn,
         snapshot=snapshot,
     )
-    # One statement of its own (the ORM's save costs more than it takes to run, beside a
-    # reply on a busy machine); a second run for the turn is left alone, not an error.
+    # One statement of its own (the ORM's save costs more than it takes to run, in the
+    # turn's commit on a busy machine); a second run for the turn is left alone.
     if not rows.insert(row, unique="turn_id"):
         return None
-    transaction.on_commit(lambda: enqueue(row.pk))
     return row
 
 
@@ -84,6 +89,34 @@ def enqueue(run_id) -> None:
     from roleplay.tasks import run_planning
 
     task_send.send(run_planning, str(run_id))
+
+
+def dispatch_pending(limit: int = RELAY_BATCH) -> int:
+    """The relay's step: send the task of each committed run not sent yet, oldest first, at
+    most ``limit``; how many were sent. The runs are taken ``FOR UPDATE SKIP LOCKED`` and
+    marked sent in one transaction, so relays beside each other never send one twice; the
+    tasks go out once it commits. A crash in between leaves them marked and unsent, for
+    :func:`requeue_stalled`; a send that fails (the broker is down) unmarks the rest, for
+    the next step, and raises."""
+    with transaction.atomic():
+        ids = list(
+            PlanningRun.objects.select_for_update(skip_locked=True)
+            .filter(status=PlanningStatus.QUEUED, dispatched_at__isnull=True)
+            .order_by("created_at")
+            .values_list("pk", flat=True)[:limit]
+        )
+        if not ids:
+            return 0
+        PlanningRun.objects.filter(pk__in=ids).update(dispatched_at=timezone.now())
+    for sent, run_id in enumerate(ids):
+        try:
+            enqueue(run_id)
+        except Exception:
+            PlanningRun.objects.filter(pk__in=ids[sent:], status=PlanningStatus.QUEUED).update(
+                dispatched_at=None
+            )
+            raise
+    return len(ids)
 
 
 def execute(run_id: str) -> str:
@@ -106,7 +139,7 @@ def execute(run_id: str) -> str:
             result.outcome, result.error_code = runner.UNCHANGED, "reply_not_completed"
         started += time.perf_counter() - waited  # waiting for the reply is not our cost
     result.timings["task_ms"] = round((time.perf_counter() - started) * 1000, 1)
-    outcome, revision = _close(run, claim, given, result, models.call_ids)
+    outcome, revision = _close(run, claim, given, result, models)
     if outcome is None:
         return SKIPPED
     asyncio.run(
@@ -124,11 +157,14 @@ def execute(run_id: str) -> str:
 
 
 def requeue_stalled() -> dict:
-    """Send the stalled runs again (``roleplay.requeue_planning_runs``); a run delivered
-    :data:`MAX_DELIVERIES` times is closed as ``failed`` (``background_abandoned``)."""
+    """Send the stalled runs again (``roleplay.requeue_planning_runs``): queued ones whose
+    task went out (or should have: no relay sent it) :data:`STALLED_QUEUED` ago, running
+    ones started :data:`STALLED_RUNNING` ago; a run delivered :data:`MAX_DELIVERIES` times
+    is closed as ``failed`` (``background_abandoned``)."""
     now = timezone.now()
-    stalled = PlanningRun.objects.filter(
-        Q(status=PlanningStatus.QUEUED, created_at__lt=now - STALLED_QUEUED)
+    queued_since = Coalesce("dispatched_at", "created_at")
+    stalled = PlanningRun.objects.alias(queued_since=queued_since).filter(
+        Q(status=PlanningStatus.QUEUED, queued_since__lt=now - STALLED_QUEUED)
         | Q(status=PlanningStatus.RUNNING, started_at__lt=now - STALLED_RUNNING)
     )
     given_up = stalled.filter(deliveries__gte=MAX_DELIVERIES).update(
@@ -139,6 +175,7 @@ def requeue_stalled() -> dict:
     )
     sent = 0
     for run_id in stalled.filter(deliveries__lt=MAX_DELIVERIES).values_list("pk", flat=True)[:500]:
+        PlanningRun.objects.filter(pk=run_id).update(dispatched_at=timezone.now())
         enqueue(run_id)
         sent += 1
     return {"requeued": sent, "abandoned": given_up}
@@ -187,7 +224,7 @@ def _close(
     claim: uuid.UUID,
     given: runner.Inputs,
     result: runner.Result,
-    call_ids: list[str],
+    models: TenantModels,
 ) -> tuple[str | None, int | None]:
     """Commit the state (when there is one) and close the run, in one transaction; (the
     outcome, the revision in force after it), or (None, None) when another delivery of the
@@ -211,7 +248,7 @@ def _close(
                 )
             except agent_state.StaleWrite:
                 result.outcome, result.error_code = runner.STALE, agent_state.STALE
-        _record(row, result, call_ids, revision)
+        _record(row, result, models.call_ids, models.budgets, revision)
     return result.outcome, revision
 
 
@@ -219,7 +256,9 @@ def _director_called(result: runner.Result) -> list[str]:
     return ["update_director_state"] if result.director else []
 
 
-def _record(row: PlanningRun, result: runner.Result, call_ids: list[str], revision) -> None:
+def _record(
+    row: PlanningRun, result: runner.Result, call_ids: list[str], budgets: list[dict], revision
+) -> None:
     timings: dict[str, Any] = dict(result.timings)
     timings["model_ms"] = round(result.model_ms, 1)
     # What the background costs beyond waiting for models: the claim, the materials, the
@@ -236,6 +275,7 @@ def _record(row: PlanningRun, result: runner.Result, call_ids: list[str], revisi
     row.ignored_calls = result.ignored
     row.timings = timings
     row.model_calls = call_ids
+    row.governance = budgets
     row.revision = revision if result.outcome == runner.UPDATED else None
     row.finished_at = timezone.now()
     row.save()

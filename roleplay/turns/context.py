@@ -101,10 +101,14 @@ class TurnContext:
     # Small writes a hook defers until the reply is committed (off the path to the first
     # delta; never on a preview): called in the database thread, a failure only logged.
     after_reply: list[Callable[[], None]] = field(default_factory=list, repr=False)
-    # Durable work a hook starts beside the Actor (a background run's record and task):
-    # called in the database threads once the first delta is out (or the stream ended
-    # without one), so it never delays the reply; the turn waits for it before it ends.
-    beside_actor: list[Callable[[], None]] = field(default_factory=list, repr=False)
+    # Durable records a hook writes with the reply (a background run's record, the outbox row
+    # its relay sends): called in the transaction that commits the reply (or closes a turn
+    # that failed after), each in a savepoint, only for a turn that entered the Actor; a
+    # failure is logged and never costs the reply. Nothing on the path to the first delta.
+    with_reply: list[Callable[[], None]] = field(default_factory=list, repr=False)
+    # The Actor's stream may end without a finish_reason (a scenario's Agent V2
+    # ``recovery.tolerateMissingStreamMetadata``, set by its context hook).
+    tolerate_missing_stream_metadata: bool = False
     # (the variables it was computed with, the layout's positions): see placement_capabilities.
     _capabilities: tuple[dict[str, str], tuple[str, ...]] | None = field(default=None, repr=False)
     # The reply as stored, once committed (what post-turn phases read of it).

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import logging
 import uuid
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import timedelta
 
@@ -132,12 +133,21 @@ def answers_new_message(turn: Turn) -> bool:
 
 
 def finish_turn(
-    turn: Turn, *, content: str, status: str, usage=None, error_code=None, trace=None, config=None
+    turn: Turn,
+    *,
+    content: str,
+    status: str,
+    usage=None,
+    error_code=None,
+    trace=None,
+    config=None,
+    also: Sequence[Callable[[], None]] = (),
 ) -> bool:
     """Commit the reply (partial text kept on failure) and close the turn: a new message for
-    ``chat``, a new alternative for a regenerate, more text for a continue. False, and
-    nothing written, when the turn was closed already: a sweep found its process silent
-    (``expire_abandoned``) and kept its flushed text instead."""
+    ``chat``, a new alternative for a regenerate, more text for a continue; ``also`` the
+    hooks' records that go with it (``TurnContext.with_reply``), in the same transaction.
+    False, and nothing written, when the turn was closed already: a sweep found its process
+    silent (``expire_abandoned``) and kept its flushed text instead."""
     metadata = {"turn_id": str(turn.id), **({"error": error_code} if error_code else {})}
     with transaction.atomic():
         closed = Turn.objects.filter(pk=turn.pk, status=TurnStatus.RUNNING).update(
@@ -178,7 +188,18 @@ def finish_turn(
                 turn.tenant, turn.assistant_message_id, content, status=MessageStatus.COMPLETE
             )
         index_for_recall(turn)
+        _write_with_reply(turn, also)
     return True
+
+
+def _write_with_reply(turn: Turn, work: Sequence[Callable[[], None]]) -> None:
+    """Each record in a savepoint of its own: a failure is logged, and the reply stands."""
+    for write in work:
+        try:
+            with transaction.atomic():
+                write()
+        except Exception:
+            logger.exception("a record written with the reply of turn %s failed", turn.id)
 
 
 def index_for_recall(turn: Turn) -> None:

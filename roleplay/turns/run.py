@@ -36,7 +36,6 @@ from roleplay.prompting.assembly import AssembledPrompt, ContextOverflow
 from roleplay.worldbook_context import WorldbookTurnError
 
 from . import phases, streamed_text
-from .beside import run as run_beside
 from .context import TurnContext, actor_prompt, load_context
 from .records import LEASE, answers_new_message, finish_turn
 
@@ -57,21 +56,23 @@ async def run_turn(
     """Generate and stream the reply of ``turn``; always ends the turn in the database.
 
     load → pre-Actor phases → Actor stream → finish (committed) → ``turn.completed`` →
-    post-turn phases (``phases``)."""
+    post-turn phases (``phases``). The hooks' records that go with the reply
+    (``ctx.with_reply``) are written in the transaction that closes the turn, but only once
+    the Actor was asked: a turn that fails before it has none (no background run, seed 002)."""
     token = turn_id_var.set(str(turn.id))
     started = time.perf_counter()
     parts: list[str] = []
     trace: dict = {}
-    beside = _Beside(turn.id)
+    with_reply: list[Callable[[], None]] = []
     try:
         ctx = preloaded if preloaded is not None else await run_db(load_context, turn)
         if isinstance(ctx, Exception):
             raise ctx
         trace = ctx.trace
-        beside.work = ctx.beside_actor
         await phases.run_stage("pre_actor", ctx, emit, cancel, partial(_renew_lease, turn))
+        entered = partial(with_reply.extend, ctx.with_reply)
         async with streamed_text.kept(turn, parts):  # kept if this process dies mid-stream
-            usage, result = await _stream_reply(ctx, emit, cancel, parts, beside.start)
+            usage, result = await _stream_reply(ctx, emit, cancel, parts, entered=entered)
         trace["model"] = {"model": result.model if result else None, "attempts": _attempts(result)}
         trace["duration_ms"] = round((time.perf_counter() - started) * 1000, 1)
         content = "".join(parts)
@@ -83,6 +84,7 @@ async def run_turn(
             usage=usage,
             trace=trace,
             config=ctx.config,
+            also=with_reply,
         )
         ctx.reply = (ctx.continuing or "") + content
         await emit(
@@ -96,46 +98,25 @@ async def run_turn(
             }
         )
     except (ModelCancelled, asyncio.CancelledError) as exc:
-        await _fail(turn, parts, trace, TurnStatus.CANCELLED, "turn_cancelled", "cancelled", emit)
+        await _fail(turn, parts, trace, TurnStatus.CANCELLED, "turn_cancelled", "cancelled", emit,
+                    with_reply)  # fmt: skip
         if isinstance(exc, asyncio.CancelledError):
             raise
     except (ContextOverflow, WorldbookTurnError, phases.PhaseFailed, ModelError) as exc:
-        await _fail(turn, parts, trace, TurnStatus.FAILED, exc.code, str(exc), emit)
+        await _fail(turn, parts, trace, TurnStatus.FAILED, exc.code, str(exc), emit, with_reply)
     except STORAGE_ERRORS:
         logger.warning("turn failed: the database is unavailable", exc_info=True)
         message = "the conversation could not be saved; try again in a moment"
-        await _fail(turn, parts, trace, TurnStatus.FAILED, "storage_unavailable", message, emit)
+        await _fail(turn, parts, trace, TurnStatus.FAILED, "storage_unavailable", message, emit,
+                    with_reply)  # fmt: skip
     except Exception:
         logger.exception("turn failed")
-        await _fail(turn, parts, trace, TurnStatus.FAILED, "internal_error", "turn failed", emit)
+        await _fail(turn, parts, trace, TurnStatus.FAILED, "internal_error", "turn failed", emit,
+                    with_reply)  # fmt: skip
     else:
         await _after_commit(ctx, emit)
     finally:
-        await beside.finish()
         turn_id_var.reset(token)
-
-
-class _Beside:
-    """The context's ``beside_actor`` work: started once, when the first delta is out (or
-    when the turn ends without one), run with the other turns' (``beside``: after the turns
-    starting then, in one database call), and awaited before the turn is done."""
-
-    def __init__(self, turn_id) -> None:
-        self.turn_id = turn_id
-        self.work: list[Callable[[], None]] = []
-        self.running: asyncio.Future | None = None
-
-    def start(self) -> None:
-        if self.running is None and self.work:
-            self.running = asyncio.ensure_future(run_beside(self.turn_id, list(self.work)))
-
-    async def finish(self) -> None:
-        self.start()
-        if self.running is not None:
-            try:
-                await self.running
-            except Exception:
-                logger.exception("work beside turn %s failed", self.turn_id)
 
 
 async def _stream_reply(
@@ -143,28 +124,32 @@ async def _stream_reply(
     emit: Emit,
     cancel: asyncio.Event,
     parts: list[str],
-    first_delta: Callable[[], None] = lambda: None,
+    entered: Callable[[], None] = lambda: None,
 ):
     """Assemble the Actor prompt, stream the reply into ``parts``; (usage, result). When the
     turn offers tools (``memory_tools``), their calls are answered between rounds.
-    ``first_delta`` is called once the first delta is out."""
+    ``entered`` is called once the prompt is assembled and the Actor is asked."""
     turn = ctx.turn
     prompt = actor_prompt(ctx)
     ctx.trace["prompt"] = prompt_trace(prompt)
     gateway = Gateway(turn.tenant, ctx.config, "actor", turn_id=turn.id, run_db=run_db)
     tools = memory_tools.tools_for(ctx)
     messages = list(prompt.messages)
-    request = ModelRequest(messages, tools=tools, continue_final_message=ctx.continuing is not None)
+    request = ModelRequest(
+        messages,
+        tools=tools,
+        continue_final_message=ctx.continuing is not None,
+        tolerate_missing_stream_metadata=ctx.tolerate_missing_stream_metadata,
+    )
     seq, result, renewed = 0, None, time.monotonic()
     # A continue goes on from text already stored: only a new reply may open with a label.
     label = SpeakerLabel(None if ctx.continuing is not None else ctx.character.name)
+    entered()
 
     async def send(text: str) -> None:
         nonlocal seq
         parts.append(text)
         await emit({"type": "delta", "turn_id": str(turn.id), "seq": seq, "text": text})
-        if seq == 0:
-            first_delta()
         seq += 1
 
     for round_ in range(memory_tools.MAX_ROUNDS + 1):
@@ -246,13 +231,15 @@ CLOSE_RETRY_S = 1.0
 CLOSE_RETRY_FOR_S = LEASE.total_seconds() * 4
 
 
-async def _fail(turn, parts, trace, status, code, message, emit) -> None:
-    """Store the partial reply and close the turn, then tell the player. If the database is
-    down, the player is told at once and the turn is closed once it is back."""
+async def _fail(turn, parts, trace, status, code, message, emit, with_reply=()) -> None:
+    """Store the partial reply and close the turn (with ``with_reply``, the hooks' records of
+    a turn that entered the Actor), then tell the player. If the database is down, the
+    player is told at once and the turn is closed once it is back."""
     trace = {**trace, "error": code}
     close = partial(
-        finish_turn, turn, content="".join(parts), status=status, error_code=code, trace=trace
-    )
+        finish_turn, turn, content="".join(parts), status=status, error_code=code, trace=trace,
+        also=list(with_reply),
+    )  # fmt: skip
     try:
         await run_db(close)
     except STORAGE_ERRORS:

@@ -56,7 +56,10 @@ def test_commit_then_read_with_the_ledger(tenant, conversation, scenario):
     read = agent_state.read_state(conversation, scenario).as_read()
     assert read["found"] and read["revision"] == 1 and read["state"] == "state one"
     assert read["sourceMessageId"] == str(reply.pk) and read["toolsCalled"] == ["judge_npc"]
-    assert read["ledger"] == [{k: entry[k] for k in ("type", "key", "status", "payload")}]
+    assert read["ledger"] == [
+        {**{k: entry[k] for k in ("type", "key", "status", "payload")},
+         "sourceTool": "manage_callbacks", "sourceTurn": 1}
+    ]  # fmt: skip
 
 
 def test_a_stale_write_is_rejected_and_writes_nothing(tenant, conversation, scenario):

@@ -54,3 +54,31 @@ def test_read_revisions_and_restore(api, tenant, conversation):
     assert_error(missing, 404, "not_found")
     bad = api.post(_url(conversation, "/restore"), {"revision": 0}, format="json")
     assert_error(bad, 400, "validation_error")
+
+
+def test_each_ledger_item_carries_its_source_tool_and_turn(api, tenant, conversation):
+    """Seed 002 lines 89–115: the read shape's ledger items carry ``sourceTool`` and
+    ``sourceTurn`` beside ``type``, ``key``, ``status`` and ``payload``."""
+    from roleplay.agentic.ledger import entry_for
+
+    config = ModelConfig.objects.create(tenant=tenant, name="a", provider="llama_cpp", model="m")
+    scenario = create_scenario(tenant, name="S", model_config=config)
+    conversation.scenario = scenario
+    conversation.save(update_fields=["scenario"])
+    reply = message_store.save_message(
+        tenant, conversation.session_id, role="assistant", content="r"
+    )
+    entry = entry_for("manage_callbacks", 8, "the key is handed over", "I hand her the key.")
+    agent_state.commit(
+        conversation, scenario, expected_head=0, state="s", tools_called=["manage_callbacks"],
+        source_turn=8, source_message_id=reply.pk, ledger_entries=[entry],
+    )  # fmt: skip
+    (item,) = api.get(_url(conversation)).json()["ledger"]
+    assert item == {
+        "type": "callback",
+        "key": "manage_callbacks:turn:8",
+        "status": "active",
+        "payload": entry["payload"],
+        "sourceTool": "manage_callbacks",
+        "sourceTurn": 8,
+    }

@@ -30,7 +30,7 @@ def _revisions(conversation):
 
 
 async def test_a_slow_background_holds_up_neither_the_reply_nor_the_next_turn(
-    celery_worker, tenant, player, character, llm
+    planning_relay, tenant, player, character, llm
 ):
     router = happy_router()
     slow = router.answers["orchestrator"]
@@ -59,7 +59,7 @@ async def test_a_slow_background_holds_up_neither_the_reply_nor_the_next_turn(
 
 
 async def test_a_failing_specialist_yields_a_failure_result(
-    celery_worker, tenant, player, character, llm
+    planning_relay, tenant, player, character, llm
 ):
     router = happy_router()
     router.answers["specialist"] = lambda r: (
@@ -88,7 +88,7 @@ async def test_a_failing_specialist_yields_a_failure_result(
 
 
 async def test_a_director_invalid_three_times_keeps_the_old_state(
-    celery_worker, tenant, player, character, llm
+    planning_relay, tenant, player, character, llm
 ):
     router = happy_router()
     router.answers["director"] = Reply(content="<think>hmm</think> too short")
@@ -107,7 +107,7 @@ async def test_a_director_invalid_three_times_keeps_the_old_state(
 
 
 async def test_a_state_that_moved_before_the_commit_is_a_stale_write(
-    celery_worker, tenant, player, character, llm
+    planning_relay, tenant, player, character, llm
 ):
     scenario, conversation, router = await scripted_world(tenant, player, character, llm)
     happy = router.answers["director"]
@@ -133,7 +133,7 @@ async def test_a_state_that_moved_before_the_commit_is_a_stale_write(
     await comm.disconnect()
 
 
-async def test_a_task_delivered_twice_commits_once(celery_worker, tenant, player, character, llm):
+async def test_a_task_delivered_twice_commits_once(planning_relay, tenant, player, character, llm):
     _scenario, conversation, _router = await scripted_world(tenant, player, character, llm)
     comm = await connect(conversation)
     await say(comm, "Hello.", "t1")
@@ -150,7 +150,7 @@ async def test_a_task_delivered_twice_commits_once(celery_worker, tenant, player
 
 
 async def test_a_worker_killed_mid_run_is_redelivered_and_finishes_once(
-    celery_worker, tenant, player, character, llm, tmp_path
+    planning_relay, tenant, player, character, llm, tmp_path
 ):
     router = happy_router()
     first_call = asyncio.Event()
@@ -193,7 +193,7 @@ async def test_a_worker_killed_mid_run_is_redelivered_and_finishes_once(
 
 
 async def test_reply_completed_policy_commits_nothing_for_a_failed_reply(
-    celery_worker, tenant, player, character, llm
+    planning_relay, tenant, player, character, llm
 ):
     router = happy_router()
     router.answers["actor"] = Reply(status=400, error_body={"error": {"message": "refused"}})
@@ -238,7 +238,7 @@ async def test_the_background_deadline_is_enforced():
 
 
 async def test_a_run_whose_task_was_lost_is_sent_again(
-    celery_worker, tenant, player, character, llm
+    planning_relay, tenant, player, character, llm
 ):
     """The broker lost the task (here: it went to a queue nobody reads); the minute's sweep
     sends it again and the run finishes; a run past its deliveries is given up."""
@@ -256,14 +256,20 @@ async def test_a_run_whose_task_was_lost_is_sent_again(
         await until(comm, "turn.completed")
         await say(comm, "Again.", "l2")
         await until(comm, "turn.completed")
+        for _ in range(200):  # the relay sent both tasks (into the lost queue)
+            runs = PlanningRun.objects.filter(conversation=conversation)
+            if await runs.filter(dispatched_at__isnull=False).acount() == 2:
+                break
+            await asyncio.sleep(0.05)
     finally:
         route_task("roleplay.run_planning", None)
     runs = [r async for r in PlanningRun.objects.filter(conversation=conversation)]
     assert [r.status for r in runs] == ["queued", "queued"]
+    assert all(r.dispatched_at is not None for r in runs)
     old = timezone.now() - timedelta(minutes=5)
-    await PlanningRun.objects.filter(pk=runs[0].pk).aupdate(created_at=old)
+    await PlanningRun.objects.filter(pk=runs[0].pk).aupdate(created_at=old, dispatched_at=old)
     await PlanningRun.objects.filter(pk=runs[1].pk).aupdate(
-        created_at=old, deliveries=planning.MAX_DELIVERIES
+        created_at=old, dispatched_at=old, deliveries=planning.MAX_DELIVERIES
     )
     assert await sync_to_async(planning.requeue_stalled)() == {"requeued": 1, "abandoned": 1}
     done = (await until(comm, "planning.completed"))[-1]

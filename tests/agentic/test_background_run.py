@@ -32,7 +32,7 @@ async def say(comm, text, cid):
     )
 
 
-async def test_happy_path(celery_worker, tenant, player, character, llm):
+async def test_happy_path(planning_relay, tenant, player, character, llm):
     scenario, conversation, router = await scripted_world(tenant, player, character, llm)
     comm = await connect(conversation)
     await say(comm, "I promise to bring the key back by dawn.", "a1")
@@ -69,7 +69,7 @@ async def test_happy_path(celery_worker, tenant, player, character, llm):
     await comm.disconnect()
 
 
-async def test_auto_replies_over_rest_and_socket(celery_worker, tenant, player, character, llm):
+async def test_auto_replies_over_rest_and_socket(planning_relay, tenant, player, character, llm):
     _scenario, conversation, router = await scripted_world(tenant, player, character, llm)
     comm = await connect(conversation)
     await say(comm, "Hello there.", "b1")
@@ -90,7 +90,7 @@ async def test_auto_replies_over_rest_and_socket(celery_worker, tenant, player, 
 
 
 async def test_the_background_reads_the_selected_lore_only_when_asked(
-    celery_worker, tenant, player, character, llm
+    planning_relay, tenant, player, character, llm
 ):
     from tests.ws.test_turn_worldbook import _bind
 
@@ -107,7 +107,7 @@ async def test_the_background_reads_the_selected_lore_only_when_asked(
 
 
 async def test_the_background_reads_no_lore_by_default(
-    celery_worker, tenant, player, character, llm
+    planning_relay, tenant, player, character, llm
 ):
     from tests.ws.test_turn_worldbook import _bind
 

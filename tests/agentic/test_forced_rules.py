@@ -54,16 +54,16 @@ def _forced(**kwargs):
 
 def test_the_first_turn_adds_the_npc_judge_and_the_scene_director():
     forced = _forced(first_turn=True)
-    assert forced.tools == ("judge_npc", "direct_scene") and forced.offer_director
+    assert forced.tools == ("judge_npc", "direct_scene") and forced.force_director
     only = _forced(first_turn=True, enabled=["direct_scene"])
-    assert only.tools == ("direct_scene",) and not only.offer_director  # no director enabled
+    assert only.tools == ("direct_scene",) and not only.force_director  # no director enabled
     assert _forced(first_turn=True, enabled=[]).tools == ()
 
 
 def test_a_new_name_adds_the_npc_judge_once():
     forced = _forced(query="I hand the key to Captain Reyes.")
     assert forced.tools == ("judge_npc",) and forced.names == ("Reyes",)
-    assert forced.offer_director
+    assert forced.force_director
     both = _forced(first_turn=True, query="Captain Reyes nods.")
     assert both.tools == ("judge_npc", "direct_scene")
 

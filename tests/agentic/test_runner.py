@@ -222,12 +222,47 @@ def test_a_new_name_in_the_dialogue_forces_judge_npc():
         {
             "orchestrator": orchestrator(calls(), calls()),
             "specialist": text("Reyes is a harbour captain."),
+            "director": text(NEW_STATE),
         }
     )
     result = run(models, query="i wave at Captain Reyes.")
-    assert result.forced == ["judge_npc"]
+    assert result.forced == ["judge_npc", DIRECTOR_TOOL]
     assert "specialist:judge_npc" in models.roles()
-    assert result.outcome == "unchanged"  # phase 2 chose no Director
+    assert result.outcome == "updated"  # the Director was added, though phase 2 chose none
+
+
+def test_forced_specialists_force_the_director_in_phase_2():
+    """Seed 002 line 59: once a forced specialist ran, phase 2 adds
+    ``update_director_state`` itself; the orchestrator's own call is kept when it made one."""
+    models = FakeModels(
+        {
+            "orchestrator": orchestrator(calls(), calls()),
+            "specialist": text("notes"),
+            "director": text(NEW_STATE),
+        }
+    )
+    result = run(models, first_turn=True, state=None, history=[])
+    assert models.roles()[-2:] == ["orchestrator", "director"]  # phase 2 still asked
+    assert result.forced == ["judge_npc", "direct_scene", DIRECTOR_TOOL]
+    assert result.tools_requested == []  # nothing was the model's own choice
+    assert result.director["reason"] == runner.FORCED_REASON
+    assert result.outcome == "updated" and result.candidate == NEW_STATE.strip()
+    # the orchestrator's own Director call wins over the forced one
+    models = FakeModels(
+        {
+            "orchestrator": orchestrator(calls(), calls((DIRECTOR_TOOL, {"reason": "mine"}))),
+            "specialist": text("notes"),
+            "director": text(NEW_STATE),
+        }
+    )
+    result = run(models, first_turn=True, state=None, history=[])
+    assert result.director["reason"] == "mine" and DIRECTOR_TOOL not in result.forced
+    # without the Director enabled nothing is forced beyond the specialists
+    models = FakeModels({"orchestrator": calls(), "specialist": text("notes")})
+    result = run(
+        models, config(enabledTools=["judge_npc", "direct_scene"]), first_turn=True, state=None
+    )
+    assert result.forced == ["judge_npc", "direct_scene"] and result.outcome == "unchanged"
 
 
 # specialists, phase 2 and the Director
@@ -505,31 +540,37 @@ def test_the_director_returning_the_old_state_is_unchanged():
 # parallelism
 
 
-def _five_specialists(max_parallel: int) -> FakeModels:
+FIVE = ("analyze_plot", "judge_npc", "audit_knowledge", "simulate_world", "manage_callbacks")
+
+
+def _five_specialists(max_parallel: int, max_calls: int = 7) -> tuple[FakeModels, runner.Result]:
     models = FakeModels(
-        {
-            "orchestrator": orchestrator(
-                calls("analyze_plot", "judge_npc", "audit_knowledge", "simulate_world",
-                      "manage_callbacks"),
-                calls(),
-            ),
-            "specialist": text("notes"),
-        },
+        {"orchestrator": orchestrator(calls(*FIVE), calls()), "specialist": text("notes")},
         delay=0.02,
-    )  # fmt: skip
-    result = run(models, config(maxParallelTools=max_parallel))
-    assert len(result.specialists) == 5
+    )
+    result = run(models, config(maxParallelTools=max_parallel, maxToolCalls=max_calls))
     assert all(s["status"] == "ok" for s in result.specialists)
-    return models
+    return models, result
 
 
-def test_max_parallel_tools_1_runs_one_specialist_at_a_time():
-    assert _five_specialists(1).max_active == 1
-
-
-def test_max_parallel_tools_caps_how_many_run_at_once():
-    assert _five_specialists(2).max_active == 2
-    assert _five_specialists(6).max_active == 5  # all at once, under the cap
+def test_max_parallel_tools_caps_the_specialists_phase_1_selects():
+    """Seed 002 line 139: ``maxParallelTools`` limits phase 1's selection of parallel
+    specialists (with ``maxToolCalls``, line 138); those selected all run at once."""
+    models, result = _five_specialists(2)
+    assert result.tools_run == ["analyze_plot", "judge_npc"] and models.max_active == 2
+    assert [(i["name"], i["why"]) for i in result.ignored] == [
+        ("audit_knowledge", "over_max_parallel_tools"),
+        ("simulate_world", "over_max_parallel_tools"),
+        ("manage_callbacks", "over_max_parallel_tools"),
+    ]
+    models, result = _five_specialists(1)
+    assert result.tools_run == ["analyze_plot"] and models.max_active == 1
+    models, result = _five_specialists(6)
+    assert result.tools_run == list(FIVE) and models.max_active == 5  # all at once
+    # the smaller of the two caps decides, and names itself
+    models, result = _five_specialists(3, max_calls=2)
+    assert result.tools_run == ["analyze_plot", "judge_npc"]
+    assert {i["why"] for i in result.ignored} == {"over_max_tool_calls"}
 
 
 # escalation
@@ -610,6 +651,23 @@ def test_enforced_governance_makes_an_oversized_result_a_failure():
     _, phase2 = models.of("orchestrator")
     assert tool_messages(phase2)[0]["content"] == "failed: tool_result_oversized"
     assert [e["key"] for e in result.ledger_entries(4, QUERY)] == ["judge_npc:turn:4"]
+
+
+def test_enforced_governance_keeps_a_result_within_its_limit_whole():
+    """Seed 002 lines 72 and 556: with ``enforce``, a result within ``maxToolResultChars``
+    is kept whole, even past 5,000 characters."""
+    agentic = config(contextGovernance={"mode": "enforce", "maxToolResultChars": 20000})
+    models = FakeModels(
+        {
+            "orchestrator": orchestrator(calls("analyze_plot"), calls()),
+            "specialist": text("q" * 12000),
+        }
+    )
+    result = run(models, agentic)
+    (record,) = result.specialists
+    assert record["status"] == "ok" and record["text"] == "q" * 12000
+    _, phase2 = models.of("orchestrator")
+    assert tool_messages(phase2)[0]["content"] == "q" * 12000
 
 
 def test_shadow_governance_only_cuts_at_5000():

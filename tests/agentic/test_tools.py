@@ -182,6 +182,21 @@ def test_specialists_over_max_tool_calls_are_ignored():
     ]
 
 
+def test_specialists_over_max_parallel_tools_are_ignored_and_the_smaller_cap_names_itself():
+    names = ["analyze_plot", "judge_npc", "audit_knowledge", "simulate_world"]
+    chosen = tools.select(
+        [call(n) for n in [*names, DIRECTOR_TOOL]], enabled=ALL, max_tool_calls=7, max_parallel=2
+    )
+    assert [c.name for c in chosen.specialists] == ["analyze_plot", "judge_npc"]
+    assert chosen.director is not None  # the Director counts against neither cap
+    assert whys(chosen) == [
+        ("audit_knowledge", "over_max_parallel_tools"),
+        ("simulate_world", "over_max_parallel_tools"),
+    ]
+    chosen = tools.select([call(n) for n in names], enabled=ALL, max_tool_calls=1, max_parallel=3)
+    assert whys(chosen)[0] == ("judge_npc", "over_max_tool_calls")
+
+
 def test_the_director_does_not_count_against_max_tool_calls():
     # Before the specialists, after them, and with the cap already reached.
     first = pick([call(DIRECTOR_TOOL), call("analyze_plot"), call("judge_npc")], max_tool_calls=2)
@@ -277,6 +292,7 @@ def test_with_an_enforced_limit_an_oversized_result_is_a_failure_not_a_cut():
     assert tools.cut_result("  " + "z" * 512 + "  ", enforce_limit=512) == ("z" * 512, None)
 
 
-def test_an_enforced_limit_above_5000_still_cuts_at_5000():
-    text, error = tools.cut_result("w" * 6000, enforce_limit=20000)
-    assert error is None and len(text) == 5000 and text.endswith(" …")
+def test_an_enforced_limit_above_5000_keeps_the_result_whole():
+    """Seed 002 line 556: under ``enforce`` a result within its limit is kept whole."""
+    assert tools.cut_result("w" * 6000, enforce_limit=20000) == ("w" * 6000, None)
+    assert tools.cut_result("w" * 20000, enforce_limit=20000) == ("w" * 20000, None)

@@ -45,7 +45,7 @@ def test_bench_agent_small_run_updates_every_turn():
     # The first turn adds the forced first-turn specialists; every turn calls the
     # orchestrator twice, a specialist at least once and the Director.
     assert data["model_calls_per_turn"]["p50"] >= 4
-    assert data["celery_tasks_purged"] == 4  # each turn's task, warm-up included, unrun
+    assert data["celery_tasks_purged"] == 0  # a turn sends no planning task (the relay does)
     assert set(data["goal"]) == {"overhead_p50_ms", "goal_ms", "meets_goal"}
     assert data["goal"]["goal_ms"] == 100 and data["goal"]["overhead_p50_ms"] is not None
     assert not Tenant.objects.filter(name__startswith="bench-").exists()
@@ -78,10 +78,11 @@ def test_bench_turns_agentic_compare_is_clean():
     assert data["without"]["settings"]["agentic"] is False
     assert data["with"]["settings"]["agentic"] is True
     info = data["with"]["agentic"]
-    # Every chat turn with Agent V2 (warm-up ones included) recorded its planning run and
-    # enqueued its task, and none ran (no worker reads the private queue).
+    # Every chat turn with Agent V2 (warm-up ones included) recorded its planning run with
+    # its reply and sent no task (the relay sends them), and none ran (no relay, no worker).
     assert info["chat_turns"] == 8 + 1  # the warm-up player in the arm's first round only
-    assert info["planning_runs_recorded"] == info["planning_tasks_queued"] == info["chat_turns"]
+    assert info["planning_runs_recorded"] == info["chat_turns"]
+    assert info["planning_tasks_queued"] == 0
     assert info["planning_runs_executed"] == 0
     comparison = data["comparison"]
     assert comparison["ttfd_p50_ratio"] > 0

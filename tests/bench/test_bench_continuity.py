@@ -34,6 +34,7 @@ def test_the_benchmark_computes_its_figures_and_cleans_up():
         "all_facts_present",
         "no_leaks",
         "no_retracted_fact_later",
+        "no_edited_away_fact_later",
         "flat_tokens",
         "ttfd_within_10_percent",
     }

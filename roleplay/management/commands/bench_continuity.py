@@ -4,11 +4,11 @@ Two players chat beside each other with a character whose scenario has Agent V2 
 governance ``enforce``), Compact and memory on, in a small window, over the real socket path,
 against a scripted model server whose roles carry forward honestly the fact markers they are
 given (``roleplay.bench.continuity``). Prints the facts planted and present at their cue with
-the layer that carried each, the retracted facts (a rollback, an edit) seen later, leaks
-between the players, prompt tokens per turn before and after the first compaction,
-compactor calls, checkpoint versions, and the time to first delta with Compact on (turns
-where no compaction is due) against a conversation with Compact off. A throwaway ``bench-``
-tenant holds the run's rows and is deleted at the end.
+the layer that carried each, the retracted facts (a rollback, an edit) seen later with the
+layer that carried each, leaks between the players, prompt tokens per turn before and after
+the first compaction, compactor calls, checkpoint versions, and the time to first delta with
+Compact on (turns where no compaction is due) against a conversation with Compact off. A
+throwaway ``bench-`` tenant holds the run's rows and is deleted at the end.
 """
 
 from __future__ import annotations
@@ -73,7 +73,8 @@ class Command(BaseCommand):
             f"bench_continuity, {turns} turns × {data['players']} players: "
             f"{data['facts_present_at_cue']}/{data['facts_planted']} facts present at their cue "
             f"(layers {', '.join(data['layers_used'])}); leaks {data['leaks']}; retracted seen "
-            f"later {len(data['retracted_seen_later'])}; tokens after the first compaction "
+            f"later {len(data['retracted_seen_later'])}, edited away seen later "
+            f"{len(data['edited_away_seen_later'])}; tokens after the first compaction "
             f"{data['prompt_tokens']['after_first_compaction']}; compactor calls "
             f"{data['compactor_calls']}; goal {goal}"
         )

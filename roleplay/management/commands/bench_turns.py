@@ -17,11 +17,13 @@ with Agent V2 whose Actor is the same model config (the same model, the same rep
 orchestrator, specialists and Director on the same scripted model server under model names
 of their own (``roleplay.bench.agentic``), and each conversation starts with a committed
 state of a few thousand characters, so every turn reads the state, places the Actor's
-continuity block, records its ``PlanningRun`` and enqueues its Celery task. The tasks are
-not executed: the daphne children send them to a private queue that no worker reads
-(``roleplay.bench.asgi``), counted and purged at the end, so what is measured is the Actor
-path's cost of Agent V2, not a worker competing for the machine (``bench_agent`` measures
-the background runs themselves). ``--agentic compare`` runs the players without Agent V2
+continuity block and records its ``PlanningRun`` with its reply (the outbox row; the turn
+sends no task). No relay runs (no worker), so no run is executed: what is measured is the
+Actor path's cost of Agent V2, not a worker competing for the machine (``bench_agent``
+measures the background runs themselves). Any task the daphne children send goes to a
+private queue that no worker reads (``roleplay.bench.asgi``), counted and purged at the end:
+``planning_tasks_queued`` counts the planning tasks among them (none: the relay sends
+those). ``--agentic compare`` runs the players without Agent V2
 and the same number with it, on the same servers, twice each in A B B A order (what drifts
 over a run falls on both alike), and prints both reports and a
 ``comparison``: the ratio of the time-to-first-delta p50s (goal: with within 10 % of
@@ -122,7 +124,7 @@ class Command(BaseCommand):
             nargs="?",
             const="on",
             choices=("on", "compare"),
-            help="Agent V2 on for the players (planning tasks queued, not run); 'compare': "
+            help="Agent V2 on for the players (planning runs recorded, not run); 'compare': "
             "a run without it, then one with it, and the ratio of their time to first delta",
         )
 
@@ -326,7 +328,7 @@ def _render_hooks(hooks: dict) -> str:
 
 def _agentic_figures(v2: AgenticSet) -> dict:
     """What the Agent V2 players left: a planning run recorded for every chat turn, none
-    executed (their tasks wait on the private queue until it is purged)."""
+    sent by the turns nor executed (no relay runs here)."""
     ids = [c.pk for c in (*v2.conversations, *v2.warmup)]
     runs = PlanningRun.objects.filter(conversation_id__in=ids)
     return {
@@ -342,8 +344,9 @@ def _render_agentic(data: dict) -> str:
     info = data.get("agentic") or {}
     return render_table(data) + (
         f"\nAgent V2 on: {info.get('chat_turns')} chat turns, "
-        f"{info.get('planning_runs_recorded')} planning runs recorded, "
-        f"{info.get('planning_tasks_queued')} tasks queued (not executed, purged)"
+        f"{info.get('planning_runs_recorded')} planning runs recorded with their replies, "
+        f"{info.get('planning_tasks_queued')} planning tasks sent by the turns (the relay "
+        "sends them; none runs here)"
     )
 
 
