@@ -10,6 +10,10 @@ lexical side ranks the owner's rows by BM25 with the player's own term statistic
 by the rarer query terms. Both candidate lists are fused (``engine.recall.fuse``);
 a message hit is widened with the messages just before and after it (seed 001's range
 read) and hits that a wider one already covers are dropped.
+
+Entries answer for a conversation (seed 004): an expired one is never found, and a
+``session`` entry only by a recall made for its own conversation (``conversation_id``, or
+``for_conversation`` when the messages are not filtered, as the pre-turn pack's).
 """
 
 from __future__ import annotations
@@ -19,10 +23,19 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
 from django.db import connection
+from django.db.models import Q
+from django.utils import timezone
 
 from console.lru import Lru
 from memory.engine import recall as terms
-from memory.models import EntryStatus, MemoryEntry, Message, RecallItem, RecallTerm
+from memory.models import (
+    EntryScope,
+    EntryStatus,
+    MemoryEntry,
+    Message,
+    RecallItem,
+    RecallTerm,
+)
 from memory.recall import owner_index
 from memory.recall.embedder import EmbeddingUnavailable, recall_embedder
 from worldbook.engine.embedder import cosine
@@ -44,6 +57,9 @@ class RecallQuery:
     character_id: str | None = None
     kinds: Collection[str] = KINDS
     since: datetime | None = None
+    # The conversation the recall is made for, without filtering messages by it: its
+    # session entries are found, other conversations' are not (``conversation_id`` does both).
+    for_conversation: str | None = None
 
 
 def recall(tenant, player, q: RecallQuery) -> dict:
@@ -301,11 +317,11 @@ def _around(tenant, hits: list[tuple[str, int]]) -> list[list[tuple]]:
 
 
 def _entry_candidates(tenant, player, q: RecallQuery, side: _VectorSide) -> list[tuple]:
-    """The player's active memory entries (they are few) as ``(entry, lexical, cosine or
-    None)``."""
-    rows = MemoryEntry.objects.filter(tenant=tenant, player=player, status=EntryStatus.ACTIVE)
-    if q.character_id:
-        rows = rows.filter(character_id__in=("", q.character_id))
+    """The player's active memory entries (they are few) that answer here, as ``(entry,
+    lexical, cosine or None)``."""
+    rows = _reachable(
+        MemoryEntry.objects.filter(tenant=tenant, player=player, status=EntryStatus.ACTIVE), q
+    )
     if q.since:
         rows = rows.filter(created_at__gte=q.since)
     entries = list(rows.only("id", "content", "session_id", "created_at"))
@@ -321,6 +337,21 @@ def _entry_candidates(tenant, player, q: RecallQuery, side: _VectorSide) -> list
         except EmbeddingUnavailable:
             pass
     return [(e, lexical.get(str(e.pk), 0.0), c) for e, c in zip(entries, cosines, strict=True)]
+
+
+def _reachable(rows, q: RecallQuery):
+    """Of ``rows`` (entries), those a recall for ``q``'s conversation and character may
+    find: not expired; a persona's only for its character; a session's only in its
+    conversation, for its character (or any, shared in the session). A recall naming no
+    conversation (a search over everything the player said) finds every conversation's."""
+    rows = rows.filter(Q(expires_at__isnull=True) | Q(expires_at__gt=timezone.now()))
+    if q.character_id:
+        shared_here = Q(scope=EntryScope.SESSION, share_in_session=True)
+        rows = rows.filter(Q(character_id__in=("", q.character_id)) | shared_here)
+    conversation = q.conversation_id or q.for_conversation
+    if conversation:
+        rows = rows.filter(~Q(scope=EntryScope.SESSION) | Q(session_id=str(conversation)))
+    return rows
 
 
 def _entries(found: list[tuple], side: _VectorSide, span) -> list[dict]:
