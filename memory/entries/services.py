@@ -4,9 +4,10 @@ Every door comes here. Text is checked for what PostgreSQL can store, scrubbed
 (``memory.engine.scrub``) and then held to its kind's length. Adds of one owner run one at a
 time (the owner's row is locked), which keeps the cap of entries per owner exact: when it is
 reached the owner's entries past their expiry are marked ``expired`` and the oldest
-non-active, unpinned entry is recycled, else the add is a 409 ``memory_full``. An active preference or agreement supersedes the active one of the same
-owner, scope, character, conversation and category; a partial unique index guards that rule
-against any writer that gets past the lock. Every other change names the entry's current
+non-active, unpinned entry is recycled, else the add is a 409 ``memory_full``. An active
+preference or agreement supersedes the active one of the same owner, scope, character,
+conversation and category; a partial unique index guards that rule against any writer that
+gets past the lock. Every other change names the entry's current
 ``version`` and is one conditional UPDATE: a stale version is a 409 ``version_conflict``.
 """
 

@@ -52,9 +52,7 @@ def test_a_pack_carries_neither_another_conversations_session_entries_nor_expire
     assert _entry_texts(items) == ["The copper key is heavy.", "The copper key is old."]
 
 
-def test_a_recall_for_a_conversation_keeps_session_entries_in_it(
-    api, tenant, player, character
-):
+def test_a_recall_for_a_conversation_keeps_session_entries_in_it(api, tenant, player, character):
     here, elsewhere = _seed(tenant, player, character)
 
     def recall(conversation):
