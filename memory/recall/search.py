@@ -356,24 +356,37 @@ def _reachable(rows, q: RecallQuery):
 
 def _entries(found: list[tuple], side: _VectorSide, span) -> list[dict]:
     scores = terms.fuse([(lexical, c) for _e, lexical, c in found], side.weight, span)
-    return [
-        {
-            "kind": "entry",
-            "id": str(entry.pk),
-            "text": entry.content,
-            "score": round(score, 4),
-            "conversation_id": None,
-            "message_ids": [],
-            "created_at": entry.created_at.isoformat(),
-        }
-        for score, (entry, _lexical, _c) in zip(scores, found, strict=True)
-    ]
+    return [_entry_item(entry, score) for score, (entry, _l, _c) in zip(scores, found, strict=True)]
+
+
+def _entry_item(entry: MemoryEntry, score: float) -> dict:
+    return {
+        "kind": "entry",
+        "id": str(entry.pk),
+        "text": entry.content,
+        "score": round(score, 4),
+        "conversation_id": None,
+        "message_ids": [],
+        "created_at": entry.created_at.isoformat(),
+    }
 
 
 def fetch(tenant, player, ids: Collection[str]) -> list[dict]:
-    """The player's indexed messages ``ids`` (unknown or foreign ids are left out)."""
+    """The player's indexed messages and active entries of ``ids`` (what recall names), in
+    the order asked; unknown, foreign, expired or inactive ids are left out."""
+    wanted = list(dict.fromkeys(str(i) for i in ids))
+    found = {item["id"]: item for item in _fetch_messages(tenant, player, wanted)}
+    entries = MemoryEntry.objects.filter(
+        tenant=tenant, player=player, status=EntryStatus.ACTIVE, pk__in=wanted
+    )
+    for entry in _reachable(entries, RecallQuery(query="")).only("id", "content", "created_at"):
+        found[str(entry.pk)] = _entry_item(entry, 1.0)
+    return [found[i] for i in wanted if i in found]
+
+
+def _fetch_messages(tenant, player, ids: list[str]) -> list[dict]:
     found = RecallItem.objects.filter(
-        tenant=tenant, player=player, message_id__in=list(ids), chunk=0
+        tenant=tenant, player=player, message_id__in=ids, chunk=0
     ).values_list("message_id", "conversation_id", "created_at")
     messages = {
         m.pk: m for m in Message.objects.filter(tenant=tenant, pk__in=[row[0] for row in found])
