@@ -56,8 +56,8 @@ async def run_turn(
 ) -> None:
     """Generate and stream the reply of ``turn``; always ends the turn in the database.
 
-    load → pre-Actor phases → Actor stream → finish (committed) → ``turn.completed`` →
-    post-turn phases (``phases``)."""
+    load → pre-Actor phases → Actor stream → finish (committed) → committed phases →
+    ``turn.completed`` → post-turn phases (``phases``)."""
     token = turn_id_var.set(str(turn.id))
     started = time.perf_counter()
     parts: list[str] = []
@@ -84,6 +84,7 @@ async def run_turn(
             config=ctx.config,
         )
         ctx.reply = (ctx.continuing or "") + content
+        await _committed(ctx, emit)
         await emit(
             {
                 "type": "turn.completed",
@@ -201,6 +202,22 @@ def prompt_trace(prompt: AssembledPrompt) -> dict:
         if getattr(prompt, name):
             trace[name] = list(getattr(prompt, name))
     return trace
+
+
+async def _committed(ctx: TurnContext, emit: Emit) -> None:
+    """The phases ``turn.completed`` waits for, once the reply is stored (seed 000: the
+    external memory's commit). They cannot change or lose the reply: a failure is logged,
+    and their records are added to the stored trace."""
+    before = len(ctx.trace.get("phases", []))
+    try:
+        await phases.run_stage("committed", ctx, emit, asyncio.Event())
+    except Exception:
+        logger.exception("committed phases failed")
+    if len(ctx.trace.get("phases", [])) > before:
+        try:
+            await run_db(Turn.objects.filter(pk=ctx.turn.pk).update, trace=ctx.trace)
+        except STORAGE_ERRORS:
+            logger.warning("could not record the committed phases of turn %s", ctx.turn.id)
 
 
 async def _after_commit(ctx: TurnContext, emit: Emit) -> None:
