@@ -147,9 +147,11 @@ def build(owner: Owner, key: str, query: str) -> int:
 
 
 def compute(owner: Owner, query: str) -> list[dict] | None:
-    """What a pack for ``query`` holds: the player's best recalled items, the
-    conversation's own recent messages left out (they are in the prompt already), at most
-    the allowed diaries; None when the owner is gone or the query is empty."""
+    """What a pack for ``query`` holds: the player's best recalled items (entries that
+    answer in this conversation: no other conversation's session entries, nothing
+    expired), the conversation's own recent messages left out (they are in the prompt
+    already), at most the allowed diaries; None when the owner is gone or the query is
+    empty."""
     from console.models import Player, Tenant
     from memory.models import Message
     from memory.recall import search
@@ -161,7 +163,12 @@ def compute(owner: Owner, query: str) -> list[dict] | None:
     found = search.recall(
         tenant,
         player,
-        search.RecallQuery(query=query, k=PACK_K * 2, character_id=owner.character_id),
+        search.RecallQuery(
+            query=query,
+            k=PACK_K * 2,
+            character_id=owner.character_id,
+            for_conversation=str(owner.conversation_id),
+        ),
     )["items"]
     recent = set(
         str(pk)

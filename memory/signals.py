@@ -10,6 +10,10 @@
   message_ids)``: a turn's messages were indexed for recall (the worker's
   ``memory.index_messages``, after the reply committed); work that follows a reply in the
   background (diaries, consolidation) starts here.
+- ``consolidation_switched_on(tenant, character_ids)``: a settings change switched
+  background consolidation on for these characters (off before: memory or consolidation);
+  sent inside the change's transaction, so the conversations' cursors move past what was
+  said while it was off together with the switch.
 - ``memory_clear(tenant, scope, session_id, player)``: the forgetting orchestrator
   (``memory.forget``) asks every subsystem to clear what it holds for ``scope``; each
   receiver returns ``{"subsystem": name, **counts}``.
@@ -24,6 +28,7 @@ messages_deleted = Signal()
 history_changed = Signal()
 memory_clear = Signal()
 messages_indexed = Signal()
+consolidation_switched_on = Signal()
 
 
 def after_commit(signal: Signal, **kwargs) -> None:

@@ -19,7 +19,13 @@ class RoleplayConfig(AppConfig):
             turns,
             worldbook_context,
         )
-        from roleplay.services import agent_state, consolidation, diaries, memory_table  # noqa: F401
+        from roleplay.services import (  # noqa: F401
+            agent_state,
+            consolidation,
+            diaries,
+            history_events,
+            memory_table,
+        )
 
         # Learning comes before choosing: a preference stated now applies to this reply.
         for hook in (

@@ -108,15 +108,23 @@ def _settle(ctx, conversation) -> None:
         ]
 
 
-def chosen_preferences(items, conversation, config: MemoryConfig) -> list:
+def chosen_preferences(
+    items, conversation, config: MemoryConfig, *, text: str = "", character_tags=()
+) -> list:
     """The stored preferences the conversation's turn shows now (the selection rules of
-    ``memory.engine.preferences``, within the settings' caps)."""
+    ``memory.engine.preferences``, within the settings' caps), ranked within a level by the
+    tags relevant to the turn: those the character's card tags hold or ``text`` (the
+    player's message) names."""
     if not items:
         return []
+    tags = preferences.turn_tags(
+        (tag for item in items for tag in item.tags), text=text, character_tags=character_tags
+    )
     return preferences.select(
         items,
         character_id=str(conversation.character_id),
         session_id=conversation.session_id,
+        tags=tags,
         now=timezone.now().timestamp(),
         max_entries=config.max_selected,
         max_chars=config.max_selected_chars,
@@ -124,7 +132,13 @@ def chosen_preferences(items, conversation, config: MemoryConfig) -> list:
 
 
 def _preferences(ctx, items, conversation, config: MemoryConfig) -> None:
-    chosen = chosen_preferences(items, conversation, config)
+    chosen = chosen_preferences(
+        items,
+        conversation,
+        config,
+        text=ctx.user_input or "",
+        character_tags=ctx.character.tags or (),
+    )
     if not chosen:
         return
     position = ctx.place(BLOCK_ID, preferences.render(chosen))

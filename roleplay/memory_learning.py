@@ -13,21 +13,30 @@ character. A newer one of a category supersedes the older (``memory.entries.serv
 Each entry keeps the phrase it was learned from as evidence (the stored message and the
 span), so the console shows where it came from and a rollback of the turn marks it
 ``source_missing``.
+
+Learning is best effort: a write the entry service refuses (``memory_full`` at the player's
+cap, ``memory_busy``) never fails the turn. The refusal is recorded in the turn's trace
+(``memory_rules``: the category, the code and the message), which the console shows.
 """
 
 from __future__ import annotations
 
+import logging
 from datetime import timedelta
 
+from django.db import transaction
 from django.utils import timezone
 
 from memory.engine.rules import find_preferences
 from memory.entries import evidence
 from memory.entries.services import add_entry
+from memory.errors import MemoryModelError
 from memory.models import EntryOrigin, EntryScope, Message
 from roleplay.memory_context import entries_changed, settings_for
 from roleplay.memory_runtime import runtime_of
 from roleplay.models import TurnKind
+
+logger = logging.getLogger(__name__)
 
 
 def apply(ctx, conversation) -> None:
@@ -58,6 +67,22 @@ def _store(conversation, found, source, temporary_days: int) -> list[dict]:
     expires = timezone.now() + timedelta(days=temporary_days)
     stored = []
     for item in found:
+        try:
+            entry = _add(conversation, item, source, expires)
+        except MemoryModelError as exc:  # best effort: the turn goes on without it
+            logger.info("a stated preference was not stored: %s", exc.code)
+            stored.append(
+                {"category_key": item.category_key, "refused": exc.code, "message": exc.message}
+            )
+            continue
+        stored.append({"id": str(entry.pk), "category_key": item.category_key})
+    return stored
+
+
+def _add(conversation, item, source, expires):
+    """One found preference as an entry of the character, with its evidence (both or
+    neither)."""
+    with transaction.atomic():
         entry = add_entry(
             conversation.tenant,
             conversation.player,
@@ -73,5 +98,4 @@ def _store(conversation, found, source, temporary_days: int) -> list[dict]:
         )
         if source is not None:
             evidence.attach(conversation.tenant, entry, source, item.start, item.end)
-        stored.append({"id": str(entry.pk), "category_key": item.category_key})
-    return stored
+        return entry

@@ -13,9 +13,11 @@ token, ``timeoutMs`` 10,000, ``failClosed`` true):
   non-2xx, an answer that breaks the protocol) fails the turn with ``memory_prepare_failed``
   when ``failClosed``, else the turn goes on without it; the trace's ``memory_runtime``
   says which.
-- **commit** (post-turn): ``POST {url}/v1/memory/commit`` with the claim, the user input
-  and the stored reply; the service must answer ``{committed: true}``. A failure is
-  recorded in the trace and the reply stands (the seed's ``best_effort``).
+- **commit** (once the reply is stored, before ``turn.completed``, as the seed's closed
+  loop waits for it): ``POST {url}/v1/memory/commit`` with the claim, the user input and
+  the stored reply; the service must answer ``{committed: true}``. A failure is recorded
+  in the trace and announced to the sockets (``memory.commit_failed`` with its code), and
+  the reply stands (the seed's ``best_effort``).
 
 The internal hooks (``memory_context``, ``memory_pack_context``, ``memory_learning``) ask
 :func:`runtime_of` and stand aside unless it is ``internal``.
@@ -159,7 +161,7 @@ async def prepare(ctx, _run) -> None:
         trace["position"] = ctx.place(BLOCK_ID, f"{HEADER}\n{memory}")
 
 
-async def commit(ctx, _run) -> None:
+async def commit(ctx, run) -> None:
     config, claim = _external(ctx), ctx.reads.get(CLAIM_KEY)
     if config is None or claim is None:
         return
@@ -179,6 +181,9 @@ async def commit(ctx, _run) -> None:
             raise ExternalMemoryFailed("memory_protocol_error", "committed is not true")
     except ExternalMemoryFailed as exc:
         trace.update(commit="failed", commit_error=exc.code)
+        await run.send(
+            {"type": "memory.commit_failed", "turn_id": str(ctx.turn.id), "code": exc.code}
+        )
         raise
     trace["commit"] = "ok"
 
@@ -190,7 +195,7 @@ def phases() -> list:
 
     return [
         Phase("memory_prepare", "pre_actor", prepare, REPLY_KINDS, 65.0, True, _external_on),
-        Phase("memory_commit", "post_turn", commit, REPLY_KINDS, 65.0, False, _claimed),
+        Phase("memory_commit", "committed", commit, REPLY_KINDS, 65.0, False, _claimed),
     ]
 
 

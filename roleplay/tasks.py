@@ -87,10 +87,15 @@ def beliefs_sweep() -> int:
     return beliefs.sweep()
 
 
-@shared_task(acks_late=True, ignore_result=True, name="roleplay.write_diary")
-def write_diary(conversation_id: str, through_round: int) -> str:
+@shared_task(bind=True, acks_late=True, ignore_result=True, name="roleplay.write_diary")
+def write_diary(self, conversation_id: str, through_round: int) -> str:
     """Write a conversation's diary for its rounds up to ``through_round``
-    (``services.diaries``); once per conversation and round."""
+    (``services.diaries``); once per conversation and round. A failed one is sent again
+    after its backoff (``diaries.retry_after``), while it has tries left."""
     from roleplay.services import diaries
 
-    return diaries.write(conversation_id, through_round)
+    outcome = diaries.write(conversation_id, through_round)
+    delay = diaries.retry_after(conversation_id, through_round) if outcome == "failed" else None
+    if delay is not None:
+        raise self.retry(countdown=delay, max_retries=None)
+    return outcome

@@ -209,6 +209,14 @@ def memory_next_turn(request, pk):
     session_id = conversation.session_id if conversation else ""
     items = entry_reads.selectable_items(request.tenant, player.id)
     config = config_for(request.tenant, character_id)
+    # As a turn: the tags the character's card holds count too (the player's message's
+    # are the ones typed here).
+    card = preferences.turn_tags(
+        (tag for item in items for tag in item.tags),
+        text="",
+        character_tags=(character.tags if character else None) or (),
+    )
+    tags = list(dict.fromkeys([*tags, *card]))
     left_out: list = []
     chosen = preferences.select(
         items,

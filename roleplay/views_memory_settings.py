@@ -58,7 +58,9 @@ HELP = {
     "consolidation": "Background consolidation of the player's messages into review "
     "candidates: a JSON object (fields left out take their defaults: "
     + ", ".join(f"{k} {json.dumps(v)}" for k, v in as_settings(Settings()).items())
-    + "), or null for all defaults (off).",
+    + "), or null for all defaults (off). Switched on (here, or by memory coming on), it "
+    "starts from the messages sent after that moment: what was said while it was off is "
+    "never consolidated.",
     "embedder": "Recall's embedder (the tenant's alone): null for the local model, or "
     'an OpenAI-compatible endpoint: {"provider": "openai_compatible", "base_url": '
     '"https://host/v1", "model": "…", "api_key_env": "ENV_VAR_NAME", "dimensions": null, '

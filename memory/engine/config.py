@@ -126,5 +126,11 @@ def resolve(
     return MemoryConfig(**{name: value for name, value in merged.items() if name in FIELDS})
 
 
+def consolidating(config: MemoryConfig) -> bool:
+    """Whether background consolidation runs under ``config``: memory on and its
+    ``consolidation`` object enabled."""
+    return config.enabled and consolidation.settings_of(config.consolidation).enabled
+
+
 def as_dict(config: MemoryConfig) -> dict[str, Any]:
     return asdict(config)

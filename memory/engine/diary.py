@@ -3,17 +3,22 @@ request that writes it, and the text kept.
 
 A round is one message of the player (answered). The first diary comes once a conversation
 reaches ``first`` rounds (20), then one every ``every`` rounds more (10): at 20, 30, 40…,
-never at 25. Each covers the rounds since the one before (the first covers 1–20). The diary
-is an ``episode`` entry written in the third person from what was said, nothing invented.
+never at 25. Each covers the rounds since the one before (the first covers 1–20), and the
+rounds of the diaries just before it that failed (:func:`first_round`): a failed diary's
+rounds are summarised by the next one, never lost. A failed diary is tried again after a
+backoff (:func:`retry_delay`), :data:`MAX_ATTEMPTS` times in all. The diary is an
+``episode`` entry written in the third person from what was said, nothing invented.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 
 FIRST_ROUND, EVERY_ROUNDS = 20, 10
 MAX_TRANSCRIPT_CHARS = 24_000  # the rounds' text given to the model (the newest kept)
 TEMPERATURE = 0.3
+MAX_ATTEMPTS = 3
+RETRY_BACKOFF_S = (60.0, 300.0)  # before the second and the third attempt
 
 SYSTEM = (
     "You keep a roleplay conversation's diary. Write one short diary entry (at most 120 "
@@ -34,6 +39,26 @@ def covered(through: int, first: int = FIRST_ROUND, every: int = EVERY_ROUNDS) -
     """The rounds (1-based) the diary written at ``through`` covers."""
     start = 1 if through <= first else through - every + 1
     return range(start, through + 1)
+
+
+def first_round(
+    through: int, failed: Collection[int], first: int = FIRST_ROUND, every: int = EVERY_ROUNDS
+) -> int:
+    """The first round the diary written at ``through`` covers: its own rounds' first, or
+    earlier while the diary just before (its round in ``failed``) failed, so the rounds a
+    failed diary left are summarised by the next one."""
+    start = covered(through, first, every).start
+    while start > 1 and start - 1 in failed:
+        start = covered(start - 1, first, every).start
+    return start
+
+
+def retry_delay(attempts: int) -> float | None:
+    """Seconds before the next try of a diary that failed after ``attempts`` tries; None
+    when it has had its :data:`MAX_ATTEMPTS`."""
+    if attempts >= MAX_ATTEMPTS:
+        return None
+    return RETRY_BACKOFF_S[min(max(attempts, 1), len(RETRY_BACKOFF_S)) - 1]
 
 
 def request(lines: Sequence[tuple[str, str]], *, user: str, character: str) -> list[dict[str, str]]:

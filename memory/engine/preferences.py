@@ -11,6 +11,8 @@ that apply to this conversation and character, at most 5 entries and 600 charact
    character, any character when it names none, or any when shared within the session.
 3. Ranked: session > persona > shared; within a level pinned first, then more tags in common
    with the turn's tags, then most recently updated, then ``id`` ascending (deterministic).
+   A chat turn's tags (:func:`turn_tags`) are the entries' tags that the character's card
+   tags hold or the player's message names.
 4. One per category: of entries with the same non-empty ``category_key`` only the first in
    rank is eligible, so "call me Sam" in this session overrides "call me Samuel" shared.
 5. Limits, greedily in rank: an entry that would pass the character limit is skipped and
@@ -28,8 +30,11 @@ Choices the spec leaves open:
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+
+from worldbook.engine.lexical import CJK_CLASS
 
 MAX_ENTRIES = 5
 MAX_CHARS = 600
@@ -168,6 +173,32 @@ def why_not(item: Item, *, character_id: str, session_id: str, now: float) -> st
     if item.session_id != session_id:
         return "a session entry of another conversation"
     return "a session entry of another character here (not shared in the conversation)"
+
+
+def turn_tags(tags: Iterable[str], *, text: str, character_tags: Iterable) -> tuple[str, ...]:
+    """Of ``tags`` (the entries'), those relevant to a turn (seed 004's "相关标签"): one the
+    character's card tags hold, or one the player's ``text`` names. Both compare without
+    case; a tag is named as a whole word, or anywhere in the text when it holds CJK
+    characters (which are written without spaces)."""
+    card = {tag.casefold() for tag in character_tags if isinstance(tag, str)}
+    said = text.casefold()
+    found = []
+    for tag in dict.fromkeys(tags):
+        folded = tag.casefold().strip()
+        if not folded:
+            continue
+        if folded in card or _names(said, folded):
+            found.append(tag)
+    return tuple(found)
+
+
+_CJK = re.compile(rf"[{CJK_CLASS}]")
+
+
+def _names(text: str, tag: str) -> bool:
+    if _CJK.search(tag):
+        return tag in text
+    return re.search(rf"(?<!\w){re.escape(tag)}(?!\w)", text) is not None
 
 
 def render(chosen: Sequence[Chosen]) -> str:

@@ -3,10 +3,11 @@
 Every door comes here. Text is checked for what PostgreSQL can store, scrubbed
 (``memory.engine.scrub``) and then held to its kind's length. Adds of one owner run one at a
 time (the owner's row is locked), which keeps the cap of entries per owner exact: when it is
-reached the oldest non-active, unpinned entry is recycled, else the add is a 409
-``memory_full``. An active preference or agreement supersedes the active one of the same
-owner, scope, character, conversation and category; a partial unique index guards that rule
-against any writer that gets past the lock. Every other change names the entry's current
+reached the owner's entries past their expiry are marked ``expired`` and the oldest
+non-active, unpinned entry is recycled, else the add is a 409 ``memory_full``. An active
+preference or agreement supersedes the active one of the same owner, scope, character,
+conversation and category; a partial unique index guards that rule against any writer that
+gets past the lock. Every other change names the entry's current
 ``version`` and is one conditional UPDATE: a stale version is a 409 ``version_conflict``.
 """
 
@@ -124,6 +125,7 @@ def clean_tags(tags: tuple[str, ...]) -> list[str]:
 
 def _make_room(tenant, player) -> None:
     owned = MemoryEntry.objects.filter(tenant=tenant, player=player)
+    expire_due(owned)
     cap = max_entries(tenant)
     full = MemoryConflict(
         "memory_full",
@@ -131,6 +133,14 @@ def _make_room(tenant, player) -> None:
         {"max_entries": cap},
     )
     make_room(owned, owned.exclude(status=EntryStatus.ACTIVE).filter(pinned=False), cap, full)
+
+
+def expire_due(rows) -> int:
+    """Active entries of ``rows`` past their ``expires_at`` become ``expired`` (one more
+    version): no longer active, so an unpinned one is a spare slot at the cap."""
+    return rows.filter(status=EntryStatus.ACTIVE, expires_at__lte=timezone.now()).update(
+        status=EntryStatus.EXPIRED, version=F("version") + 1, updated_at=timezone.now()
+    )
 
 
 def _superseding(fields: dict | None, write):

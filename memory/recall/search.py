@@ -10,6 +10,10 @@ lexical side ranks the owner's rows by BM25 with the player's own term statistic
 by the rarer query terms. Both candidate lists are fused (``engine.recall.fuse``);
 a message hit is widened with the messages just before and after it (seed 001's range
 read) and hits that a wider one already covers are dropped.
+
+Entries answer for a conversation (seed 004): an expired one is never found, and a
+``session`` entry only by a recall made for its own conversation (``conversation_id``, or
+``for_conversation`` when the messages are not filtered, as the pre-turn pack's).
 """
 
 from __future__ import annotations
@@ -19,10 +23,19 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
 from django.db import connection
+from django.db.models import Q
+from django.utils import timezone
 
 from console.lru import Lru
 from memory.engine import recall as terms
-from memory.models import EntryStatus, MemoryEntry, Message, RecallItem, RecallTerm
+from memory.models import (
+    EntryScope,
+    EntryStatus,
+    MemoryEntry,
+    Message,
+    RecallItem,
+    RecallTerm,
+)
 from memory.recall import owner_index
 from memory.recall.embedder import EmbeddingUnavailable, recall_embedder
 from worldbook.engine.embedder import cosine
@@ -44,6 +57,9 @@ class RecallQuery:
     character_id: str | None = None
     kinds: Collection[str] = KINDS
     since: datetime | None = None
+    # The conversation the recall is made for, without filtering messages by it: its
+    # session entries are found, other conversations' are not (``conversation_id`` does both).
+    for_conversation: str | None = None
 
 
 def recall(tenant, player, q: RecallQuery) -> dict:
@@ -301,11 +317,11 @@ def _around(tenant, hits: list[tuple[str, int]]) -> list[list[tuple]]:
 
 
 def _entry_candidates(tenant, player, q: RecallQuery, side: _VectorSide) -> list[tuple]:
-    """The player's active memory entries (they are few) as ``(entry, lexical, cosine or
-    None)``."""
-    rows = MemoryEntry.objects.filter(tenant=tenant, player=player, status=EntryStatus.ACTIVE)
-    if q.character_id:
-        rows = rows.filter(character_id__in=("", q.character_id))
+    """The player's active memory entries (they are few) that answer here, as ``(entry,
+    lexical, cosine or None)``."""
+    rows = _reachable(
+        MemoryEntry.objects.filter(tenant=tenant, player=player, status=EntryStatus.ACTIVE), q
+    )
     if q.since:
         rows = rows.filter(created_at__gte=q.since)
     entries = list(rows.only("id", "content", "session_id", "created_at"))
@@ -323,26 +339,54 @@ def _entry_candidates(tenant, player, q: RecallQuery, side: _VectorSide) -> list
     return [(e, lexical.get(str(e.pk), 0.0), c) for e, c in zip(entries, cosines, strict=True)]
 
 
+def _reachable(rows, q: RecallQuery):
+    """Of ``rows`` (entries), those a recall for ``q``'s conversation and character may
+    find: not expired; a persona's only for its character; a session's only in its
+    conversation, for its character (or any, shared in the session). A recall naming no
+    conversation (a search over everything the player said) finds every conversation's."""
+    rows = rows.filter(Q(expires_at__isnull=True) | Q(expires_at__gt=timezone.now()))
+    if q.character_id:
+        shared_here = Q(scope=EntryScope.SESSION, share_in_session=True)
+        rows = rows.filter(Q(character_id__in=("", q.character_id)) | shared_here)
+    conversation = q.conversation_id or q.for_conversation
+    if conversation:
+        rows = rows.filter(~Q(scope=EntryScope.SESSION) | Q(session_id=str(conversation)))
+    return rows
+
+
 def _entries(found: list[tuple], side: _VectorSide, span) -> list[dict]:
     scores = terms.fuse([(lexical, c) for _e, lexical, c in found], side.weight, span)
-    return [
-        {
-            "kind": "entry",
-            "id": str(entry.pk),
-            "text": entry.content,
-            "score": round(score, 4),
-            "conversation_id": None,
-            "message_ids": [],
-            "created_at": entry.created_at.isoformat(),
-        }
-        for score, (entry, _lexical, _c) in zip(scores, found, strict=True)
-    ]
+    return [_entry_item(entry, score) for score, (entry, _l, _c) in zip(scores, found, strict=True)]
+
+
+def _entry_item(entry: MemoryEntry, score: float) -> dict:
+    return {
+        "kind": "entry",
+        "id": str(entry.pk),
+        "text": entry.content,
+        "score": round(score, 4),
+        "conversation_id": None,
+        "message_ids": [],
+        "created_at": entry.created_at.isoformat(),
+    }
 
 
 def fetch(tenant, player, ids: Collection[str]) -> list[dict]:
-    """The player's indexed messages ``ids`` (unknown or foreign ids are left out)."""
+    """The player's indexed messages and active entries of ``ids`` (what recall names), in
+    the order asked; unknown, foreign, expired or inactive ids are left out."""
+    wanted = list(dict.fromkeys(str(i) for i in ids))
+    found = {item["id"]: item for item in _fetch_messages(tenant, player, wanted)}
+    entries = MemoryEntry.objects.filter(
+        tenant=tenant, player=player, status=EntryStatus.ACTIVE, pk__in=wanted
+    )
+    for entry in _reachable(entries, RecallQuery(query="")).only("id", "content", "created_at"):
+        found[str(entry.pk)] = _entry_item(entry, 1.0)
+    return [found[i] for i in wanted if i in found]
+
+
+def _fetch_messages(tenant, player, ids: list[str]) -> list[dict]:
     found = RecallItem.objects.filter(
-        tenant=tenant, player=player, message_id__in=list(ids), chunk=0
+        tenant=tenant, player=player, message_id__in=ids, chunk=0
     ).values_list("message_id", "conversation_id", "created_at")
     messages = {
         m.pk: m for m in Message.objects.filter(tenant=tenant, pk__in=[row[0] for row in found])

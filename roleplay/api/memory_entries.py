@@ -9,7 +9,7 @@ conversation must be the player's own. Every change but a create names the entry
 from __future__ import annotations
 
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiParameter, extend_schema
+from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_field
 from rest_framework import serializers
 from rest_framework.decorators import action
 from rest_framework.response import Response
@@ -67,6 +67,28 @@ class EntrySerializer(serializers.ModelSerializer):
             "updated_at",
             "last_used_at",
         ]
+
+
+class EvidenceSerializer(serializers.Serializer):
+    """Where an entry was learned: the stored message and the (scrubbed) quote of the span."""
+
+    message_id = serializers.UUIDField()
+    quote = serializers.CharField()
+    created_at = serializers.DateTimeField()
+
+
+class EntryDetailSerializer(EntrySerializer):
+    """One entry with its evidence, oldest first (seed 004's source snippets)."""
+
+    evidence = serializers.SerializerMethodField()
+
+    @extend_schema_field(EvidenceSerializer(many=True))
+    def get_evidence(self, entry) -> list[dict]:
+        rows = entry.evidence.order_by("created_at", "pk").only("message_id", "quote", "created_at")
+        return EvidenceSerializer(rows, many=True).data
+
+    class Meta(EntrySerializer.Meta):
+        fields = [*EntrySerializer.Meta.fields, "evidence"]
 
 
 class EntryListSerializer(serializers.Serializer):
@@ -181,9 +203,12 @@ class MemoryEntryActions:
 
         return run_idempotent(request, f"memory.entry:{player.pk}", request.data, work)
 
-    @extend_schema(methods=["get"], responses=EntrySerializer, parameters=[ENTRY_PARAM])
+    @extend_schema(methods=["get"], responses=EntryDetailSerializer, parameters=[ENTRY_PARAM])
     @extend_schema(
-        methods=["patch"], request=EntryChange, responses=EntrySerializer, parameters=[ENTRY_PARAM]
+        methods=["patch"],
+        request=EntryChange,
+        responses=EntryDetailSerializer,
+        parameters=[ENTRY_PARAM],
     )
     @extend_schema(
         methods=["delete"],
@@ -193,11 +218,12 @@ class MemoryEntryActions:
     )
     @action(detail=True, methods=["get", "patch", "delete"], url_path=ENTRY)
     def memory_entry(self, request, pk=None, entry_id=None):
-        """GET one entry; PATCH its text, category, tags, sharing or expiry; DELETE it (its
-        evidence and handoff references go with it). PATCH and DELETE name its ``version``."""
+        """GET one entry with its evidence; PATCH its text, category, tags, sharing or
+        expiry; DELETE it (its evidence and handoff references go with it). PATCH and DELETE
+        name its ``version``."""
         entry = self._entry(request, entry_id)
         if request.method == "GET":
-            return Response(EntrySerializer(entry).data)
+            return Response(EntryDetailSerializer(entry).data)
         if request.method == "DELETE":
             body = validated(VersionBody, request)
             entry_writes.delete_entry(request.tenant, entry, body["version"])
@@ -205,7 +231,7 @@ class MemoryEntryActions:
         body = validated(EntryChange, request)
         version = body.pop("version")
         entry = entry_writes.update_entry(request.tenant, entry, version, **body)
-        return Response(EntrySerializer(entry).data)
+        return Response(EntryDetailSerializer(entry).data)
 
     def _version_action(self, request, entry_id, write):
         entry = self._entry(request, entry_id)

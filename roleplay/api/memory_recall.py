@@ -89,7 +89,8 @@ class MemoryRecallActions:
     @extend_schema(request=FetchBody, responses=FetchSerializer)
     @action(detail=True, methods=["post"], url_path="memory/fetch")
     def memory_fetch(self, request, pk=None):
-        """The player's indexed messages by id; unknown or foreign ids are left out."""
+        """The player's indexed messages and active entries by id (the ids recall answers,
+        in the order asked); unknown, foreign, expired or inactive ids are left out."""
         player = self.get_object()
         body = validated(FetchBody, request)
         ids = [str(i) for i in body["ids"]]

@@ -20,7 +20,9 @@ memory ``candidate`` entries with evidence, in batches, written by the conversat
   keeps the batch. A refused batch is kept for :data:`MAX_BATCH_ATTEMPTS` tries, then
   dropped. A person's change meanwhile (an edited, deleted or cleared entry: the owner's
   epoch) or consolidation switched off makes the result ``stale``: nothing is written and
-  the batch is dropped, so what was forgotten is not learned back.
+  the batch is dropped, so what was forgotten is not learned back. Switched on again
+  (:func:`on_switched_on`), it starts from the messages sent after that moment: what was
+  said while it was off is never taken.
 - **Repeats.** A candidate equal (content hash) or near-equal (cosine ≥
   ``dedupe_similarity``) to an active or candidate entry of the owner adds its evidence to
   that entry instead of a new row.
@@ -34,7 +36,7 @@ from datetime import timedelta
 
 from django.conf import settings
 from django.db import IntegrityError, connection, transaction
-from django.db.models import Exists, OuterRef
+from django.db.models import Exists, OuterRef, Subquery
 from django.utils import timezone
 
 from console.db import run_db
@@ -42,6 +44,7 @@ from console.scoping import is_uuid
 from memory import owners
 from memory.configs.selectors import config_for
 from memory.engine import consolidation as engine
+from memory.engine.config import consolidating
 from memory.engine.entries import content_hash
 from memory.engine.scrub import scrub
 from memory.entries import evidence
@@ -58,7 +61,7 @@ from memory.models import (
 )
 from memory.recall.embedder import EmbeddingUnavailable, recall_embedder
 from memory.recall.search import entry_vectors
-from memory.signals import memory_clear, messages_indexed
+from memory.signals import consolidation_switched_on, memory_clear, messages_indexed
 from roleplay.llm.errors import ModelError
 from roleplay.llm.gateway import Gateway, resolve_config
 from roleplay.llm.types import ModelRequest
@@ -78,8 +81,7 @@ NEAR_POOL = 200  # entries of the owner compared for near-equal text
 def settings_for(tenant, character_id: str) -> engine.Settings | None:
     """The consolidation settings in force, or None when it is off (or memory is)."""
     config = config_for(tenant, character_id)
-    found = engine.settings_of(config.consolidation)
-    return found if config.enabled and found.enabled else None
+    return engine.settings_of(config.consolidation) if consolidating(config) else None
 
 
 def concurrency() -> int:
@@ -445,19 +447,31 @@ def on_clear(sender, *, tenant, scope, session_id=None, player=None, player_sess
         cursors = cursors.filter(session_id=session_id)
     elif scope == "player":
         cursors = cursors.filter(player=player)
-    moved = 0
-    for cursor in cursors:
-        newest = (
-            Message.objects.filter(tenant=tenant, session_id=cursor.session_id)
-            .order_by("-ts")
-            .values_list("ts", flat=True)
-            .first()
-        )
-        if newest is not None and newest > cursor.through_ts:
-            moved += ConsolidationCursor.objects.filter(pk=cursor.pk).update(
-                through_ts=newest, failures=0
-            )
+    moved = _move_past_messages(cursors)
     return {"subsystem": "consolidation", "cursors_moved": moved} if moved else None
 
 
 memory_clear.connect(on_clear, dispatch_uid="roleplay.consolidation.clear")
+
+
+def on_switched_on(sender, *, tenant, character_ids, **_) -> None:
+    """Consolidation came on for these characters (seed 004: while it was off, messages
+    are not kept for it): their conversations' cursors move past what was said meanwhile,
+    so it starts from the messages sent after that moment."""
+    _move_past_messages(
+        ConsolidationCursor.objects.filter(tenant=tenant, character_id__in=character_ids)
+    )
+
+
+consolidation_switched_on.connect(on_switched_on, dispatch_uid="roleplay.consolidation.on")
+
+
+def _move_past_messages(cursors) -> int:
+    """Move each of ``cursors`` past its conversation's newest message (one statement);
+    how many moved. What waited is dropped; the cursor (no text) stays."""
+    newest = Subquery(
+        Message.objects.filter(tenant=OuterRef("tenant"), session_id=OuterRef("session_id"))
+        .order_by("-ts")
+        .values("ts")[:1]
+    )
+    return cursors.filter(through_ts__lt=newest).update(through_ts=newest, failures=0)

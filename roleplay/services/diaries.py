@@ -9,8 +9,11 @@ gets an ``episode`` entry summarising the rounds since the last one
   is written once however often it is triggered), calls the model with purpose
   ``memory_diary``, and in one transaction adds the active episode (scope ``session``,
   origin ``diary``) with evidence on the first and last message of its rounds and closes
-  the run. A model failure closes the run ``failed`` with its code; a later delivery tries
-  again, at most :data:`MAX_ATTEMPTS` times.
+  the run. A model failure closes the run ``failed`` with its code; the task tries again
+  after a backoff (:func:`retry_after`), at most :data:`MAX_ATTEMPTS` times in all.
+- A diary covers the rounds since the one before, and the rounds of the failed diaries just
+  before it (``diary.first_round``), so a diary that finally failed leaves its rounds to
+  the next one; a failed diary whose rounds a later one has taken is not tried again.
 """
 
 from __future__ import annotations
@@ -38,7 +41,8 @@ from roleplay.selectors import persona_for
 
 logger = logging.getLogger(__name__)
 
-MAX_ATTEMPTS = 3
+MAX_ATTEMPTS = diary.MAX_ATTEMPTS
+NOT_RETRIED = frozenset({"no_messages"})  # trying again would find the same
 SKIPPED, RUNNING, DONE, FAILED = "skipped", "running", "done", "failed"
 
 
@@ -92,11 +96,13 @@ def write(conversation_id: str, through: int) -> str:
     if run is None:
         return SKIPPED
     config = config_for(tenant, str(conversation.character_id))
-    lines = _round_lines(
-        tenant,
-        session_id,
-        diary.covered(through, config.diary_first_round, config.diary_every_rounds),
+    failed = DiaryRun.objects.filter(
+        tenant=tenant, session_id=session_id, status=FAILED, through_round__lt=through
+    ).values_list("through_round", flat=True)
+    first = diary.first_round(
+        through, set(failed), config.diary_first_round, config.diary_every_rounds
     )
+    lines = _round_lines(tenant, session_id, range(first, through + 1))
     if not lines:
         return _close(run, FAILED, error_code="no_messages")
     messages = diary.request(
@@ -135,8 +141,8 @@ def write(conversation_id: str, through: int) -> str:
 
 
 def _claim(conversation, through: int) -> DiaryRun | None:
-    """The diary's run, new or a failed one taken over; None if another has it or it is
-    done (or it failed too often)."""
+    """The diary's run, new or a failed one taken over; None if another has it, it is done,
+    it failed too often, or a later diary has taken its rounds."""
     fields = {
         "tenant": conversation.tenant,
         "session_id": conversation.session_id,
@@ -147,10 +153,35 @@ def _claim(conversation, through: int) -> DiaryRun | None:
             return DiaryRun.objects.create(player=conversation.player, **fields)
     except IntegrityError:
         pass
+    later = DiaryRun.objects.filter(
+        tenant=conversation.tenant,
+        session_id=conversation.session_id,
+        through_round__gt=through,
+        status__in=(RUNNING, DONE),
+    )
+    if later.exists():  # a later diary took these rounds
+        return None
     taken = DiaryRun.objects.filter(**fields, status=FAILED, attempts__lt=MAX_ATTEMPTS).update(
         status=RUNNING, attempts=F("attempts") + 1, error_code=""
     )
     return DiaryRun.objects.get(**fields) if taken else None
+
+
+def retry_after(conversation_id: str, through: int) -> float | None:
+    """Seconds before the diary of ``through`` is tried again (it failed, with tries left,
+    for a reason another try may not meet), else None."""
+    conversation = Conversation.objects.filter(pk=conversation_id).first()
+    if conversation is None:
+        return None
+    run = DiaryRun.objects.filter(
+        tenant_id=conversation.tenant_id,
+        session_id=conversation.session_id,
+        through_round=through,
+        status=FAILED,
+    ).first()
+    if run is None or run.error_code in NOT_RETRIED:
+        return None
+    return diary.retry_delay(run.attempts)
 
 
 def _round_lines(tenant, session_id: str, rounds: range) -> list[tuple]:

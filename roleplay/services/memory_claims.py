@@ -31,6 +31,7 @@ from memory.models import MemoryClaim, Message
 from memory.turn_reads import turn_memory
 from roleplay.memory_context import chosen_preferences
 from roleplay.memory_pack_context import owner_of
+from roleplay.models import Character
 from roleplay.turns.records import index_on_commit
 
 COMMITTED = "committed"
@@ -68,7 +69,14 @@ def prepare(tenant, conversation, *, messages, ids: dict[str, str]) -> dict:
 
 def _memory_text(conversation, read, query: str) -> str:
     parts = []
-    chosen = chosen_preferences(read.items, conversation, read.config)
+    card = Character.objects.filter(pk=conversation.character_id).values_list("tags", flat=True)
+    chosen = chosen_preferences(
+        read.items,
+        conversation,
+        read.config,
+        text=query,
+        character_tags=(card.first() if read.items else None) or (),
+    )
     if chosen:
         parts.append(preferences.render(chosen))
     owner = owner_of(conversation)

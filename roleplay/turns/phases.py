@@ -1,14 +1,18 @@
 """The phases of a turn around the Actor, where capabilities plug in.
 
 A turn runs: load → context hooks (cheap, synchronous) → **pre-Actor phases** → Actor stream
-→ finish (the reply committed) → **post-turn phases**. A capability registers a
-:class:`Phase` with :func:`register`:
+→ finish (the reply committed) → **committed phases** → ``turn.completed`` → **post-turn
+phases**. A capability registers a :class:`Phase` with :func:`register`:
 
 - a pre-Actor phase may call models; it runs with a deadline, honours the player's cancel,
   reports progress to the sockets (``phase.started`` / ``phase.progress`` /
   ``phase.completed``), and adds to the context (``ctx.variables``, ``ctx.blocks``,
   ``ctx.trace``). A failure of an optional phase is recorded and the turn goes on; a
   ``required`` one fails the turn with its code.
+- a committed phase runs after the reply is committed and before ``turn.completed``: the
+  player's turn ends only when it has answered (seed 000: the external memory's commit).
+  Like a post-turn phase it must not change the stored reply, and its failure never loses
+  it; keep it rare and short, since the turn's end waits for it.
 - a post-turn phase runs after the reply is committed and the player has it; it must not
   change the stored reply, and its failure never loses it. Durable work goes to Celery:
   ``await run_db(enqueue)`` where ``enqueue`` calls ``transaction.on_commit(task.delay)``.
@@ -34,7 +38,7 @@ from .context import TurnContext
 
 logger = logging.getLogger(__name__)
 
-Stage = Literal["pre_actor", "post_turn"]
+Stage = Literal["pre_actor", "committed", "post_turn"]
 Emit = Callable[[dict], Awaitable[None]]
 ALL_KINDS = frozenset(TurnKind.values)
 

@@ -55,10 +55,11 @@ async def run_turn(
 ) -> None:
     """Generate and stream the reply of ``turn``; always ends the turn in the database.
 
-    load → pre-Actor phases → Actor stream → finish (committed) → ``turn.completed`` →
-    post-turn phases (``phases``). The hooks' records that go with the reply
-    (``ctx.with_reply``) are written in the transaction that closes the turn, but only once
-    the Actor was asked: a turn that fails before it has none (no background run, seed 002)."""
+    load → pre-Actor phases → Actor stream → finish (committed) → committed phases →
+    ``turn.completed`` → post-turn phases (``phases``). The hooks' records that go with the
+    reply (``ctx.with_reply``) are written in the transaction that closes the turn, but only
+    once the Actor was asked: a turn that fails before it has none (no background run, seed
+    002)."""
     token = turn_id_var.set(str(turn.id))
     started = time.perf_counter()
     parts: list[str] = []
@@ -76,7 +77,7 @@ async def run_turn(
         trace["model"] = {"model": result.model if result else None, "attempts": _attempts(result)}
         trace["duration_ms"] = round((time.perf_counter() - started) * 1000, 1)
         content = "".join(parts)
-        await run_db(
+        closed = await run_db(
             finish_turn,
             turn,
             content=content,
@@ -86,7 +87,11 @@ async def run_turn(
             config=ctx.config,
             also=with_reply,
         )
+        if not closed:  # the sweep took this turn for dead and kept its streamed text
+            await _tell_abandoned(turn, emit)
+            return
         ctx.reply = (ctx.continuing or "") + content
+        await _committed(ctx, emit)
         await emit(
             {
                 "type": "turn.completed",
@@ -189,6 +194,22 @@ def prompt_trace(prompt: AssembledPrompt) -> dict:
     return trace
 
 
+async def _committed(ctx: TurnContext, emit: Emit) -> None:
+    """The phases ``turn.completed`` waits for, once the reply is stored (seed 000: the
+    external memory's commit). They cannot change or lose the reply: a failure is logged,
+    and their records are added to the stored trace."""
+    before = len(ctx.trace.get("phases", []))
+    try:
+        await phases.run_stage("committed", ctx, emit, asyncio.Event())
+    except Exception:
+        logger.exception("committed phases failed")
+    if len(ctx.trace.get("phases", [])) > before:
+        try:
+            await run_db(Turn.objects.filter(pk=ctx.turn.pk).update, trace=ctx.trace)
+        except STORAGE_ERRORS:
+            logger.warning("could not record the committed phases of turn %s", ctx.turn.id)
+
+
 async def _after_commit(ctx: TurnContext, emit: Emit) -> None:
     """The hooks' deferred writes (``ctx.after_reply``), post-turn phases, then their records
     added to the committed turn's trace. Nothing here
@@ -250,6 +271,19 @@ async def _fail(turn, parts, trace, status, code, message, emit, with_reply=()) 
             "type": "error",
             "code": code,
             "message": message,
+            "turn_id": str(turn.id),
+            "assistant_message_id": str(turn.assistant_message_id),
+        }
+    )
+
+
+async def _tell_abandoned(turn: Turn, emit: Emit) -> None:
+    await emit(
+        {
+            "type": "error",
+            "code": "turn_abandoned",
+            "message": "this reply was stopped while the server was unreachable; its text so far"
+            " is kept",
             "turn_id": str(turn.id),
             "assistant_message_id": str(turn.assistant_message_id),
         }

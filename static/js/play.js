@@ -249,6 +249,8 @@ const EVENTS = {
   "turn.completed": turnCompleted,
   "message.updated": messageUpdated,
   "messages.deleted": (msg) => T.removeIds(msg.message_ids),
+  // Any door changed the history (a rollback, trim or edit through the API, say): read it.
+  "history.changed": () => resync(),
   "auto_reply.options": (msg) => suggestions.show(msg),
   error: function (msg) {
     showError(msg.code + ": " + msg.message);

@@ -389,3 +389,56 @@ def test_an_unexpected_error_closes_the_run_and_frees_the_owner(
     monkeypatch.undo()
     llm.default = _answer(_fact(said[0]))
     assert consolidation.run(str(conversation.pk)) == "done"  # not "busy": the owner is free
+
+
+def test_switched_off_and_on_again_it_starts_after_that_moment(tenant, conversation, llm):
+    from memory.configs.services import delete_settings
+
+    _on(tenant)
+    said = _say(tenant, conversation, "I moved to Lisbon last spring.")
+    _cursor(conversation)
+    llm.default = _answer()
+    assert consolidation.run(str(conversation.pk)) == "done"
+    character = str(conversation.character_id)
+
+    def switched(off, on, words):
+        off()
+        _say(tenant, conversation, f"Said while off: {words}.")
+        on()
+        later = _say(tenant, conversation, f"Said after: {words}.")
+        assert consolidation.run(str(conversation.pk)) == "done"
+        sent = llm.requests[-1]["messages"][1]["content"]
+        assert f"Said after: {words}." in sent and "while off" not in sent
+        return later
+
+    # The tenant's switch, the character's override, and memory itself.
+    switched(
+        lambda: put_settings(tenant, {"consolidation": {"enabled": False}}),
+        lambda: _on(tenant),
+        "the tenant",
+    )
+    switched(
+        lambda: put_settings(tenant, {"consolidation": None}, character_id=character),
+        lambda: delete_settings(tenant, character_id=character),
+        "the character",
+    )
+    last = switched(
+        lambda: put_settings(tenant, {"enabled": False, "consolidation": {"enabled": True}}),
+        lambda: _on(tenant),
+        "memory",
+    )
+    assert ConsolidationCursor.objects.get().through_ts == last[-1].ts > said[-1].ts
+    # A change that leaves it on moves nothing: what waits still waits.
+    waiting = _say(tenant, conversation, "My sister is Ines.")
+    _on(tenant, interval_minutes=7)
+    assert consolidation.pending(_cursor(conversation), 32)[0].id == str(waiting[0].pk)
+
+
+def test_the_console_says_it_starts_after_it_is_switched_on(operator_user):
+    from django.test import Client
+
+    client = Client()
+    client.force_login(operator_user)
+    for page in ("/console/memory/settings/", "/console/memory/jobs/"):
+        html = client.get(page).content.decode()
+        assert "starts from the messages sent after that moment" in html, page

@@ -142,3 +142,37 @@ def test_a_real_turn_at_round_twenty_writes_the_diary(
     entry = MemoryEntry.objects.get(origin="diary")
     assert entry.session_id == conversation.session_id
     assert DiaryRun.objects.get().through_round == 20
+
+
+def test_a_diary_that_finally_fails_leaves_its_rounds_for_the_next(tenant, conversation, llm):
+    _rounds(tenant, conversation, 30)
+    for _ in range(diaries.MAX_ATTEMPTS):
+        llm.enqueue(*[Reply(status=500)] * 5)
+        assert diaries.write(str(conversation.pk), 20) == "failed"
+    assert diaries.write(str(conversation.pk), 20) == "skipped"  # no attempt left
+    llm.clear()
+    llm.default = Reply(content="Thirty rounds of the lantern.")
+    assert diaries.write(str(conversation.pk), 30) == "done"
+    sent = llm.requests[-1]["messages"][1]["content"]
+    assert "Round 1: the lantern." in sent and "Round 20:" in sent and "Reply 30." in sent
+    entry = MemoryEntry.objects.get(origin="diary")
+    assert sorted(entry.evidence.values_list("quote", flat=True)) == [
+        "Reply 30.",
+        "Round 1: the lantern.",
+    ]
+    # The failed diary's retry finds its rounds written by the later one.
+    assert diaries.write(str(conversation.pk), 20) == "skipped"
+
+
+def test_the_task_retries_a_failed_diary_with_a_backoff(tenant, conversation, llm):
+    from roleplay.tasks import write_diary
+
+    _rounds(tenant, conversation, 20)
+    llm.enqueue(*[Reply(status=500)] * 5)  # the first attempt fails, gateway retries too
+    llm.default = Reply(content="Twenty rounds of the lantern.")
+    # An eager run retries at once; a worker waits the backoff (``diary.RETRY_BACKOFF_S``).
+    assert write_diary.apply(args=[str(conversation.pk), 20]).get() == "done"
+    run = DiaryRun.objects.get()
+    assert (run.status, run.attempts) == ("done", 2)
+    assert diary.retry_delay(1) < diary.retry_delay(2)
+    assert diary.retry_delay(diaries.MAX_ATTEMPTS) is None

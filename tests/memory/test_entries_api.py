@@ -125,3 +125,25 @@ def test_an_idempotency_key_replays_the_create(api, player):
     assert first.status_code == again.status_code == 201
     assert first.json()["id"] == again.json()["id"]
     assert MemoryEntry.objects.count() == 1
+
+
+def test_an_entry_carries_its_evidence(api, tenant, player, conversation):
+    from memory import services as message_store
+    from memory.entries import evidence
+    from memory.entries.services import add_entry
+
+    said = message_store.save_message(
+        tenant, conversation.session_id, role="user", content="From now on, call me Sam."
+    )
+    entry = add_entry(tenant, player, kind="preference", scope="shared", content="call me Sam")
+    proof = evidence.attach(tenant, entry, said, 13, 24)
+    url = f"{_base(player)}{entry.pk}/"
+    assert api.get(url).json()["evidence"] == [
+        {
+            "message_id": str(said.pk),
+            "quote": "call me Sam",
+            "created_at": proof.created_at.isoformat().replace("+00:00", "Z"),
+        }
+    ]
+    bare = _add(api, player, content="be brief").json()
+    assert api.get(f"{_base(player)}{bare['id']}/").json()["evidence"] == []

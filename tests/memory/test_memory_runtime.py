@@ -161,3 +161,69 @@ def test_prepare_sends_the_rendered_system_message(api, llm, conversation):
     assert messages[0]["role"] == "system" and sent == messages[0]["content"]
     assert ctx.character.name in sent and "Where is the copper key?" not in sent
     assert sent != f"{ctx.character.name}: {ctx.character.description}".strip()
+
+
+async def _socket_turn(conversation, content="Do you remember the copper key?"):
+    import json
+
+    from tests.ws.test_chat_socket import connect, receive_until
+
+    comm = await connect(conversation)
+    frame = {"type": "user_message", "client_message_id": "s1", "content": content}
+    await comm.send_to(text_data=json.dumps(frame))
+    events = await receive_until(comm, "turn.completed", timeout=30)
+    await comm.disconnect()
+    return events
+
+
+def _after_completed(events) -> list:
+    names = [(e["type"], e.get("phase")) for e in events]
+    return names[names.index(("phase.completed", "memory_commit")) :]
+
+
+@pytest.mark.asyncio
+async def test_turn_completed_follows_the_external_commit(
+    daphne_child, tenant, model_config, conversation, llm, service_token
+):
+    from asgiref.sync import sync_to_async
+
+    await sync_to_async(_scenario)(tenant, model_config, conversation, daphne_child.url)
+    events = await _socket_turn(conversation)
+    names = [(e["type"], e.get("phase")) for e in events]
+    last_delta = max(i for i, (kind, _phase) in enumerate(names) if kind == "delta")
+    assert last_delta < names.index(("phase.started", "memory_commit"))  # the reply first
+    assert _after_completed(events) == [
+        ("phase.completed", "memory_commit"),
+        ("turn.completed", None),
+    ]
+    claim = await MemoryClaim.objects.aget(conversation_id=conversation.pk)
+    assert claim.status == "committed"
+    turn = await Turn.objects.aget(pk=events[-1]["turn_id"])
+    assert turn.trace["memory_runtime"]["commit"] == "ok"
+    assert [p["name"] for p in turn.trace["phases"]] == ["memory_prepare", "memory_commit"]
+
+
+@pytest.mark.asyncio
+async def test_a_failed_commit_is_announced_before_turn_completed(
+    daphne_child, tenant, model_config, conversation, llm, service_token
+):
+    from asgiref.sync import sync_to_async
+
+    await sync_to_async(_scenario)(tenant, model_config, conversation, daphne_child.url)
+
+    def actor(_request):
+        from datetime import timedelta
+
+        from django.utils import timezone
+
+        MemoryClaim.objects.update(expires_at=timezone.now() - timedelta(1))  # meanwhile
+        return Reply(content="I remember.", chunks=2)
+
+    llm.default = Reply.from_callable(actor)
+    events = await _socket_turn(conversation)
+    failed = [e for e in events if e["type"] == "memory.commit_failed"]
+    assert failed == [
+        {"type": "memory.commit_failed", "turn_id": events[-1]["turn_id"],
+         "code": "memory_service_error"}
+    ]  # fmt: skip
+    assert events[-1]["type"] == "turn.completed" and events[-1]["content"] == "I remember."

@@ -64,3 +64,38 @@ def test_no_preferences_no_block(api, conversation, llm):
     assert res.status_code == 201
     assert HEADING not in _actor_text(llm)
     assert "memory" not in Turn.objects.get(conversation=conversation).trace
+
+
+def test_tags_the_turn_names_rank_an_entry_first(api, tenant, player, character, conversation, llm):
+    from memory.configs.services import put_settings
+    from memory.engine.preferences import turn_tags
+
+    put_settings(tenant, {"max_selected": 1})
+    character.tags = ["Sailing"]
+    character.save(update_fields=["tags"])
+    tagged = add_entry(tenant, player, kind="preference", scope="shared",
+                       content="Describe the weather at sea.", tags=["sailing"])  # fmt: skip
+    poems = add_entry(tenant, player, kind="preference", scope="shared",
+                      content="Quote a poem now and then.", tags=["poetry"])  # fmt: skip
+    add_entry(tenant, player, kind="preference", scope="shared", content="Newest, untagged.")
+
+    def turn(client_id, text):
+        res = api.post(
+            f"/api/v1/conversations/{conversation.pk}/turns/run",
+            {"client_message_id": client_id, "content": text},
+            format="json",
+        )
+        assert res.status_code == 201, res.content
+        return Turn.objects.get(pk=res.json()["turn"]["id"]).trace["memory"]["preferences"]
+
+    # The character's tags count, whatever their case.
+    assert turn("t1", "Hello.") == [{"id": str(tagged.pk), "level": "shared",
+                                     "reasons": ["shared", "tags:1"]}]  # fmt: skip
+    assert "Describe the weather at sea." in _actor_text(llm)
+    # A tag the player's message names outranks the character's and the newer entry.
+    character.tags = []
+    character.save(update_fields=["tags"])
+    assert [p["id"] for p in turn("t2", "Any POETRY tonight?")] == [str(poems.pk)]
+    assert turn_tags(["poetry", "sea", "猫"], text="我的猫 and the seaside", character_tags=()) == (
+        "猫",
+    )

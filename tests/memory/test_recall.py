@@ -226,3 +226,22 @@ def test_forgetting_a_conversation_empties_its_index(tenant, player, character):
     forget(tenant, scope="session", session_id=conversation.session_id)
     assert not RecallItem.objects.filter(session_id=conversation.session_id).exists()
     assert RecallItem.objects.filter(session_id=kept.session_id).count() == 2
+
+
+def test_fetch_returns_the_entries_recall_named(api, tenant, player, character):
+    from memory.entries.services import add_entry
+
+    conversation = _conversation(tenant, player, character, LINES[:2])
+    message = message_reads.get_history(tenant, conversation.session_id)[0]
+    mine = add_entry(tenant, player, kind="fact", scope="shared", content="Ann keeps bees.")
+    other = Player.objects.create(tenant=tenant, external_id="other")
+    theirs = add_entry(tenant, other, kind="fact", scope="shared", content="Bo keeps goats.")
+    recalled = _recall(api, player, query="bees", kinds=["entry"]).json()["items"]
+    assert [item["id"] for item in recalled] == [str(mine.pk)]
+    body = {"ids": [str(message.pk), str(mine.pk), str(theirs.pk)]}
+    items = api.post(f"/api/v1/players/{player.pk}/memory/fetch", body, format="json").json()
+    assert [(item["kind"], item["id"]) for item in items["items"]] == [
+        ("message", str(message.pk)),
+        ("entry", str(mine.pk)),
+    ]
+    assert items["items"][1]["text"] == "Ann keeps bees."

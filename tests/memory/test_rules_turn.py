@@ -60,3 +60,24 @@ def test_conditionals_and_examples_teach_nothing(api, conversation, llm):
         "If you were brief, would you call me Sam? For example, 'be brief'.",
     )
     assert MemoryEntry.objects.count() == 0
+
+
+def test_a_preference_learned_at_the_cap_is_refused_and_the_turn_completes(
+    api, tenant, player, conversation, llm
+):
+    from memory.configs.services import put_settings
+    from memory.entries.services import add_entry
+    from roleplay.models import Turn
+
+    put_settings(tenant, {"max_entries": 10})
+    for n in range(10):
+        add_entry(tenant, player, kind="fact", scope="shared", content=f"Fact {n}.")
+    llm.enqueue(Reply(content="Very well."))
+    answer = _turn(api, conversation, "m1", "From now on, call me Sam.")
+    assert answer["turn"]["status"] == "complete"
+    assert answer["reply"]["content"] == "Very well."
+    assert MemoryEntry.objects.filter(player=player).count() == 10  # nothing learned
+    rules = Turn.objects.get(pk=answer["turn"]["id"]).trace["memory_rules"]
+    assert rules == [{"category_key": "address", "refused": "memory_full",
+                      "message": rules[0]["message"]}]  # fmt: skip
+    assert "10 entries" in rules[0]["message"]
