@@ -33,16 +33,17 @@ def login_locked_out(request, *args, **kwargs):
     """django-axes' lockout answer (``AXES_LOCKOUT_CALLABLE``): the login page again, with
     how long to wait, as a 429 with ``Retry-After``, rather than a bare error page. The
     credentials are not echoed back."""
-    wait = AxesProxyHandler.get_implementation().retry_after(
-        request, getattr(request, "axes_credentials", None)
-    )
-    minutes = minutes_to_wait(wait)
-    response = render(
-        request,
-        "console/login.html",
-        {"form": AuthenticationForm(request), "locked_out": True, "wait_minutes": minutes},
-        status=429,
-    )
+    handler = AxesProxyHandler.get_implementation()
+    credentials = getattr(request, "axes_credentials", None)
+    minutes = minutes_to_wait(handler.retry_after(request, credentials))
+    context = {
+        "form": AuthenticationForm(request),
+        "locked_out": True,
+        "wait_minutes": minutes,
+        # The whole address, or only this account at it (the usual case).
+        "address_locked": ("ip_address",) in handler.locks(request, credentials),
+    }
+    response = render(request, "console/login.html", context, status=429)
     response["Retry-After"] = str(minutes * 60)
     return response
 
