@@ -20,6 +20,7 @@ NAV = [
     ("Scenarios", "scenarios", Role.VIEWER),
     ("API tokens", "tokens", Role.ADMIN),
     ("Audit log", "audit", Role.ADMIN),
+    ("Lockouts", "lockouts", Role.ADMIN),
 ]
 
 
