@@ -17,7 +17,7 @@ NAV = [
     ("Memory", "memory_entries", Role.VIEWER),
     ("Models", "model_configs", Role.VIEWER),
     ("Presets", "presets", Role.VIEWER),
-    ("Scenarios", "scenarios", Role.VIEWER),
+    ("Run modes", "scenarios", Role.VIEWER),
     ("API tokens", "tokens", Role.ADMIN),
     ("Audit log", "audit", Role.ADMIN),
     ("Lockouts", "lockouts", Role.ADMIN),

@@ -1,0 +1,490 @@
+"""The run-mode form's guide: every setting of the Agent V2, Story and Compact config objects
+as a form shows it, and the templates an operator starts from. Pure: no Django.
+
+What a setting *is* (its type, default, limits and choices) is read from the pydantic models
+of ``roleplay.agentic.config``, the validator itself, so the form cannot offer a default or a
+range the validator would refuse. What a setting *means* (a label and one sentence) is
+written here, in :data:`HELP`, keyed by the seed's dotted path; a test checks that every
+field of those models has its sentence and that no sentence names a field that is gone.
+
+A few fields stay JSON-only (:data:`JSON_ONLY`): free-form objects (``storyV1.policy``) and
+seed fields that change nothing here (``agenticV2.jevOrchestration``). The form keeps them
+as they are, since it writes its fields over the stored object rather than replacing it.
+"""
+
+from __future__ import annotations
+
+import types
+import typing
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from annotated_types import Ge, Gt, Le, Lt
+from pydantic import BaseModel
+
+from roleplay.agentic.config import AgenticV2, Compact, ConfigId, StoryV1
+
+CAPABILITIES: dict[str, type[BaseModel]] = {
+    "agenticV2": AgenticV2,
+    "storyV1": StoryV1,
+    "compact": Compact,
+}
+TITLES = {
+    "agenticV2": "Agent V2: continuity",
+    "storyV1": "Story",
+    "compact": "Compact: summaries of long chats",
+}
+INTROS = {
+    "agenticV2": "After each reply, specialists look at the story in the background and a "
+    "Director writes short notes the character reads next turn, so it remembers who knows "
+    "what, what was promised and where the scene is going.",
+    "storyV1": "A story engine plans events and world changes around the chat and settles "
+    "them after each reply; it runs instead of Agent V2 when both are on.",
+    "compact": "When a chat outgrows the model's window, older messages are folded into a "
+    "summary and the recent ones stay word for word.",
+}
+JSON_ONLY = frozenset({"agenticV2.jevOrchestration", "storyV1.policy"})
+# The Actor is the run mode's own model config, chosen at the top of the form.
+ACTOR = "agenticV2.modelConfigs.actor"
+# Shown first; the rest sit under "More settings".
+COMMON = frozenset(
+    {
+        "agenticV2.modelConfigs.orchestrator",
+        "agenticV2.modelConfigs.director",
+        "agenticV2.enabledTools",
+        "agenticV2.maxToolCalls",
+        "agenticV2.commitPolicy",
+        "storyV1.modelConfigId",
+        "storyV1.seed",
+        "compact.compactorModelConfigId",
+        "compact.triggerRatio",
+        "compact.keepLastCanonicalGroups",
+        "compact.maxSummaryTokens",
+    }
+)
+
+Kind = Literal["bool", "int", "float", "choice", "choices", "model_config", "group"]
+
+
+@dataclass(frozen=True)
+class Setting:
+    path: str  # the seed's dotted path: "agenticV2.maxToolCalls"
+    kind: Kind
+    label: str
+    help: str
+    default: Any = None
+    required: bool = False  # the validator needs a value (when its part is on)
+    optional: bool = False  # None (blank) is a value
+    choices: tuple[str, ...] = ()
+    low: float | None = None
+    high: float | None = None
+    open_low: bool = False  # the limit itself is refused (gt rather than ge)
+    open_high: bool = False
+    group: str = ""  # the optional object this setting belongs to ("" for none)
+
+    @property
+    def common(self) -> bool:
+        return self.path in COMMON or self.group in COMMON
+
+    @property
+    def limits(self) -> str:
+        """The range as the help line says it, e.g. "1–20" or "more than 0, less than 1"."""
+        if self.low is None or self.high is None:
+            return ""
+        if self.open_low or self.open_high:
+            return f"more than {self.low:g}, less than {self.high:g}"
+        return f"{self.low:,.0f}–{self.high:,.0f}"
+
+
+def settings_of(capability: str) -> list[Setting]:
+    """The guided settings of one capability, in the model's field order (``enabled`` is
+    the capability's own on/off switch, not a setting)."""
+    return [s for s in _walk(CAPABILITIES[capability], capability, "") if s.path != ACTOR]
+
+
+def all_paths(model: type[BaseModel], prefix: str) -> list[str]:
+    """Every field's dotted path, nested objects and JSON-only ones included."""
+    paths = []
+    for name, field in model.model_fields.items():
+        path = f"{prefix}.{name}"
+        paths.append(path)
+        nested = _model_of(field.annotation)
+        if nested is not None and path not in JSON_ONLY:
+            paths.extend(all_paths(nested, path))
+    return paths
+
+
+def _walk(model: type[BaseModel], prefix: str, group: str) -> list[Setting]:
+    found: list[Setting] = []
+    for name, field in model.model_fields.items():
+        path = f"{prefix}.{name}"
+        if path in JSON_ONLY or (name == "enabled" and prefix in CAPABILITIES):
+            continue
+        annotation, optional = _unwrap_optional(field.annotation)
+        nested = _model_of(annotation)
+        if nested is not None:
+            if optional:  # an object that may be absent: a switch, then its fields
+                found.append(_setting(path, "group", group=group))
+                found.extend(_walk(nested, path, path))
+            else:
+                found.extend(_walk(nested, path, group))
+            continue
+        default = None if field.is_required() else field.get_default(call_default_factory=True)
+        found.append(
+            _setting(
+                path,
+                _kind(annotation, field.metadata),
+                default=default,
+                required=field.is_required(),
+                optional=optional,
+                choices=_choices(annotation),
+                group=group,
+                **_bounds(field.metadata),
+            )
+        )
+    return found
+
+
+def _setting(path: str, kind: Kind, **fields: Any) -> Setting:
+    label, help_text = HELP[path]
+    return Setting(path=path, kind=kind, label=label, help=help_text, **fields)
+
+
+def _unwrap_optional(annotation: Any) -> tuple[Any, bool]:
+    if typing.get_origin(annotation) in (typing.Union, types.UnionType):
+        args = [a for a in typing.get_args(annotation) if a is not type(None)]
+        if len(args) == 1:
+            return args[0], True
+    return annotation, False
+
+
+def _model_of(annotation: Any) -> type[BaseModel] | None:
+    annotation, _ = _unwrap_optional(annotation)
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return annotation
+    return None
+
+
+_CONFIG_ID_RULES = typing.get_args(ConfigId)[1:]
+
+
+def _kind(annotation: Any, metadata: list) -> Kind:
+    if typing.get_origin(annotation) is typing.Annotated:
+        metadata = [*metadata, *typing.get_args(annotation)[1:]]
+        annotation = typing.get_args(annotation)[0]
+    if annotation is bool:
+        return "bool"
+    if annotation is int:
+        return "int"
+    if annotation is float:
+        return "float"
+    if typing.get_origin(annotation) is Literal:
+        return "choice"
+    if typing.get_origin(annotation) is list:
+        return "choices"
+    if annotation is str and any(rule in metadata for rule in _CONFIG_ID_RULES):
+        return "model_config"
+    raise TypeError(f"no form field for {annotation!r}: add it to JSON_ONLY or here")
+
+
+def _choices(annotation: Any) -> tuple[str, ...]:
+    if typing.get_origin(annotation) is list:
+        annotation = typing.get_args(annotation)[0]
+    if typing.get_origin(annotation) is Literal:
+        return tuple(typing.get_args(annotation))
+    return ()
+
+
+def _bounds(metadata: list) -> dict[str, Any]:
+    bounds: dict[str, Any] = {}
+    for rule in metadata:
+        if isinstance(rule, Ge):
+            bounds["low"] = rule.ge
+        elif isinstance(rule, Gt):
+            bounds.update(low=rule.gt, open_low=True)
+        elif isinstance(rule, Le):
+            bounds["high"] = rule.le
+        elif isinstance(rule, Lt):
+            bounds.update(high=rule.lt, open_high=True)
+    return bounds
+
+
+# --- templates -------------------------------------------------------------------------------
+
+TEMPLATES = {
+    "plain": ("Plain chat", "Only the character's replies: no background work."),
+    "continuity": (
+        "Continuity on",
+        "Agent V2 with every specialist and the Director on the reply model: the character "
+        "keeps track of the story between turns.",
+    ),
+    "story": (
+        "Story mode",
+        "The story engine plans and settles events around the chat, on the reply model.",
+    ),
+    "long_chats": (
+        "Long chats",
+        "Compact summarises older messages when the chat outgrows the model's window.",
+    ),
+}
+
+
+def template_configs(name: str, actor: str) -> dict[str, dict[str, Any] | None]:
+    """The config objects a template starts from, every model config it names being
+    ``actor`` (the reply model's reference); an unknown name is the plain template."""
+    configs: dict[str, dict[str, Any] | None] = {key: None for key in CAPABILITIES}
+    if name == "continuity":
+        agentic: dict[str, Any] = {"enabled": True}
+        put(agentic, "modelConfigs.actor", actor)
+        for setting in settings_of("agenticV2"):
+            role = setting.path.removeprefix("agenticV2.")
+            if role.startswith("modelConfigs.") and role != "modelConfigs.autoReply":
+                put(agentic, role, actor)
+        configs["agenticV2"] = agentic
+    elif name == "story":
+        configs["storyV1"] = {"enabled": True, "modelConfigId": actor}
+    elif name == "long_chats":
+        configs["compact"] = {"enabled": True, "compactorModelConfigId": actor}
+    return configs
+
+
+def put(obj: dict[str, Any], path: str, value: Any) -> None:
+    """Set ``obj``'s value at a dotted ``path``, making the objects on the way."""
+    *parents, last = path.split(".")
+    for name in parents:
+        child = obj.get(name)
+        if not isinstance(child, dict):
+            child = obj[name] = {}
+        obj = child
+    obj[last] = value
+
+
+def get(obj: dict[str, Any] | None, path: str, default: Any = None) -> Any:
+    """``obj``'s value at a dotted ``path``, or ``default`` when a part is missing."""
+    for name in path.split("."):
+        if not isinstance(obj, dict) or name not in obj:
+            return default
+        obj = obj[name]
+    return obj
+
+
+# --- what each setting means (label, one sentence) -------------------------------------------
+
+MS = " In milliseconds."
+HELP: dict[str, tuple[str, str]] = {
+    # Agent V2
+    "agenticV2.enabled": ("On", "Run Agent V2 after each reply."),
+    "agenticV2.modelConfigs": ("Models", "Which model config does each job."),
+    "agenticV2.modelConfigs.actor": ("Reply model", "Always this run mode's reply model."),
+    "agenticV2.modelConfigs.orchestrator": (
+        "Orchestrator model",
+        "Decides after each reply which specialists to ask.",
+    ),
+    "agenticV2.modelConfigs.specialists": ("Specialist models", "One model per specialist."),
+    "agenticV2.modelConfigs.specialists.analyze_plot": (
+        "Plot analyst model",
+        "Works out where the story is heading (needed while that specialist is on).",
+    ),
+    "agenticV2.modelConfigs.specialists.judge_npc": (
+        "Other characters' model",
+        "Judges what the other characters would do (needed while that specialist is on).",
+    ),
+    "agenticV2.modelConfigs.specialists.audit_knowledge": (
+        "Knowledge auditor model",
+        "Checks who knows what, so nobody knows too much (needed while it is on).",
+    ),
+    "agenticV2.modelConfigs.specialists.simulate_world": (
+        "World model",
+        "Decides what happens off-screen meanwhile (needed while that specialist is on).",
+    ),
+    "agenticV2.modelConfigs.specialists.manage_callbacks": (
+        "Callbacks model",
+        "Keeps promises and details to bring back later (needed while it is on).",
+    ),
+    "agenticV2.modelConfigs.specialists.direct_scene": (
+        "Scene director model",
+        "Paces and directs the next scene (needed while that specialist is on).",
+    ),
+    "agenticV2.modelConfigs.director": (
+        "Director model",
+        "Writes the notes the character reads next turn (needed while the notes are updated).",
+    ),
+    "agenticV2.modelConfigs.autoReply": (
+        "Auto-reply model",
+        "Suggests the player's next message when asked; blank: no suggestions.",
+    ),
+    "agenticV2.enabledTools": (
+        "Specialists on",
+        "Which specialists the orchestrator may call; update_director_state lets it rewrite "
+        "the character's notes.",
+    ),
+    "agenticV2.routingMode": (
+        "Routing",
+        "manual: the orchestrator's choice stands; auto: a turn that asks for many "
+        "specialists is decided again by the escalation model.",
+    ),
+    "agenticV2.escalationModelConfigId": (
+        "Escalation model",
+        "The stronger orchestrator that auto routing uses (needed for auto).",
+    ),
+    "agenticV2.escalationToolCallThreshold": (
+        "Escalate from",
+        "In auto routing, a choice of this many specialist calls or more is escalated.",
+    ),
+    "agenticV2.maxToolCalls": ("Calls per turn", "At most this many specialist calls a turn."),
+    "agenticV2.maxParallelTools": (
+        "Calls at once",
+        "At most this many specialists run at the same time.",
+    ),
+    "agenticV2.maxStateChars": (
+        "Notes length",
+        "The longest notes the Director may write for the character, in characters.",
+    ),
+    "agenticV2.modelCallTimeoutMs": (
+        "Model call timeout",
+        "How long one background model call may take." + MS,
+    ),
+    "agenticV2.contextGovernance": (
+        "Context budget",
+        "Keep the background's inputs within the model's window (needed with Compact).",
+    ),
+    "agenticV2.contextGovernance.mode": (
+        "Budget mode",
+        "shadow: only measure and report; enforce: cut to fit (needs Compact).",
+    ),
+    "agenticV2.contextGovernance.safetyMarginTokens": (
+        "Budget margin",
+        "Tokens kept free below the model's context limit.",
+    ),
+    "agenticV2.contextGovernance.maxToolResultChars": (
+        "Longest specialist answer",
+        "A longer answer counts as a failed call, in characters.",
+    ),
+    "agenticV2.recovery": ("Recovery", "What to do when a model call fails."),
+    "agenticV2.recovery.transientRetryModelConfigId": (
+        "Retry model",
+        "Tried once after a temporary failure; blank: no retry on another model.",
+    ),
+    "agenticV2.recovery.tolerateMissingStreamMetadata": (
+        "Accept streams without usage",
+        "Accept a provider's answer that ends without token counts.",
+    ),
+    "agenticV2.jevOrchestration": (
+        "JEV orchestration",
+        "Accepted from the seed so its run modes load; it changes nothing here.",
+    ),
+    "agenticV2.autoReplyWaitMs": (
+        "Auto-reply wait",
+        "How long a suggestion waits for the last turn's notes." + MS,
+    ),
+    "agenticV2.commitPolicy": (
+        "Keep notes from",
+        "always: every turn; reply_completed: not from a reply that was stopped or failed.",
+    ),
+    "agenticV2.backgroundDeadlineMs": (
+        "Background deadline",
+        "A limit on a turn's whole background work; blank: none." + MS,
+    ),
+    "agenticV2.backgroundWorldbook": (
+        "Background reads the lore",
+        "Give the background the lorebook entries the turn selected for the reply.",
+    ),
+    # Story
+    "storyV1.enabled": ("On", "Run the story engine."),
+    "storyV1.modelConfigId": ("Story model", "Plans and settles the story's events."),
+    "storyV1.initializerModelConfigId": (
+        "Opening model",
+        "Builds the story on the first turn; blank: the story model.",
+    ),
+    "storyV1.modelCallTimeoutMs": (
+        "Model call timeout",
+        "How long one story model call may take." + MS,
+    ),
+    "storyV1.postTurnTimeoutMs": (
+        "Settling timeout",
+        "How long settling a turn after its reply may take." + MS,
+    ),
+    "storyV1.maxStateBytes": (
+        "Story size limit",
+        "The largest saved story, in bytes; a larger one is not saved.",
+    ),
+    "storyV1.seed": ("Random seed", "The same seed and chat unfold the same way."),
+    "storyV1.policy": ("Tuning", "The world's and the narrative's numbers, as JSON."),
+    # Compact
+    "compact.enabled": ("On", "Summarise older messages when needed."),
+    "compact.boundaryMode": (
+        "Groups",
+        "selected_turns: a player message and its replies are one group; explicit_groups: "
+        "the messages each turn wrote.",
+    ),
+    "compact.compactorModelConfigId": ("Summary model", "Writes the summaries."),
+    "compact.triggerRatio": (
+        "Summarise at",
+        "When the prompt fills this share of the model's budget (0.8 is 80 %).",
+    ),
+    "compact.keepLastCanonicalGroups": (
+        "Recent exchanges kept",
+        "How many recent exchanges always stay word for word.",
+    ),
+    "compact.checkpointMutationTimeoutMs": (
+        "Save timeout",
+        "How long saving a summary may take before the turn goes on." + MS,
+    ),
+    "compact.safetyMarginTokens": (
+        "Budget margin",
+        "Tokens kept free below the model's context limit.",
+    ),
+    "compact.maxSummaryTokens": ("Summary length", "The longest summary, in tokens."),
+    "compact.reliability": (
+        "Retry limits",
+        "Limits on the summary model's attempts (needed by configurable-v2).",
+    ),
+    "compact.reliability.version": ("Rules version", "The version of these limits."),
+    "compact.reliability.minGenerationTokens": (
+        "Least output",
+        "The fewest tokens a summary call may be given to answer.",
+    ),
+    "compact.reliability.maxCandidateAttempts": (
+        "Candidates tried",
+        "How many ways of cutting the history are tried at most.",
+    ),
+    "compact.reliability.maxModelCalls": (
+        "Summary calls",
+        "How many answers are asked of the summary model at most.",
+    ),
+    "compact.reliability.maxCompactionMs": (
+        "Summarising time",
+        "How long trying candidates may take." + MS,
+    ),
+    "compact.profile": (
+        "Profile",
+        "generic-json-v1: the standard summary; configurable-v2: allows the formats below.",
+    ),
+    "compact.inputProtocol": (
+        "History given as",
+        "How the older messages reach the summary model (others than harness_json_v1 need "
+        "configurable-v2).",
+    ),
+    "compact.outputFormat": (
+        "Summary as",
+        "structured_json: facts, relationship and open threads; plain_text: one text.",
+    ),
+    "compact.lengthPolicy": (
+        "Too long",
+        "reject: a summary over the length is refused; accept_bounded: it is cut (plain "
+        "text only).",
+    ),
+    "compact.executionPolicy": (
+        "Recent only",
+        "bounded_recent: only summarise recent history and may drop older (needs retry "
+        "limits); blank: off.",
+    ),
+    "compact.recursive": (
+        "In segments",
+        "Summarise long history in segments (configurable-v2 with automemory_recursive_v1).",
+    ),
+    "compact.recursive.segmentContentTokens": (
+        "Segment size",
+        "The size of each segment, in tokens.",
+    ),
+}
