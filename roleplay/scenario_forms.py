@@ -309,7 +309,7 @@ def _field(setting: Setting, names: list[str], extra_refs: list[str]) -> forms.F
             return forms.FloatField(widget=forms.NumberInput(attrs=attrs), **common)
         return forms.IntegerField(widget=forms.NumberInput(attrs=attrs), **common)
     if setting.kind == "choices":
-        choices = [(c, c) for c in setting.choices]
+        choices = [(c, guide.choice_label(c)) for c in setting.choices]
         return forms.MultipleChoiceField(
             choices=choices, widget=forms.CheckboxSelectMultiple, **common
         )

@@ -209,6 +209,24 @@ def _bounds(metadata: list) -> dict[str, Any]:
     return bounds
 
 
+# How a choice reads in the form (its seed name follows in brackets); a choice not listed
+# reads as its seed name.
+CHOICE_LABELS = {
+    "analyze_plot": "Plot analyst",
+    "judge_npc": "Other characters",
+    "audit_knowledge": "Knowledge auditor",
+    "simulate_world": "World off-screen",
+    "manage_callbacks": "Callbacks",
+    "direct_scene": "Scene director",
+    "update_director_state": "Director's notes",
+}
+
+
+def choice_label(value: str) -> str:
+    label = CHOICE_LABELS.get(value)
+    return f"{label} ({value})" if label else value
+
+
 # --- templates -------------------------------------------------------------------------------
 
 TEMPLATES = {
@@ -315,8 +333,8 @@ HELP: dict[str, tuple[str, str]] = {
     ),
     "agenticV2.enabledTools": (
         "Specialists on",
-        "Which specialists the orchestrator may call; update_director_state lets it rewrite "
-        "the character's notes.",
+        "Which specialists the orchestrator may call; with Director's notes it may rewrite "
+        "the notes the character reads.",
     ),
     "agenticV2.routingMode": (
         "Routing",
