@@ -17,9 +17,10 @@ NAV = [
     ("Memory", "memory_entries", Role.VIEWER),
     ("Models", "model_configs", Role.VIEWER),
     ("Presets", "presets", Role.VIEWER),
-    ("Scenarios", "scenarios", Role.VIEWER),
+    ("Run modes", "scenarios", Role.VIEWER),
     ("API tokens", "tokens", Role.ADMIN),
     ("Audit log", "audit", Role.ADMIN),
+    ("Lockouts", "lockouts", Role.ADMIN),
 ]
 
 
@@ -30,6 +31,15 @@ def nav_for(membership) -> list[tuple[str, str]]:
     return [(label, reverse(name)) for label, name, role in NAV if has_role(membership, role)]
 
 
+def identity(user, membership) -> str:
+    """Who is signed in, as the header says it once: "tenant · user (role)"."""
+    if user is None or not user.is_authenticated:
+        return ""
+    if membership is None:
+        return user.get_username()
+    return f"{membership.tenant.name} · {user.get_username()} ({membership.role})"
+
+
 def console_context(request) -> dict:
     user = getattr(request, "user", None)
     membership = getattr(user, "membership", None) if user and user.is_authenticated else None
@@ -37,4 +47,5 @@ def console_context(request) -> dict:
         "nav": nav_for(membership),
         "membership": membership,
         "tenant": membership.tenant if membership else None,
+        "who": identity(user, membership),
     }

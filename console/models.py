@@ -119,6 +119,7 @@ class AuditAction(models.TextChoices):
     LOGIN_SUCCEEDED = "login.succeeded", "login succeeded"
     LOGIN_FAILED = "login.failed", "login failed"
     LOGIN_LOCKED_OUT = "login.locked_out", "login locked out"
+    LOGIN_UNLOCKED = "login.unlocked", "login unlocked by an admin"
     LOGOUT = "logout", "logout"
     STORY_QUARANTINE = "story.quarantine", "story quarantine decided"
     COMPACT_CHECKPOINT = "compact.checkpoint", "compact checkpoint changed by an operator"

@@ -293,15 +293,18 @@ LOGGING = {
 TRUSTED_PROXY_COUNT = int(os.environ.get("TRUSTED_PROXY_COUNT", "0"))
 
 # Login throttling (django-axes, console.throttle): failures within the cool-off that lock
-# a lockout key. A successful login clears the account's failures, not the address's.
+# a lockout key: an account at one address first, a whole address only at ten times that
+# (an office shares one address). A successful login clears the account's failures, not
+# the address's; an attempt refused during a lock does not restart it.
 LOGIN_FAILURE_LIMITS = {
     ("username", "ip_address"): int(os.environ.get("LOGIN_FAILURES_PER_ACCOUNT", "5")),
-    ("ip_address",): int(os.environ.get("LOGIN_FAILURES_PER_ADDRESS", "20")),
+    ("ip_address",): int(os.environ.get("LOGIN_FAILURES_PER_ADDRESS", "50")),
 }
 AXES_LOCKOUT_PARAMETERS = [list(key) for key in LOGIN_FAILURE_LIMITS]
 AXES_FAILURE_LIMIT = min(LOGIN_FAILURE_LIMITS.values())
 AXES_COOLOFF_TIME = timedelta(minutes=int(os.environ.get("LOGIN_COOLOFF_MINUTES", "15")))
 AXES_RESET_ON_SUCCESS = True
+AXES_RESET_COOL_OFF_ON_FAILURE_DURING_LOCKOUT = False  # a refused attempt is not a new failure
 AXES_HANDLER = "console.throttle.LoginThrottle"
 AXES_CLIENT_IP_CALLABLE = "console.clients.client_address"
 AXES_USERNAME_CALLABLE = "console.throttle.attempted_username"

@@ -12,18 +12,24 @@ units of that limit: a key reaches the common limit exactly when it reaches its 
 A successful login clears the account's own failures at that address, and nothing else:
 axes' default also clears every attempt of the address, so one valid account of their own
 would let a client wipe its guesses at other accounts between tries.
+
+An attempt refused during a lock is not counted (``AXES_RESET_COOL_OFF_ON_FAILURE_DURING_LOCKOUT``
+is off), so a lock ends a cool-off after the failures that made it: knocking on a locked
+door, with the right password or not, does not keep it shut. :func:`unlocks_at` says when
+that is, for the lockout page and the console's lockout list alike.
 """
 
 from __future__ import annotations
 
 import math
-from datetime import timedelta
+from collections.abc import Iterable
+from datetime import datetime, timedelta
 
 from axes.handlers.database import AxesDatabaseHandler
 from axes.helpers import get_cool_off, get_lockout_parameters
 from django.conf import settings
 from django.contrib.auth import get_user_model
-from django.db.models import Max, Sum
+from django.db.models import Sum
 from django.utils import timezone
 
 from console import audit
@@ -83,17 +89,43 @@ class LoginThrottle(AxesDatabaseHandler):
                 count += attempts.delete()[0]
         return count
 
-    def retry_after(self, request, credentials: dict | None = None) -> timedelta:
-        """How long until the newest counted failure leaves the cool-off window."""
+    def locks(self, request, credentials: dict | None = None) -> dict[tuple[str, ...], datetime]:
+        """The lockout keys of this request that are locked, each with when it unlocks."""
         cool_off = get_cool_off(request) or timedelta(0)
-        newest = [
-            t
-            for _key, attempts in self._keyed_attempts(request, credentials)
-            if (t := attempts.aggregate(t=Max("attempt_time"))["t"]) is not None
-        ]
-        if not newest:
-            return cool_off
-        return max(max(newest) + cool_off - timezone.now(), timedelta(0))
+        found = {}
+        for key, attempts in self._keyed_attempts(request, credentials):
+            limit = settings.LOGIN_FAILURE_LIMITS[key]
+            # Newest first, and no more rows than the limit: each holds at least one failure.
+            rows = attempts.order_by("-attempt_time").values_list(
+                "attempt_time", "failures_since_start"
+            )[:limit]
+            end = unlocks_at(rows, limit, cool_off)
+            if end is not None:
+                found[key] = end
+        return found
+
+    def retry_after(self, request, credentials: dict | None = None) -> timedelta:
+        """How long until every lock on this request has ended."""
+        ends = self.locks(request, credentials).values()
+        if not ends:
+            return get_cool_off(request) or timedelta(0)
+        return max(max(ends) - timezone.now(), timedelta(0))
+
+
+def unlocks_at(
+    attempts: Iterable[tuple[datetime, int]], limit: int, cool_off: timedelta
+) -> datetime | None:
+    """When a lockout key stops being locked, given its counted attempts within the cool-off
+    as (time of the row's newest failure, failures) pairs; None when it is not locked.
+
+    Rows leave the count a cool-off after their newest failure, oldest first, so the lock
+    ends when the newest rows that still add up to ``limit`` have all aged out."""
+    total = 0
+    for time, failures in sorted(attempts, reverse=True):
+        total += failures
+        if total >= limit:
+            return time + cool_off
+    return None
 
 
 def minutes_to_wait(delay: timedelta) -> int:

@@ -17,4 +17,6 @@ urlpatterns = [
     path("console/tokens/new/", views.token_create, name="token_create"),
     path("console/tokens/<int:pk>/revoke/", views.token_revoke, name="token_revoke"),
     path("console/audit/", views.audit_log, name="audit"),
+    path("console/lockouts/", views.lockout_list, name="lockouts"),
+    path("console/lockouts/unlock/", views.lockout_unlock, name="lockout_unlock"),
 ]

@@ -80,9 +80,9 @@ class CharacterForm(AvatarFields, AuthorNoteFields, forms.ModelForm):
         queryset=Scenario.objects.none(),
         required=False,
         empty_label="None (plain chat)",
-        label="Default scenario",
+        label="Default run mode",
         help_text="How this character's conversations run (Agent V2, Story, Compact) unless a "
-        "conversation names its own.",
+        "conversation chooses its own. Not the Scenario text above: that is part of the card.",
     )
     alternate_greetings = TextListField(
         required=False,
@@ -210,6 +210,7 @@ class NewConversationForm(forms.Form):
         queryset=Scenario.objects.none(),
         required=False,
         empty_label="Character's default",
+        label="Run mode",
         help_text="How the conversation runs (Agent V2, Story…); overrides the character's.",
     )
     persona = forms.ModelChoiceField(

@@ -15,6 +15,7 @@ from django.views.decorators.http import require_POST
 from console.access import console_view
 from console.scoping import get_scoped_or_404
 from roleplay import agent_selectors as agent
+from roleplay import labels
 from roleplay.agentic import inputs as agentic_inputs
 from roleplay.agentic.ledger import TYPES as LEDGER_TYPES
 from roleplay.errors import NotFound
@@ -36,6 +37,7 @@ def conversation_agent(request, pk):
     kind = agent.ledger_type(asked_type)
     context = {
         "conversation": conversation,
+        "conversation_title": labels.conversation_title(conversation),
         "scenario": scenario,
         "runs_agent_v2": agent.runs_agent_v2(scenario),
         "snapshot": agent_state.EMPTY,
@@ -115,6 +117,10 @@ def conversation_agent_run(request, pk, turn_id):
         "roleplay/agent/run.html",
         {
             "conversation": conversation,
+            "conversation_title": labels.conversation_title(conversation),
+            "reply_text": labels.message_snippets(request.tenant, [run.assistant_message_id]).get(
+                str(run.assistant_message_id)
+            ),
             "run": run,
             "snapshot": snapshot,
             "guidance": agentic_inputs.recorded_guidance(snapshot),

@@ -19,6 +19,7 @@ from roleplay import selectors
 from roleplay.card_export import export_character
 from roleplay.cards.build import EXPORT_FORMATS
 from roleplay.cards.read import MAX_FILE_BYTES
+from roleplay.cards.report import summary as report_summary
 from roleplay.downloads import download, image_response
 from roleplay.models import Character, CharacterImport
 from roleplay.services.card_import import import_card
@@ -38,15 +39,17 @@ def files(request):
 
 def character_page(character: Character, form) -> dict:
     """What the character page shows around its form."""
+    last_import = (
+        CharacterImport.objects.filter(character=character).order_by("-created_at").first()
+    )
     return {
         "form": form,
         "character": character,
         "has_avatar": selectors.has_avatar(character),
         "bound_books": worldbook_reads.list_bindings(character.tenant, str(character.pk)),
         "export_formats": EXPORT_LABELS,
-        "last_import": CharacterImport.objects.filter(character=character)
-        .order_by("-created_at")
-        .first(),
+        "last_import": last_import,
+        "import_summary": report_summary(last_import.report) if last_import else None,
     }
 
 

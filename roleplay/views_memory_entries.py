@@ -31,6 +31,7 @@ from memory.entries import selectors as entry_reads
 from memory.entries import services as entry_writes
 from memory.errors import MemoryInvalid
 from memory.models import EntryKind, EntryScope, EntryStatus, MemoryEntry
+from roleplay import labels
 from roleplay.models import Character, Conversation
 from roleplay.views_memory_queue import (
     entry_or_404,
@@ -85,6 +86,7 @@ def memory_entries(request):
     page = Paginator(rows, PAGE_SIZE).get_page(request.GET.get("page"))
     context = {
         "page": page,
+        "entries": labels.name_rows(request.tenant, page),
         "filters": filters,
         "player": player,
         "query": urlencode(chosen),
@@ -109,9 +111,9 @@ def _entry_page(request, entry, *, status=200, draft=None, confirm_delete=False)
         "tags": ", ".join(entry.tags or ()),
     } | (draft or {})
     context = {
-        "entry": entry,
+        "entry": labels.name_rows(request.tenant, [entry])[0],
         "text": text,
-        "evidence": evidences(entry),
+        "evidence": labels.name_evidence(request.tenant, evidences(entry)),
         "confirm_delete": confirm_delete,
     }
     return render(request, "roleplay/memory/entry.html", context, status=status)

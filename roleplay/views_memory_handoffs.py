@@ -38,6 +38,7 @@ from memory.models import (
     MemoryEntry,
     MemoryHandoff,
 )
+from roleplay import labels
 from roleplay.models import Character, Conversation
 from roleplay.views_memory_queue import posted_version
 
@@ -122,9 +123,12 @@ def _page(request, *, status=200, draft=None, filters=None):
     sessions = _valid_uuids({h.session_id for h in handoffs})
     rows = scoped(Conversation, tenant).filter(pk__in=sessions)
     known = {str(pk) for pk in rows.values_list("pk", flat=True)}
+    titled = labels.conversation_labels(tenant, known)
     items = [
         {
             "handoff": h,
+            "from_name": names.get(h.from_character_id, ""),
+            "conversation_label": titled.get(h.session_id),
             "to_name": names.get(h.to_character_id, ""),
             "conversation": h.session_id if h.session_id in known else "",
             "shared": handoff_reads.shared_entries(h),

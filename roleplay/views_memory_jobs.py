@@ -20,6 +20,7 @@ from console.failures import DomainError
 from console.scoping import get_scoped_or_404
 from memory import jobs
 from memory.models import ConsolidationRun, JobStatus, MemoryJob
+from roleplay import labels
 from roleplay.views_memory_queue import _page_number, refused
 
 PAGE_SIZE = 50
@@ -43,11 +44,23 @@ def memory_jobs(request, *, status=200):
         "wanted": wanted if wanted in JobStatus.values else "",
         "query": urlencode({"status": wanted}) if wanted in JobStatus.values else "",
         "max_attempts": jobs.MAX_ATTEMPTS,
-        "runs": ConsolidationRun.objects.filter(tenant=request.tenant)
-        .select_related("player")
-        .order_by("-created_at")[:RUNS_SHOWN],
+        "runs": _titled(
+            request.tenant,
+            ConsolidationRun.objects.filter(tenant=request.tenant)
+            .select_related("player")
+            .order_by("-created_at")[:RUNS_SHOWN],
+        ),
     }
     return render(request, "roleplay/memory/jobs.html", context, status=status)
+
+
+def _titled(tenant, runs) -> list:
+    """``runs`` with ``conversation_label``, their conversation's title (None when gone)."""
+    runs = list(runs)
+    found = labels.conversation_labels(tenant, [run.conversation_id for run in runs])
+    for run in runs:
+        run.conversation_label = found.get(str(run.conversation_id))
+    return runs
 
 
 @console_view()

@@ -24,6 +24,7 @@ from console.scoping import is_uuid
 from memory import packs
 from memory.recall import search
 from memory.turn_reads import turn_memory
+from roleplay import labels
 from roleplay.memory_pack_context import owner_of
 from roleplay.models import Conversation
 from roleplay.views_memory import conversation_or_404
@@ -217,6 +218,10 @@ def conversation_memory_pack(request, pk):
         except (TypeError, ValueError):
             age = None
     items = pack.get("items") if pack is not None else None
+    items = items if isinstance(items, list) else []
+    named = labels.conversation_labels(
+        request.tenant, [i.get("conversation_id") for i in items if isinstance(i, dict)]
+    )
     return render(
         request,
         "roleplay/recall/pack.html",
@@ -228,7 +233,11 @@ def conversation_memory_pack(request, pk):
             "key": key,
             "status": status,
             "age": age,
-            "items": items if isinstance(items, list) else [],
+            "items": [
+                {**i, "conversation": named.get(str(i.get("conversation_id")))}
+                for i in items
+                if isinstance(i, dict)
+            ],
             "text": (pack or {}).get("text") or "",
             "ttl": packs.TTL_S,
         },

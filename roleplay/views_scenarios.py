@@ -1,127 +1,54 @@
-"""Console pages of scenarios: the list, and one form to create or edit a scenario with its
-four config objects as JSON (the seed's field names; docs/agentic.md). Operators edit,
+"""Console pages of run modes (scenarios in the API and the seed: the console says "run
+mode" so they are not taken for a card's Scenario text). The list, and one form to create or
+edit a run mode: a guided section per capability with "Edit as JSON" for experts
+(``roleplay.scenario_forms``; docs/agentic.md), and templates to start from. Operators edit,
 viewers read. Every save goes through ``roleplay.services.scenarios``: a refused config
-object is shown next to its box with the dotted path of the field, a stale version says so
-and keeps what was typed, and nothing is written."""
+object is shown next to the field its dotted path names, a stale version says so and keeps
+what was typed, and nothing is written."""
 
 from __future__ import annotations
 
-import json
-
-from django import forms
 from django.contrib import messages as flash
 from django.shortcuts import redirect, render
 
 from console.access import console_view, has_role, posted
 from console.models import Role
 from console.scoping import get_scoped_or_404, scoped
+from roleplay import scenario_guide as guide
 from roleplay.errors import Duplicate, FieldErrors
-from roleplay.models import ModelConfig, Preset, Scenario
+from roleplay.models import Scenario
+from roleplay.scenario_forms import ScenarioForm, stored_configs
+from roleplay.selectors import default_model_config
 from roleplay.services import scenarios
 from roleplay.services.scenarios import ScenarioConfigInvalid, ScenarioVersionConflict
 from roleplay.views import _confirm
 
-# agenticV2, storyV1, compact, preActorDirector, externalMemory: JSON objects
-CONFIG_BOXES = tuple(name for name in scenarios.CONFIG_FIELDS if name != "memoryRuntime")
-MAX_JSON_CHARS = 100_000
-# What each box takes beyond the generic note (docs/agentic.md, docs/story.md).
-BOX_HELP = {
-    "storyV1": 'Story, e.g. {"enabled": true, "modelConfigId": "<id or name>"}. Fields: '
-    "initializerModelConfigId, modelCallTimeoutMs (45000; 1000–180000), postTurnTimeoutMs "
-    "(90000; 1000–180000), maxStateBytes (60000; 4000–60000), seed (731), policy "
-    "{world, narrative}. Runs instead of agenticV2; not with preActorDirector.",
-}
-
-
-class ScenarioForm(forms.Form):
-    name = forms.CharField(max_length=200)
-    description = forms.CharField(max_length=20_000, required=False, widget=forms.Textarea(
-        attrs={"rows": 2}
-    ))  # fmt: skip
-    model_config = forms.ModelChoiceField(
-        queryset=ModelConfig.objects.none(),
-        required=False,
-        empty_label="None",
-        label="Actor model config",
-        help_text="agenticV2.modelConfigs.actor must name this one (its id or name).",
-    )
-    preset = forms.ModelChoiceField(
-        queryset=Preset.objects.none(), required=False, empty_label="The model config's"
-    )
-    memoryRuntime = forms.ChoiceField(  # noqa: N815
-        choices=[(v, v) for v in ("internal", "external", "off")],
-        initial="internal",
-        required=False,
-        label="memoryRuntime",
-        help_text="Whose memory turns read: ours, the externalMemory service (prepare/commit), "
-        "or none.",
-    )
-    version = forms.IntegerField(widget=forms.HiddenInput, required=False)
-
-    def __init__(self, *args, tenant, **kwargs):
-        super().__init__(*args, **kwargs)
-        self.fields["model_config"].queryset = scoped(ModelConfig, tenant).order_by("name")
-        self.fields["preset"].queryset = scoped(Preset, tenant).order_by("name")
-        for name in CONFIG_BOXES:
-            self.fields[name] = forms.CharField(
-                required=False,
-                max_length=MAX_JSON_CHARS,
-                strip=True,
-                label=name,
-                widget=forms.Textarea(attrs={"rows": 8, "spellcheck": "false"}),
-                help_text=(
-                    BOX_HELP.get(name, "") + " A JSON object with the seed's field names; "
-                    "empty: off."
-                ).strip(),
-            )
-
-    def clean(self):
-        data = super().clean()
-        data["memoryRuntime"] = data.get("memoryRuntime") or "internal"
-        for name in CONFIG_BOXES:
-            text = data.get(name) or ""
-            if not text:
-                data[name] = None
-                continue
-            try:
-                value = json.loads(text)
-            except ValueError as exc:
-                self.add_error(name, f"not valid JSON ({exc})")
-                continue
-            if not isinstance(value, dict):
-                self.add_error(name, "must be a JSON object")
-                continue
-            data[name] = value
-        return data
-
 
 def _initial(scenario: Scenario) -> dict:
-    initial = {
+    return {
         "name": scenario.name,
         "description": scenario.description,
         "model_config": scenario.model_config_id,
         "preset": scenario.preset_id,
+        "memoryRuntime": scenario.memory_runtime,
         "version": scenario.version,
     }
-    for seed, field in scenarios.CONFIG_FIELDS.items():
-        value = getattr(scenario, field)
-        if seed not in CONFIG_BOXES:
-            initial[seed] = value
-            continue
-        initial[seed] = "" if value is None else json.dumps(value, indent=2, ensure_ascii=False)
-    return initial
 
 
 def _save(form: ScenarioForm, request, scenario: Scenario | None) -> Scenario | None:
-    data = dict(form.cleaned_data)
-    version = data.pop("version")
+    data = {
+        name: form.cleaned_data[name] for name in ("name", "description", "model_config", "preset")
+    }
+    for seed in scenarios.CONFIG_FIELDS:
+        data[seed] = form.cleaned_data[seed]
     try:
         if scenario is None:
             return scenarios.create_scenario(request.tenant, **data)
-        return scenarios.update_scenario(scenario, version=version or 0, **data)
+        version = form.cleaned_data.get("version") or 0
+        return scenarios.update_scenario(scenario, version=version, **data)
     except ScenarioConfigInvalid as exc:
-        box = exc.details["field"].split(".")[0]
-        form.add_error(box if box in form.fields else None, exc.message)
+        message = exc.message.split(": ", 1)[-1]
+        form.place_error(exc.details["field"], message)
     except ScenarioVersionConflict as exc:
         form.add_error(None, f"{exc.message} (your changes are still below)")
     except FieldErrors as exc:
@@ -133,43 +60,72 @@ def _save(form: ScenarioForm, request, scenario: Scenario | None) -> Scenario | 
     return None
 
 
+def _page(request, form: ScenarioForm, scenario: Scenario | None, status: int = 200):
+    context = {"form": form, "scenario": scenario, "templates": guide.TEMPLATES}
+    return render(request, "roleplay/scenarios/form.html", context, status=status)
+
+
 @console_view()
 def scenario_list(request):
-    rows = scoped(Scenario, request.tenant).select_related("model_config").order_by("name")
+    rows = list(scoped(Scenario, request.tenant).select_related("model_config").order_by("name"))
+    for row in rows:
+        row.parts_on = parts_on(row)
     return render(request, "roleplay/scenarios/list.html", {"rows": rows})
+
+
+PARTS = (
+    ("agentic_v2", "Agent V2"),
+    ("story_v1", "Story"),
+    ("compact", "Compact"),
+    ("pre_actor_director", "Pre-reply director"),
+)
+
+
+def parts_on(scenario: Scenario) -> list[str]:
+    """The names of the parts a run mode has switched on (present and not disabled)."""
+    on = []
+    for field, label in PARTS:
+        config = getattr(scenario, field)
+        if isinstance(config, dict) and config.get("enabled", True):
+            on.append(label)
+    return on
 
 
 @console_view()
 def scenario_create(request):
-    form = ScenarioForm(posted(request), tenant=request.tenant)
-    if request.method == "POST" and form.is_valid():
-        scenario = _save(form, request, None)
-        if scenario is not None:
-            flash.success(request, f"Scenario “{scenario.name}” created.")
-            return redirect("scenario_edit", pk=scenario.pk)
-    status = 422 if request.method == "POST" else 200
-    return render(
-        request, "roleplay/scenarios/form.html", {"form": form, "scenario": None}, status=status
-    )
+    template = request.GET.get("template", "plain")
+    actor = default_model_config(request.tenant)
+    stored = guide.template_configs(template, actor.name if actor else "")
+    form = ScenarioForm(posted(request), tenant=request.tenant, stored=stored)
+    if request.method == "POST":
+        if form.is_valid():
+            scenario = _save(form, request, None)
+            if scenario is not None:
+                flash.success(request, f"Run mode “{scenario.name}” created.")
+                return redirect("scenario_edit", pk=scenario.pk)
+        return _page(request, form, None, status=422)
+    name = guide.TEMPLATES.get(template, guide.TEMPLATES["plain"])[0]
+    form.initial = {"name": name, "model_config": actor.pk if actor else None}
+    form.initial |= form.initial_values(actor.name if actor else "")
+    return _page(request, form, None)
 
 
 @console_view()
 def scenario_edit(request, pk):
     scenario = get_scoped_or_404(Scenario, request.tenant, pk=pk)
+    stored = stored_configs(scenario)
+    form = ScenarioForm(posted(request), tenant=request.tenant, stored=stored)
     if request.method == "POST":
-        form = ScenarioForm(posted(request), tenant=request.tenant)
         if form.is_valid() and _save(form, request, scenario) is not None:
-            flash.success(request, f"Scenario “{scenario.name}” saved.")
+            flash.success(request, f"Run mode “{scenario.name}” saved.")
             return redirect("scenario_edit", pk=scenario.pk)
-        status = 422
-    else:
-        form = ScenarioForm(initial=_initial(scenario), tenant=request.tenant)
-        status = 200
+        return _page(request, form, scenario, status=422)
+    actor = scenario.model_config
+    form.initial = _initial(scenario) | form.initial_values(actor.name if actor else "")
     if not has_role(request.membership, Role.OPERATOR):
         for field in form.fields.values():
             field.disabled = True
-    context = {"form": form, "scenario": scenario}
-    return render(request, "roleplay/scenarios/form.html", context, status=status)
+    return _page(request, form, scenario)
 
 
 @console_view()
@@ -177,11 +133,11 @@ def scenario_delete(request, pk):
     scenario = get_scoped_or_404(Scenario, request.tenant, pk=pk)
     if request.method == "POST":
         scenarios.delete_scenario(scenario)
-        flash.success(request, f"Scenario “{scenario.name}” deleted.")
+        flash.success(request, f"Run mode “{scenario.name}” deleted.")
         return redirect("scenarios")
     return _confirm(
         request,
-        title=f"Delete scenario “{scenario.name}”?",
+        title=f"Delete run mode “{scenario.name}”?",
         message="Characters and conversations that use it run without a scenario.",
         cancel_url="/console/scenarios/",
     )

@@ -28,6 +28,8 @@ from console.access import console_view
 from console.models import Role
 from console.textdiff import line_diff
 from roleplay import conversation_story as reads
+from roleplay import labels
+from roleplay.selectors import scenario_for
 from roleplay.services import story_quarantine
 from roleplay.views_memory import conversation_or_404
 from story.engine.narrative import AXES
@@ -36,6 +38,13 @@ from story.models import QuarantineStatus
 
 TABS = ("overview", "world", "narrative", "revisions", "events", "quarantine")
 PAGE_SIZE = 20
+# A story's status as the page says it; the stored code stays in the Details fold.
+STATUS_WORDS = {
+    "none": "No story yet",
+    "ready": "Ready for the next turn",
+    "waiting_for_acceptance": "Waiting for the player's next message (it accepts the last reply)",
+    "settlement_pending": "Settling the last turn in the background",
+}
 
 
 @console_view()
@@ -46,12 +55,16 @@ def conversation_story(request, pk):
     head = reads.head_for(request.tenant, conversation)
     tab = request.GET.get("tab") if request.GET.get("tab") in TABS else "overview"
     envelope = reads.envelope_of(head)
+    story = reads.overview(conversation, head)
     context = {
         "conversation": conversation,
+        "conversation_title": labels.conversation_title(conversation),
         "head": head,
         "tab": tab,
         "tabs": TABS,
-        "story": reads.overview(conversation, head),
+        "story": story,
+        "status_words": STATUS_WORDS.get(story["status"], story["status"]),
+        "run_mode": head.scenario if head is not None else scenario_for(conversation),
         "open_quarantines": reads.quarantines(request.tenant, conversation, head)
         .filter(status=QuarantineStatus.OPEN)
         .count(),
@@ -66,8 +79,13 @@ def _overview(request, conversation, head, envelope) -> dict:
     pending = reads.pending_of(envelope)
     unresolved = [e for e in envelope.get("unresolved") or [] if isinstance(e, dict)]
     lists = [(event or {}).get("evidence"), *[e.get("evidence") for e in unresolved]]
-    marked = reads.marked_evidence(request.tenant, conversation, lists)
+    marked = _with_text(request.tenant, reads.marked_evidence(request.tenant, conversation, lists))
+    said = labels.message_snippets(
+        request.tenant, [(pending or {}).get(key) for key in ("messageId", "userMessageId")]
+    )
     return {
+        "pending_reply": said.get(str((pending or {}).get("messageId"))),
+        "pending_said": said.get(str((pending or {}).get("userMessageId"))),
         "event": event,
         "event_evidence": marked[0],
         "unresolved": list(zip(unresolved, marked[1:], strict=True)),
@@ -127,7 +145,9 @@ def _revisions(request, conversation, head, envelope) -> dict:
 def _events(request, conversation, head, envelope) -> dict:
     rows = reads.events(request.tenant, conversation, head)
     page = Paginator(rows, PAGE_SIZE).get_page(request.GET.get("page"))
-    return {"page": page, "events": reads.with_changes(request.tenant, conversation, page)}
+    events = reads.with_changes(request.tenant, conversation, page)
+    _with_text(request.tenant, [e["evidence"] for e in events])
+    return {"page": page, "events": events}
 
 
 def _quarantine(request, conversation, head, envelope) -> dict:
@@ -135,8 +155,18 @@ def _quarantine(request, conversation, head, envelope) -> dict:
     page = Paginator(rows, PAGE_SIZE).get_page(request.GET.get("page"))
     records = list(page)
     lists = [(r.record or {}).get("evidence") for r in records]
-    marked = reads.marked_evidence(request.tenant, conversation, lists)
+    marked = _with_text(request.tenant, reads.marked_evidence(request.tenant, conversation, lists))
     return {"page": page, "records": list(zip(records, marked, strict=True))}
+
+
+def _with_text(tenant, lists: list[list[dict]]) -> list[list[dict]]:
+    """Each evidence piece with ``text``, the first words of its message (one query), so the
+    page quotes what was said rather than a message id."""
+    said = labels.message_snippets(tenant, [p["message_id"] for items in lists for p in items])
+    for items in lists:
+        for piece in items:
+            piece["text"] = said.get(piece["message_id"], "")
+    return lists
 
 
 _TAB_CONTEXT = {

@@ -23,8 +23,10 @@ from console.access import console_view
 from console.models import Role
 from memory import selectors as message_reads
 from roleplay import conversation_checkpoints as reads
+from roleplay import labels
 from roleplay.compact.checkpoint import summary_text
 from roleplay.errors import RoleplayError
+from roleplay.selectors import scenario_for
 from roleplay.services import compact_edits
 from roleplay.views_memory import conversation_or_404
 
@@ -49,6 +51,8 @@ def conversation_summaries(request, pk):
     summary = newest.summary if newest is not None else {}
     context = {
         "conversation": conversation,
+        "conversation_title": labels.conversation_title(conversation),
+        "run_mode": scenario_for(conversation) if newest is None else None,
         "page": page,
         "newest": newest,
         "summary_text": summary_text(summary) if newest is not None else "",

@@ -24,7 +24,7 @@ from typing import Any
 
 from roleplay.cards.errors import invalid
 from roleplay.cards.limits import CARD_EXTENSION
-from roleplay.cards.report import CardReport
+from roleplay.cards.report import OUTSIDE_DATA, CardReport
 from roleplay.prompting.notes import MAX_NOTE_CHARS
 
 # card field -> Character field
@@ -71,7 +71,7 @@ def card_to_fields(card: dict[str, Any], spec: str, report: CardReport) -> dict[
         _check_version(card, spec, report)
         for key, value in card.items():
             if key not in ("spec", "spec_version", "data"):
-                report.drop(key, value, "outside the card's data (a CCv1 copy or a tool's own)")
+                report.drop(key, value, OUTSIDE_DATA)
     prefix = "" if spec == "ccv1" else "data."
     fields: dict[str, Any] = {}
     for card_name, ours in TEXT_FIELDS.items():

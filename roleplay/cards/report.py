@@ -14,6 +14,10 @@ from typing import Any
 
 from worldbook.engine.importers.report import summarize_value
 
+# Why a top-level field of a v2/v3 card is not read: SillyTavern writes a CCv1 copy of each
+# field beside ``data`` (and a few of its own); the v2 fields are the ones used.
+OUTSIDE_DATA = "outside the card's data (a CCv1 copy or a tool's own)"
+
 
 @dataclass
 class CardReport:
@@ -53,3 +57,16 @@ class CardReport:
             "avatar": self.avatar,
             "book": self.book,
         }
+
+
+def summary(report: dict[str, Any]) -> dict[str, int]:
+    """How an import report reads in one line: fields mapped, kept in extensions, CCv1
+    copies ignored (the card's v2 fields were used) and fields not imported."""
+    dropped = report.get("dropped") or []
+    copies = sum(1 for item in dropped if item.get("reason") == OUTSIDE_DATA)
+    return {
+        "mapped": len(report.get("mapped") or []),
+        "kept": len(report.get("kept") or []),
+        "ccv1_copies": copies,
+        "not_imported": len(dropped) - copies,
+    }

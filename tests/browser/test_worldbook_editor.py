@@ -88,7 +88,7 @@ def _edit_in_place(page, key: str, field: str, value: str) -> None:
     page.click(f"{row} a.wb-open")
     page.locator(f"{row} form.wb-entry-form").wait_for()
     page.fill(f"{row} [name='e-{field}']", value)
-    page.locator(f"{row} [name='e-id']").click()  # leaving the field fires "change"
+    page.press(f"{row} [name='e-{field}']", "Tab")  # leaving the field fires "change"
     page.locator(f"#s-{dom_id(key)} .saved").wait_for()
 
 

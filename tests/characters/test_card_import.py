@@ -254,6 +254,22 @@ def test_the_console_imports_a_card_and_shows_the_report(operator_client, tenant
     assert "Greyport lore" in page and 'id="character-avatar"' in page
 
 
+def test_the_console_says_ccv1_copies_were_ignored_not_dropped(operator_client, tenant):
+    """A SillyTavern export carries a CCv1 copy of each field beside the v2 data: the
+    summary says they were ignored because the v2 fields were used, not that they were lost."""
+    card = v2_card()
+    sillytavern = {**card, "name": "Mira", "first_mes": "A visitor?", "creatorcomment": "x"}
+    upload = SimpleUploadedFile("mira.json", as_json(sillytavern))
+    response = operator_client.post(
+        "/console/characters/import/", {"file": upload, "on_duplicate": "existing"}
+    )
+    page = operator_client.get(response["Location"]).content.decode()
+    summary = page[page.index('id="import-summary"') :]
+    summary = summary[: summary.index("</span>")]
+    assert "3 CCv1 copies ignored (the v2 fields were used)" in summary
+    assert "dropped" not in summary and "not imported" not in summary
+
+
 def test_the_console_shows_import_errors(operator_client, tenant):
     upload = SimpleUploadedFile("bad.png", b"\x89PNG\r\n\x1a\nnope")
     response = operator_client.post(

@@ -141,3 +141,21 @@ def test_ccv3_export_puts_the_extras_back_at_data_level():
 def test_ccv3_export_always_has_group_only_greetings():
     fields, _ = mapped(v2_card(), "ccv2")
     assert fields_to_card(fields, "ccv3")["data"]["group_only_greetings"] == []
+
+
+def test_the_summary_says_top_level_copies_were_ignored_not_dropped():
+    """SillyTavern writes a CCv1 copy of each field beside a v2 card's ``data``; reading the
+    v2 fields is not a loss, so the summary counts those copies apart from real drops."""
+    from roleplay.cards.report import summary
+
+    card = {**v2_card(tags="solo", alternate_greetings=["ok", 3]), "name": "Mira", "fav": False}
+    _, report = mapped(card, "ccv2")
+    counts = summary(report)
+    assert counts["ccv1_copies"] == 2 and counts["not_imported"] == 1
+    assert counts["mapped"] == len(report["mapped"]) and counts["kept"] == len(report["kept"])
+    assert summary({"mapped": [], "kept": []}) == {
+        "mapped": 0,
+        "kept": 0,
+        "ccv1_copies": 0,
+        "not_imported": 0,
+    }  # an old report without the lists

@@ -191,7 +191,8 @@ def test_a_conversation_without_a_scenario_says_so(viewer_client, conversation):
     response = viewer_client.get(_url(conversation))
     assert response.status_code == 200
     html = response.content.decode()
-    assert 'id="agent-no-scenario"' in html and "runs no Agent V2 scenario" in html
+    assert 'id="agent-no-scenario"' in html and "has no run mode" in html
+    assert 'href="/console/scenarios/new/?template=continuity"' in html  # how to turn it on
     assert 'id="agent-state"' not in html and "No planning runs yet." in html
 
 

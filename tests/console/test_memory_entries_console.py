@@ -87,7 +87,9 @@ def test_the_list_filters_and_links_each_entry(operator_client, tenant, player, 
     rows = re.findall(r'<tr id="entry-([0-9a-f-]+)">', html)
     assert rows[0] == str(bo.pk) and len(rows) == 3  # newest change first, own tenant only
     assert "Foreign secret fact." not in html and str(theirs.pk) not in html
-    assert f'href="{_entry_url(short)}"' in html and str(character.pk) in html
+    assert f'href="{_entry_url(short)}"' in html
+    # The character by its name, not its id (which names nothing to a person).
+    assert f"<td>{character.name}" in html and str(character.pk) not in html
 
     def shown(query):
         html = operator_client.get(f"/console/memory/?{query}").content.decode()

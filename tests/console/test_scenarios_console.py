@@ -54,7 +54,7 @@ def test_create_and_edit_with_the_config_as_json(operator_client, actor):
     assert page.status_code == 200
     assert "maxParallelTools" in page.content.decode()  # the defaults, filled in
     listed = operator_client.get(LIST).content.decode()
-    assert "Harbor" in listed and "agenticV2" in listed
+    assert "Harbor" in listed and "Agent V2" in listed
     edit = _form(actor, agenticV2=json.dumps(_v2(maxToolCalls=9)), version="1")
     assert operator_client.post(f"{LIST}{scenario.pk}/", edit).status_code == 302
     scenario.refresh_from_db()

@@ -16,7 +16,7 @@ from tests.security.conftest import PASSWORD
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("fast_hashing")]
 
 PER_ACCOUNT = 5  # the shipped defaults (console/settings.py)
-PER_ADDRESS = 20
+PER_ADDRESS = 50
 
 
 def fail(attempt, times: int, username: str = "demo", address: str = "127.0.0.1", **headers):
@@ -55,9 +55,10 @@ def test_other_accounts_from_the_same_address_are_throttled_per_address(tenant, 
     from console.services import ensure_console_user
 
     ensure_console_user(tenant, "other", PASSWORD, "viewer")
-    # Spray: five names, four wrong passwords each (below the per-account limit), from one
-    # address; the address's twentieth failure locks it.
-    statuses = [r.status_code for name in "abcde" for r in fail(attempt, 4, username=name)]
+    # Spray: many names, two wrong passwords each (below the per-account limit), from one
+    # address; the address's fiftieth failure locks it.
+    names = [f"sprayed{i}" for i in range(PER_ADDRESS // 2)]
+    statuses = [r.status_code for name in names for r in fail(attempt, 2, username=name)]
     assert PER_ADDRESS == len(statuses)
     assert statuses == [200] * (PER_ADDRESS - 1) + [429]
     assert_locked(attempt("other", PASSWORD))
@@ -171,3 +172,50 @@ def test_the_admin_site_login_is_throttled_too(demo):
     assert client.post("/admin/login/", {"username": "demo", "password": "w"}).status_code == 429
     long_name = client.post("/admin/login/", {"username": "n" * 10_000, "password": "w"})
     assert long_name.status_code in (200, 429)
+
+
+def _age(minutes: float, **lookup) -> None:
+    """Move the counted failures (of ``lookup``'s rows) ``minutes`` into the past."""
+    AccessAttempt.objects.filter(**lookup).update(
+        attempt_time=F("attempt_time") - timedelta(minutes=minutes)
+    )
+
+
+def test_a_refused_attempt_during_a_lock_does_not_restart_the_wait(demo, attempt):
+    """Knocking on a locked door (someone retrying, a colleague with the right password)
+    must not keep it locked for ever: the lock ends 15 minutes after the failure that
+    started it."""
+    fail(attempt, PER_ACCOUNT)
+    _age(10)
+    assert_locked(attempt("demo", PASSWORD), minutes=5)
+    assert_locked(attempt("demo", "still-wrong"), minutes=5)
+    _age(5, username="demo")
+    assert attempt("demo", PASSWORD).logged_in
+
+
+def test_colleagues_behind_one_address_do_not_lock_each_other_out(tenant, demo, attempt):
+    """An office behind one address: twenty-five people each mistype their password once
+    (more than the old per-address limit of 20), and everyone can still log in."""
+    statuses = [attempt(f"colleague{i}", "typo").status_code for i in range(25)]
+    assert statuses == [200] * 25
+    assert attempt("demo", PASSWORD).logged_in
+
+
+def test_the_wait_shown_is_the_locked_accounts_own(tenant, demo, attempt):
+    """Other people's later failures at the same address (below its own limit) do not
+    lengthen the wait shown to a locked account."""
+    fail(attempt, PER_ACCOUNT)
+    _age(10)
+    fail(attempt, 3, username="someone-else")
+    assert_locked(attempt("demo", PASSWORD), minutes=5)
+
+
+def test_the_lockout_page_says_which_lock(tenant, demo, attempt):
+    fail(attempt, PER_ACCOUNT)
+    page = attempt("demo", PASSWORD).content.decode()
+    assert "for this account from your address" in page
+    assert "other accounts can still log in from here" in page.lower()
+    for i in range(PER_ADDRESS // 2):
+        fail(attempt, 2, username=f"sprayed{i}", address="198.51.100.20")
+    page = attempt("demo", PASSWORD, address="198.51.100.20").content.decode()
+    assert "from your address" in page and "for this account" not in page

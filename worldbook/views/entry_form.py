@@ -8,6 +8,7 @@ from django.utils.safestring import SafeString, mark_safe
 
 from worldbook.errors import WorldbookError
 from worldbook.forms import EntryForm, entry_initial
+from worldbook.views.entry_labels import COMMON, LABELS
 from worldbook.views.fastfields import render_block
 
 PREFIX = "e"
@@ -20,8 +21,24 @@ def entry_form(entry: dict | None = None, data=None) -> EntryForm:
 
 
 def form_html(form: EntryForm, *, read_only: bool) -> SafeString:
-    fields = [form[name] for name in form.fields if name != "remove"]
-    return mark_safe("".join(render_block(bound, disabled=read_only) for bound in fields))
+    """The common fields (``entry_labels.COMMON``), then the rest folded under "Advanced"
+    (open when one of them has an error), each with its label and one-line hint."""
+    common = [form[name] for name in COMMON]
+    advanced = [form[name] for name in form.fields if name not in COMMON and name != "remove"]
+
+    def block(bound) -> str:
+        label, hint = LABELS[bound.name]
+        return render_block(bound, disabled=read_only, label=label, hint=hint)
+
+    opened = " open" if any(bound.errors for bound in advanced) else ""
+    return mark_safe(
+        '<div class="wb-grid">'
+        + "".join(block(bound) for bound in common)
+        + f'</div><details class="wb-advanced"{opened}><summary>Advanced</summary>'
+        + '<div class="wb-grid">'
+        + "".join(block(bound) for bound in advanced)
+        + "</div></details>"
+    )
 
 
 def attach_error(form: EntryForm, exc: WorldbookError) -> list[str]:

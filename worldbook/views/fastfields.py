@@ -81,8 +81,11 @@ def render_cell(bound, *, disabled: bool = False) -> SafeString:
 _WIDE = frozenset({"content", "conditions", "metadata", "source"})
 
 
-def render_block(bound, *, disabled: bool = False) -> SafeString:
-    """A labelled field of the entry's detail panel (label, input, errors, help)."""
+def render_block(
+    bound, *, disabled: bool = False, label: str | None = None, hint: str | None = None
+) -> SafeString:
+    """A labelled field of the entry's detail panel (label, input, errors, help); ``label``
+    and ``hint`` replace the field's name and help text."""
     classes = ["field"]
     if bound.form.is_bound and bound.errors:
         classes.append("has-error")
@@ -92,13 +95,13 @@ def render_block(bound, *, disabled: bool = False) -> SafeString:
     if bound.name in _WIDE:
         classes.append("wide")
     label_for = escape(bound.auto_id)
-    name = escape(bound.name)
+    name = escape(label or bound.name)
     widget = render_widget(bound, disabled=disabled)
     if checkbox:
         body = f'<label for="{label_for}">{widget} {name}</label>'
     else:
         body = f'<label for="{label_for}">{name}</label>{widget}'
-    help_text = bound.help_text
+    help_text = hint or bound.help_text
     help_html = f'<small class="help">{escape(help_text)}</small>' if help_text else ""
     return mark_safe(
         f'<div class="{" ".join(classes)}">{body}{render_errors(bound)}{help_html}</div>'

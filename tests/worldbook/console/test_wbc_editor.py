@@ -7,6 +7,7 @@ import json
 import re
 
 import pytest
+from django.utils.html import escape
 
 from tests.worldbook.console.conftest import BACKGROUND, GATE
 from tests.worldbook.console.wbc_html import form_dict
@@ -276,3 +277,29 @@ def test_viewers_read_but_cannot_write(viewer, book):
     for tail, data in (("entries/save/", {"key": "gate"}), ("bulk/", {"action": "disable"}),
                        ("draft/publish/", {}), ("entries/add/", {})):  # fmt: skip
         assert viewer.post(_url(book, tail), data).status_code == 403
+
+
+def test_the_entry_form_speaks_plainly_common_fields_first(operator, full_book):
+    """People read labels and a hint, not field names; the everyday fields come first and
+    the rest sit under "Advanced", which opens by itself when one of them has an error."""
+    from worldbook.forms import EntryForm
+    from worldbook.views.entry_labels import COMMON, LABELS
+
+    assert set(LABELS) == set(EntryForm.base_fields) - {"remove"}
+    html, _data = _open(operator, full_book, "full")
+    form = html[html.index(f'id="f-{dom_id("full")}"') :]
+    advanced = form.index('<details class="wb-advanced"><summary>Advanced</summary>')
+    for name in COMMON:
+        assert form.index(f'name="e-{name}"') < advanced, name
+    for name in ("delay_until_recursion", "conflict_key", "runtime_requirements"):
+        assert form.index(f'name="e-{name}"') > advanced, name
+        label, hint = LABELS[name]
+        block = form[form.rindex('<div class="field', 0, form.index(f'name="e-{name}"')) :]
+        block = block[: block.index("</div>")]
+        assert f">{label}</label>" in block or f"> {label}</label>" in block, name
+        assert escape(hint) in block and f">{name}<" not in block, name
+
+    _html, data = _open(operator, full_book, "gate")
+    data["e-delay_until_recursion"] = ["maybe"]
+    html = _save(operator, full_book, data, **HX).content.decode()
+    assert '<details class="wb-advanced" open>' in html
