@@ -131,9 +131,12 @@ def api_routes() -> list[Route]:
 
 
 def socket_routes() -> list[Route]:
-    from roleplay.routing import websocket_urlpatterns
+    """The socket routes that open an object; the catch-all that refuses every other path
+    (``NoSuchSocket``) opens none, and ``tests/ws`` checks that it refuses."""
+    from roleplay.routing import NoSuchSocket, websocket_urlpatterns
 
     return [
         Route(_template(_pattern_text(p.pattern)), p.name or "", "", "/ws/", p.callback)
         for p in websocket_urlpatterns
+        if getattr(p.callback, "consumer_class", None) is not NoSuchSocket
     ]
