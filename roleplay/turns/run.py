@@ -33,6 +33,7 @@ from roleplay.llm.types import ModelRequest, StreamDone, TextDelta
 from roleplay.models import Turn, TurnStatus
 from roleplay.priority import STARTS
 from roleplay.prompting.assembly import AssembledPrompt, ContextOverflow
+from roleplay.services import conversation_titles
 from roleplay.worldbook_context import WorldbookTurnError
 
 from . import phases
@@ -71,7 +72,12 @@ async def run_turn(
         beside.work = ctx.beside_actor
         await phases.run_stage("pre_actor", ctx, emit, cancel, partial(_renew_lease, turn))
         usage, result = await _stream_reply(ctx, emit, cancel, parts, beside.start)
-        trace["model"] = {"model": result.model if result else None, "attempts": _attempts(result)}
+        finish_reason = result.finish_reason if result else None  # "length": cut short
+        trace["model"] = {
+            "model": result.model if result else None,
+            "attempts": _attempts(result),
+            "finish_reason": finish_reason,
+        }
         trace["duration_ms"] = round((time.perf_counter() - started) * 1000, 1)
         content = "".join(parts)
         await run_db(
@@ -84,6 +90,7 @@ async def run_turn(
             config=ctx.config,
         )
         ctx.reply = (ctx.continuing or "") + content
+        title = await _give_title(ctx)
         await emit(
             {
                 "type": "turn.completed",
@@ -92,6 +99,8 @@ async def run_turn(
                 "assistant_message_id": str(turn.assistant_message_id),
                 "usage": usage,
                 "content": (ctx.continuing or "") + content,
+                "finish_reason": finish_reason,
+                **({"title": title} if title else {}),
             }
         )
     except (ModelCancelled, asyncio.CancelledError) as exc:
@@ -112,6 +121,19 @@ async def run_turn(
     finally:
         await beside.finish()
         turn_id_var.reset(token)
+
+
+async def _give_title(ctx: TurnContext) -> str | None:
+    """Title an untitled conversation from its first exchange, once the reply is committed
+    (``services.conversation_titles``, no model call); the title rides on ``turn.completed``
+    so no event is added. A failure costs the title, never the reply."""
+    if not ctx.record or ctx.conversation.title:
+        return None
+    try:
+        return await run_db(conversation_titles.give_title, ctx.conversation)
+    except Exception:
+        logger.warning("could not title conversation %s", ctx.conversation.pk, exc_info=True)
+        return None
 
 
 class _Beside:
