@@ -14,14 +14,15 @@ SHOTS = Path(__file__).resolve().parents[2] / "var" / "screenshots"
 
 # Elements whose box reaches past the right edge of the screen (what makes a page scroll
 # sideways), named so a failure says which.
-STICKING_OUT = """() => {
+STICKING_OUT = r"""() => {
   const width = document.documentElement.clientWidth;
   const out = [];
   for (const el of document.body.querySelectorAll("*")) {
     const box = el.getBoundingClientRect();
     if (box.width && box.right > width + 1 && !el.closest("table, pre, .transcript")) {
+      const classes = typeof el.className === "string" ? el.className.trim() : "";
       out.push(el.tagName.toLowerCase() + (el.id ? "#" + el.id : "")
-        + (el.className && typeof el.className === "string" ? "." + el.className.split(" ").join(".") : "")
+        + (classes ? "." + classes.split(/\s+/).join(".") : "")
         + " right=" + Math.round(box.right));
     }
   }

@@ -21,7 +21,8 @@ pytestmark = pytest.mark.django_db(transaction=True)
 PAYLOAD = (
     "<script>window.__pwned = 1</script>\n"
     '<img src="x" onerror="window.__pwned = 2">\n'
-    '[plain link](https://example.com/x) [bad link](javascript:window.__pwned=3) <b onclick="x()">b</b>'
+    "[plain link](https://example.com/x) [bad link](javascript:window.__pwned=3) "
+    '<b onclick="x()">b</b>'
 )
 REPLY = (
     '*Mira smiles and sets down her cup.* "Welcome, **traveller**," she says.\n\n'
