@@ -65,10 +65,3 @@ class NothingToRewrite(RoleplayError, failures.Conflict):
     (409 ``nothing_to_rewrite``)."""
 
     default_code = "nothing_to_rewrite"
-
-
-class OpeningFixed(RoleplayError, failures.Conflict):
-    """Another opening asked of a conversation that has messages (409 ``opening_fixed``): the
-    history already follows the one it started with."""
-
-    default_code = "opening_fixed"

@@ -12,8 +12,7 @@ from __future__ import annotations
 from django.db import transaction
 
 from memory.forget import forget
-from memory.models import Message
-from roleplay.errors import NotFound, OpeningFixed, TurnInProgress
+from roleplay.errors import NotFound, TurnInProgress
 from roleplay.models import (
     Conversation,
     ConversationStatus,
@@ -90,21 +89,17 @@ def start_chat(tenant, *, character, player) -> Conversation:
 @transaction.atomic
 def select_opening(conversation: Conversation, index: int) -> Conversation:
     """Open the conversation with greeting ``index`` instead (0 the card's first message, n
-    its n-th alternate greeting), as swiping the first message does. Only before the first
-    message: after it, the history follows the opening it had."""
+    its n-th alternate greeting), as swiping the first message does. The chat page offers
+    it only before the first message, as SillyTavern does; like ``greeting_index`` through
+    :func:`update_conversation`, the service itself allows it at any time."""
     quiet(conversation)
     conversation = Conversation.objects.select_related("character").get(pk=conversation.pk)
-    if index not in dict(greeting_choices(conversation.character)):
+    choices = greeting_choices(conversation.character)
+    if index not in dict(choices):
         raise NotFound(
             "opening_not_found",
             f"the character has no opening {index}",
-            {"index": index, "greetings": len(greeting_choices(conversation.character))},
-        )
-    stored = Message.objects.filter(tenant=conversation.tenant, session_id=conversation.session_id)
-    if stored.exists():
-        raise OpeningFixed(
-            message="the opening can only change before the conversation's first message",
-            details={"conversation_id": str(conversation.id)},
+            {"index": index, "greetings": len(choices)},
         )
     return update_conversation(conversation, greeting_index=index)
 

@@ -1,5 +1,6 @@
 """The REST doors the chat page's new controls have: delete one message (the ones before and
-after it stay), and pick the opening among the card's greetings before the first message.
+after it stay), and pick the opening among the card's greetings (the page offers it before
+the first message).
 Each calls the same service as the socket frame, and every socket on the conversation hears
 of the change."""
 
@@ -64,7 +65,7 @@ def greetings(character):
     return character
 
 
-def test_choose_the_opening_before_the_first_message(api, conversation, greetings):
+def test_choose_the_opening(api, conversation, greetings):
     response = api.post(f"{base(conversation)}/opening", {"index": 2}, format="json")
     assert response.status_code == 200, response.content
     assert response.json() == {"greeting_index": 2, "greetings": 3, "opening": "Third hello."}
@@ -75,15 +76,6 @@ def test_choose_the_opening_before_the_first_message(api, conversation, greeting
     assert missing.json()["error"]["code"] == "opening_not_found"
     bad = api.post(f"{base(conversation)}/opening", {"index": "x"}, format="json")
     assert bad.status_code == 400
-
-
-def test_the_opening_is_fixed_once_the_conversation_has_a_message(
-    api, conversation, greetings, history
-):
-    response = api.post(f"{base(conversation)}/opening", {"index": 1}, format="json")
-    assert response.status_code == 409, response.content
-    assert response.json()["error"]["code"] == "opening_fixed"
-    assert Conversation.objects.get(pk=conversation.pk).greeting_index == 0
 
 
 def test_another_tenant_cannot_touch_messages_or_opening(

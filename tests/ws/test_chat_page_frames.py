@@ -1,7 +1,7 @@
 """The chat page's newer socket frames and events, with the real ASGI app and scripted model:
-``delete_message`` (one message), ``select_opening`` (the card's greetings, before the first
-message), the finish reason of a reply cut short, and the title a conversation gets from
-its first exchange (on ``turn.completed``)."""
+``delete_message`` (one message), ``select_opening`` (the card's greetings), the finish
+reason of a reply cut short, and the title a conversation gets from its first exchange (on
+``turn.completed``)."""
 
 from __future__ import annotations
 
@@ -52,7 +52,7 @@ def give_greetings(character):
     character.save(update_fields=["alternate_greetings"])
 
 
-async def test_select_opening_before_the_first_message_only(conversation, character, llm):
+async def test_select_opening(conversation, character, llm):
     await give_greetings(character)
     comm = await connect(conversation)
     await send(comm, type="select_opening", index=1)
@@ -73,11 +73,6 @@ async def test_select_opening_before_the_first_message_only(conversation, charac
     await send(comm, type="select_opening", index=9)
     [error] = await until(comm, "conversation.updated")
     assert error["code"] == "opening_not_found"
-
-    await save_history(conversation, ("user", "Hello"))
-    await send(comm, type="select_opening", index=0)
-    [error] = await until(comm, "conversation.updated")
-    assert error["code"] == "opening_fixed"
     assert (await Conversation.objects.aget(pk=conversation.pk)).greeting_index == 1
     await comm.disconnect()
 
