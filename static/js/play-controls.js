@@ -231,7 +231,9 @@ function closeConfirm(li, focusTool) {
   const confirm = li.querySelector(".msg-confirm");
   if (!confirm) return;
   confirm.remove();
-  if (focusTool) tool(li, confirm.dataset.scope === "one" ? "msg-delete" : "msg-delete-from").focus();
+  if (focusTool) {
+    tool(li, confirm.dataset.scope === "one" ? "msg-delete" : "msg-delete-from").focus();
+  }
 }
 
 function confirmDelete(li) {
