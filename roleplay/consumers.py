@@ -20,7 +20,7 @@ from console.tickets import redeem_ticket
 from roleplay import cancels, hub, turns
 from roleplay.models import Conversation, TurnKind
 from roleplay.priority import STARTS
-from roleplay.services import auto_replies, messages
+from roleplay.services import auto_replies, conversations, messages
 
 logger = logging.getLogger(__name__)
 
@@ -224,6 +224,24 @@ class ConversationConsumer(AsyncWebsocketConsumer):
             event = {"type": "messages.deleted", "message_ids": ids}
             await hub.announce(self.conversation.id, event)
 
+    async def _delete_message(self, data: dict) -> None:
+        """``delete_message``: that message alone; the ones before and after it stay."""
+        ids = await self._change(messages.delete_message, data.get("message_id"))
+        if ids is not None:
+            event = {"type": "messages.deleted", "message_ids": ids}
+            await hub.announce(self.conversation.id, event)
+
+    async def _select_opening(self, data: dict) -> None:
+        """``select_opening``: another of the card's greetings opens the conversation."""
+        index = data.get("index")
+        if isinstance(index, bool) or not isinstance(index, int) or index < 0:
+            await self._error("invalid_message", "index must be a non-negative integer")
+            return
+        changed = await self._change_all(conversations.select_opening, index)
+        if changed is not None:
+            state = await run_db(conversations.opening_state, changed)
+            await hub.announce(self.conversation.id, {"type": "conversation.updated", **state})
+
     async def _change(self, service, message_id, *args, **kwargs):
         if not isinstance(message_id, str):
             await self._error("invalid_message", "message_id must be a message's id")
@@ -288,6 +306,8 @@ class ConversationConsumer(AsyncWebsocketConsumer):
         "edit": _edit,
         "select_alternative": _select_alternative,
         "delete": _delete,
+        "delete_message": _delete_message,
+        "select_opening": _select_opening,
         "cancel": _cancel,
         "auto_reply": _auto_reply,
     }

@@ -20,6 +20,7 @@ from roleplay.cards.images import MAX_AVATAR_BYTES, normalize_avatar
 from roleplay.form_lists import TagsField, TextListField, TextListWidget
 from roleplay.models import Character, ModelConfig, Persona, Preset, RoleOrder, Scenario
 from roleplay.note_forms import AuthorNoteFields
+from roleplay.pickers import CharacterChoiceField, ModelConfigChoiceField, PlayerChoiceField
 from roleplay.selectors import greeting_choices, player_personas
 from roleplay.services.characters import CHARACTER_FIELDS
 from roleplay.services.model_configs import MODEL_CONFIG_FIELDS
@@ -69,7 +70,7 @@ class CharacterForm(AvatarFields, AuthorNoteFields, forms.ModelForm):
     """Every card field; greetings as a list of text areas, tags as one line, and the
     avatar, decoded here (a bad image is a field error before anything is saved)."""
 
-    model_config = forms.ModelChoiceField(
+    model_config = ModelConfigChoiceField(
         queryset=ModelConfig.objects.none(),
         required=False,
         empty_label="Tenant default",
@@ -194,13 +195,13 @@ OPTIONS_REFRESH = {
 
 
 class NewConversationForm(forms.Form):
-    character = forms.ModelChoiceField(queryset=Character.objects.none())
-    player = forms.ModelChoiceField(
+    character = CharacterChoiceField(queryset=Character.objects.none())
+    player = PlayerChoiceField(
         queryset=Player.objects.none(),
         required=False,
         help_text="Leave on “Me” to chat as yourself.",
     )
-    model_config = forms.ModelChoiceField(
+    model_config = ModelConfigChoiceField(
         queryset=ModelConfig.objects.none(),
         required=False,
         empty_label="Character's default",
@@ -232,7 +233,8 @@ class NewConversationForm(forms.Form):
 
     def __init__(self, *args, tenant, me_label: str = "Me", me: Player | None = None, **kwargs):
         super().__init__(*args, **kwargs)
-        self.fields["character"].queryset = scoped(Character, tenant).order_by("name")
+        characters = scoped(Character, tenant).defer("avatar").order_by("name", "created_at")
+        self.fields["character"].queryset = characters
         self.fields["player"].queryset = scoped(Player, tenant).order_by("external_id")
         self.fields["player"].empty_label = me_label
         self.fields["model_config"].queryset = _tenant_configs(tenant)

@@ -1,5 +1,5 @@
-"""Reads of the play page: the transcript with what its message controls need, and the turn
-running in the conversation, if any.
+"""Reads of the play page: the transcript with what its message controls need, whether the
+last reply was cut short, and the turn running in the conversation, if any.
 
 The history rule (which messages, in which order) stays ``memory.selectors.get_history``'s;
 this module only adds, per message, how many alternatives (swipes) it has, so the page can
@@ -14,7 +14,7 @@ from django.db.models import Count
 
 from memory import selectors as message_reads
 from memory.models import Message, MessageAlternative
-from roleplay.models import Conversation, Turn
+from roleplay.models import Conversation, Turn, TurnKind, TurnStatus
 from roleplay.selectors import auto_reply_config, scenario_for
 from roleplay.turns.records import live_turns
 
@@ -35,6 +35,29 @@ def transcript(conversation: Conversation, limit: int = TRANSCRIPT_LIMIT) -> lis
     for message in messages:
         message.alternative_count = counts.get(message.id, 0)
     return messages
+
+
+def mark_cut_short(conversation: Conversation, messages: list[Message]) -> None:
+    """Set ``cut_short`` on the last message when it is a reply whose latest turn stopped at
+    the model's token limit (finish reason ``length``, kept in the turn's trace): the page
+    offers Continue. A regenerate's verdict holds only while its alternative is shown. One
+    query, for the last reply only: Continue works on nothing else."""
+    last = messages[-1] if messages else None
+    if last is None or last.role != "assistant":
+        return
+    turn = (
+        Turn.objects.filter(
+            conversation=conversation, assistant_message_id=last.id, finished_at__isnull=False
+        )
+        .order_by("-finished_at")
+        .values("kind", "status", "trace__model__finish_reason")
+        .first()
+    )
+    if turn is None or turn["trace__model__finish_reason"] != "length":
+        return
+    rewrote = turn["kind"] in (TurnKind.REGENERATE, TurnKind.EDIT_REGENERATE)
+    shown = not rewrote or last.selected_alternative + 1 >= last.alternative_count
+    last.cut_short = shown and turn["status"] == TurnStatus.COMPLETE and not last.edited
 
 
 def running_turn(conversation: Conversation) -> Turn | None:

@@ -167,10 +167,29 @@ def player_sessions(tenant, player) -> list[str]:
     return [str(pk) for pk in rows]
 
 
-def player_list(tenant):
+# What a search box matches, per list: the fields that tell one row from another.
+CHARACTER_SEARCH = ("name", "creator", "tags", "character_version")
+PLAYER_SEARCH = ("external_id", "display_name")
+MODEL_CONFIG_SEARCH = ("name", "model", "provider", "base_url")
+MAX_SEARCH_WORDS = 8
+
+
+def matching(rows, query: str | None, fields: tuple[str, ...]):
+    """``rows`` where every word of ``query`` is in one of ``fields`` (case-insensitive);
+    all of them for an empty query. Lists of hundreds (characters, players, model configs)
+    are searched in the database, before paging."""
+    for word in (query or "").split()[:MAX_SEARCH_WORDS]:
+        condition = Q()
+        for name in fields:
+            condition |= Q(**{f"{name}__icontains": word})
+        rows = rows.filter(condition)
+    return rows
+
+
+def player_list(tenant, query: str | None = None):
     """Players with how many personas and conversations each has, newest first."""
     return (
-        scoped(Player, tenant)
+        matching(scoped(Player, tenant), query, PLAYER_SEARCH)
         .annotate(
             persona_count=row_count(Persona, tenant, "player"),
             conversation_count=row_count(Conversation, tenant, "player"),
@@ -179,10 +198,10 @@ def player_list(tenant):
     )
 
 
-def character_list(tenant):
+def character_list(tenant, query: str | None = None):
     """Characters with their default config and how many conversations use them."""
     return (
-        without_avatars(scoped(Character, tenant))
+        without_avatars(matching(scoped(Character, tenant), query, CHARACTER_SEARCH))
         .select_related("model_config")
         .annotate(conversation_count=row_count(Conversation, tenant, "character"))
         .order_by("name", "created_at")
@@ -275,8 +294,9 @@ def api_key_status(config: ModelConfig) -> str:
     return "set" if os.environ.get(config.api_key_env) else "missing"
 
 
-def model_config_rows(tenant) -> list[ConfigRow]:
-    configs = scoped(ModelConfig, tenant).order_by("-is_default", "name")
+def model_config_rows(tenant, query: str | None = None) -> list[ConfigRow]:
+    configs = matching(scoped(ModelConfig, tenant), query, MODEL_CONFIG_SEARCH)
+    configs = configs.order_by("-is_default", "name")
     return [ConfigRow(c, api_key_status(c)) for c in configs]
 
 
@@ -300,7 +320,16 @@ def dashboard_stats(tenant, *, now=None) -> dict:
         .count(),
         "default_config": default,
         "demo_model": uses_demo,
+        "starter_character": starter_character(tenant),
+        "real_model": scoped(ModelConfig, tenant).filter(is_demo=False).exists(),
     }
+
+
+def starter_character(tenant) -> Character | None:
+    """The character the dashboard's getting-started list offers to chat with: the demo
+    one (tagged ``demo``), else the first one made."""
+    rows = without_avatars(scoped(Character, tenant)).order_by("created_at")
+    return rows.filter(tags__contains=["demo"]).first() or rows.first()
 
 
 def scenario_for(conversation: Conversation) -> Scenario | None:

@@ -35,6 +35,11 @@ urlpatterns = [
         name="character_export",
     ),
     path(
+        "console/characters/<uuid:pk>/chat/",
+        views_characters.character_chat,
+        name="character_chat",
+    ),
+    path(
         "console/characters/<uuid:pk>/avatar/",
         views_characters.character_avatar,
         name="character_avatar",

@@ -72,10 +72,13 @@ def _confirm(request, *, title: str, message: str, cancel_url: str, warning: str
 
 @console_view()
 def character_list(request):
+    query = request.GET.get("q", "").strip()
+    rows = selectors.character_list(request.tenant, query)
+    page = Paginator(rows, PAGE_SIZE).get_page(request.GET.get("page"))
     return render(
         request,
         "roleplay/characters/list.html",
-        {"characters": selectors.character_list(request.tenant)},
+        {"characters": page, "page": page, "query": query},
     )
 
 
@@ -244,10 +247,11 @@ def conversation_author_note(request, pk):
 
 @console_view()
 def model_config_list(request):
+    query = request.GET.get("q", "").strip()
     return render(
         request,
         "roleplay/model_configs/list.html",
-        {"rows": selectors.model_config_rows(request.tenant)},
+        {"rows": selectors.model_config_rows(request.tenant, query), "query": query},
     )
 
 

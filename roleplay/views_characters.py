@@ -1,5 +1,6 @@
 """Console pages of characters beyond the form (``views``): the avatar image, card import
-and export, and the context the character page shows (avatar, bound books, last import).
+and export, one-click chat, and the context the character page shows (avatar, bound
+books, last import, the players to chat as).
 
 Same rules as every console page: :func:`console.access.console_view` for roles, objects
 through ``get_scoped_or_404`` (another tenant's id is a 404), writes through the services.
@@ -10,11 +11,13 @@ from __future__ import annotations
 from django import forms
 from django.contrib import messages as flash
 from django.shortcuts import redirect, render
+from django.views.decorators.http import require_POST
 
 from console.access import console_view, posted
 from console.failures import DomainError
-from console.models import Role
-from console.scoping import get_scoped_or_404
+from console.models import Player, Role
+from console.scoping import get_scoped_or_404, scoped
+from console.services import ensure_console_player
 from roleplay import selectors
 from roleplay.card_export import export_character
 from roleplay.cards.build import EXPORT_FORMATS
@@ -22,6 +25,8 @@ from roleplay.cards.read import MAX_FILE_BYTES
 from roleplay.cards.report import summary as report_summary
 from roleplay.downloads import download, image_response
 from roleplay.models import Character, CharacterImport
+from roleplay.pickers import PlayerChoiceField
+from roleplay.services import conversations
 from roleplay.services.card_import import import_card
 from worldbook import selectors as worldbook_reads
 
@@ -44,6 +49,7 @@ def character_page(character: Character, form) -> dict:
     )
     return {
         "form": form,
+        "chat_form": QuickChatForm(tenant=character.tenant),
         "character": character,
         "has_avatar": selectors.has_avatar(character),
         "bound_books": worldbook_reads.list_bindings(character.tenant, str(character.pk)),
@@ -51,6 +57,39 @@ def character_page(character: Character, form) -> dict:
         "last_import": last_import,
         "import_summary": report_summary(last_import.report) if last_import else None,
     }
+
+
+class QuickChatForm(forms.Form):
+    """Who chats in a one-click conversation: a player of the tenant, or (empty) the console
+    user's own player."""
+
+    player = PlayerChoiceField(
+        queryset=Player.objects.none(), required=False, empty_label="Me", label="Chat as"
+    )
+
+    def __init__(self, *args, tenant, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["player"].queryset = scoped(Player, tenant).order_by("external_id")
+
+
+@console_view(read=Role.OPERATOR)
+@require_POST
+def character_chat(request, pk):
+    """ "Chat": a conversation with the defaults (``conversations.start_chat``), then the
+    chat page itself. Without a chosen player, the console user's own player (created on
+    first use, as the New conversation form's "Me")."""
+    character = get_scoped_or_404(Character.objects.defer("avatar"), request.tenant, pk=pk)
+    form = QuickChatForm(request.POST, tenant=request.tenant)
+    if not form.is_valid():
+        flash.error(request, "That player is not one of yours; choose another.")
+        return redirect("character_edit", pk=character.pk)
+    player = form.cleaned_data["player"] or ensure_console_player(request.tenant, request.user)
+    try:
+        conversation = conversations.start_chat(request.tenant, character=character, player=player)
+    except DomainError as exc:
+        flash.error(request, f"The chat could not start: {exc.message} ({exc.code})")
+        return redirect("character_edit", pk=character.pk)
+    return redirect("play", conversation_id=conversation.pk)
 
 
 @console_view()

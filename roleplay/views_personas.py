@@ -68,9 +68,10 @@ def _save(form, service, *args, **extra):
 
 @console_view()
 def player_list(request):
-    rows = selectors.player_list(request.tenant)
+    query = request.GET.get("q", "").strip()
+    rows = selectors.player_list(request.tenant, query)
     page = Paginator(rows, PAGE_SIZE).get_page(request.GET.get("page"))
-    return render(request, "roleplay/personas/players.html", {"page": page})
+    return render(request, "roleplay/personas/players.html", {"page": page, "query": query})
 
 
 @console_view()

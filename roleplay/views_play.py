@@ -15,7 +15,7 @@ from console.scoping import get_scoped_or_404
 from roleplay import play_selectors
 from roleplay.llm.gateway import provider_config, resolve_config
 from roleplay.models import Conversation
-from roleplay.selectors import greeting_for
+from roleplay.selectors import greeting_choices, greeting_for, persona_for
 
 TRANSCRIPT_PART = "transcript"
 
@@ -25,15 +25,21 @@ def play(request, conversation_id):
     membership = getattr(request.user, "membership", None)
     tenant = membership.tenant if membership else None
     conversation = get_scoped_or_404(
-        Conversation.objects.select_related("tenant", "character", "player", "model_config"),
+        Conversation.objects.select_related(
+            "tenant", "character", "player", "model_config", "persona"
+        ),
         tenant,
         pk=conversation_id,
     )
+    history = play_selectors.transcript(conversation)
+    play_selectors.mark_cut_short(conversation, history)
     context = {
         "conversation": conversation,
         "character": conversation.character,
+        "persona": persona_for(conversation),
         "opening": greeting_for(conversation),
-        "history": play_selectors.transcript(conversation),
+        "greeting_count": len(greeting_choices(conversation.character)),
+        "history": history,
         "running_turn": play_selectors.running_turn(conversation),
         "can_write": membership.can_edit() if membership else False,
     }

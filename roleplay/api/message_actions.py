@@ -1,6 +1,7 @@
 """A conversation's messages changed and its turns started through the REST API: the same
-services the chat socket uses (``roleplay.services.messages``, ``roleplay.turns``), and the
-same events go to every socket on the conversation."""
+services the chat socket uses (``roleplay.services.messages``, ``roleplay.turns``, the
+opening's ``roleplay.services.conversations.select_opening``), and the same events go to
+every socket on the conversation."""
 
 from __future__ import annotations
 
@@ -23,7 +24,7 @@ from roleplay.api.serializers import (
     validated,
 )
 from roleplay.models import TurnKind
-from roleplay.services import messages
+from roleplay.services import conversations, messages
 
 # DRF's router lists a viewset's actions in name order, and the first route that matches
 # wins: the action whose route is ``messages/<id>`` is named ``update_message`` so that it
@@ -43,6 +44,16 @@ class SelectBody(RejectUnknownFields, serializers.Serializer):
 
 class RollbackToBody(RejectUnknownFields, serializers.Serializer):
     message_id = serializers.UUIDField()
+
+
+class OpeningBody(RejectUnknownFields, serializers.Serializer):
+    index = serializers.IntegerField(min_value=0, max_value=10_000)
+
+
+class OpeningSerializer(serializers.Serializer):
+    greeting_index = serializers.IntegerField(allow_null=True)
+    greetings = serializers.IntegerField()
+    opening = serializers.CharField(allow_blank=True)
 
 
 class TurnBody(RejectUnknownFields, serializers.Serializer):
@@ -106,6 +117,26 @@ class MessageActions:
         )
         _announce(conversation, hub.message_updated(message))
         return Response(MessageSerializer(message).data)
+
+    @extend_schema(responses=DeletedIdsSerializer, parameters=[MESSAGE_ID_PARAM])
+    @update_message.mapping.delete
+    def delete_message(self, request, pk=None, message_id=None):
+        """Delete one message; the messages before and after it stay."""
+        conversation = self.get_object()
+        ids = messages.delete_message(conversation, message_id)
+        _announce(conversation, {"type": "messages.deleted", "message_ids": ids})
+        return Response({"deleted": ids})
+
+    @extend_schema(request=OpeningBody, responses=OpeningSerializer)
+    @action(detail=True, methods=["post"], url_path="opening")
+    def opening(self, request, pk=None):
+        """Open the conversation with another of the card's greetings (0 its first message,
+        n its n-th alternate greeting), before its first message only."""
+        conversation = self.get_object()
+        index = validated(OpeningBody, request)["index"]
+        state = conversations.opening_state(conversations.select_opening(conversation, index))
+        _announce(conversation, {"type": "conversation.updated", **state})
+        return Response(state)
 
     @extend_schema(responses=AlternativeListSerializer, parameters=[MESSAGE_ID_PARAM])
     @action(detail=True, methods=["get"], url_path=f"{MESSAGE_ID}/alternatives")

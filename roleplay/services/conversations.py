@@ -1,4 +1,5 @@
-"""Writes of conversations: start, change, and delete with everything kept by their id.
+"""Writes of conversations: start (with every choice, or in one click with the defaults),
+change, pick the opening, and delete with everything kept by their id.
 
 Other capabilities key their rows by the conversation id as text, without a foreign key, so
 they stand alone (the message store's ``session_id``, worldbook's timed-effect state). A
@@ -11,7 +12,7 @@ from __future__ import annotations
 from django.db import transaction
 
 from memory.forget import forget
-from roleplay.errors import TurnInProgress
+from roleplay.errors import NotFound, TurnInProgress
 from roleplay.models import (
     Conversation,
     ConversationStatus,
@@ -20,7 +21,9 @@ from roleplay.models import (
     Scenario,
 )
 from roleplay.prompting.notes import normalise_note, note_problems
+from roleplay.selectors import greeting_choices, greeting_for
 from roleplay.services import rows
+from roleplay.services.messages import quiet
 from roleplay.turns.records import live_turns
 from worldbook import services as worldbooks
 
@@ -67,6 +70,47 @@ def start_conversation(
         scenario=scenario,
     )
     return _write(Conversation(tenant=tenant), fields, update=False)
+
+
+def start_chat(tenant, *, character, player) -> Conversation:
+    """A conversation of ``player`` with ``character`` on the defaults, for a one-click
+    "Chat": the character's model config and scenario, the player's default persona, and
+    the card's first message as the opening (its first alternate greeting when the first
+    message is empty; none when the card has neither)."""
+    openings = [index for index, text in greeting_choices(character) if text.strip()]
+    return start_conversation(
+        tenant,
+        character=character,
+        player=player,
+        greeting_index=openings[0] if openings else None,
+    )
+
+
+@transaction.atomic
+def select_opening(conversation: Conversation, index: int) -> Conversation:
+    """Open the conversation with greeting ``index`` instead (0 the card's first message, n
+    its n-th alternate greeting), as swiping the first message does. The chat page offers
+    it only before the first message, as SillyTavern does; like ``greeting_index`` through
+    :func:`update_conversation`, the service itself allows it at any time."""
+    quiet(conversation)
+    conversation = Conversation.objects.select_related("character").get(pk=conversation.pk)
+    choices = greeting_choices(conversation.character)
+    if index not in dict(choices):
+        raise NotFound(
+            "opening_not_found",
+            f"the character has no opening {index}",
+            {"index": index, "greetings": len(choices)},
+        )
+    return update_conversation(conversation, greeting_index=index)
+
+
+def opening_state(conversation: Conversation) -> dict:
+    """What a page shows of the opening: which greeting, of how many, and its text."""
+    return {
+        "greeting_index": conversation.greeting_index,
+        "greetings": len(greeting_choices(conversation.character)),
+        "opening": greeting_for(conversation),
+    }
 
 
 def update_conversation(conversation: Conversation, **fields) -> Conversation:

@@ -1,4 +1,5 @@
-"""A conversation's stored messages changed by a person: edit, pick an alternative, delete.
+"""A conversation's stored messages changed by a person: edit, pick an alternative, delete
+one message, a message and all after it, or the last exchange.
 
 Each checks the message belongs to the conversation (a foreign or unknown id is a 404) and
 refuses while a reply is being generated in it (409 ``turn_in_progress``): the turn would
@@ -23,7 +24,7 @@ from roleplay.services import agent_state
 from roleplay.turns.records import live_turns
 
 
-def _quiet(conversation: Conversation) -> None:
+def quiet(conversation: Conversation) -> None:
     """Lock the conversation; refuse if a turn is live in it (a dead one does not count)."""
     Conversation.objects.select_for_update().filter(pk=conversation.pk).first()
     if live_turns().filter(conversation=conversation).exists():
@@ -49,7 +50,7 @@ def message_of(conversation: Conversation, message_id) -> Message:
 @transaction.atomic
 def edit_message(conversation: Conversation, message_id, content: str, *, editor: str) -> Message:
     """Replace a user's or assistant's text, recording who changed it and when."""
-    _quiet(conversation)
+    quiet(conversation)
     message = message_of(conversation, message_id)
     edited = alternatives.edit_message(conversation.tenant, message.id, content, editor=editor)
     if edited.content != message.content:
@@ -60,7 +61,7 @@ def edit_message(conversation: Conversation, message_id, content: str, *, editor
 @transaction.atomic
 def select_alternative(conversation: Conversation, message_id, index: int) -> Message:
     """Make alternative ``index`` the reply that history and every capability see."""
-    _quiet(conversation)
+    quiet(conversation)
     message = message_of(conversation, message_id)
     chosen = alternatives.select_alternative(conversation.tenant, message.id, index)
     if chosen.content != message.content:
@@ -69,9 +70,21 @@ def select_alternative(conversation: Conversation, message_id, index: int) -> Me
 
 
 @transaction.atomic
+def delete_message(conversation: Conversation, message_id) -> list[str]:
+    """Delete the message alone (with its alternatives and edit records); the messages
+    before and after it stay as they are. Its id, in a list like the other deletes."""
+    quiet(conversation)
+    message = message_of(conversation, message_id)
+    message_store.delete_messages_by_timestamps(
+        conversation.tenant, conversation.session_id, [message.ts]
+    )
+    return [str(message.id)]
+
+
+@transaction.atomic
 def rollback_to(conversation: Conversation, message_id) -> list[str]:
     """Delete the message and every later one of the conversation; their ids."""
-    _quiet(conversation)
+    quiet(conversation)
     return _delete_from(conversation, message_of(conversation, message_id))
 
 
@@ -79,7 +92,7 @@ def rollback_to(conversation: Conversation, message_id) -> list[str]:
 def delete_last_exchange(conversation: Conversation) -> list[str]:
     """Delete the last player message and everything after it (its replies); their ids.
     With no player message, the last message alone."""
-    _quiet(conversation)
+    quiet(conversation)
     latest = Message.objects.filter(
         tenant=conversation.tenant, session_id=conversation.session_id, archived=False
     ).order_by("-ts")

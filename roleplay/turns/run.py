@@ -33,6 +33,7 @@ from roleplay.llm.types import ModelRequest, StreamDone, TextDelta
 from roleplay.models import Turn, TurnStatus
 from roleplay.priority import STARTS
 from roleplay.prompting.assembly import AssembledPrompt, ContextOverflow
+from roleplay.services import conversation_titles
 from roleplay.worldbook_context import WorldbookTurnError
 
 from . import phases, streamed_text
@@ -74,7 +75,12 @@ async def run_turn(
         entered = partial(with_reply.extend, ctx.with_reply)
         async with streamed_text.kept(turn, parts):  # kept if this process dies mid-stream
             usage, result = await _stream_reply(ctx, emit, cancel, parts, entered=entered)
-        trace["model"] = {"model": result.model if result else None, "attempts": _attempts(result)}
+        finish_reason = result.finish_reason if result else None  # "length": cut short
+        trace["model"] = {
+            "model": result.model if result else None,
+            "attempts": _attempts(result),
+            "finish_reason": finish_reason,
+        }
         trace["duration_ms"] = round((time.perf_counter() - started) * 1000, 1)
         content = "".join(parts)
         closed = await run_db(
@@ -92,6 +98,7 @@ async def run_turn(
             return
         ctx.reply = (ctx.continuing or "") + content
         await _committed(ctx, emit)
+        title = await _give_title(ctx)
         await emit(
             {
                 "type": "turn.completed",
@@ -100,6 +107,8 @@ async def run_turn(
                 "assistant_message_id": str(turn.assistant_message_id),
                 "usage": usage,
                 "content": (ctx.continuing or "") + content,
+                "finish_reason": finish_reason,
+                **({"title": title} if title else {}),
             }
         )
     except (ModelCancelled, asyncio.CancelledError) as exc:
@@ -122,6 +131,19 @@ async def run_turn(
         await _after_commit(ctx, emit)
     finally:
         turn_id_var.reset(token)
+
+
+async def _give_title(ctx: TurnContext) -> str | None:
+    """Title an untitled conversation from its first exchange, once the reply is committed
+    (``services.conversation_titles``, no model call); the title rides on ``turn.completed``
+    so no event is added. A failure costs the title, never the reply."""
+    if not ctx.record or ctx.conversation.title:
+        return None
+    try:
+        return await run_db(conversation_titles.give_title, ctx.conversation)
+    except Exception:
+        logger.warning("could not title conversation %s", ctx.conversation.pk, exc_info=True)
+        return None
 
 
 async def _stream_reply(

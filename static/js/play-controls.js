@@ -1,12 +1,14 @@
-// The message controls of the play page: swipe arrows with their counter, Continue, Edit
-// (an inline editor) and Delete (an inline confirmation; window.confirm would block the
-// page's socket handling and cannot be styled). Each control only sends a frame
-// (docs/websocket.md); the page changes when the server's event comes back, so another
-// tab, the REST API and this page all show the same thing.
+// The message controls of the play page: swipe arrows with their counter (and a finger's
+// swipe on the last reply or on the opening), Regenerate, Continue (offered with a note
+// when a reply was cut short at its length limit), Copy, Edit (an inline editor) and
+// Delete, of one message or of it and every later one (an inline confirmation;
+// window.confirm would block the page's socket handling and cannot be styled). Each
+// control only sends a frame (docs/websocket.md); the page changes when the server's event
+// comes back, so another tab, the REST API and this page all show the same thing.
 //
 // The buttons are in every message's markup from the start (templates/roleplay/play/
-// _message.html, absent for a viewer) and only hidden or disabled here, inside a tools row
-// of fixed height, so nothing moves when they appear or go.
+// _message.html, absent for a viewer but Copy) and only hidden or disabled here, inside a
+// tools row, so nothing moves when they are enabled or disabled while a turn runs.
 
 import * as T from "./play-transcript.js";
 
@@ -30,14 +32,29 @@ function isStored(li) {
   return Boolean(li.dataset.id) && !li.classList.contains("streaming");
 }
 
+function refreshOpening(ready) {
+  const li = T.opening();
+  if (!li) return;
+  const count = Number(li.dataset.greetings || 1);
+  const index = Number(li.dataset.greeting || 0);
+  // Only before the first message: the history follows the opening it started with.
+  const open = count > 1 && !transcript.querySelector("li.msg:not(.opening)");
+  li.querySelector(".swipe").hidden = !open;
+  li.querySelector(".swipe-count").textContent = index + 1 + "/" + count;
+  show(tool(li, "swipe-prev"), open, ready && index > 0);
+  show(tool(li, "swipe-next"), open, ready && index + 1 < count);
+}
+
 /** Which controls each message shows, and whether they can be used now. */
 export function refresh() {
   const ready = page !== null && page.ready();
   const reply = T.lastReply();
-  const exchange = new Set(T.lastExchange());
+  const stored = T.storedMessages();
+  const last = stored[stored.length - 1];
+  refreshOpening(ready);
   for (const li of transcript.querySelectorAll("li.msg:not(.opening)")) {
     const state = T.stateOf(li);
-    const stored = isStored(li);
+    const kept = isStored(li);
     const isReply = li === reply;
     const count = Math.max(state.alternatives, 1);
     const atEnd = state.selected + 1 >= count;
@@ -52,24 +69,42 @@ export function refresh() {
       next.setAttribute("aria-label", label);
       next.title = label;
     }
+    const cut = li.querySelector(".cut-short");
+    if (cut) cut.hidden = !(isReply && kept && state.finish === "length");
     show(tool(li, "msg-continue"), isReply, ready);
+    show(tool(li, "msg-regenerate"), isReply, ready);
+    show(tool(li, "msg-copy"), true, !li.classList.contains("streaming"));
     const editing = li.querySelector(".msg-editor");
-    show(tool(li, "msg-edit"), stored && !editing, ready);
-    const remove = tool(li, "msg-delete");
-    show(remove, stored, ready);
-    if (remove) remove.textContent = exchange.has(li) ? "Delete" : "Delete from here";
+    show(tool(li, "msg-edit"), kept && !editing, ready);
+    show(tool(li, "msg-delete"), kept, ready);
+    show(tool(li, "msg-delete-from"), kept && li !== last, ready);
     if (editing) {
       for (const button of editing.querySelectorAll("button")) {
         button.disabled = !ready || li.dataset.pendingEdit === "1";
       }
-      editing.querySelector(".editor-regenerate").hidden = !exchange.has(li);
+      editing.querySelector(".editor-regenerate").hidden = !isLastExchange(li, stored);
     }
     const confirm = li.querySelector(".msg-confirm");
     if (confirm) confirm.querySelector(".confirm-yes").disabled = !ready;
   }
 }
 
+/** Whether "Save and regenerate" applies to `li`: the last reply, or the player message it
+ * answers (roleplay.turns: an edit_regenerate rewrites the last reply). */
+function isLastExchange(li, stored) {
+  const index = stored.indexOf(li);
+  const after = stored.slice(index + 1);
+  return index >= 0 && after.every((other) => other.dataset.role === "assistant") && after.length <= 1;
+}
+
 function swipe(li, step) {
+  if (li.classList.contains("opening")) {
+    const index = Number(li.dataset.greeting || 0) + step;
+    if (index >= 0 && index < Number(li.dataset.greetings || 1)) {
+      page.send({ type: "select_opening", index: index });
+    }
+    return;
+  }
   const state = T.stateOf(li);
   const count = Math.max(state.alternatives, 1);
   const index = state.selected + step;
@@ -80,6 +115,47 @@ function swipe(li, step) {
   } else {
     page.send({ type: "select_alternative", message_id: li.dataset.id, index: index });
   }
+}
+
+const SWIPE_PX = 60; // a finger's move this far sideways (and mostly sideways) is a swipe
+let touch = null;
+
+/** A finger's swipe on a message does what its arrow would: left for the next alternative
+ * (or a new one), right for the previous; only where that arrow shows and is enabled. */
+function touchSwipe(event) {
+  const start = touch;
+  touch = null;
+  const end = event.changedTouches[0];
+  if (!start || !end || start.li.querySelector(".msg-editor")) return;
+  const dx = end.clientX - start.x;
+  const dy = end.clientY - start.y;
+  if (Math.abs(dx) < SWIPE_PX || Math.abs(dx) < 2 * Math.abs(dy)) return;
+  const arrow = tool(start.li, dx < 0 ? "swipe-next" : "swipe-prev");
+  if (arrow && !arrow.hidden && !arrow.disabled && !arrow.closest("[hidden]")) {
+    swipe(start.li, dx < 0 ? 1 : -1);
+  }
+}
+
+async function copy(li, button) {
+  const text = T.textOf(li);
+  let copied = false;
+  try {
+    await navigator.clipboard.writeText(text);
+    copied = true;
+  } catch (error) {
+    // No clipboard API (a page served over plain HTTP to another machine): the old way.
+    const area = document.createElement("textarea");
+    area.className = "visually-hidden";
+    area.value = text;
+    document.body.append(area);
+    area.select();
+    copied = document.execCommand("copy");
+    area.remove();
+  }
+  button.textContent = copied ? "Copied" : "Copy failed";
+  setTimeout(function () {
+    button.textContent = "Copy";
+  }, 1500);
 }
 
 function openEditor(li) {
@@ -136,19 +212,17 @@ function saveEdit(li, regenerate) {
   }
 }
 
-function openConfirm(li) {
-  if (li.querySelector(".msg-confirm")) return;
-  const exchange = T.lastExchange();
-  const lastExchange = exchange.includes(li);
-  const doomed = lastExchange ? exchange.length : T.fromHere(li).length;
+// "one": the message alone (delete_message); "from": it and every later one (delete).
+function openConfirm(li, scope) {
+  closeConfirm(li, false);
+  const doomed = scope === "one" ? 1 : T.fromHere(li).length;
   const confirm = confirmTemplate.content.firstElementChild.cloneNode(true);
-  confirm.querySelector(".confirm-text").textContent = lastExchange
-    ? "Delete the last exchange (" + doomed + (doomed === 1 ? " message" : " messages") + ")?"
-    : doomed === 1
+  confirm.querySelector(".confirm-text").textContent =
+    doomed === 1
       ? "Delete this message?"
       : "Delete this message and the " + (doomed - 1) + " after it?";
-  if (lastExchange) confirm.dataset.scope = "exchange";
-  li.append(confirm);
+  confirm.dataset.scope = scope;
+  li.querySelector(".msg-body").append(confirm);
   refresh();
   confirm.querySelector(".confirm-no").focus();
 }
@@ -157,13 +231,15 @@ function closeConfirm(li, focusTool) {
   const confirm = li.querySelector(".msg-confirm");
   if (!confirm) return;
   confirm.remove();
-  if (focusTool) tool(li, "msg-delete").focus();
+  if (focusTool) {
+    tool(li, confirm.dataset.scope === "one" ? "msg-delete" : "msg-delete-from").focus();
+  }
 }
 
 function confirmDelete(li) {
   const confirm = li.querySelector(".msg-confirm");
-  const frame = { type: "delete" };
-  if (confirm.dataset.scope !== "exchange") frame.message_id = li.dataset.id;
+  const one = confirm.dataset.scope === "one";
+  const frame = { type: one ? "delete_message" : "delete", message_id: li.dataset.id };
   if (page.send(frame)) closeConfirm(li, false);
 }
 
@@ -171,8 +247,11 @@ const CLICKS = {
   "swipe-prev": (li) => swipe(li, -1),
   "swipe-next": (li) => swipe(li, 1),
   "msg-continue": () => page.send({ type: "continue", client_message_id: page.clientId("k") }),
+  "msg-regenerate": () => page.send({ type: "regenerate", client_message_id: page.clientId("r") }),
+  "msg-copy": copy,
   "msg-edit": openEditor,
-  "msg-delete": openConfirm,
+  "msg-delete": (li) => openConfirm(li, "one"),
+  "msg-delete-from": (li) => openConfirm(li, "from"),
   "editor-regenerate": (li) => saveEdit(li, true),
   "editor-cancel": closeEditor,
   "confirm-yes": confirmDelete,
@@ -188,8 +267,18 @@ export function initControls(actions) {
     const li = button && button.closest("li.msg");
     if (!li || button.disabled) return;
     const name = Object.keys(CLICKS).find((key) => button.classList.contains(key));
-    if (name) CLICKS[name](li);
+    if (name) CLICKS[name](li, button);
   });
+  transcript.addEventListener(
+    "touchstart",
+    function (event) {
+      const li = event.touches.length === 1 && event.target.closest("li.msg");
+      touch = li ? { li: li, x: event.touches[0].clientX, y: event.touches[0].clientY } : null;
+    },
+    { passive: true },
+  );
+  transcript.addEventListener("touchend", touchSwipe, { passive: true });
+  transcript.addEventListener("touchcancel", () => (touch = null), { passive: true });
   transcript.addEventListener("submit", function (event) {
     event.preventDefault();
     saveEdit(event.target.closest("li.msg"), false);

@@ -2,13 +2,20 @@
 // (templates/roleplay/play/_message.html) or cloned here from the same markup. A stored
 // message keeps what its controls need in data attributes: data-id, data-role, data-status,
 // data-alternatives (stored alternatives; 0 means the text is its only version),
-// data-selected (which one shows) and data-edited. Everything that changes a message goes
-// through applyState, whether the change came from an event or from re-reading the page.
+// data-selected (which one shows), data-edited and data-finish ("length": cut short).
+// Everything that changes a message goes through applyState, whether the change came from
+// an event or from re-reading the page.
+//
+// A message's .text arrives as its stored source; it is shown as Markdown (play-markdown.js)
+// and the source is kept here, for the editor, Copy and comparisons.
+
+import { render } from "./play-markdown.js";
 
 const transcript = document.getElementById("transcript");
-const messageTemplate = document.getElementById("message-template");
 const root = document.getElementById("play");
 const names = { assistant: root.dataset.character, user: root.dataset.player };
+const STATUS_LABELS = { cancelled: "stopped" };
+const sources = new WeakMap(); // li -> the message's source text
 
 export const MAX_ALTERNATIVES = 100; // memory.alternatives.MAX_ALTERNATIVES
 
@@ -21,16 +28,41 @@ export function storedMessages() {
   return [...transcript.querySelectorAll("li.msg[data-id]")];
 }
 
+/** The message's source text (what was stored; not the rendered Markdown). */
 export function textOf(li) {
-  return li.querySelector(".text").textContent;
+  return sources.has(li) ? sources.get(li) : li.querySelector(".text").textContent;
 }
 
 export function setText(li, text) {
-  li.querySelector(".text").textContent = text;
+  sources.set(li, text);
+  li.querySelector(".text").replaceChildren(render(text));
 }
 
 export function appendText(li, text) {
-  li.querySelector(".text").append(text);
+  setText(li, textOf(li) + text);
+}
+
+const clock = { hour: "2-digit", minute: "2-digit" };
+const dated = { month: "short", day: "numeric", hour: "2-digit", minute: "2-digit" };
+
+/** Show a message's time in the reader's zone: the time today, else with the date. */
+function showTime(time, when) {
+  const today = when.toDateString() === new Date().toDateString();
+  time.dateTime = when.toISOString();
+  time.textContent = when.toLocaleString([], today ? { ...clock } : dated);
+  time.title = when.toLocaleString();
+}
+
+/** Show a message the server rendered (still its plain source): Markdown, local time. */
+function renderMessage(li) {
+  if (!sources.has(li)) setText(li, textOf(li));
+  const time = li.querySelector("time.when[datetime]");
+  if (time && time.dateTime) showTime(time, new Date(time.dateTime));
+}
+
+/** Render every message the server rendered with the page. */
+export function renderAll() {
+  for (const li of transcript.querySelectorAll("li.msg")) renderMessage(li);
 }
 
 /** A message's state as the server rendered it (or as applyState last set it). */
@@ -42,10 +74,12 @@ export function stateOf(li) {
     alternatives: Number(li.dataset.alternatives || 0),
     selected: Number(li.dataset.selected || 0),
     edited: li.dataset.edited === "1",
+    finish: li.dataset.finish || "",
   };
 }
 
-/** Show a message's stored state: text, status, alternatives, selection, edited mark. */
+/** Show a message's stored state: text, status, alternatives, selection, edited mark, and
+ * whether it was cut short. */
 export function applyState(li, state) {
   if (state.role) {
     li.dataset.role = state.role;
@@ -59,7 +93,7 @@ export function applyState(li, state) {
     li.classList.add(state.status);
     li.dataset.status = state.status;
     const label = li.querySelector(".status");
-    label.textContent = state.status;
+    label.textContent = STATUS_LABELS[state.status] || state.status;
     label.hidden = state.status === "complete";
   }
   if (state.alternatives !== undefined) li.dataset.alternatives = String(state.alternatives);
@@ -69,16 +103,35 @@ export function applyState(li, state) {
     else delete li.dataset.edited;
     li.querySelector(".edited-mark").hidden = !state.edited;
   }
+  if (state.finish !== undefined) {
+    if (state.finish === "length") li.dataset.finish = "length";
+    else delete li.dataset.finish;
+  }
 }
 
 /** A new message at the end of the transcript, from the server's message markup. */
 export function addMessage(role, text, id) {
-  const li = messageTemplate.content.firstElementChild.cloneNode(true);
+  const template = document.getElementById("message-template-" + role);
+  const li = template.content.firstElementChild.cloneNode(true);
   applyState(li, { role: role, content: text, status: "complete" });
+  showTime(li.querySelector("time.when"), new Date());
   if (id) li.dataset.id = id;
   transcript.append(li);
-  li.scrollIntoView({ block: "end" });
   return li;
+}
+
+/** The opening line (the card's greeting), if the conversation has one. */
+export function opening() {
+  return transcript.querySelector("li.opening");
+}
+
+/** Show another opening (a `conversation.updated` event after `select_opening`). */
+export function setOpening(state) {
+  const li = opening();
+  if (!li || state.greeting_index === null || state.greeting_index === undefined) return;
+  li.dataset.greeting = String(state.greeting_index);
+  li.dataset.greetings = String(state.greetings);
+  setText(li, state.opening);
 }
 
 /** The reply that swipes and Continue work on: the last message, if it is a reply. */
@@ -86,17 +139,6 @@ export function lastReply() {
   const all = storedMessages();
   const last = all[all.length - 1];
   return last && last.dataset.role === "assistant" ? last : null;
-}
-
-/** What a plain `delete` removes (roleplay.services.messages.delete_last_exchange): the
- * last player message and everything after it, else the last message alone. */
-export function lastExchange() {
-  const all = storedMessages();
-  let start = all.length - 1;
-  for (let i = all.length - 1; i >= 0; i -= 1) {
-    if (all[i].dataset.role === "user") { start = i; break; }
-  }
-  return start < 0 ? [] : all.slice(start);
 }
 
 /** The messages from `li` to the end: what "delete from here" removes. */
@@ -119,8 +161,8 @@ export function removeIds(ids) {
  * yet confirmed. */
 export function reconcile(fresh, keep) {
   const wanted = [];
-  const opening = transcript.querySelector("li.opening");
-  if (opening) wanted.push(opening);
+  const first = opening();
+  if (first) wanted.push(first);
   for (const item of fresh.querySelectorAll("li.msg[data-id]")) {
     const mine = byId(item.dataset.id);
     if (mine && keep(mine)) {
@@ -129,7 +171,9 @@ export function reconcile(fresh, keep) {
       applyState(mine, stateOf(item));
       wanted.push(mine);
     } else {
-      wanted.push(document.importNode(item, true));
+      const imported = document.importNode(item, true);
+      renderMessage(imported);
+      wanted.push(imported);
     }
   }
   const known = new Set(wanted);

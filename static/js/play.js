@@ -1,9 +1,11 @@
 // Player chat over /ws/conversations/<id>/ (protocol: docs/websocket.md): the socket, what
 // each server event does to the transcript, and the composer. The transcript's DOM is
-// play-transcript.js; the message controls are play-controls.js.
+// play-transcript.js (Markdown: play-markdown.js); the message controls are
+// play-controls.js; where the transcript is scrolled, play-scroll.js.
 
 import * as T from "./play-transcript.js";
 import { closeEditor, initControls, refresh, releasePendingEdits } from "./play-controls.js";
+import { initScroll, toLatest } from "./play-scroll.js";
 import { initSuggestions } from "./play-suggestions.js";
 
 const root = document.getElementById("play");
@@ -14,6 +16,8 @@ const input = document.getElementById("input");
 const sendButton = document.getElementById("send");
 const cancelButton = document.getElementById("cancel");
 const errorBox = document.getElementById("play-error");
+const statusBox = document.getElementById("play-status");
+const titleBox = document.getElementById("conversation-title");
 
 // Kinds whose reply is a new alternative of a stored message: it streams into that bubble.
 const REWRITES = new Set(["regenerate", "edit_regenerate"]);
@@ -33,6 +37,13 @@ function clientId(prefix) {
 function showError(message) {
   errorBox.textContent = message;
   errorBox.hidden = !message;
+  if (message) showStatus("");
+}
+
+/** A normal outcome worth a word (a reply stopped), not an error. */
+function showStatus(message) {
+  statusBox.textContent = message;
+  statusBox.hidden = !message;
 }
 
 function connected() {
@@ -49,13 +60,17 @@ function send(frame) {
     return false;
   }
   showError("");
+  showStatus("");
   socket.send(JSON.stringify(frame));
   return true;
 }
 
 function update() {
   sendButton.disabled = !ready();
-  cancelButton.hidden = activeTurn === null || !canWrite;
+  // Stop keeps its slot when idle (hidden from view), so Send never moves.
+  const stoppable = activeTurn !== null && canWrite;
+  cancelButton.classList.toggle("idle", !stoppable);
+  cancelButton.disabled = !stoppable;
   root.dataset.busy = activeTurn === null ? "" : "1";
   refresh();
   suggestions.update();
@@ -160,6 +175,7 @@ function turnStarted(msg) {
   const before = T.textOf(li);
   closeEditor(li);
   if (rewriting && REWRITES.has(msg.kind)) T.setText(li, "");
+  T.applyState(li, { finish: "" });
   li.classList.add("streaming");
   turns.set(msg.turn_id, { li, kind: msg.kind, rewriting, before });
   if (msg.user_message_id && !T.byId(msg.user_message_id)) resync(); // another tab's message
@@ -182,7 +198,7 @@ function turnCompleted(msg) {
   turns.delete(msg.turn_id);
   if (turn) {
     const li = bubbleOf(turn);
-    const state = { content: msg.content, status: "complete" };
+    const state = { content: msg.content, status: "complete", finish: msg.finish_reason || "" };
     if (turn.rewriting && REWRITES.has(turn.kind)) {
       // The old text became an alternative and the new one is shown (memory.alternatives).
       const total = Math.min(Math.max(T.stateOf(li).alternatives, 1) + 1, T.MAX_ALTERNATIVES);
@@ -193,7 +209,13 @@ function turnCompleted(msg) {
   } else {
     resync();
   }
+  if (msg.title) showTitle(msg.title);
   if (activeTurn === msg.turn_id || activeTurn === null) setActive(null);
+}
+
+function showTitle(title) {
+  titleBox.textContent = title;
+  document.title = root.dataset.character + " · " + title;
 }
 
 function turnFailed(msg) {
@@ -230,6 +252,8 @@ function frameRefused(msg) {
 function messageUpdated(msg) {
   const li = T.byId(msg.message_id);
   if (!li) return;
+  // Another alternative shown: whether it was cut short is not known here.
+  if (msg.selected_alternative !== T.stateOf(li).selected) T.applyState(li, { finish: "" });
   T.applyState(li, {
     role: msg.role,
     content: msg.content,
@@ -251,9 +275,15 @@ const EVENTS = {
   "messages.deleted": (msg) => T.removeIds(msg.message_ids),
   // Any door changed the history (a rollback, trim or edit through the API, say): read it.
   "history.changed": () => resync(),
+  "conversation.updated": function (msg) {
+    if (msg.title) showTitle(msg.title);
+    if (msg.greeting_index !== undefined) T.setOpening(msg);
+  },
   "auto_reply.options": (msg) => suggestions.show(msg),
   error: function (msg) {
-    showError(msg.code + ": " + msg.message);
+    // Stop is a normal outcome: the reply keeps what it had, and Continue goes on from it.
+    if (msg.code === "turn_cancelled") showStatus("Stopped.");
+    else showError(msg.code + ": " + msg.message);
     if (msg.turn_id) turnFailed(msg);
     else if (msg.assistant_message_id) suggestions.failed(msg);
     else frameRefused(msg);
@@ -303,6 +333,7 @@ function sendMessage(content) {
   const id = clientId("c");
   if (!send({ type: "user_message", client_message_id: id, content: content })) return false;
   unsent.set(id, T.addMessage("user", content));
+  toLatest();
   suggestions.clear();
   return true;
 }
@@ -323,6 +354,8 @@ input.addEventListener("keydown", function (event) {
   }
 });
 
+T.renderAll();
+initScroll();
 initControls({ send: send, clientId: clientId, showError: showError, ready: ready });
 adopt({ ...document.getElementById("transcript").dataset });
 update();

@@ -174,6 +174,7 @@ def valid_body(route: Route, method: str, world) -> dict:
         "conversation-rollback-to": {"message_id": str(world.messages[-1].id)},
         "conversation-update-message": {"content": "edited"},
         "conversation-select-alternative": {"index": 0},
+        "conversation-opening": {"index": 0},
         "conversation-run-turn": {"client_message_id": "c-1", "content": "Hello."},
         "conversation-memory-document": {"expectedRevision": 0, "memory": {"scene": "gate"}},
         "player-memory-entries": {"kind": "preference", "scope": "shared", "content": "be warm"},

@@ -110,29 +110,30 @@ def three_exchanges(conversation):
     return save_history(conversation, *lines)
 
 
-def test_delete_the_last_exchange_and_from_a_message_on(
+def test_delete_a_message_and_from_a_message_on(
     operator_user, conversation, three_exchanges, llm, browser_page, login, orm
 ):
     play = PlayPage(browser_page, conversation).open(login)
     expect(play.reply.locator(".msg-delete")).to_have_text("Delete")
-    expect(play.message(1).locator(".msg-delete")).to_have_text("Delete from here")
+    expect(play.reply.locator(".msg-delete-from")).to_be_hidden()  # nothing after the last
+    expect(play.message(1).locator(".msg-delete-from")).to_have_text("Delete from here")
 
     play.reply.locator(".msg-delete").click()
     confirm = play.reply.locator(".msg-confirm")
-    expect(confirm).to_contain_text("Delete the last exchange (2 messages)?")
+    expect(confirm).to_contain_text("Delete this message?")
     expect(confirm.locator(".confirm-no")).to_be_focused()
     confirm.locator(".confirm-no").click()  # Keep
     expect(confirm).to_have_count(0)
     assert play.messages.count() == 6
 
-    play.reply.locator(".msg-delete").click()
+    play.reply.locator(".msg-delete").click()  # the reply alone, not its question
     play.reply.locator(".msg-confirm .confirm-yes").click()
-    expect(play.messages).to_have_count(4)
-    assert play.texts() == ["One", "Reply one", "Two", "Reply two"]
+    expect(play.messages).to_have_count(5)
+    assert play.texts() == ["One", "Reply one", "Two", "Reply two", "Three"]
 
-    play.message(1).locator(".msg-delete").click()
+    play.message(1).locator(".msg-delete-from").click()
     confirm = play.message(1).locator(".msg-confirm")
-    expect(confirm).to_contain_text("Delete this message and the 2 after it?")
+    expect(confirm).to_contain_text("Delete this message and the 3 after it?")
     confirm.locator(".confirm-yes").click()
     expect(play.messages).to_have_count(1)
     assert play.texts() == ["One"]
@@ -190,8 +191,10 @@ def test_viewer_sees_counters_but_no_write_controls_and_follows_api_changes(
     play = PlayPage(browser_page, conversation).open(login, VIEWER)
     expect(play.reply.locator(".text")).to_have_text("A second answer.")
     expect(play.reply.locator(".swipe-count")).to_have_text("2/2")
-    controls = "#transcript button, #editor-template, #confirm-template"
+    # Copy is the one button a viewer has: it changes nothing.
+    controls = "#transcript button:not(.msg-copy), #editor-template, #confirm-template"
     expect(play.page.locator(controls)).to_have_count(0)
+    expect(play.reply.locator(".msg-copy")).to_be_visible()
     expect(play.page.locator("#send")).to_be_disabled()
     expect(play.page.locator("#input")).to_be_disabled()
 

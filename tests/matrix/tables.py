@@ -25,6 +25,7 @@ PK_MODELS = {
     "character_delete": Character,
     "character_avatar": Character,
     "character_export": Character,
+    "character_chat": Character,
     "conversation_export": Conversation,
     "conversation_persona": Conversation,
     "conversation_author_note": Conversation,
