@@ -10,27 +10,50 @@ from __future__ import annotations
 
 from datetime import timedelta
 
+from django.conf import settings
+from django.core.exceptions import ImproperlyConfigured
 from django.db import transaction
 from django.utils import timezone
 
+from console.embedding import choose
+from console.embedding.protocol import Embedder
 from worldbook import errors
 from worldbook.contracts import IndexState
 from worldbook.engine.chunking import chunk_text
-from worldbook.engine.embedder import Embedder, HashingEmbedder
-from worldbook.models import BookIndex, BookRevision, IndexChunk, IndexStatus
+from worldbook.models import EMBEDDING_DIMENSIONS, BookIndex, BookRevision, IndexChunk, IndexStatus
 
 BATCH = 64
 # A build that has not progressed for this long is presumed dead (its worker crashed).
 STALE_AFTER = timedelta(minutes=10)
 
-_default_embedder: Embedder | None = None
+_choices: dict[str, str | dict] = {}
 
 
 def default_embedder() -> Embedder:
-    global _default_embedder
-    if _default_embedder is None:
-        _default_embedder = HashingEmbedder()
-    return _default_embedder
+    """The deployment's worldbook embedder, ``WORLDBOOK_EMBEDDER``: the same sentence model
+    memory's recall runs (``minilm``, the default; the hashing embedder when the model is
+    not installed), ``hashing``, or an OpenAI-compatible ``/v1/embeddings`` endpoint given
+    as the JSON of its settings (``console.embedding.choose``). The index holds vectors of
+    384 dimensions, so an endpoint is asked for that many."""
+    return choose.embedder_for(_choice(getattr(settings, "WORLDBOOK_EMBEDDER", None)))
+
+
+def _choice(raw) -> str | dict:
+    key = raw if isinstance(raw, str) or raw is None else repr(sorted(raw.items()))
+    found = _choices.get(key)
+    if found is None:
+        try:
+            found = choose.parse_choice(raw)
+        except ValueError as exc:
+            raise ImproperlyConfigured(f"WORLDBOOK_EMBEDDER: {exc}") from None
+        if isinstance(found, dict):
+            if found.get("dimensions") not in (None, EMBEDDING_DIMENSIONS):
+                raise ImproperlyConfigured(
+                    f"WORLDBOOK_EMBEDDER: dimensions must be {EMBEDDING_DIMENSIONS}, the index's"
+                )
+            found = {**found, "dimensions": EMBEDDING_DIMENSIONS}
+        _choices[key] = found
+    return found
 
 
 def index_state(book_id, revision: int, index: BookIndex | None, embedder=None) -> IndexState:

@@ -20,12 +20,12 @@ from datetime import UTC, datetime, timedelta
 
 from django.db import connection
 
+from console.embedding.protocol import cosine
 from console.lru import Lru
 from memory.engine import recall as terms
 from memory.models import EntryStatus, MemoryEntry, Message, RecallItem, RecallTerm
 from memory.recall import owner_index
 from memory.recall.embedder import EmbeddingUnavailable, recall_embedder
-from worldbook.engine.embedder import cosine
 from worldbook.engine.lexical import Doc, LexicalIndex
 
 KINDS = ("message", "entry")

@@ -27,6 +27,8 @@ from functools import lru_cache
 
 import numpy as np
 
+from console.embedding.words import CJK_CLASS, TOKEN_RE, fold
+
 EXCERPT_CHARS = 600
 BM25_K1 = 1.2
 BM25_B = 0.75
@@ -34,31 +36,11 @@ BM25_B = 0.75
 TITLE_WEIGHT = 2
 CACHE_SIZE = 32
 
-# Scripts written without spaces between words: Han (with extensions and compatibility
-# ideographs), kana, Hangul syllables, CJK punctuation excluded.
-CJK_CLASS = (
-    "\u3040-\u30ff\u31f0-\u31ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff"
-    "\U00020000-\U0002ffff"
-)
-TOKEN_RE = re.compile(rf"(?P<cjk>[{CJK_CLASS}]+)|(?P<word>[^\W_{CJK_CLASS}]+)")
-
 _WORD_RE = re.compile(rf"[^\W_{CJK_CLASS}]+")
 _CJK_CHAR_RE = re.compile(rf"[{CJK_CLASS}]")
 _CJK_BIGRAM_RE = re.compile(rf"(?=([{CJK_CLASS}]{{2}}))")
 
 _UNI = "u:"  # prefix of CJK unigram terms, kept apart from bigrams and words
-
-
-def fold(text: str) -> str:
-    """Lowercase ``text`` character by character so that offsets stay aligned.
-
-    ``str.lower`` can lengthen a string ("İ" becomes two code points), which would shift every
-    excerpt offset after it; such characters are left as they are.
-    """
-    lowered = text.lower()
-    if len(lowered) == len(text):
-        return lowered
-    return "".join(ch if len(ch.lower()) != 1 else ch.lower() for ch in text)
 
 
 @dataclass(frozen=True, slots=True)
