@@ -43,7 +43,7 @@ from worldbook.selectors import bound_revisions
 
 PROMPT_ID = "bench-prompt"
 CONVERSATION = "bench-conversation"
-TURN_TOKEN_BUDGET = 2400  # the chat turn's (roleplay.worldbook_context)
+TURN_TOKEN_BUDGET = 2400  # a scenario's worldbook default (roleplay.agentic.worldbook_config)
 
 
 def _ms(started: float) -> float:
