@@ -8,7 +8,10 @@ Reading a revision for selection goes memory → file → database:
 2. the file another process (normally the Celery worker, on publish or on a binding change:
    ``tasks.warm_revisions``) wrote to ``WORLDBOOK_COMPILED_DIR``, named by book, revision,
    content hash and format, so a file is either exactly right or not looked at;
-3. the revision's content in the database, prepared inline (and written for the others).
+3. the revision's content in the database, prepared inline without its token counts (a
+   selection counts the few blocks it needs), and the worker asked to write the file for
+   the others: writing it means counting every block's tokens, which a turn should not
+   wait for.
 
 A file that cannot be read (another format, truncated, tampered with) is prepared again and
 replaced; a directory that cannot be written costs the sharing, never the turn.
@@ -28,6 +31,8 @@ from pathlib import Path
 from django.conf import settings
 
 from worldbook.engine import prepared
+from worldbook.engine.entry import compact_stored
+from worldbook.engine.gc_pause import paused_gc
 from worldbook.engine.schema import BookIn
 from worldbook.engine.selection import LoadedBook
 from worldbook.models import BookRevision
@@ -56,7 +61,7 @@ def get(book_id: str, revision: int, content_hash: str) -> LoadedBook:
             found = _read(key)
             if found is None:
                 found = _build(key)
-                _write(key, found)
+                _ask_worker(key)
             _remember(key, found)
     return found
 
@@ -142,12 +147,27 @@ def _read(key) -> LoadedBook | None:
 
 
 def _build(key) -> LoadedBook:
+    """The revision prepared from its stored content: read as stored, since it was
+    validated when it was published (validated again only if another version stored it).
+    The collector stays paused from the read on: the decoded content is a burst of a few
+    hundred thousand objects, which would otherwise bring on full collections of a heap
+    that may hold 20 prepared revisions (see engine.gc_pause)."""
     book_id, revision, content_hash = key
-    content = BookRevision.objects.values_list("content", flat=True).get(
-        book_id=book_id, revision=revision
-    )
-    entries = BookIn.model_validate(content).entries
-    return prepared.prepare(book_id, revision, content_hash, entries, CL100K)
+    with paused_gc():
+        content = BookRevision.objects.values_list("content", flat=True).get(
+            book_id=book_id, revision=revision
+        )
+        entries = compact_stored(content["entries"])
+        if entries is None:
+            entries = BookIn.model_validate(content).entries
+        return prepared.prepare(book_id, revision, content_hash, entries)
+
+
+def _ask_worker(key) -> None:
+    """Have the worker write the shared file of a revision this process prepared inline."""
+    from worldbook import tasks  # tasks imports this module
+
+    tasks.queue_warm([key])
 
 
 def _write(key, book: LoadedBook) -> None:

@@ -1,7 +1,10 @@
-"""The prepared-revision store: memory, then the shared file, then the database; a bad file
-is prepared again, an unwritable directory only costs the sharing, memory is bounded."""
+"""The prepared-revision store: memory, then the shared file, then the database; a revision
+prepared inline is not written by the turn (the worker writes it), a bad file is prepared
+again, an unwritable directory only costs the sharing, memory is bounded."""
 
 from __future__ import annotations
+
+import time
 
 import pytest
 from django.db import connection
@@ -35,10 +38,12 @@ def test_memory_then_file_then_database(tenant):
     compiled.forget()
     with CaptureQueriesContext(connection) as queries:
         first = compiled.get(*key)
-    assert _reads_revision(queries) and compiled.path_for(*key).exists()
+    assert _reads_revision(queries)
+    assert not compiled.path_for(*key).exists()  # the worker's to write, not the turn's
     with CaptureQueriesContext(connection) as queries:
         assert compiled.get(*key) is first  # held in this process
     assert not queries
+    assert compiled.warm(*key) == "written"  # what the worker does
     compiled.forget()
     with CaptureQueriesContext(connection) as queries:
         again = compiled.get(*key)  # a process that holds nothing: the shared file
@@ -56,9 +61,10 @@ def test_a_damaged_file_is_prepared_again(tenant, damage):
     compiled.forget()
     loaded = compiled.get(*key)
     assert loaded.entries[2].content == "lore 2"
+    assert compiled.warm(*key) == "written"  # the worker replaces it
     compiled.forget()
     with CaptureQueriesContext(connection) as queries:
-        compiled.get(*key)  # the file was replaced by a good one
+        compiled.get(*key)
     assert not queries
 
 
@@ -100,3 +106,21 @@ def test_a_books_files_unused_for_a_week_go_when_it_is_written_again(tenant):
     compiled.path_for(*key).unlink()
     compiled.warm(*key)
     assert not stale.exists() and recent.exists() and compiled.path_for(*key).exists()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_revision_prepared_inline_has_the_worker_write_its_file(celery_worker, tenant):
+    """No worker got to it before the turn (here: the file is gone): the turn prepares it
+    itself and asks the worker, which writes the file every process then reads."""
+    key = _book(tenant, entries=5)
+    compiled.forget()
+    assert not compiled.path_for(*key).exists()
+    assert compiled.get(*key).entries[4].content == "lore 4"
+    deadline = time.monotonic() + 60
+    while not compiled.path_for(*key).exists():
+        assert time.monotonic() < deadline, "the worker did not write the file"
+        time.sleep(0.1)
+    compiled.forget()
+    with CaptureQueriesContext(connection) as queries:
+        assert compiled.get(*key).entries[4].content == "lore 4"
+    assert not queries

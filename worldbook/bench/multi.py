@@ -3,8 +3,13 @@
 The books are the single-book benchmark's generator with seeds 100, 101, …; all are bound
 to one prompt id, as a character's books are. Measured:
 
-- ``prepare_ms``: preparing one revision (what the worker does on publish or on a binding
-  change; ``worldbook.compiled.warm``), and ``load_ms``: a process reading that shared file;
+- ``prepare_ms``: preparing one revision as the worker does on publish or on a binding
+  change (``worldbook.compiled.warm``: every block's tokens counted, the shared file
+  written), and ``load_ms``: a process reading that shared file;
+- ``inline_prepare_ms``: preparing one revision as a turn does when no worker got to it
+  (``compiled.get`` with no file: the stored content read, records, automata, BM25), five
+  times over the same revision, with its parts (``inline_prepare_parts_ms``, medians) and
+  the process's CPU time (``..._cpu_ms``: steadier than wall time on a busy machine);
 - ``turn_ms``: a turn's worldbook work in a warm process, exactly what the chat turn's hook
   runs (``roleplay.worldbook_context``): the bound revisions in one read, hybrid recall,
   selection against the conversation's timed effects (kept by compare-and-set), the trace's
@@ -12,6 +17,9 @@ to one prompt id, as a character's books are. Measured:
 - ``cold_process_first_turn_ms``: the same in a process that holds nothing yet (it reads N
   shared files); ``first_turn_after_publish_ms``: after a new revision of one bound book is
   published and warmed by the worker; ``..._unwarmed_ms`` when no worker got to it;
+  ``first_turn_after_publish_worker_stopped_ms``: after a new revision of *every* bound
+  book is published and no worker prepares any (their files removed, nothing in memory):
+  the turn prepares all N itself (with its CPU time);
 - ``memory``: a fresh process reading the N shared files: its resident size before and
   after (so what one prepared revision adds), and the daphne child's after serving the API;
 - ``http_select_ms``: ``POST /v1/context/select`` over the N books on a live daphne, with the
@@ -22,6 +30,7 @@ from __future__ import annotations
 
 import gc
 import json
+import statistics
 import subprocess
 import sys
 import time
@@ -34,7 +43,11 @@ from console.services import create_api_token
 from worldbook import compiled, services
 from worldbook.bench.editor import percentiles
 from worldbook.bench.synthetic import queries, synthetic_book
+from worldbook.engine.entry import compact_stored
 from worldbook.engine.gc_pause import paused_gc
+from worldbook.engine.lexical import LexicalIndex
+from worldbook.engine.matcher import CompiledBook
+from worldbook.engine.prepared import lexical_docs
 from worldbook.engine.schema import BookIn, SelectRequest
 from worldbook.indexing import default_embedder
 from worldbook.models import Book, BookRevision
@@ -106,8 +119,10 @@ def run(tenant, books: int, entries: int, turns: int, http_samples: int) -> dict
         started = time.perf_counter()
         turn_work(tenant, query, n)
         samples.append(_ms(started))
+    inline = _inline_prepare(keys[0])
     after_publish = _first_turn_after_publish(tenant, keys[0][0], inputs[0], warmed=True)
     unwarmed = _first_turn_after_publish(tenant, keys[0][0], inputs[1], warmed=False)
+    stopped_ms, stopped_cpu_ms = _first_turn_after_publishing_all(tenant, keys, inputs[2])
     return {
         "books": books,
         "entries_per_book": entries,
@@ -116,8 +131,13 @@ def run(tenant, books: int, entries: int, turns: int, http_samples: int) -> dict
         "load_ms": percentiles(load_ms),
         "turn_ms": percentiles(samples),
         "cold_process_first_turn_ms": cold_first,
+        "inline_prepare_ms": inline["wall"],
+        "inline_prepare_cpu_ms": inline["cpu"],
+        "inline_prepare_parts_ms": inline["parts"],
         "first_turn_after_publish_ms": after_publish,
         "first_turn_after_publish_unwarmed_ms": unwarmed,
+        "first_turn_after_publish_worker_stopped_ms": stopped_ms,
+        "first_turn_after_publish_worker_stopped_cpu_ms": stopped_cpu_ms,
         "memory": {
             **_fresh_process_memory(keys),
             "shared_file_mb": round(compiled.path_for(*keys[1]).stat().st_size / 2**20, 1),
@@ -127,6 +147,8 @@ def run(tenant, books: int, entries: int, turns: int, http_samples: int) -> dict
             "turn_p50_ms": 20,
             "turn_p99_ms": 60,
             "first_turn_after_publish_ms": 500,
+            "inline_prepare_ms": 100,
+            "first_turn_after_publish_worker_stopped_ms": 2000,
             "http_compact_p50_ms": 30,
             "process_rss_mb": 300,
         },
@@ -185,6 +207,64 @@ def _first_turn_after_publish(tenant, book_id: str, query: dict, *, warmed: bool
     started = time.perf_counter()
     turn_work(tenant, query, 1000 + revision.revision)
     return _ms(started)
+
+
+def _unprepared(key) -> None:
+    """As if no worker had prepared the revision: no shared file, nothing in memory."""
+    compiled.forget()
+    compiled.path_for(*key).unlink(missing_ok=True)
+
+
+def _inline_prepare(key, runs: int = 5) -> dict:
+    """Preparing one revision as a turn does when no worker got to it, ``runs`` times: wall
+    and CPU time of each (the median first), and the median of each part."""
+    wall, cpu = [], []
+    for _ in range(runs):
+        _unprepared(key)
+        gc.collect()
+        started, began = time.perf_counter(), time.process_time()
+        compiled.get(*key)
+        wall.append(_ms(started))
+        cpu.append(round((time.process_time() - began) * 1000, 3))
+    parts: dict[str, list[float]] = {"read": [], "records": [], "automata": [], "bm25": []}
+    for n in range(runs):
+        started = time.perf_counter()
+        content = BookRevision.objects.values_list("content", flat=True).get(
+            book_id=key[0], revision=key[1]
+        )
+        parts["read"].append(_ms(started))
+        started = time.perf_counter()
+        records = compact_stored(content["entries"])
+        parts["records"].append(_ms(started))
+        started = time.perf_counter()
+        CompiledBook(key[0], f"{key[2]}-bench-{n}", records)
+        parts["automata"].append(_ms(started))
+        started = time.perf_counter()
+        LexicalIndex.build(lexical_docs(records))
+        parts["bm25"].append(_ms(started))
+    compiled.forget()
+    return {
+        "wall": [round(statistics.median(wall), 1), *wall],
+        "cpu": [round(statistics.median(cpu), 1), *cpu],
+        "parts": {name: round(statistics.median(v), 1) for name, v in parts.items()},
+    }
+
+
+def _first_turn_after_publishing_all(tenant, keys, query: dict) -> tuple[float, float]:
+    """Publish a new revision of every bound book with no worker preparing any, then time
+    the next turn's worldbook work (wall, and this process's CPU): it prepares them all."""
+    for book_id, _, _ in keys:
+        book = Book.objects.get(pk=book_id)
+        content = BookRevision.objects.get(book=book, revision=book.head_revision).content
+        content["entries"][1]["content"] += f" (revision {book.head_revision + 1})"
+        revision = services.publish_revision(
+            tenant, book, BookIn.model_validate(content), book.head_revision
+        )
+        _unprepared((book_id, revision.revision, revision.content_hash))
+    gc.collect()
+    started, began = time.perf_counter(), time.process_time()
+    turn_work(tenant, query, 5000)
+    return _ms(started), round((time.process_time() - began) * 1000, 3)
 
 
 def _http(tenant, keys, inputs) -> dict:
