@@ -82,12 +82,15 @@ def resident() -> dict[str, int]:
         return {"revisions": len(_memory), "entries": _held}
 
 
-def forget() -> None:
-    """Drop this process's prepared revisions (tests and benchmarks of a cold process)."""
+def forget(*keys: tuple[str, int, str]) -> None:
+    """Drop this process's prepared revisions, or only those of ``keys`` (tests and
+    benchmarks of a cold process)."""
     global _held
     with _lock:
-        _memory.clear()
-        _held = 0
+        for key in keys or list(_memory):
+            gone = _memory.pop(key, None)
+            if gone is not None:
+                _held -= len(gone.entries)
 
 
 def path_for(book_id: str, revision: int, content_hash: str) -> Path:

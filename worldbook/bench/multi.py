@@ -210,8 +210,8 @@ def _first_turn_after_publish(tenant, book_id: str, query: dict, *, warmed: bool
 
 
 def _unprepared(key) -> None:
-    """As if no worker had prepared the revision: no shared file, nothing in memory."""
-    compiled.forget()
+    """As if no worker had prepared the revision: no shared file, not in memory."""
+    compiled.forget(key)
     compiled.path_for(*key).unlink(missing_ok=True)
 
 
@@ -242,7 +242,8 @@ def _inline_prepare(key, runs: int = 5) -> dict:
         started = time.perf_counter()
         LexicalIndex.build(lexical_docs(records))
         parts["bm25"].append(_ms(started))
-    compiled.forget()
+    compiled.get(*key)  # held again, and its file written again, as before
+    compiled.warm(*key)
     return {
         "wall": [round(statistics.median(wall), 1), *wall],
         "cpu": [round(statistics.median(cpu), 1), *cpu],
