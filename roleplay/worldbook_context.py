@@ -22,7 +22,7 @@ from story import selectors as story_reads
 from worldbook.engine.gc_pause import paused_gc
 from worldbook.engine.schema import SelectRequest
 from worldbook.errors import WorldbookError
-from worldbook.indexing import default_embedder
+from worldbook.indexing import embedding_version
 from worldbook.retrieval import recording, replay, select_result
 from worldbook.selectors import bound_revisions
 
@@ -50,7 +50,7 @@ def apply(ctx, conversation) -> None:
     tenant = conversation.tenant
     character = conversation.character
     try:
-        bound = bound_revisions(tenant, str(character.id), default_embedder().embedding_version)
+        bound = bound_revisions(tenant, str(character.id), embedding_version())
     except WorldbookError as exc:
         raise WorldbookTurnError(exc.code, exc.message) from exc
     if not bound:

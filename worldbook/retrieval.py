@@ -218,7 +218,7 @@ def _inputs(tenant, request: SelectRequest, bound: list[BoundRevision] | None):
     if bound is None:
         request = _canonical_refs(request)
         refs = [(ref.book_id, ref.revision) for ref in request.books]
-        version = indexing.default_embedder().embedding_version
+        version = indexing.embedding_version()
         bound = requested_revisions(tenant, refs, version)
     books = [b.load() for b in bound]
     scores, degraded = (None, [])
@@ -274,7 +274,7 @@ def search(tenant, *, query: str, refs, mode: str, limit: int) -> dict:
     refs = [(canonical_book_id(book_id), revision) for book_id, revision in refs]
     if len({book_id for book_id, _ in refs}) != len(refs):
         raise errors.invalid("a book is listed twice")
-    found = requested_revisions(tenant, refs, indexing.default_embedder().embedding_version)
+    found = requested_revisions(tenant, refs, indexing.embedding_version())
     results = []
     degraded: list[dict] = []
     query_vector = _QueryVector(query)

@@ -25,7 +25,7 @@ from worldbook.engine.schema import (
     validate_book_for_publish,
     validation_error_details,
 )
-from worldbook.indexing import default_embedder
+from worldbook.indexing import embedding_version
 from worldbook.models import Book, BookRevision, FileImport, PromptBinding, TimedEffectState
 from worldbook.selectors import bound_revisions, get_book
 
@@ -270,7 +270,7 @@ def put_bindings(tenant, prompt_id: str, bindings) -> list[PromptBinding]:
     with transaction.atomic():
         PromptBinding.objects.filter(tenant=tenant, prompt_id=prompt_id).delete()
         PromptBinding.objects.bulk_create(rows)
-        bound = bound_revisions(tenant, prompt_id, default_embedder().embedding_version)
+        bound = bound_revisions(tenant, prompt_id, embedding_version())
         tasks.queue_warm([(b.book_id, b.revision, b.content_hash) for b in bound])
     return rows
 

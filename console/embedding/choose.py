@@ -43,6 +43,14 @@ def local_embedder(choice: str = MINILM) -> Embedder:
     return _HASHING
 
 
+def local_version(choice: str = MINILM) -> str:
+    """The ``embedding_version`` of :func:`local_embedder` for ``choice``, without loading
+    the model: what a reader of stored vectors needs to know before it needs to embed."""
+    if choice != HASHING and minilm.installed():
+        return minilm.EMBEDDING_VERSION
+    return _HASHING.embedding_version
+
+
 def remote_embedder(spec: dict[str, Any]) -> OpenAIEmbedder:
     """The client of an OpenAI-compatible endpoint's settings (as ``check_settings`` keeps
     them), one per settings and key."""
@@ -85,3 +93,10 @@ def parse_choice(value: str | dict[str, Any] | None) -> str | dict[str, Any]:
 def embedder_for(choice: str | dict[str, Any]) -> Embedder:
     """The embedder of a parsed choice (:func:`parse_choice`)."""
     return remote_embedder(choice) if isinstance(choice, dict) else local_embedder(choice)
+
+
+def version_for(choice: str | dict[str, Any]) -> str:
+    """The ``embedding_version`` of :func:`embedder_for`, loading no model."""
+    if isinstance(choice, dict):
+        return remote_embedder(choice).embedding_version
+    return local_version(choice)

@@ -49,7 +49,7 @@ from worldbook.engine.lexical import LexicalIndex
 from worldbook.engine.matcher import CompiledBook
 from worldbook.engine.prepared import lexical_docs
 from worldbook.engine.schema import BookIn, SelectRequest
-from worldbook.indexing import default_embedder
+from worldbook.indexing import embedding_version
 from worldbook.models import Book, BookRevision
 from worldbook.retrieval import select_result
 from worldbook.selectors import bound_revisions
@@ -65,7 +65,7 @@ def _ms(started: float) -> float:
 
 def turn_work(tenant, query: dict, n: int) -> dict:
     """One turn's worldbook work, as the chat turn's hook does it."""
-    bound = bound_revisions(tenant, PROMPT_ID, default_embedder().embedding_version)
+    bound = bound_revisions(tenant, PROMPT_ID, embedding_version())
     request = SelectRequest(
         books=[b.ref() for b in bound],
         query=query["query"],

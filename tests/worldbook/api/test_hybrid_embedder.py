@@ -6,11 +6,14 @@ request."""
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 
 import pytest
 from django.core.exceptions import ImproperlyConfigured
 
-from console.embedding import minilm
+from console.embedding import choose, minilm
 from memory.recall.embedder import local_embedder
 from tests.worldbook.api.wb_api_helpers import book, create, entry
 from worldbook import indexing
@@ -52,6 +55,28 @@ def _select(api, book_id: str) -> dict:
 def test_the_worldbook_embeds_with_recalls_sentence_model():
     version = indexing.default_embedder().embedding_version
     assert version == minilm.EMBEDDING_VERSION == local_embedder().embedding_version
+    assert indexing.embedding_version() == version
+    for choice in choose.CHOICES:
+        assert choose.local_version(choice) == choose.local_embedder(choice).embedding_version
+
+
+# What every turn of a character does to find its books' ready indexes.
+PROBE = """
+import django
+django.setup()
+from console.embedding import choose, minilm
+from worldbook import indexing
+print(indexing.embedding_version(), bool(minilm._loaded))
+"""
+
+
+def test_knowing_the_embedding_version_loads_no_model():
+    env = {**os.environ, "DJANGO_SETTINGS_MODULE": "tests.settings"}
+    out = subprocess.run(
+        [sys.executable, "-c", PROBE], capture_output=True, text=True, env=env, timeout=120
+    )
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.split()[-2:] == [minilm.EMBEDDING_VERSION, "False"]
 
 
 def test_hybrid_recall_finds_an_entry_by_meaning(api):
