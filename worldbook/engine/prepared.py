@@ -57,11 +57,16 @@ def prepare(
     return LoadedBook(book_id, revision, content_hash, compiled.entries, compiled, lexical)
 
 
-def dumps(book: LoadedBook, tokenizer: Tokenizer) -> bytes:
-    """The blob of a prepared revision, every block's tokens counted (those a selection
-    has not counted yet are counted now)."""
+def dumps(book: LoadedBook, tokenizer: Tokenizer, *, counted: bool = True) -> bytes:
+    """The blob of a prepared revision: with ``counted``, every block's tokens (those a
+    selection has not counted yet are counted now); without, only those already counted
+    (a reader counts the rest when a selection needs them)."""
     assert book.compiled is not None and book.lexical is not None, "prepare() the book first"
-    tokens = revision_view(book.compiled, book.revision).all_block_tokens(tokenizer)
+    view = revision_view(book.compiled, book.revision)
+    if counted:
+        tokens: list[int | None] = list(view.all_block_tokens(tokenizer))
+    else:
+        tokens = view.counted_block_tokens(tokenizer.name)
     state = (
         FORMAT,
         book.book_id,

@@ -107,11 +107,14 @@ def test_a_prepared_revision_selects_as_a_freshly_parsed_one(seed):
 @SETTINGS
 @given(seed=st.integers(0, 10_000))
 def test_a_revision_prepared_inline_selects_as_a_freshly_parsed_one(seed):
-    """What a turn prepares itself (no token counted until a selection needs it)."""
+    """What a turn prepares itself, and what a publish stores (no token counted until a
+    selection needs it)."""
     books, req = _case(seed, 1, 5)
     fresh = select(req, books)
     inline = [prepared.prepare(b.book_id, b.revision, b.content_hash, b.entries) for b in books]
+    stored = [prepared.loads(prepared.dumps(b, CL100K, counted=False)) for b in inline]
     assert _comparable(select(req, inline)) == _comparable(fresh)
+    assert _comparable(select(req, stored)) == _comparable(fresh)
 
 
 def test_preparing_counts_no_tokens_and_a_selection_only_the_blocks_it_weighs():
