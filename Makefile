@@ -77,11 +77,12 @@ chromium:
 MYPY_PATHS := worldbook/engine roleplay/llm/types.py roleplay/llm/errors.py \
 	roleplay/llm/provider.py roleplay/llm/transcript.py roleplay/llm/wire.py \
 	roleplay/llm/local_server.py roleplay/prompting/assembly.py roleplay/prompting/notes.py \
-	console/tokens.py console/failures.py \
+	console/tokens.py console/failures.py console/embedding \
 	roleplay/prompting/syntax.py roleplay/prompting/macros.py roleplay/prompting/placement.py \
 	roleplay/cards roleplay/prompting/presets.py roleplay/prompting/default_preset.py \
 	roleplay/prompting/director_state.py roleplay/prompting/sillytavern.py \
 	roleplay/prompting/preset_files.py memory/engine roleplay/agentic/config.py \
+	roleplay/agentic/worldbook_config.py roleplay/worldbook_state.py \
 	roleplay/agentic/state.py roleplay/agentic/ledger.py roleplay/agentic/forced.py \
 	roleplay/agentic/inputs.py roleplay/agentic/tools.py roleplay/agentic/runner.py \
 	roleplay/agentic/autoreply.py memory/bench/locomo.py memory/bench/facts.py \

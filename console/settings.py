@@ -149,6 +149,9 @@ WORLDBOOK_COMPILED_DIR = Path(
     os.environ.get("WORLDBOOK_COMPILED_DIR", embedded.VAR_DIR / "worldbook-compiled")
 )
 WORLDBOOK_CACHE_ENTRIES = int(os.environ.get("WORLDBOOK_CACHE_ENTRIES", "120000"))
+# The worldbook's embedder (vector indexes, hybrid recall): minilm (recall's sentence model),
+# hashing, or the JSON settings of an OpenAI-compatible /v1/embeddings endpoint.
+WORLDBOOK_EMBEDDER = os.environ.get("WORLDBOOK_EMBEDDER", "minilm")
 # Background memory consolidation runs at once in the whole deployment (seed 004: one).
 MEMORY_CONSOLIDATION_CONCURRENCY = int(os.environ.get("MEMORY_CONSOLIDATION_CONCURRENCY", "1"))
 

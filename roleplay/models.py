@@ -138,6 +138,8 @@ class Scenario(TenantScopedModel):
     # service (``external_memory``), or none (``off``).
     memory_runtime = models.CharField(max_length=16, default="internal")
     external_memory = models.JSONField(null=True, blank=True)
+    # How turns select from the character's books (``roleplay.agentic.worldbook_config``).
+    worldbook = models.JSONField(null=True, blank=True)
     version = models.PositiveIntegerField(default=1)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)

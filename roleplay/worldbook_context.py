@@ -1,9 +1,12 @@
 """Worldbook selection for a chat turn: resolve the character's bindings once, select with
-the turn's input and recent history (turn id as seed), and hand placed blocks to the Actor.
+the turn's input, its public scene and recent history (turn id as seed) and the turn's
+state (``worldbook_state``), and hand placed blocks to the Actor.
 
-The character id is the binding ``prompt_id``. The resolved revisions are kept in the turn
-trace, so everything generated for this turn (including the gateway's retries) uses the same
-book revisions; the next turn resolves again.
+The character id is the binding ``prompt_id``. The scenario's ``worldbook`` object chooses
+the strategy and the token budget (``roleplay.agentic.worldbook_config``: ``hybrid`` and
+2,400 by default). The resolved revisions are kept in the turn trace, so everything
+generated for this turn (including the gateway's retries) uses the same book revisions; the
+next turn resolves again.
 """
 
 from __future__ import annotations
@@ -11,16 +14,19 @@ from __future__ import annotations
 from console.failures import NotFound
 from console.scoping import LOOKUP_MISSES
 from memory.selectors import count_chat_messages
+from roleplay import worldbook_state
+from roleplay.agentic.worldbook_config import DEFAULT, WorldbookConfig
+from roleplay.selectors import story_config
+from roleplay.turns.context import AGENT_STATE_KEY
+from story import selectors as story_reads
 from worldbook.engine.gc_pause import paused_gc
 from worldbook.engine.schema import SelectRequest
 from worldbook.errors import WorldbookError
-from worldbook.indexing import default_embedder
+from worldbook.indexing import embedding_version
 from worldbook.retrieval import recording, replay, select_result
 from worldbook.selectors import bound_revisions
 
 HISTORY_MESSAGES = 20
-TOKEN_BUDGET = 2400
-MAX_QUERY = 8000
 # The worldbook's reason for an entry whose position this turn's layout lacks, and the
 # name the turn trace gives it (it is reported, never dropped silently).
 PLACEMENT_UNSUPPORTED = "placement_unsupported"
@@ -34,28 +40,39 @@ class WorldbookTurnError(Exception):
         self.code = code
 
 
+def settings_of(scenario) -> WorldbookConfig:
+    """The scenario's ``worldbook`` object, else the defaults."""
+    raw = getattr(scenario, "worldbook", None)
+    return WorldbookConfig.model_validate(raw, strict=False) if raw else DEFAULT
+
+
 def apply(ctx, conversation) -> None:
     tenant = conversation.tenant
     character = conversation.character
     try:
-        bound = bound_revisions(tenant, str(character.id), default_embedder().embedding_version)
+        bound = bound_revisions(tenant, str(character.id), embedding_version())
     except WorldbookError as exc:
         raise WorldbookTurnError(exc.code, exc.message) from exc
     if not bound:
         return
-    books = [b.ref() for b in bound]
+    config = settings_of(ctx.scenario)
+    agent = ctx.reads.get(AGENT_STATE_KEY)
+    agent_text = agent.state if agent is not None else None
     message_index = count_chat_messages(tenant, conversation.session_id)
     request = SelectRequest(
-        books=books,
+        books=[b.ref() for b in bound],
         # A continue turn has no new input: the reply it goes on from is what it is about.
-        query=(ctx.user_input or ctx.continuing or "")[:MAX_QUERY] or "…",
+        query=worldbook_state.query(
+            ctx.user_input or ctx.continuing or "", worldbook_state.scene_text(agent_text)
+        ),
         history=[
             {"role": m.role, "content": m.content[:MAX_HISTORY_CHARS]}
             for m in ctx.history[-HISTORY_MESSAGES:]
         ],
+        state=turn_state(ctx, agent),
         audience="actor",
-        strategy="hybrid",
-        token_budget=TOKEN_BUDGET,
+        strategy=config.strategy,
+        token_budget=config.tokenBudget,
         seed=str(ctx.turn.id),
         template_vars={"char": character.name, "user": ctx.user_name},
         # Exactly the positions this turn's prompt layout has (preset, examples, author's
@@ -68,6 +85,23 @@ def apply(ctx, conversation) -> None:
     # collector runs again, so it never has to walk them (see engine.gc_pause).
     with paused_gc():
         _select_into(ctx, tenant, request, bound)
+
+
+def turn_state(ctx, agent) -> dict:
+    """The ``state`` the entries' ``conditions`` read (``worldbook_state.turn_state``): Agent
+    V2's state read with the conversation, the Story in force when the scenario runs Story
+    (one read), and the turn's macro variables."""
+    agent_text = agent.state if agent is not None else None
+    agentic = (
+        worldbook_state.agentic_view(agent.revision, agent_text)
+        if agent is not None and agent_text is not None
+        else None
+    )
+    story = None
+    if story_config(ctx.scenario) is not None:
+        revision, envelope = story_reads.read_for_turn(ctx.conversation.pk, ctx.scenario.pk)
+        story = worldbook_state.story_view(revision, envelope)
+    return worldbook_state.turn_state(agent_text, agentic, story, ctx.variables)
 
 
 def _select_into(ctx, tenant, request: SelectRequest, bound) -> None:

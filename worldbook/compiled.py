@@ -1,14 +1,22 @@
 """Prepared revisions (``engine.prepared``): a bounded cache in each process, shared through
-files between the processes of a machine.
+files between the processes of a machine, and through the database between machines.
 
-Reading a revision for selection goes memory → file → database:
+Reading a revision for selection goes memory → file → stored form → content:
 
 1. this process's LRU, bounded by the number of entries it holds
    (``WORLDBOOK_CACHE_ENTRIES``, 120,000 by default: 24 books of 5,000 entries);
 2. the file another process (normally the Celery worker, on publish or on a binding change:
    ``tasks.warm_revisions``) wrote to ``WORLDBOOK_COMPILED_DIR``, named by book, revision,
    content hash and format, so a file is either exactly right or not looked at;
-3. the revision's content in the database, prepared inline (and written for the others).
+3. the prepared form the request that published the revision stored
+   (``models.PreparedRevision``: a book's newest revision, no block's tokens counted), when
+   it is of this revision, content and format: what a turn reads when no worker got to the
+   revision yet, on any machine;
+4. the revision's content, prepared inline without its token counts (a selection counts the
+   few blocks it needs).
+
+After 3 or 4 the worker is asked to write the file for the others: writing it means
+counting every block's tokens, which a turn should not wait for.
 
 A file that cannot be read (another format, truncated, tampered with) is prepared again and
 replaced; a directory that cannot be written costs the sharing, never the turn.
@@ -26,11 +34,14 @@ from collections import OrderedDict
 from pathlib import Path
 
 from django.conf import settings
+from django.db import connection
 
 from worldbook.engine import prepared
+from worldbook.engine.entry import compact_stored
+from worldbook.engine.gc_pause import paused_gc
 from worldbook.engine.schema import BookIn
 from worldbook.engine.selection import LoadedBook
-from worldbook.models import BookRevision
+from worldbook.models import BookRevision, PreparedRevision
 from worldbook.tokenizer import CL100K
 
 log = logging.getLogger(__name__)
@@ -55,10 +66,65 @@ def get(book_id: str, revision: int, content_hash: str) -> LoadedBook:
         if found is None:
             found = _read(key)
             if found is None:
-                found = _build(key)
-                _write(key, found)
+                found = _stored(key) or _build(key)
+                _ask_worker(key)
             _remember(key, found)
     return found
+
+
+def store(tenant, book_id: str, revision: int, content_hash: str, entries) -> None:
+    """Prepare a revision just published from its validated ``entries`` and store it as
+    the book's prepared form (unless a newer revision's is stored already), keeping it in
+    this process too. What publishing pays so that no turn has to prepare it; best effort:
+    a failure is logged, never raised (the publish is committed)."""
+    key = (book_id, revision, content_hash)
+    try:
+        with paused_gc():
+            book = prepared.prepare(book_id, revision, content_hash, entries)
+            blob = prepared.dumps(book, CL100K, counted=False)
+        with connection.cursor() as cursor:
+            cursor.execute(
+                _STORE_SQL,
+                [book_id, tenant.pk, revision, content_hash, prepared.FORMAT, blob],
+            )
+    except Exception:  # noqa: BLE001 - the publish stands; a turn prepares it instead
+        log.exception("prepared worldbook %s:%s not stored", book_id, revision)
+        return
+    _remember(key, book)
+
+
+_TABLE = PreparedRevision._meta.db_table
+# The newest revision wins, whichever of two publishes stores last.
+_STORE_SQL = f"""
+    INSERT INTO {_TABLE} (book_id, tenant_id, revision, content_hash, format, blob, updated_at)
+    VALUES (%s, %s, %s, %s, %s, %s, now())
+    ON CONFLICT (book_id) DO UPDATE SET
+        revision = EXCLUDED.revision, content_hash = EXCLUDED.content_hash,
+        format = EXCLUDED.format, blob = EXCLUDED.blob, updated_at = EXCLUDED.updated_at
+    WHERE {_TABLE}.revision <= EXCLUDED.revision
+"""
+_STORED_SQL = f"""
+    SELECT blob FROM {_TABLE}
+    WHERE book_id = %s AND revision = %s AND content_hash = %s AND format = %s
+"""
+
+
+def _stored(key) -> LoadedBook | None:
+    """The revision's stored prepared form, or None (none, another revision or format, or
+    one that does not load)."""
+    book_id, revision, content_hash = key
+    with connection.cursor() as cursor:
+        cursor.execute(_STORED_SQL, [book_id, revision, content_hash, prepared.FORMAT])
+        row = cursor.fetchone()
+    if row is None:
+        return None
+    try:
+        with paused_gc():
+            book = prepared.loads(row[0])
+    except Exception as exc:  # any form that does not load is prepared from the content
+        log.warning("stored prepared worldbook %s:%s rejected (%s)", book_id, revision, exc)
+        return None
+    return book if (book.book_id, book.revision, book.content_hash) == key else None
 
 
 def warm(book_id: str, revision: int, content_hash: str) -> str:
@@ -67,7 +133,7 @@ def warm(book_id: str, revision: int, content_hash: str) -> str:
     key = (book_id, revision, content_hash)
     if _read(key) is not None:
         return "present"
-    _write(key, _cached(key) or _build(key))
+    _write(key, _cached(key) or _stored(key) or _build(key))
     return "written"
 
 
@@ -77,12 +143,15 @@ def resident() -> dict[str, int]:
         return {"revisions": len(_memory), "entries": _held}
 
 
-def forget() -> None:
-    """Drop this process's prepared revisions (tests and benchmarks of a cold process)."""
+def forget(*keys: tuple[str, int, str]) -> None:
+    """Drop this process's prepared revisions, or only those of ``keys`` (tests and
+    benchmarks of a cold process)."""
     global _held
     with _lock:
-        _memory.clear()
-        _held = 0
+        for key in keys or list(_memory):
+            gone = _memory.pop(key, None)
+            if gone is not None:
+                _held -= len(gone.entries)
 
 
 def path_for(book_id: str, revision: int, content_hash: str) -> Path:
@@ -142,12 +211,27 @@ def _read(key) -> LoadedBook | None:
 
 
 def _build(key) -> LoadedBook:
+    """The revision prepared from its stored content: read as stored, since it was
+    validated when it was published (validated again only if another version stored it).
+    The collector stays paused from the read on: the decoded content is a burst of a few
+    hundred thousand objects, which would otherwise bring on full collections of a heap
+    that may hold 20 prepared revisions (see engine.gc_pause)."""
     book_id, revision, content_hash = key
-    content = BookRevision.objects.values_list("content", flat=True).get(
-        book_id=book_id, revision=revision
-    )
-    entries = BookIn.model_validate(content).entries
-    return prepared.prepare(book_id, revision, content_hash, entries, CL100K)
+    with paused_gc():
+        content = BookRevision.objects.values_list("content", flat=True).get(
+            book_id=book_id, revision=revision
+        )
+        entries = compact_stored(content["entries"])
+        if entries is None:
+            entries = BookIn.model_validate(content).entries
+        return prepared.prepare(book_id, revision, content_hash, entries)
+
+
+def _ask_worker(key) -> None:
+    """Have the worker write the shared file of a revision this process prepared inline."""
+    from worldbook import tasks  # tasks imports this module
+
+    tasks.queue_warm([key])
 
 
 def _write(key, book: LoadedBook) -> None:

@@ -10,38 +10,66 @@ from __future__ import annotations
 
 from datetime import timedelta
 
+from django.conf import settings
+from django.core.exceptions import ImproperlyConfigured
 from django.db import transaction
 from django.utils import timezone
 
+from console.embedding import choose
+from console.embedding.protocol import Embedder
 from worldbook import errors
 from worldbook.contracts import IndexState
 from worldbook.engine.chunking import chunk_text
-from worldbook.engine.embedder import Embedder, HashingEmbedder
-from worldbook.models import BookIndex, BookRevision, IndexChunk, IndexStatus
+from worldbook.models import EMBEDDING_DIMENSIONS, BookIndex, BookRevision, IndexChunk, IndexStatus
 
 BATCH = 64
 # A build that has not progressed for this long is presumed dead (its worker crashed).
 STALE_AFTER = timedelta(minutes=10)
 
-_default_embedder: Embedder | None = None
+_choices: dict[str, str | dict] = {}
 
 
 def default_embedder() -> Embedder:
-    global _default_embedder
-    if _default_embedder is None:
-        _default_embedder = HashingEmbedder()
-    return _default_embedder
+    """The deployment's worldbook embedder, ``WORLDBOOK_EMBEDDER``: the same sentence model
+    memory's recall runs (``minilm``, the default; the hashing embedder when the model is
+    not installed), ``hashing``, or an OpenAI-compatible ``/v1/embeddings`` endpoint given
+    as the JSON of its settings (``console.embedding.choose``). The index holds vectors of
+    384 dimensions, so an endpoint is asked for that many."""
+    return choose.embedder_for(_choice(getattr(settings, "WORLDBOOK_EMBEDDER", None)))
+
+
+def embedding_version() -> str:
+    """The version of :func:`default_embedder`'s vectors, known without loading a model:
+    every turn of a character asks it, to find its books' ready indexes."""
+    return choose.version_for(_choice(getattr(settings, "WORLDBOOK_EMBEDDER", None)))
+
+
+def _choice(raw) -> str | dict:
+    key = raw if isinstance(raw, str) or raw is None else repr(sorted(raw.items()))
+    found = _choices.get(key)
+    if found is None:
+        try:
+            found = choose.parse_choice(raw)
+        except ValueError as exc:
+            raise ImproperlyConfigured(f"WORLDBOOK_EMBEDDER: {exc}") from None
+        if isinstance(found, dict):
+            if found.get("dimensions") not in (None, EMBEDDING_DIMENSIONS):
+                raise ImproperlyConfigured(
+                    f"WORLDBOOK_EMBEDDER: dimensions must be {EMBEDDING_DIMENSIONS}, the index's"
+                )
+            found = {**found, "dimensions": EMBEDDING_DIMENSIONS}
+        _choices[key] = found
+    return found
 
 
 def index_state(book_id, revision: int, index: BookIndex | None, embedder=None) -> IndexState:
     """The documented state of one revision's index (``missing`` when there is none)."""
     if index is None:
-        embedder = embedder or default_embedder()
         return IndexState(
             book_id=str(book_id),
             revision=revision,
             status="missing",
-            embedding_version=embedder.embedding_version,
+            embedding_version=embedder.embedding_version if embedder else embedding_version(),
             chunks_total=0,
             chunks_done=0,
             chunk_count=0,
@@ -67,13 +95,13 @@ def index_state(book_id, revision: int, index: BookIndex | None, embedder=None) 
 
 def request_build(tenant, book, revision: int, *, force: bool = False, embedder=None):
     """(index, started): marks the index building, or returns the reusable ready one."""
-    embedder = embedder or default_embedder()
+    version = embedder.embedding_version if embedder else embedding_version()
     with transaction.atomic():
         index, _ = BookIndex.objects.select_for_update().get_or_create(
             tenant=tenant,
             book=book,
             revision=revision,
-            embedding_version=embedder.embedding_version,
+            embedding_version=version,
             defaults={"status": IndexStatus.PENDING},
         )
         now = timezone.now()
@@ -101,6 +129,10 @@ def run_build(index_id: int, *, embedder=None) -> BookIndex:
     """Chunk, embed and store one revision; idempotent (it starts from a clean slate)."""
     embedder = embedder or default_embedder()
     index = BookIndex.objects.get(pk=index_id)
+    if embedder.embedding_version != index.embedding_version:  # a model that did not load
+        mark_failed(index.pk, f"the embedder is {embedder.embedding_version}, not the index's")
+        index.refresh_from_db()
+        return index
     try:
         content = BookRevision.objects.values_list("content", flat=True).get(
             book_id=index.book_id, revision=index.revision
@@ -148,11 +180,10 @@ def mark_failed(index_id: int, error: str) -> None:
 
 
 def ready_index(tenant, book_id: str, revision: int, embedder=None) -> BookIndex | None:
-    embedder = embedder or default_embedder()
     return BookIndex.objects.filter(
         tenant=tenant,
         book_id=book_id,
         revision=revision,
-        embedding_version=embedder.embedding_version,
+        embedding_version=embedder.embedding_version if embedder else embedding_version(),
         status=IndexStatus.READY,
     ).first()

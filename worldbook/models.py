@@ -137,6 +137,21 @@ class IndexChunk(models.Model):
         ]
 
 
+class PreparedRevision(TenantScopedModel):
+    """A book's newest published revision prepared for selection (``engine.prepared``; no
+    block's tokens counted yet), written by the request that published it. A turn on any
+    machine whose worker has not written the revision's file yet loads this instead of
+    preparing the revision from its content (``worldbook.compiled``). One per book: an
+    older revision (a pinned binding) is prepared from its content or read from its file."""
+
+    book = models.OneToOneField(Book, on_delete=models.CASCADE, primary_key=True, related_name="+")
+    revision = models.PositiveIntegerField()
+    content_hash = models.CharField(max_length=64)
+    format = models.CharField(max_length=100)  # engine.prepared.FORMAT it was written in
+    blob = models.BinaryField()
+    updated_at = models.DateTimeField(auto_now=True)
+
+
 class TimedEffectState(TenantScopedModel):
     """Per-conversation sticky/cooldown/delay state of worldbook entries (CAS by version)."""
 

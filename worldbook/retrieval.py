@@ -15,6 +15,7 @@ from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
 from pgvector.django import CosineDistance
 
+from console.embedding.openai_embedder import EmbeddingUnavailable
 from worldbook import errors, indexing
 from worldbook.engine.gc_pause import paused_gc
 from worldbook.engine.lexical import index_for, query_terms
@@ -80,30 +81,54 @@ def _index_not_ready(book: LoadedBook, message: str) -> dict:
     }
 
 
+class _QueryVector:
+    """The query's vector, embedded once for every book; None (and one ``degraded`` note)
+    when the embedder cannot serve: an endpoint that failed costs the vector side, never
+    the request."""
+
+    def __init__(self, query: str) -> None:
+        self.query = query
+        self.failure: EmbeddingUnavailable | None = None
+        self._vector: list[float] | None = None
+
+    def get(self) -> list[float] | None:
+        if self._vector is None and self.failure is None:
+            try:
+                self._vector = indexing.default_embedder().embed([self.query])[0]
+            except EmbeddingUnavailable as exc:
+                self.failure = exc
+        return self._vector
+
+    def note(self) -> dict:
+        code = self.failure.code if self.failure is not None else "unknown"
+        return {"code": "vector_unavailable", "message": f"the embedder failed ({code})"}
+
+
 def hybrid_scores(books: list[LoadedBook], query: str, index_ids: dict):
     """(scores keyed by (book_id, entry_id), degraded notes); ``index_ids`` is each book's
     ready vector index (book id -> index id, or None)."""
     scores: dict[tuple[str, str], float] = {}
     degraded: list[dict] = []
-    embedder = indexing.default_embedder()
-    query_vector = None
+    query_vector = _QueryVector(query)
     terms = set(query_terms(query))  # once, not once per book
     for book in books:
         lexical = lexical_scores(book, terms)
         index_id = index_ids.get(book.book_id)
-        if index_id is None:
-            note = "no ready vector index for this exact revision; lexical only"
-            degraded.append(_index_not_ready(book, note))
+        vector_of_query = query_vector.get() if index_id is not None else None
+        if vector_of_query is None:
+            if index_id is None:
+                note = "no ready vector index for this exact revision; lexical only"
+                degraded.append(_index_not_ready(book, note))
             for entry_id, value in lexical.items():
                 scores[(book.book_id, entry_id)] = value
             continue
-        if query_vector is None:
-            query_vector = embedder.embed([query])[0]
-        vector = vector_scores(index_id, query_vector)
+        vector = vector_scores(index_id, vector_of_query)
         for entry_id in set(lexical) | set(vector):
             scores[(book.book_id, entry_id)] = blend(
                 lexical.get(entry_id, 0.0), vector.get(entry_id, (0.0, ""))[0]
             )
+    if query_vector.failure is not None:
+        degraded.append(query_vector.note())
     return scores, degraded
 
 
@@ -193,7 +218,7 @@ def _inputs(tenant, request: SelectRequest, bound: list[BoundRevision] | None):
     if bound is None:
         request = _canonical_refs(request)
         refs = [(ref.book_id, ref.revision) for ref in request.books]
-        version = indexing.default_embedder().embedding_version
+        version = indexing.embedding_version()
         bound = requested_revisions(tenant, refs, version)
     books = [b.load() for b in bound]
     scores, degraded = (None, [])
@@ -249,11 +274,10 @@ def search(tenant, *, query: str, refs, mode: str, limit: int) -> dict:
     refs = [(canonical_book_id(book_id), revision) for book_id, revision in refs]
     if len({book_id for book_id, _ in refs}) != len(refs):
         raise errors.invalid("a book is listed twice")
-    embedder = indexing.default_embedder()
-    found = requested_revisions(tenant, refs, embedder.embedding_version)
+    found = requested_revisions(tenant, refs, indexing.embedding_version())
     results = []
     degraded: list[dict] = []
-    query_vector = None
+    query_vector = _QueryVector(query)
     for revision in found:
         book = revision.load()
         titles = {e.id: e.title for e in book.entries}
@@ -270,10 +294,14 @@ def search(tenant, *, query: str, refs, mode: str, limit: int) -> dict:
                         {"book_id": book.book_id, "revision": book.revision},
                     )
                 degraded.append(_index_not_ready(book, "hybrid search fell back to lexical"))
-            else:
-                if query_vector is None:
-                    query_vector = embedder.embed([query])[0]
-                vector = vector_scores(revision.index_id, query_vector, limit)
+            elif (vector_of_query := query_vector.get()) is not None:
+                vector = vector_scores(revision.index_id, vector_of_query, limit)
+            elif mode == "vector":
+                raise errors.Unavailable(
+                    "vector_unavailable",
+                    query_vector.note()["message"],
+                    {"book_id": book.book_id, "revision": book.revision},
+                )
         top = max((h.score for h in lexical_hits.values()), default=0.0) or 1.0
         for entry_id in set(lexical_hits) | set(vector):
             lex = lexical_hits.get(entry_id)
@@ -296,5 +324,7 @@ def search(tenant, *, query: str, refs, mode: str, limit: int) -> dict:
                     "excerpt": excerpt[:600],
                 }
             )
+    if query_vector.failure is not None:
+        degraded.append(query_vector.note())
     results.sort(key=lambda r: (-r["score"], r["book_id"], r["entry_id"]))
     return {"query": query, "mode": mode, "results": results[:limit], "degraded": degraded}

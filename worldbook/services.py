@@ -10,7 +10,7 @@ from django.utils import timezone
 from pydantic import ValidationError
 
 from console.storable import unstorable_at
-from worldbook import errors, tasks
+from worldbook import compiled, errors, tasks
 from worldbook.contracts import (
     MAX_BATCH_BOOKS,
     MAX_PROMPT_ID,
@@ -25,7 +25,7 @@ from worldbook.engine.schema import (
     validate_book_for_publish,
     validation_error_details,
 )
-from worldbook.indexing import default_embedder
+from worldbook.indexing import embedding_version
 from worldbook.models import Book, BookRevision, FileImport, PromptBinding, TimedEffectState
 from worldbook.selectors import bound_revisions, get_book
 
@@ -91,6 +91,13 @@ def _write_revision(
     )
 
 
+def _store_prepared(tenant, book: Book, revision: BookRevision, model: BookIn) -> None:
+    """Once the transaction commits, store the new revision prepared for selection
+    (``compiled.store``), so no turn on any machine prepares it, worker or not."""
+    key = (str(book.pk), revision.revision, revision.content_hash)
+    transaction.on_commit(lambda: compiled.store(tenant, *key, model.entries))
+
+
 def create_book(tenant, model: BookIn, *, report: dict | None = None) -> tuple[Book, BookRevision]:
     """A new book at revision 1 (a book that cannot be published is a 422)."""
     validate_book_for_publish(model)
@@ -100,6 +107,7 @@ def create_book(tenant, model: BookIn, *, report: dict | None = None) -> tuple[B
         )
         report = report or {"format": "native", "entry_count": len(model.entries)}
         revision = _write_revision(tenant, book, 1, model, report)
+        _store_prepared(tenant, book, revision, model)
     return book, revision
 
 
@@ -131,6 +139,7 @@ def publish_revision(
         number = expected_revision + 1
         report = {"format": "native", "entry_count": len(model.entries)}
         revision = _write_revision(tenant, book, number, model, report, stats)
+        _store_prepared(tenant, book, revision, model)
         followers = PromptBinding.objects.filter(book=book, revision__isnull=True, enabled=True)
         if followers.exists():  # bound prompts read the new head from their next turn
             tasks.queue_warm([(str(book.pk), number, revision.content_hash)])
@@ -276,7 +285,7 @@ def put_bindings(tenant, prompt_id: str, bindings) -> list[PromptBinding]:
     with transaction.atomic():
         PromptBinding.objects.filter(tenant=tenant, prompt_id=prompt_id).delete()
         PromptBinding.objects.bulk_create(rows)
-        bound = bound_revisions(tenant, prompt_id, default_embedder().embedding_version)
+        bound = bound_revisions(tenant, prompt_id, embedding_version())
         tasks.queue_warm([(b.book_id, b.revision, b.content_hash) for b in bound])
     return rows
 

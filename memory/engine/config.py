@@ -11,10 +11,10 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, fields
 from typing import Any
 
+from console.embedding import openai_embedder
 from memory.engine import consolidation
 from memory.engine.documents import DEFAULT_SLOT, check_slot
 from memory.errors import MemoryInvalid
-from worldbook.engine import openai_embedder
 
 
 @dataclass(frozen=True)
@@ -44,7 +44,7 @@ class MemoryConfig:
     # rounds, then every ``diary_every_rounds`` more; a pack carries at most
     # ``episode_recall_count`` of them (the seed's plan tiers: 1, 2, 3, 5).
     # Recall's embedder (tenant only): null for the local one, or an OpenAI-compatible
-    # ``/v1/embeddings`` endpoint (``worldbook.engine.openai_embedder.check_settings``).
+    # ``/v1/embeddings`` endpoint (``console.embedding.openai_embedder.check_settings``).
     embedder: dict[str, Any] | None = None
     # Beliefs (seed 003): generalisations built in the background from the player's facts
     # and episodes, each with its supporters (a model call per build: off by default).

@@ -26,6 +26,7 @@ from django.db import connection
 from django.db.models import Q
 from django.utils import timezone
 
+from console.embedding.protocol import cosine
 from console.lru import Lru
 from memory.engine import recall as terms
 from memory.models import (
@@ -38,7 +39,6 @@ from memory.models import (
 )
 from memory.recall import owner_index
 from memory.recall.embedder import EmbeddingUnavailable, recall_embedder
-from worldbook.engine.embedder import cosine
 from worldbook.engine.lexical import Doc, LexicalIndex
 
 KINDS = ("message", "entry")

@@ -1,6 +1,7 @@
 """A scenario's config objects, with the seed's field names verbatim (camelCase): ``agenticV2``,
-``storyV1``, ``compact`` and ``preActorDirector``, each a pydantic model that rejects unknown
-fields, so a scenario written for the seed's system validates here. Pure: no Django.
+``storyV1``, ``compact`` and ``preActorDirector`` (and ``worldbook``, in
+``worldbook_config``), each a pydantic model that rejects unknown fields, so a scenario
+written for the seed's system validates here. Pure: no Django.
 
 :func:`check_scenario` validates the four together with the cross-rules between them and
 raises :class:`ScenarioInvalid` naming the first bad field as a dotted path
@@ -36,6 +37,7 @@ from pydantic import (
     field_validator,
 )
 
+from roleplay.agentic.worldbook_config import WorldbookConfig
 from roleplay.prompting.presets import SPECIALIST_TOOLS
 from story.engine.policy import PolicyInvalid, parse_policy
 
@@ -197,6 +199,7 @@ class ScenarioConfig(_Strict):
     preActorDirector: PreActorDirector | None = None  # noqa: N815
     memoryRuntime: Literal["internal", "external", "off"] = "internal"  # noqa: N815
     externalMemory: ExternalMemory | None = None  # noqa: N815
+    worldbook: WorldbookConfig | None = None  # roleplay.agentic.worldbook_config
 
     @property
     def route(self) -> Literal["story", "agentic_v2", "plain"]:

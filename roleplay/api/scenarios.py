@@ -46,6 +46,7 @@ class ScenarioSerializer(Versioned, StrictSerializer):
     externalMemory = ConfigObjectField(  # noqa: N815
         source="external_memory", required=False, allow_null=True
     )
+    worldbook = ConfigObjectField(required=False, allow_null=True)
 
     class Meta:
         model = Scenario
@@ -61,6 +62,7 @@ class ScenarioSerializer(Versioned, StrictSerializer):
             "preActorDirector",
             "memoryRuntime",
             "externalMemory",
+            "worldbook",
             "version",
             "created_at",
             "updated_at",

@@ -22,8 +22,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from console.embedding.hashing import HashingEmbedder
 from console.tokens import count_messages, count_tokens
-from worldbook.engine.embedder import HashingEmbedder
 
 from .wire import ClientGone, TrackingServer, WireHandler, envelope, error_body
 

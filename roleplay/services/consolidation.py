@@ -40,6 +40,7 @@ from django.db.models import Exists, OuterRef, Subquery
 from django.utils import timezone
 
 from console.db import run_db
+from console.embedding.protocol import cosine
 from console.scoping import is_uuid
 from memory import owners
 from memory.configs.selectors import config_for
@@ -67,7 +68,6 @@ from roleplay.llm.gateway import Gateway, resolve_config
 from roleplay.llm.types import ModelRequest
 from roleplay.models import Conversation
 from roleplay.selectors import persona_for
-from worldbook.engine.embedder import cosine
 
 logger = logging.getLogger(__name__)
 

@@ -31,6 +31,7 @@ CONFIG_FIELDS = {
     "preActorDirector": "pre_actor_director",
     "memoryRuntime": "memory_runtime",  # a string: internal, external or off
     "externalMemory": "external_memory",
+    "worldbook": "worldbook",
 }
 
 
@@ -107,11 +108,22 @@ def _apply(scenario: Scenario, fields: dict) -> None:
         )
     except ScenarioInvalid as exc:
         raise ScenarioConfigInvalid(exc.field, exc.message) from None
+    _check_worldbook_tenant(scenario, config)
     _check_references(scenario.tenant_id, config)
     stored = as_json(config)
     for seed, field in CONFIG_FIELDS.items():
         setattr(scenario, field, stored[seed])
     rows.check(scenario)
+
+
+def _check_worldbook_tenant(scenario: Scenario, config) -> None:
+    """``worldbook.tenantId``, when given, names the scenario's own tenant (its id or name):
+    a scenario never selects from another tenant's books."""
+    named = config.worldbook.tenantId if config.worldbook is not None else None
+    if named is not None and named not in (str(scenario.tenant_id), scenario.tenant.name):
+        raise ScenarioConfigInvalid(
+            "worldbook.tenantId", "must name this scenario's own tenant (its id or name)"
+        )
 
 
 def _check_references(tenant_id, config) -> None:

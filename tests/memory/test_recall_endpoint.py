@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import pytest
 
+from console.embedding.openai_embedder import EmbeddingUnavailable, OpenAIEmbedder, version_of
 from memory import services as message_store
 from memory.configs.services import put_settings
 from memory.errors import MemoryInvalid
@@ -15,7 +16,6 @@ from memory.models import RecallItem
 from memory.recall import indexing
 from memory.recall.embedder import local_embedder, recall_embedder
 from memory.recall.search import RecallQuery, recall
-from worldbook.engine.openai_embedder import EmbeddingUnavailable, OpenAIEmbedder, version_of
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

@@ -35,6 +35,9 @@ def _context():
         user_name="Ann",
         blocks=[],
         record=True,
+        scenario=None,
+        reads={},
+        variables={},
     )
 
 

@@ -21,11 +21,16 @@ import math
 import re
 import threading
 from collections import Counter, OrderedDict
+from collections import _count_elements as _count_into  # type: ignore[attr-defined]
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
+from itertools import chain
+from operator import add
 
 import numpy as np
+
+from console.embedding.words import CJK_CLASS, TOKEN_RE, fold
 
 EXCERPT_CHARS = 600
 BM25_K1 = 1.2
@@ -34,31 +39,15 @@ BM25_B = 0.75
 TITLE_WEIGHT = 2
 CACHE_SIZE = 32
 
-# Scripts written without spaces between words: Han (with extensions and compatibility
-# ideographs), kana, Hangul syllables, CJK punctuation excluded.
-CJK_CLASS = (
-    "\u3040-\u30ff\u31f0-\u31ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff"
-    "\U00020000-\U0002ffff"
-)
-TOKEN_RE = re.compile(rf"(?P<cjk>[{CJK_CLASS}]+)|(?P<word>[^\W_{CJK_CLASS}]+)")
-
 _WORD_RE = re.compile(rf"[^\W_{CJK_CLASS}]+")
 _CJK_CHAR_RE = re.compile(rf"[{CJK_CLASS}]")
-_CJK_BIGRAM_RE = re.compile(rf"(?=([{CJK_CLASS}]{{2}}))")
+# Spelled out rather than ``[...]+``, which the regex engine scans about twice as slowly.
+_CJK_RUN_RE = re.compile(rf"[{CJK_CLASS}][{CJK_CLASS}]*")
+# Every byte but an ASCII letter or digit, as a space: for ASCII text, ``[^\W_]`` is exactly
+# the letters and digits, so its words are what ``split`` returns after the translation.
+_ASCII_WORDS = bytes(c if c < 128 and chr(c).isalnum() else 0x20 for c in range(256))
 
 _UNI = "u:"  # prefix of CJK unigram terms, kept apart from bigrams and words
-
-
-def fold(text: str) -> str:
-    """Lowercase ``text`` character by character so that offsets stay aligned.
-
-    ``str.lower`` can lengthen a string ("İ" becomes two code points), which would shift every
-    excerpt offset after it; such characters are left as they are.
-    """
-    lowered = text.lower()
-    if len(lowered) == len(text):
-        return lowered
-    return "".join(ch if len(ch.lower()) != 1 else ch.lower() for ch in text)
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,16 +75,26 @@ def iter_terms(text: str, *, cjk_unigrams: bool) -> Iterable[Term]:
 
 
 def document_terms(text: str) -> list[str]:
-    """Terms a document is indexed under: words, CJK bigrams and CJK unigrams.
+    """Terms a document is indexed under: words, CJK unigrams and CJK bigrams, in that order.
 
-    The same bag of terms as ``iter_terms(text, cjk_unigrams=True)``, gathered with three
-    C-level regex scans instead of a Python loop over tokens, because building an index runs
-    over every character of a revision (a lookahead yields the overlapping bigrams).
+    The same bag of terms as ``iter_terms(text, cjk_unigrams=True)``, gathered with C-level
+    scans instead of a Python loop over tokens, because building an index runs over every
+    character of a revision. An ASCII text (``str.isascii`` is free) has no CJK, and its
+    words are its runs of letters and digits: one byte translation and a split. Otherwise
+    the words are a regex scan, and only a text that holds CJK is scanned for CJK runs,
+    whose characters and overlapping pairs are the unigrams and bigrams
+    (``tests/worldbook/engine/test_wb_prepare_fastpaths.py`` holds it equal to the plain
+    three scans).
     """
+    if text.isascii():
+        return text.lower().encode("ascii").translate(_ASCII_WORDS).decode("ascii").split()
     folded = fold(text)
     terms = _WORD_RE.findall(folded)
-    terms.extend(map(_UNI.__add__, _CJK_CHAR_RE.findall(folded)))
-    terms.extend(_CJK_BIGRAM_RE.findall(folded))
+    if _CJK_CHAR_RE.search(folded) is not None:
+        runs = _CJK_RUN_RE.findall(folded)
+        terms.extend(map(_UNI.__add__, "".join(runs)))
+        for run in runs:
+            terms.extend(map(add, run, run[1:]))
     return terms
 
 
@@ -129,57 +128,71 @@ class LexicalIndex:
     postings of the query's few terms and stays in the millisecond range for 5,000 entries.
     """
 
-    def __init__(self, docs: Sequence[Doc], postings: dict[str, tuple[list[int], list[float]]]):
+    def __init__(
+        self,
+        docs: Sequence[Doc],
+        terms: dict[str, int],
+        offsets: np.ndarray,
+        positions: np.ndarray,
+        weights: np.ndarray,
+    ):
         # Columns, not Doc objects: a cached index of 5,000 entries then adds three tuples
         # for the garbage collector to walk, not 5,000 objects.
         self._keys = tuple(doc.key for doc in docs)
         self._titles = tuple(doc.title for doc in docs)
         self._texts = tuple(doc.text for doc in docs)
         # The postings of every term in two flat arrays (term k's are ``offsets[k]`` to
-        # ``offsets[k + 1]``): a search adds a whole posting in one vector operation, and a
-        # revision's postings cost two arrays, not two small arrays per term.
-        self._terms = {term: k for k, term in enumerate(postings)}
-        sizes = [len(positions) for positions, _ in postings.values()]
-        self._offsets = np.zeros(len(sizes) + 1, dtype=np.int64)
-        np.cumsum(sizes, out=self._offsets[1:])
-        self._positions = np.fromiter(
-            (p for positions, _ in postings.values() for p in positions),
-            dtype=np.int32,
-            count=int(self._offsets[-1]),
-        )
-        self._weights = np.fromiter(
-            (w for _, weights in postings.values() for w in weights),
-            dtype=np.float64,
-            count=int(self._offsets[-1]),
-        )
+        # ``offsets[k + 1]``, its documents in order): a search adds a whole posting in one
+        # vector operation, and a revision's postings cost two arrays, not two per term.
+        self._terms = terms
+        self._offsets = offsets
+        self._positions = positions
+        self._weights = weights
 
     @classmethod
     def build(cls, docs: Sequence[Doc]) -> LexicalIndex:
-        counts: list[Counter[str]] = []
+        """The index of ``docs``: each document's term counts (title terms count
+        :data:`TITLE_WEIGHT` times), then every posting's BM25 weight in whole-array steps.
+
+        A term's number is the order in which it first occurs (documents in order, each
+        document's terms as counted), and its posting lists its documents in order. The
+        arithmetic is the per-posting formula's, operation for operation, so every weight is
+        the same float (the idf is computed once per distinct document frequency with
+        ``math.log``); ``tests/worldbook/engine/test_wb_prepare_fastpaths.py`` holds it
+        equal to the formula applied posting by posting."""
+        counts: list[dict[str, int]] = []
         for doc in docs:
-            counter = Counter(document_terms(doc.text))
-            for term in document_terms(doc.title):
-                counter[term] += TITLE_WEIGHT
+            counter: dict[str, int] = {}
+            _count_into(counter, document_terms(doc.text))  # Counter's own C loop
+            if doc.title:
+                for term in document_terms(doc.title):
+                    counter[term] = counter.get(term, 0) + TITLE_WEIGHT
             counts.append(counter)
         total = len(counts)
-        lengths = [sum(counter.values()) for counter in counts]
-        average = (sum(lengths) / total) if total else 0.0
-        frequency: Counter[str] = Counter()
-        for counter in counts:
-            frequency.update(counter.keys())
-        postings: dict[str, tuple[list[int], list[float]]] = {}
-        for position, counter in enumerate(counts):
-            norm = BM25_K1 * (1 - BM25_B + BM25_B * lengths[position] / average) if average else 0
-            for term, tf in counter.items():
-                df = frequency[term]
-                idf = math.log(1 + (total - df + 0.5) / (df + 0.5))
-                weight = idf * tf * (BM25_K1 + 1) / (tf + norm)
-                posting = postings.get(term)
-                if posting is None:
-                    posting = postings[term] = ([], [])
-                posting[0].append(position)
-                posting[1].append(weight)
-        return cls(docs, postings)
+        sizes = np.fromiter(map(len, counts), dtype=np.int64, count=total)
+        found = int(sizes.sum())
+        keys = list(chain.from_iterable(counts))
+        terms = {term: k for k, term in enumerate(dict.fromkeys(keys))}
+        ids = np.fromiter(map(terms.__getitem__, keys), dtype=np.int64, count=found)
+        tf = np.fromiter(
+            chain.from_iterable(c.values() for c in counts), dtype=np.float64, count=found
+        )
+        position = np.repeat(np.arange(total, dtype=np.int32), sizes)
+        # Sums of whole counts: exact in floats, so the mean is the integer formula's.
+        lengths = np.bincount(position, weights=tf, minlength=total)
+        average = (float(lengths.sum()) / total) if total else 0.0
+        df = np.bincount(ids, minlength=len(terms))
+        idf_of = {d: math.log(1 + (total - d + 0.5) / (d + 0.5)) for d in set(df.tolist())}
+        idf = np.array([idf_of[d] for d in df.tolist()], dtype=np.float64)
+        if average:
+            norm = BM25_K1 * ((1 - BM25_B) + BM25_B * lengths / average)
+        else:
+            norm = np.zeros(total, dtype=np.float64)
+        weights = idf[ids] * tf * (BM25_K1 + 1) / (tf + norm[position])
+        order = np.argsort(ids, kind="stable")
+        offsets = np.zeros(len(terms) + 1, dtype=np.int64)
+        np.cumsum(df, out=offsets[1:])
+        return cls(docs, terms, offsets, position[order], weights[order])
 
     def postings(self, term: str) -> tuple[np.ndarray, np.ndarray] | None:
         """(document positions, BM25 weights) of ``term``, or None when no document has it."""

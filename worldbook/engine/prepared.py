@@ -1,9 +1,10 @@
 """A revision prepared for selection, and its serialised form.
 
-Preparing a 5,000-entry revision (parse, compact records, keyword automata, BM25 index,
-every entry's block tokens) takes about half a second, far too long for a turn. Revisions
-are immutable, so it is done once, off the turn path, and the result is written as one blob
-that any process loads in a fraction of that time (``worldbook.compiled`` keeps the blobs).
+Preparing a revision builds its compact records, keyword automata and BM25 index: well
+under a tenth of a second for 5,000 entries, so a turn that finds no prepared form can make
+it. The blocks' token counts are not part of it: a selection counts the few it needs
+(``revision.RevisionView``), and :func:`dumps` counts them all for the shared file, which
+the worker writes (``worldbook.compiled``) and any process loads in a fraction of the time.
 
 The blob is a pickle read back through :class:`_Unpickler`, which refuses every global but
 the few classes and functions a prepared revision is made of, so a tampered file cannot run
@@ -47,20 +48,25 @@ def prepare(
     revision: int,
     content_hash: str,
     entries: Sequence[EntryIn | Entry],
-    tokenizer: Tokenizer,
 ) -> LoadedBook:
-    """Everything selection and recall read of the revision, built now."""
+    """Everything selection and recall read of the revision but the token counts, built now."""
     with paused_gc():
         records = compact(entries)
         compiled = CompiledBook(book_id, content_hash, records)
         lexical = LexicalIndex.build(lexical_docs(records))
-        revision_view(compiled, revision).all_block_tokens(tokenizer)
     return LoadedBook(book_id, revision, content_hash, compiled.entries, compiled, lexical)
 
 
-def dumps(book: LoadedBook, tokenizer: Tokenizer) -> bytes:
+def dumps(book: LoadedBook, tokenizer: Tokenizer, *, counted: bool = True) -> bytes:
+    """The blob of a prepared revision: with ``counted``, every block's tokens (those a
+    selection has not counted yet are counted now); without, only those already counted
+    (a reader counts the rest when a selection needs them)."""
     assert book.compiled is not None and book.lexical is not None, "prepare() the book first"
-    tokens = revision_view(book.compiled, book.revision).all_block_tokens(tokenizer)
+    view = revision_view(book.compiled, book.revision)
+    if counted:
+        tokens: list[int | None] = list(view.all_block_tokens(tokenizer))
+    else:
+        tokens = view.counted_block_tokens(tokenizer.name)
     state = (
         FORMAT,
         book.book_id,

@@ -86,9 +86,14 @@ class RevisionView:
             found = self._ids[i] = f"{self.book_id}:{self.revision}:{self.ids[i]}"
         return found
 
-    def preload(self, tokenizer_name: str, tokens: list[int]) -> None:
-        """Every entry's block tokens, counted when the revision was prepared."""
+    def preload(self, tokenizer_name: str, tokens: list[int | None]) -> None:
+        """The entries' block tokens counted when the revision was prepared (None: not
+        counted, :meth:`block_tokens` counts it when asked)."""
         self._tokens[tokenizer_name] = list(tokens)
+
+    def counted_block_tokens(self, tokenizer_name: str) -> list[int | None]:
+        """Each entry's block tokens as far as they are counted (None: not yet)."""
+        return list(self._tokens.get(tokenizer_name) or [None] * len(self.entries))
 
     def all_block_tokens(self, tokenizer: Tokenizer) -> list[int]:
         return [self.block_tokens(i, tokenizer) for i in range(len(self.entries))]

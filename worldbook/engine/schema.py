@@ -157,17 +157,26 @@ class EntryIn(BaseModel):
     @property
     def group_names(self) -> tuple[str, ...]:
         """Inclusion group names: ``group`` is comma separated, like SillyTavern's."""
-        return tuple(sorted({g.strip() for g in self.group.split(",") if g.strip()}))
+        return group_names(self.group)
 
     @property
     def recursion_level(self) -> int:
         """The first recursion round this entry may be keyword-activated in (0 = any round)."""
-        value = self.delay_until_recursion
-        if value is True:
-            return 1
-        if value is False:
-            return 0
-        return int(value)
+        return recursion_level(self.delay_until_recursion)
+
+
+def group_names(group: str) -> tuple[str, ...]:
+    """The inclusion group names of an entry's ``group`` (comma separated, like SillyTavern's)."""
+    return tuple(sorted({g.strip() for g in group.split(",") if g.strip()}))
+
+
+def recursion_level(delay_until_recursion: bool | int) -> int:
+    """The first recursion round an entry may be keyword-activated in (0 = any round)."""
+    if delay_until_recursion is True:
+        return 1
+    if delay_until_recursion is False:
+        return 0
+    return int(delay_until_recursion)
 
 
 class BookIn(BaseModel):

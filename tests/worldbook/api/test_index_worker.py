@@ -12,6 +12,7 @@ import time
 
 import pytest
 
+from console.embedding import minilm
 from tests.worldbook.api.wb_api_helpers import book, create, entry, error, select_body
 from worldbook.engine.chunking import chunk_text
 from worldbook.models import BookRevision
@@ -64,7 +65,8 @@ def test_build_through_worker_then_vector_and_hybrid(api, wb_celery_worker):
     total = expected_chunks(LIBRARY)
     assert total == 5  # 1 + 3 (2,7xx chars: windows at 0, 1000, 2000) + 1
     assert done["chunks_total"] == total and done["chunks_done"] == total
-    assert done["embedding_version"] == "hash-ngram-v1-384"
+    # The worker embeds with the sentence model memory's recall runs.
+    assert done["embedding_version"] == minilm.EMBEDDING_VERSION
     assert done["error"] is None and done["attempts"] == 1 and done["finished_at"]
 
     vector = api.post(

@@ -7,7 +7,7 @@ import math
 
 import pytest
 
-from worldbook.engine import minilm
+from console.embedding import minilm
 
 
 @pytest.fixture(scope="module")

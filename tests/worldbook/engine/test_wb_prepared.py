@@ -22,6 +22,7 @@ from tests.worldbook.engine.wbsel_helpers import select
 from worldbook.engine import prepared
 from worldbook.engine.entry import MODEL_FIELDS, TUPLE_FIELDS, Entry, compact
 from worldbook.engine.naive import naive_activate
+from worldbook.engine.revision import revision_view
 from worldbook.engine.schema import EntryIn
 from worldbook.tokenizer import CL100K
 
@@ -84,9 +85,7 @@ def _case(seed: int, fewest: int, most: int, **fields):
 
 
 def _shared(book_):
-    made = prepared.prepare(
-        book_.book_id, book_.revision, book_.content_hash, book_.entries, CL100K
-    )
+    made = prepared.prepare(book_.book_id, book_.revision, book_.content_hash, book_.entries)
     return prepared.loads(prepared.dumps(made, CL100K))
 
 
@@ -103,6 +102,33 @@ def test_a_prepared_revision_selects_as_a_freshly_parsed_one(seed):
     fresh = select(req, books)
     shared = select(req, [_shared(b) for b in books])
     assert _comparable(shared) == _comparable(fresh)
+
+
+@SETTINGS
+@given(seed=st.integers(0, 10_000))
+def test_a_revision_prepared_inline_selects_as_a_freshly_parsed_one(seed):
+    """What a turn prepares itself, and what a publish stores (no token counted until a
+    selection needs it)."""
+    books, req = _case(seed, 1, 5)
+    fresh = select(req, books)
+    inline = [prepared.prepare(b.book_id, b.revision, b.content_hash, b.entries) for b in books]
+    stored = [prepared.loads(prepared.dumps(b, CL100K, counted=False)) for b in inline]
+    assert _comparable(select(req, inline)) == _comparable(fresh)
+    assert _comparable(select(req, stored)) == _comparable(fresh)
+
+
+def test_preparing_counts_no_tokens_and_a_selection_only_the_blocks_it_weighs():
+    entries = [{"id": f"e{i}", "content": f"lore {i}", "keys": [f"key{i}"]} for i in range(50)]
+    source = loaded(book(*entries))
+    made = prepared.prepare("b1", 1, source.content_hash, source.entries)
+    view = revision_view(made.compiled, 1)
+    assert CL100K.name not in view._tokens  # nothing counted yet
+    result = select(request("key3 and key7"), [made])
+    assert {b["entry_id"] for b in result.blocks} == {"e3", "e7"}
+    counted = [i for i, n in enumerate(view._tokens[CL100K.name]) if n is not None]
+    assert counted == [3, 7]
+    assert prepared.loads(prepared.dumps(made, CL100K)).entries[49].content == "lore 49"
+    assert None not in view._tokens[CL100K.name]  # the shared file holds them all
 
 
 @SETTINGS
@@ -136,7 +162,7 @@ def test_compact_decisions_are_subsets_of_the_full_answer(seed):
 
 
 def test_a_foreign_or_stale_blob_is_refused():
-    made = prepared.prepare("b", 1, "h", book({"id": "e", "content": "c"}).entries, CL100K)
+    made = prepared.prepare("b", 1, "h", book({"id": "e", "content": "c"}).entries)
 
     class Evil:
         def __reduce__(self):

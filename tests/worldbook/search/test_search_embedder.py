@@ -10,7 +10,8 @@ from pathlib import Path
 from hypothesis import given
 from hypothesis import strategies as st
 
-from worldbook.engine.embedder import Embedder, HashingEmbedder, cosine, hashing_features
+from console.embedding.hashing import HashingEmbedder, hashing_features
+from console.embedding.protocol import Embedder, cosine
 
 REPO_ROOT = Path(__file__).resolve().parents[3]
 
@@ -58,7 +59,7 @@ def test_similar_chinese_texts_score_higher_than_unrelated_ones():
 
 def test_vectors_are_identical_across_processes():
     code = (
-        "from worldbook.engine.embedder import HashingEmbedder;"
+        "from console.embedding.hashing import HashingEmbedder;"
         "print(repr(HashingEmbedder().embed(['铜钥匙 copper key'])[0][:40]))"
     )
     here = repr(HashingEmbedder().embed(["铜钥匙 copper key"])[0][:40])

@@ -39,6 +39,14 @@ def _model_zip() -> Path | None:
     return path if path.is_file() else None
 
 
+def installed() -> bool:
+    """Whether :func:`load` can find the model, without loading it (about 90 MB of weights
+    and a second of work, which a caller that only needs :data:`EMBEDDING_VERSION` skips)."""
+    return _model_zip() is not None and all(
+        importlib.util.find_spec(name) is not None for name in ("safetensors", "tokenizers")
+    )
+
+
 def load() -> MiniLMEmbedder | None:
     """The process's embedder, loaded on first use; None when the model is not installed."""
     with _lock:
@@ -158,4 +166,4 @@ class MiniLMEmbedder:
         return pooled / np.maximum(np.linalg.norm(pooled, axis=1, keepdims=True), 1e-12)
 
 
-__all__ = ["DIMENSIONS", "EMBEDDING_VERSION", "MiniLMEmbedder", "load"]
+__all__ = ["DIMENSIONS", "EMBEDDING_VERSION", "MiniLMEmbedder", "installed", "load"]

