@@ -5,7 +5,7 @@ from django.db import migrations, models
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("roleplay", "0014_conversation_without_opening"),
+        ("roleplay", "0018_planning_outbox"),
     ]
 
     operations = [
