@@ -192,8 +192,13 @@ CELERY_TASK_REJECT_ON_WORKER_LOST = True
 # A task taken by a worker that died (SIGKILL, OOM) is handed to another worker once it has
 # been invisible this long (kombu's Redis transport); it must exceed the longest task, since
 # a task running longer is handed out again (tasks are idempotent, so that costs only time).
+# Kombu looks for such tasks every ``unacked_restore_interval`` x ``unacked_restore_throttle``
+# seconds (100 s by its defaults): a short visibility timeout gets a sweep as short.
+_visibility = int(os.environ.get("CELERY_VISIBILITY_TIMEOUT", "3600"))
 CELERY_BROKER_TRANSPORT_OPTIONS = {
-    "visibility_timeout": int(os.environ.get("CELERY_VISIBILITY_TIMEOUT", "3600"))
+    "visibility_timeout": _visibility,
+    "unacked_restore_interval": max(1, min(10, _visibility // 2)),
+    "unacked_restore_throttle": 1 if _visibility < 300 else 10,
 }
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TASK_SERIALIZER = "json"

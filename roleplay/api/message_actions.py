@@ -118,7 +118,7 @@ class MessageActions:
         _announce(conversation, hub.message_updated(message))
         return Response(MessageSerializer(message).data)
 
-    @extend_schema(responses=DeletedIdsSerializer, parameters=[MESSAGE_ID_PARAM])
+    @extend_schema(responses={200: DeletedIdsSerializer}, parameters=[MESSAGE_ID_PARAM])
     @update_message.mapping.delete
     def delete_message(self, request, pk=None, message_id=None):
         """Delete one message; the messages before and after it stay."""
