@@ -120,6 +120,11 @@ if _pool_max:
     # before it is handed out, so after a database restart the dead ones are replaced
     # instead of failing one request each.
     DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
+# The turn's hot statements run as prepared statements (``console.rows.prepared``): planned
+# once per pooled connection. A transaction-mode pooler that cannot keep them (PgBouncer
+# before 1.21, or without ``max_prepared_statements``) needs DB_PREPARED_STATEMENTS=0.
+if os.environ.get("DB_PREPARED_STATEMENTS", "1") != "0":
+    DATABASES["default"]["OPTIONS"]["prepare_threshold"] = 5
 DATABASES["default"]["TEST"] = {"NAME": os.environ.get("TEST_DATABASE_NAME", "test_roleplay")}
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 

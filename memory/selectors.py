@@ -5,6 +5,7 @@ from __future__ import annotations
 from django.db import connection
 from django.db.models import Q
 
+from console.rows import prepared
 from memory.models import MemoryMetadata, Message
 
 DEFAULT_HISTORY_LIMIT = 50
@@ -42,8 +43,7 @@ def get_history_lines(
 ) -> list[tuple[object, int, str, str, bool]]:
     """The same history as ``(id, ts, role, content, edited)`` tuples, for the chat turn's
     hot path: building fifty model instances per turn cost more than the query."""
-    with connection.cursor() as cursor:
-        cursor.execute(_HISTORY_SQL, [tenant.pk, session_id, max(int(limit), 0)])
+    with prepared(_HISTORY_SQL, [tenant.pk, session_id, max(int(limit), 0)]) as cursor:
         rows = cursor.fetchall()
     rows.reverse()
     return rows

@@ -14,8 +14,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 
-from django.db import connection
-
+from console.rows import prepared
 from memory.configs.selectors import defaults
 from memory.engine.config import MemoryConfig, resolve
 from memory.engine.preferences import SELECTABLE_KINDS, Item
@@ -63,20 +62,19 @@ SELECT
 
 
 def turn_memory(tenant_id, player_id, character_id: str, session_id: str) -> TurnMemory:
-    with connection.cursor() as cursor:
-        cursor.execute(
-            _SQL,
-            {
-                "tenant": tenant_id,
-                "player": player_id,
-                "character": character_id,
-                "session": session_id,
-                "active": EntryStatus.ACTIVE,
-                "kinds": list(SELECTABLE_KINDS),
-                "accepted": HandoffStatus.ACCEPTED,
-                "pending": ProposalStatus.PENDING,
-            },
-        )
+    with prepared(
+        _SQL,
+        {
+            "tenant": tenant_id,
+            "player": player_id,
+            "character": character_id,
+            "session": session_id,
+            "active": EntryStatus.ACTIVE,
+            "kinds": list(SELECTABLE_KINDS),
+            "accepted": HandoffStatus.ACCEPTED,
+            "pending": ProposalStatus.PENDING,
+        },
+    ) as cursor:
         settings_rows, entry_rows, has_handoffs, has_pending, revision = cursor.fetchone()
     stored = dict(_json(settings_rows))
     config = resolve(defaults(), stored.get(""), stored.get(character_id) if character_id else None)

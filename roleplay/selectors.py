@@ -12,7 +12,6 @@ import os
 from dataclasses import dataclass, field
 from datetime import timedelta
 
-from django.db import connection
 from django.db.models import (
     BooleanField,
     CharField,
@@ -28,6 +27,7 @@ from django.db.models.functions import Cast, Coalesce, Greatest
 from django.utils import timezone
 
 from console.models import Player
+from console.rows import prepared
 from console.scoping import is_uuid, scoped
 from memory import selectors as message_reads
 from memory.models import Message
@@ -131,8 +131,7 @@ def persona_for(conversation: Conversation) -> ActivePersona:
     chosen = conversation.persona
     if chosen is not None:
         return ActivePersona(chosen.name, chosen.description, "conversation", str(chosen.pk))
-    with connection.cursor() as cursor:  # at most one: persona_one_default
-        cursor.execute(_DEFAULT_PERSONA_SQL, [conversation.player_id])
+    with prepared(_DEFAULT_PERSONA_SQL, [conversation.player_id]) as cursor:  # one at most
         row = cursor.fetchone()
     if row is not None:
         return ActivePersona(row[1], row[2], "default", str(row[0]))

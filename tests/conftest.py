@@ -30,6 +30,10 @@ def _test_database_can_be_dropped(django_db_setup, django_db_blocker):
     yield
     from django.db import connections
 
+    from roleplay.turns import heartbeat
+
+    heartbeat.stop()  # before the run's Redis stops under it
+
     with django_db_blocker.unblock():
         connection = connections["default"]
         with connection.cursor() as cursor:

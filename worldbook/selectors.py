@@ -9,6 +9,7 @@ from threading import Lock
 
 from django.db import connection
 
+from console.rows import prepared
 from console.scoping import LOOKUP_MISSES, scoped
 from worldbook import compiled, errors
 from worldbook.engine.selection import LoadedBook
@@ -144,8 +145,7 @@ _BOUND_SQL = f"""
 def bound_revisions(tenant, prompt_id: str, embedding_version: str) -> list[BoundRevision]:
     """What :func:`resolve_bindings` resolves, with each revision's hash and ready index, in
     one round trip; a broken binding fails loudly the same way."""
-    with connection.cursor() as cursor:
-        cursor.execute(_BOUND_SQL, [embedding_version, tenant.pk, prompt_id])
+    with prepared(_BOUND_SQL, [embedding_version, tenant.pk, prompt_id]) as cursor:
         rows = cursor.fetchall()
     out = []
     for book_id, revision, content_hash, index_id in rows:

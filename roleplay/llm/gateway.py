@@ -127,6 +127,10 @@ class Gateway:
     # sync thread, so a caller inside a transaction (a console view through async_to_sync)
     # writes in it; a chat turn, which holds none, passes ``console.db.run_db``.
     run_db: Callable[..., Awaitable[Any]] | None = None
+    # Given, the calls' rows are not written at once but added here as writes for the
+    # caller's own transaction: a chat turn writes its Actor's calls with the reply, one
+    # round trip fewer between the last delta and ``turn.completed``.
+    writes: list[Callable[[], None]] | None = None
 
     def __post_init__(self) -> None:
         self.pconfig = provider_config(self.config)
@@ -142,24 +146,28 @@ class Gateway:
 
     async def _flush(self) -> None:
         while self.records:
-            rec = self.records.pop(0)
-            row = await (self.run_db or on_caller_thread)(
-                ModelCall.objects.create,
-                tenant=self.tenant,
-                config=self.config,
-                purpose=rec.purpose,
-                model=rec.model,
-                input_tokens=rec.usage.input_tokens,
-                output_tokens=rec.usage.output_tokens,
-                total_tokens=rec.usage.total_tokens,
-                latency_ms=rec.latency_ms,
-                attempts=rec.attempts,
-                outcome=rec.outcome,
-                error_code=rec.error_code,
-                turn_id=self.turn_id,
-            )
-            if row is not None:
-                self.call_ids.append(str(row.pk))
+            row = self._row(self.records.pop(0))
+            if self.writes is not None:
+                self.writes.append(row.save)
+                continue
+            await (self.run_db or on_caller_thread)(row.save)
+            self.call_ids.append(str(row.pk))
+
+    def _row(self, rec: CallRecord) -> ModelCall:
+        return ModelCall(
+            tenant=self.tenant,
+            config=self.config,
+            purpose=rec.purpose,
+            model=rec.model,
+            input_tokens=rec.usage.input_tokens,
+            output_tokens=rec.usage.output_tokens,
+            total_tokens=rec.usage.total_tokens,
+            latency_ms=rec.latency_ms,
+            attempts=rec.attempts,
+            outcome=rec.outcome,
+            error_code=rec.error_code,
+            turn_id=self.turn_id,
+        )
 
     async def complete(
         self, request: ModelRequest, cancel: asyncio.Event | None = None

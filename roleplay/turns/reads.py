@@ -17,10 +17,8 @@ from __future__ import annotations
 
 from functools import cache
 
-from django.db import connection
-
 from console.models import Player, Tenant
-from console.rows import Columns, build_all, select
+from console.rows import Columns, build_all, prepared, select
 from roleplay.agentic import ledger
 from roleplay.models import Character, Conversation, ModelConfig, Persona, Preset, Scenario
 from roleplay.services import agent_state
@@ -73,8 +71,7 @@ def turn_conversation(
     scenario it runs: its own, else its character's default, as ``scenario_for``, and the
     Agent V2 state in force under it with the newest ``ledger.NEWEST`` active entries, as
     ``agent_state.read_state(..., active_ledger=ledger.NEWEST)``)."""
-    with connection.cursor() as cursor:
-        cursor.execute(_sql(), [conversation_id])
+    with prepared(_sql(), [conversation_id]) as cursor:
         row = cursor.fetchone()
     if row is None:
         raise Conversation.DoesNotExist(f"conversation {conversation_id} does not exist")

@@ -17,6 +17,7 @@ import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import timedelta
+from functools import partial
 
 from django.conf import settings
 from django.db import IntegrityError, transaction
@@ -145,9 +146,35 @@ def finish_turn(
 ) -> bool:
     """Commit the reply (partial text kept on failure) and close the turn: a new message for
     ``chat``, a new alternative for a regenerate, more text for a continue; ``also`` the
-    hooks' records that go with it (``TurnContext.with_reply``), in the same transaction.
-    False, and nothing written, when the turn was closed already: a sweep found its process
-    silent (``expire_abandoned``) and kept its flushed text instead."""
+    records that go with it (``TurnContext.with_reply``, the Actor's ``ModelCall`` rows), in
+    the same transaction. False, and nothing written, when the turn was closed already: a
+    sweep found its process silent (``expire_abandoned``) and kept its flushed text instead.
+
+    The records are written plainly after the reply; should one fail, the whole transaction
+    is done again with each record in a savepoint of its own (the failure logged, the reply
+    and the other records kept), so the usual turn pays no savepoint round trips."""
+    close = partial(_close, turn, content, status, usage, error_code, trace, config)
+    if also:
+        try:
+            return close(lambda: _write_plainly(also))
+        except _RecordFailed:
+            logger.info("a record of turn %s failed; writing them one by one", turn.id)
+    return close(lambda: _write_with_reply(turn, also))
+
+
+class _RecordFailed(Exception):
+    """A record written with the reply failed: the transaction is done again without it."""
+
+
+def _write_plainly(work: Sequence[Callable[[], None]]) -> None:
+    for write in work:
+        try:
+            write()
+        except Exception as exc:
+            raise _RecordFailed from exc
+
+
+def _close(turn, content, status, usage, error_code, trace, config, records) -> bool:
     metadata = {"turn_id": str(turn.id), **({"error": error_code} if error_code else {})}
     with transaction.atomic():
         closed = Turn.objects.filter(pk=turn.pk, status=TurnStatus.RUNNING).update(
@@ -188,7 +215,7 @@ def finish_turn(
                 turn.tenant, turn.assistant_message_id, content, status=MessageStatus.COMPLETE
             )
         index_for_recall(turn)
-        _write_with_reply(turn, also)
+        records()
     return True
 
 
@@ -206,18 +233,24 @@ def index_for_recall(turn: Turn) -> None:
     """Once the turn's messages commit, index them for recall (``memory.recall``), with the
     conversation's owner: the player's recall finds them within moments."""
     ids = [str(i) for i in (turn.user_message_id, turn.assistant_message_id) if i is not None]
-    index_on_commit(turn.conversation_id, ids)
+    owner = None
+    if Turn.conversation.is_cached(turn):  # the turn's own read has it: no query
+        conversation = turn.conversation
+        owner = (conversation.tenant_id, conversation.player_id, conversation.character_id)
+    index_on_commit(turn.conversation_id, ids, owner=owner)
 
 
-def index_on_commit(conversation_id, message_ids: list[str]) -> None:
+def index_on_commit(conversation_id, message_ids: list[str], *, owner=None) -> None:
     """Send ``memory.index_messages`` for the conversation's ``message_ids`` once the
     current transaction commits (a broker that is down costs recall the messages, never the
-    write)."""
-    owner = (
-        Conversation.objects.filter(pk=conversation_id)
-        .values_list("tenant_id", "player_id", "character_id")
-        .first()
-    )
+    write). ``owner`` is the conversation's (tenant, player, character) when the caller
+    has it; else it is read."""
+    if owner is None:
+        owner = (
+            Conversation.objects.filter(pk=conversation_id)
+            .values_list("tenant_id", "player_id", "character_id")
+            .first()
+        )
     if owner is None or not message_ids:
         return
     tenant_id, player_id, character_id = owner

@@ -74,7 +74,9 @@ async def run_turn(
         await phases.run_stage("pre_actor", ctx, emit, cancel, partial(_renew_lease, turn))
         entered = partial(with_reply.extend, ctx.with_reply)
         async with streamed_text.kept(turn, parts):  # kept if this process dies mid-stream
-            usage, result = await _stream_reply(ctx, emit, cancel, parts, entered=entered)
+            usage, result = await _stream_reply(
+                ctx, emit, cancel, parts, entered=entered, writes=with_reply
+            )
         finish_reason = result.finish_reason if result else None  # "length": cut short
         trace["model"] = {
             "model": result.model if result else None,
@@ -152,14 +154,18 @@ async def _stream_reply(
     cancel: asyncio.Event,
     parts: list[str],
     entered: Callable[[], None] = lambda: None,
+    writes: list[Callable[[], None]] | None = None,
 ):
     """Assemble the Actor prompt, stream the reply into ``parts``; (usage, result). When the
     turn offers tools (``memory_tools``), their calls are answered between rounds.
-    ``entered`` is called once the prompt is assembled and the Actor is asked."""
+    ``entered`` is called once the prompt is assembled and the Actor is asked; the calls'
+    ``ModelCall`` rows go to ``writes``, written with the reply."""
     turn = ctx.turn
     prompt = actor_prompt(ctx)
     ctx.trace["prompt"] = prompt_trace(prompt)
-    gateway = Gateway(turn.tenant, ctx.config, "actor", turn_id=turn.id, run_db=run_db)
+    gateway = Gateway(
+        turn.tenant, ctx.config, "actor", turn_id=turn.id, run_db=run_db, writes=writes
+    )
     tools = memory_tools.tools_for(ctx)
     messages = list(prompt.messages)
     request = ModelRequest(
