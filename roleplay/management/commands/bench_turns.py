@@ -49,6 +49,7 @@ from django.utils import timezone
 from console.bootstrap import migrate_quietly
 from console.live_server import database_url_for, start_daphne
 from console.tickets import issue_ticket
+from roleplay.bench import capabilities as caps
 from roleplay.bench import players as bench_players
 from roleplay.bench.agentic import STATE_CHARS, AgenticSet, add_agentic
 from roleplay.bench.hooks import hook_figures, memory_comparison
@@ -120,6 +121,13 @@ class Command(BaseCommand):
             "indexed and its pre-turn pack stored, so the turns' memory hooks read a hit",
         )
         parser.add_argument(
+            "--capabilities",
+            choices=("compare",),
+            help="'compare': the players with every capability off, then on a character with "
+            "memory at its defaults and a bound 5,000-entry worldbook; what they add and each "
+            "hook's share (roleplay.bench.capabilities)",
+        )
+        parser.add_argument(
             "--agentic",
             nargs="?",
             const="on",
@@ -142,21 +150,30 @@ class Command(BaseCommand):
             logging.getLogger(name).setLevel(logging.WARNING)
         migrate_quietly()  # the daphne child serves this database as it is
         database_url = database_url_for(connection.settings_dict)
-        agentic = opts["agentic"]
-        # The players' runs, by arm: without Agent V2 (the default), with it, or both.
+        agentic, capabilities = opts["agentic"], opts["capabilities"]
+        if agentic and capabilities:
+            raise CommandError("--agentic and --capabilities are separate runs")
+        # The players' runs, by arm: without Agent V2 (the default), with it, or both; or
+        # every capability off and on.
         arms = {"on": (WITH,), "compare": (WITHOUT, WITH)}.get(agentic, (WITHOUT,))
+        if capabilities:
+            arms = (caps.OFF, caps.ON)
         queue = new_queue_name() if agentic else None
         daphne_options = {"app": AGENTIC_ASGI, "extra_env": {QUEUE_ENV: queue}} if queue else {}
         agentic_info = None
         with ModelServerProcess(agentic=bool(agentic)) as model_server:
             # At least one warm-up player per server, so that every server is warm.
             warm = max(warmup, opts["servers"]) if warmup else 0
-            plain = WITHOUT in arms
+            plain = WITHOUT in arms or capabilities
             bench = create_bench_tenant(
                 players if plain else 0, model_server.base_url, warmup=warm if plain else 0
             )
             try:
-                conversations = {WITHOUT: (bench.conversations, bench.warmup)}
+                conversations = {arms[0]: (bench.conversations, bench.warmup)}
+                if capabilities:
+                    caps.turn_off(bench.conversations[0].character)
+                    on = caps.add_capabilities(bench.tenant, players=players, warmup=warm)
+                    conversations[caps.ON] = (on.conversations, on.warmup)
                 v2: AgenticSet | None = None
                 if agentic:
                     v2 = add_agentic(
@@ -188,7 +205,7 @@ class Command(BaseCommand):
                     # Compared arms run in A B B A order, each twice, so that whatever
                     # drifts over the run (a database that grows, its autovacuum, warmer
                     # caches) falls on both alike.
-                    order = (WITHOUT, WITH, WITH, WITHOUT) if len(arms) == 2 else arms
+                    order = (*arms, *reversed(arms)) if len(arms) == 2 else arms
                     rounds: dict[str, list[dict]] = {arm: [] for arm in arms}
                     for arm in order:
                         rounds[arm].append(
@@ -275,7 +292,16 @@ class Command(BaseCommand):
             reports[arm]["hooks"] = hooks[arm]
         if WITH in reports:
             reports[WITH]["agentic"] = agentic_info
-        if agentic != "compare":
+        if capabilities:
+            data = {
+                "players": players,
+                "turns_per_player": turns,
+                caps.OFF: reports[caps.OFF],
+                caps.ON: reports[caps.ON],
+                "comparison": caps.comparison(reports[caps.OFF], reports[caps.ON]),
+            }
+            text = caps.render(data["comparison"])
+        elif agentic != "compare":
             data = reports[arms[0]]
             text = render_table(data) if not agentic else _render_agentic(data)
             text += "\n" + _render_hooks(data["hooks"])
