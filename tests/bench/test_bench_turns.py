@@ -111,3 +111,24 @@ def test_percentile_interpolates_between_ranks():
     assert percentile([1.0, 2.0, 3.0, 4.0], 50) == 2.5
     assert percentile([4.0, 1.0, 3.0, 2.0], 100) == 4.0
     assert percentile(list(range(101)), 95) == 95.0
+
+
+@pytest.mark.django_db(transaction=True)
+def test_capabilities_compare_says_what_they_add_and_each_hooks_share():
+    out = io.StringIO()
+    call_command(
+        "bench_turns",
+        *("--players", "2", "--turns", "2", "--think-ms", "20", "--capabilities", "compare"),
+        *("--json",),
+        stdout=out,
+    )
+    data = json.loads(out.getvalue())
+    for arm in ("off", "on"):
+        assert data[arm]["errors"] == 0, data[arm]["error_codes"]
+        assert data[arm]["lost_deltas"] == 0 and data[arm]["turns"] == 8  # two rounds an arm
+    hooks = {row["hook"]: row for row in data["comparison"]["hooks"]}
+    # Off: memory off and no book, so nothing is selected; on: the book's entries are.
+    assert hooks["worldbook_context"]["on_p50_ms"] > 0
+    assert hooks["memory_pack_context"]["off_p50_ms"] == 0.0
+    assert set(data["comparison"]["turn_p50_ms"]) == {"off", "on"}
+    assert not Tenant.objects.filter(name__startswith="bench-").exists()
