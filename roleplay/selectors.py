@@ -7,6 +7,7 @@ alone); the subqueries here join on that text.
 
 from __future__ import annotations
 
+import copy
 import json
 import os
 from dataclasses import dataclass, field
@@ -345,15 +346,39 @@ def scenario_for(conversation: Conversation) -> Scenario | None:
     return None
 
 
+# Parsed scenario configs, by scenario and part, with the stored JSON they were parsed
+# from: a turn's capabilities each ask for them, and validating ``agenticV2`` costs more
+# than comparing it with what was parsed last. The models are frozen, so sharing is safe.
+_PARSED: dict[tuple, tuple] = {}
+_PARSED_MAX = 2048
+
+
+def _parsed(scenario: Scenario, part: str, raw: object, parse):
+    key = (scenario.pk, part)
+    hit = _PARSED.get(key)
+    if hit is not None and hit[0] == raw:
+        return hit[1]
+    value = parse()
+    if len(_PARSED) >= _PARSED_MAX:
+        _PARSED.clear()
+    _PARSED[key] = (copy.deepcopy(raw), value)
+    return value
+
+
+def _routed(scenario: Scenario) -> ScenarioConfig:
+    raw = {"agenticV2": scenario.agentic_v2, "storyV1": scenario.story_v1}
+    return _parsed(
+        scenario, "routed", raw, lambda: ScenarioConfig.model_validate(raw, strict=False)
+    )
+
+
 def agentic_config(scenario: Scenario | None) -> AgenticV2 | None:
     """The scenario's Agent V2 config when its turns run Agent V2 (``ScenarioConfig.route``:
     on, and Story, which wins, not on); else None. A stored config that no longer validates
     raises ``ValidationError``."""
     if scenario is None or not scenario.agentic_v2:
         return None
-    config = ScenarioConfig.model_validate(
-        {"agenticV2": scenario.agentic_v2, "storyV1": scenario.story_v1}, strict=False
-    )
+    config = _routed(scenario)
     return config.agenticV2 if config.route == "agentic_v2" else None
 
 
@@ -362,9 +387,7 @@ def story_config(scenario: Scenario | None) -> StoryV1 | None:
     else None."""
     if scenario is None or not scenario.story_v1:
         return None
-    config = ScenarioConfig.model_validate(
-        {"agenticV2": scenario.agentic_v2, "storyV1": scenario.story_v1}, strict=False
-    )
+    config = _routed(scenario)
     return config.storyV1 if config.route == "story" else None
 
 
@@ -372,7 +395,8 @@ def compact_config(scenario: Scenario | None) -> Compact | None:
     """The scenario's ``compact`` when it is on; else None."""
     if scenario is None or not scenario.compact:
         return None
-    config = Compact.model_validate(scenario.compact, strict=False)
+    raw = scenario.compact
+    config = _parsed(scenario, "compact", raw, lambda: Compact.model_validate(raw, strict=False))
     return config if config.enabled else None
 
 

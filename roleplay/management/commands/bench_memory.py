@@ -11,7 +11,7 @@ analysed, as autovacuum would soon, see there). Every question with
 evidence is asked of the product's recall (k = 1, 5, 10, 20) and of the lexical-only,
 vector-only and recency baselines (``memory.bench.evaluate``). Commit to searchable is
 measured in-process (the indexing time of each stored turn) and, for ``--searchable-turns``
-turns, through the product's path: ``roleplay.turns.records.index_for_recall`` enqueues the
+turns, through the product's path: ``roleplay.turns.records.index_on_commit`` enqueues the
 task on commit and a real Celery worker started here on a private queue indexes it
 (``memory.bench.searchable``). ``--scale N`` then crowds the index and times recall again
 (``memory.bench.scale``). The tenant is deleted at the end.
@@ -26,7 +26,6 @@ from __future__ import annotations
 import json
 import time
 import uuid
-from dataclasses import dataclass
 from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
@@ -41,21 +40,11 @@ from memory.bench.worker import celery_worker
 from roleplay.bench.queue import private_queue
 from roleplay.bench.tenant import PREFIX
 from roleplay.models import Character, Conversation
-from roleplay.turns.records import index_for_recall
+from roleplay.turns.records import index_on_commit
 
 DEFAULT_CONVERSATIONS = 10
 MAX_CONVERSATIONS = 1000
 MAX_SCALE = 100_000
-
-
-@dataclass(frozen=True)
-class _TurnIds:
-    """What ``index_for_recall`` reads of a turn: its conversation and its two messages."""
-
-    pk: str
-    conversation_id: object
-    user_message_id: object
-    assistant_message_id: object
 
 
 class Command(BaseCommand):
@@ -175,7 +164,7 @@ def _owner(tenant, name: str, sample: locomo.Sample, *, player=None) -> Owner:
 
 
 def _through_celery(tenant, turns: int) -> dict | None:
-    """Commit to searchable through ``index_for_recall`` and a Celery worker (None when
+    """Commit to searchable through ``index_on_commit`` and a Celery worker (None when
     ``turns`` is 0; the error when the worker or the queue cannot be had)."""
     if not turns:
         return None
@@ -183,7 +172,7 @@ def _through_celery(tenant, turns: int) -> dict | None:
 
     def enqueue(message_ids: list) -> None:
         user, assistant = message_ids
-        index_for_recall(_TurnIds("bench-memory", owner.conversation_id, user, assistant))
+        index_on_commit(owner.conversation_id, [str(user), str(assistant)])
 
     try:
         with private_queue(task=None) as queue, celery_worker(queue["queue"]):
