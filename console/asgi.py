@@ -51,7 +51,7 @@ def _warm_up() -> None:
     token encoder (about 1.5 s), the ``openai`` SDK's modules (about 1 s) and the TLS
     context its clients share."""
     from console.tokens import count_tokens
-    from roleplay.llm.openai_compat import ssl_context
+    from roleplay.llm.providers.openai_compat import ssl_context
 
     count_tokens("warm up")
     ssl_context()

@@ -65,8 +65,8 @@ def _llm() -> dict:
 def _local_model(pconfig) -> dict:
     """The local model process as its supervisor last reported it (nothing is started here:
     it starts with the first turn, or with ``make run``)."""
-    from roleplay.llm.llama_local import local_model_available, spec_for
     from roleplay.llm.local_supervisor import LocalModelService, supervisor_running
+    from roleplay.llm.providers.llama_local import local_model_available, spec_for
 
     if not local_model_available():
         return {"ok": False, "error": "the local model runtime is not installed"}

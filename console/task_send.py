@@ -13,6 +13,7 @@ results) keep ``apply_async``.
 from __future__ import annotations
 
 import base64
+import importlib
 import json
 import os
 import socket
@@ -75,6 +76,18 @@ def _queue(task_name: str, router, default_queue: str) -> str:
     no function of the arguments), remembered per router and default queue (a benchmark
     changes the one, a test the other)."""
     return router.route({}, task_name, (), {})["queue"].name
+
+
+def named(task_name: str):
+    """The Celery task called ``task_name``, an ``"<app>.<function>"`` defined in
+    ``<app>/tasks.py``: the port through which a service enqueues work. Tasks call services,
+    never the reverse; a service names the task it sends instead of importing the tasks
+    module, so the two never import each other."""
+    app_name, _, function = task_name.partition(".")
+    task = getattr(importlib.import_module(f"{app_name}.tasks"), function, None)
+    if task is None or getattr(task, "name", None) != task_name:
+        raise LookupError(f"no task named {task_name!r} in {app_name}.tasks")
+    return task
 
 
 def send(task, *args) -> str:

@@ -26,6 +26,7 @@ from django.db import connection, transaction
 from django.db.models import F
 from django.utils import timezone
 
+from console import task_send
 from console.failures import DomainError
 from memory.engine.entries import check_fields, content_hash
 from memory.entries import services as entry_writes
@@ -99,10 +100,8 @@ def _admit(tenant, player, kind: str, payload: dict) -> MemoryJob:
 def send(job_id, countdown: float = 0) -> None:
     """Send the job's task; with the broker away the job stays queued, admitted, and the
     minute's sweep (:func:`requeue_stalled`) sends it later."""
-    from memory.tasks import deliver_job
-
     try:
-        deliver_job.apply_async((str(job_id),), countdown=countdown)
+        task_send.named("memory.deliver_job").apply_async((str(job_id),), countdown=countdown)
     except Exception:
         logger.warning("could not send memory job %s; the sweep will", job_id, exc_info=True)
 

@@ -27,6 +27,7 @@ from dataclasses import asdict, dataclass
 
 import redis
 
+from console import task_send
 from console.redis_sync import client
 from console.tokens import count_tokens
 from memory.engine.config import MemoryConfig
@@ -119,9 +120,7 @@ def request_refresh(owner: Owner, key: str, query: str) -> str:
             client.decr(PENDING_KEY)
             return "skipped"
         client.expire(PENDING_KEY, TTL_S * 5)
-        from memory.tasks import refresh_pack
-
-        refresh_pack.delay(asdict(owner), key, query[:2000])
+        task_send.named("memory.refresh_pack").delay(asdict(owner), key, query[:2000])
     except Exception:  # noqa: BLE001 - a best-effort refresh never fails a turn
         logger.warning("could not queue a memory pack refresh")
         return "skipped"

@@ -6,6 +6,7 @@ from django.db import connection
 from django.db.models import Q
 
 from console.rows import prepared
+from console.scoping import is_uuid
 from memory.models import MemoryMetadata, Message
 
 DEFAULT_HISTORY_LIMIT = 50
@@ -67,6 +68,16 @@ def get_full_history(tenant, session_id: str, limit: int | None = None) -> list[
     qs = Message.objects.filter(tenant=tenant, session_id=session_id).order_by("-ts")
     rows = qs[: int(limit)] if limit else qs
     return list(reversed(list(rows)))
+
+
+def message_texts(session_id: str, ids) -> dict[str, str]:
+    """Message id → its text now, for those of ``ids`` still in conversation
+    ``session_id`` (what story reads through ``console.history``)."""
+    wanted = [i for i in ids if is_uuid(i)]
+    if not wanted:
+        return {}
+    rows = Message.objects.filter(session_id=session_id, pk__in=wanted)
+    return {str(pk): text for pk, text in rows.values_list("pk", "content")}
 
 
 def _kind_filters(qs, kinds=None, exclude_kinds=None):

@@ -5,7 +5,9 @@
   conversation when ``session_id`` is None too). Stores derived from messages (recall
   indexes) remove what they hold for them.
 - ``history_changed(tenant, session_id, reason)``: a conversation's history changed shape
-  (deleted, trimmed, edited): views and caches read it again.
+  (deleted, trimmed, edited): views and caches read it again. The signal is the kernel's
+  (``console.history``), so a capability that reads the history (story) hears it without
+  importing memory.
 - ``messages_indexed(tenant, session_id, player_id, character_id, conversation_id,
   message_ids)``: a turn's messages were indexed for recall (the worker's
   ``memory.index_messages``, after the reply committed); work that follows a reply in the
@@ -24,8 +26,18 @@ from __future__ import annotations
 from django.db import transaction
 from django.dispatch import Signal
 
+from console.history import history_changed
+
+__all__ = [
+    "after_commit",
+    "consolidation_switched_on",
+    "history_changed",
+    "memory_clear",
+    "messages_deleted",
+    "messages_indexed",
+]
+
 messages_deleted = Signal()
-history_changed = Signal()
 memory_clear = Signal()
 messages_indexed = Signal()
 consolidation_switched_on = Signal()

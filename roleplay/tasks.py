@@ -21,9 +21,10 @@ def run_planning(run_id: str) -> str:
     """One turn's Agent V2 background run; idempotent per run (``services.planning``): a
     second delivery of a finished run does nothing, a redelivery after a killed worker
     takes the run over and commits at most once."""
+    from roleplay import hub
     from roleplay.services import planning
 
-    return planning.execute(run_id)
+    return planning.execute(run_id, announce=hub.announce)
 
 
 @shared_task(name="roleplay.requeue_planning_runs")

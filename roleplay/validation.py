@@ -1,10 +1,10 @@
-"""The rules of a model config: field validators that keep credentials out of the database,
-and the rules that span fields.
+"""The field rules of a model config: validators that keep credentials out of the database.
 
 The field validators sit on the model fields, so the API serializer and the console form run
 them on input, and the services run them again (``full_clean``) for every other door. The
-rules across fields (:func:`model_config_problems`) are checked by the services only, for
-every door at once.
+rules across fields (``services.model_configs.model_config_problems``) are checked by the
+services only, for every door at once; they live there, beside the models they read, so this
+module (which the models import) imports no models.
 
 A model config names the environment variable that holds its key (``api_key_env``); the key
 itself must never reach the database. People paste keys into the wrong field, so a value that
@@ -98,25 +98,3 @@ def validate_extra(value) -> None:
             f"Credentials do not belong here ({', '.join(secret)}): name an environment "
             "variable in api_key_env instead."
         )
-
-
-def model_config_problems(
-    *, provider: str, base_url: str, context_limit, max_output_tokens
-) -> dict[str, list[str]]:
-    """Field name -> messages for the rules across fields of a model config (empty: none).
-
-    An OpenAI-compatible server is reached by URL, so it needs one; the reply must leave room
-    for a prompt in the context window. A value that is not a number yet is left to its field
-    validator.
-    """
-    from roleplay.models import Provider  # here: the models import this module's validators
-
-    problems: dict[str, list[str]] = {}
-    if provider == Provider.OPENAI_COMPATIBLE and not base_url:
-        problems["base_url"] = ["Required for OpenAI-compatible servers."]
-    numbers = all(
-        isinstance(v, int) and not isinstance(v, bool) for v in (context_limit, max_output_tokens)
-    )
-    if numbers and max_output_tokens >= context_limit:
-        problems["max_output_tokens"] = ["Must be smaller than the context limit."]
-    return problems

@@ -21,6 +21,7 @@ from django.utils.safestring import SafeString, mark_safe
 from console.access import console_view
 from console.models import Player
 from console.scoping import is_uuid
+from console.search.lexical import CJK_CLASS
 from memory import packs
 from memory.recall import search
 from memory.turn_reads import turn_memory
@@ -28,7 +29,6 @@ from roleplay import labels
 from roleplay.memory_pack_context import owner_of
 from roleplay.models import Conversation
 from roleplay.views_memory import conversation_or_404
-from worldbook.engine.lexical import CJK_CLASS
 
 PLAYERS_LISTED = 500  # the select's length; a player further down is still found by id
 MAX_QUERY_CHARS = 4000  # as the API

@@ -16,7 +16,7 @@ from __future__ import annotations
 import logging
 import uuid
 
-from memory.signals import history_changed
+from console.history import history_changed
 from story import selectors, services
 from story.engine import edits
 from story.engine.evidence import Evidence

@@ -3,8 +3,8 @@ quarantine records, always within one tenant."""
 
 from __future__ import annotations
 
-from console.scoping import is_uuid, scoped
-from memory.models import Message
+from console import history
+from console.scoping import scoped
 from story.models import EventStatus, StoryEvent, StoryHead, StoryQuarantine, StoryRevision
 
 
@@ -78,12 +78,9 @@ def live_events(conversation_id, scenario_id) -> list[StoryEvent]:
 
 
 def message_texts(conversation_id, ids) -> dict[str, str]:
-    """Message id → its text now, for those of ``ids`` still in the conversation."""
-    wanted = [i for i in ids if is_uuid(i)]
-    if not wanted:
-        return {}
-    rows = Message.objects.filter(session_id=str(conversation_id), pk__in=wanted)
-    return {str(pk): text for pk, text in rows.values_list("pk", "content")}
+    """Message id → its text now, for those of ``ids`` still in the conversation (read from
+    the message store through the kernel's port, ``console.history``)."""
+    return history.message_texts(str(conversation_id), ids)
 
 
 def events(tenant, conversation_id):

@@ -34,8 +34,11 @@ from collections import OrderedDict
 from pathlib import Path
 
 from django.conf import settings
-from django.db import connection
+from django.db import connection, transaction
+from kombu.exceptions import OperationalError
+from redis.exceptions import RedisError
 
+from console import task_send
 from worldbook.engine import prepared
 from worldbook.engine.entry import compact_stored
 from worldbook.engine.gc_pause import paused_gc
@@ -227,11 +230,25 @@ def _build(key) -> LoadedBook:
         return prepared.prepare(book_id, revision, content_hash, entries)
 
 
+def queue_warm(refs: list[tuple[str, int, str]]) -> None:
+    """After the transaction commits, ask the worker to prepare these ``(book id, revision,
+    content hash)`` revisions, so no turn prepares them inline. Best effort: a broker that
+    cannot take the task costs the first turn the preparation, never the write."""
+    if not refs:
+        return
+
+    def send() -> None:
+        try:
+            task_send.named("worldbook.warm_revisions").delay([list(ref) for ref in refs])
+        except (OperationalError, RedisError, RuntimeError) as exc:
+            log.warning("could not queue worldbook warming: %s", exc)
+
+    transaction.on_commit(send)
+
+
 def _ask_worker(key) -> None:
     """Have the worker write the shared file of a revision this process prepared inline."""
-    from worldbook import tasks  # tasks imports this module
-
-    tasks.queue_warm([key])
+    queue_warm([key])
 
 
 def _write(key, book: LoadedBook) -> None:

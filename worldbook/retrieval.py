@@ -16,9 +16,9 @@ from django.utils import timezone
 from pgvector.django import CosineDistance
 
 from console.embedding.openai_embedder import EmbeddingUnavailable
+from console.search.lexical import index_for, query_terms
 from worldbook import errors, indexing
 from worldbook.engine.gc_pause import paused_gc
-from worldbook.engine.lexical import index_for, query_terms
 from worldbook.engine.prepared import lexical_docs
 from worldbook.engine.schema import SelectRequest
 from worldbook.engine.selection import LoadedBook, SelectionResult, select

@@ -10,7 +10,7 @@ from django.utils import timezone
 from pydantic import ValidationError
 
 from console.storable import unstorable_at
-from worldbook import compiled, errors, tasks
+from worldbook import compiled, errors
 from worldbook.contracts import (
     MAX_BATCH_BOOKS,
     MAX_PROMPT_ID,
@@ -142,7 +142,7 @@ def publish_revision(
         _store_prepared(tenant, book, revision, model)
         followers = PromptBinding.objects.filter(book=book, revision__isnull=True, enabled=True)
         if followers.exists():  # bound prompts read the new head from their next turn
-            tasks.queue_warm([(str(book.pk), number, revision.content_hash)])
+            compiled.queue_warm([(str(book.pk), number, revision.content_hash)])
     book.head_revision = number
     return revision
 
@@ -286,7 +286,7 @@ def put_bindings(tenant, prompt_id: str, bindings) -> list[PromptBinding]:
         PromptBinding.objects.filter(tenant=tenant, prompt_id=prompt_id).delete()
         PromptBinding.objects.bulk_create(rows)
         bound = bound_revisions(tenant, prompt_id, embedding_version())
-        tasks.queue_warm([(b.book_id, b.revision, b.content_hash) for b in bound])
+        compiled.queue_warm([(b.book_id, b.revision, b.content_hash) for b in bound])
     return rows
 
 

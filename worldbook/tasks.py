@@ -48,19 +48,3 @@ def warm_revisions(refs: list[list]) -> dict:
         f"{book_id}:{revision}": compiled.warm(book_id, revision, h)
         for book_id, revision, h in refs
     }
-
-
-def queue_warm(refs: list[tuple[str, int, str]]) -> None:
-    """After the transaction commits, ask the worker to prepare these ``(book id, revision,
-    content hash)`` revisions, so no turn prepares them inline. Best effort: a broker that
-    cannot take the task costs the first turn the preparation, never the write."""
-    if not refs:
-        return
-
-    def send() -> None:
-        try:
-            warm_revisions.delay([list(ref) for ref in refs])
-        except (OperationalError, RedisError, RuntimeError) as exc:
-            log.warning("could not queue worldbook warming: %s", exc)
-
-    transaction.on_commit(send)

@@ -1,6 +1,6 @@
 """Where words begin and end, for everything that ranks text by its words: the hashing
 embedder hashes their n-grams (``console.embedding.hashing``), the worldbook's BM25 index and
-memory's recall index their terms (``worldbook.engine.lexical``).
+memory's recall index their terms (``console.search.lexical``).
 
 Latin and digit runs are words; Chinese, Japanese and Korean runs (written without spaces)
 are kept whole for the caller to cut into characters and bigrams. :func:`fold` lower-cases

@@ -34,7 +34,7 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from worldbook.engine.lexical import CJK_CLASS
+from console.search.lexical import CJK_CLASS
 
 MAX_ENTRIES = 5
 MAX_CHARS = 600

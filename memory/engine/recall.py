@@ -22,7 +22,7 @@ from functools import lru_cache
 
 import snowballstemmer
 
-from worldbook.engine.lexical import document_terms, query_terms
+from console.search.lexical import document_terms, query_terms
 
 CHUNK_CHARS, CHUNK_OVERLAP = 1200, 150
 MAX_POSITION = 16383  # PostgreSQL's largest tsvector position

@@ -17,6 +17,7 @@ from datetime import UTC, datetime
 
 from django.db import connection, transaction
 
+from console import task_send
 from console.models import Tenant
 from memory.engine import recall as terms
 from memory.models import Message, RecallItem
@@ -209,8 +210,7 @@ def _changed(sender, *, tenant, session_id, **_) -> None:
         or not RecallItem.objects.filter(tenant=tenant, session_id=session_id).exists()
     ):
         return
-    from memory.tasks import reconcile_recall
-
+    reconcile_recall = task_send.named("memory.reconcile_recall")
     transaction.on_commit(lambda: reconcile_recall.delay(str(tenant.pk), session_id))
 
 

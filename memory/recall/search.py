@@ -28,6 +28,7 @@ from django.utils import timezone
 
 from console.embedding.protocol import cosine
 from console.lru import Lru
+from console.search.lexical import Doc, LexicalIndex
 from memory.engine import recall as terms
 from memory.models import (
     EntryScope,
@@ -39,7 +40,6 @@ from memory.models import (
 )
 from memory.recall import owner_index
 from memory.recall.embedder import EmbeddingUnavailable, recall_embedder
-from worldbook.engine.lexical import Doc, LexicalIndex
 
 KINDS = ("message", "entry")
 MAX_K = 50

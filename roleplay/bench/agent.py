@@ -64,6 +64,7 @@ def delete(bench: AgentBench) -> None:
 
 def play(bench: AgentBench, conversation, index: int, *, label: str = "t") -> dict:
     """One turn through the real turn path, then its planning run executed here."""
+    from roleplay import hub
     from roleplay.services import planning
     from roleplay.turns import run_to_end
 
@@ -77,7 +78,7 @@ def play(bench: AgentBench, conversation, index: int, *, label: str = "t") -> di
     if run is None:
         return {**sample, "outcome": "no_planning_run", "error_code": ""}
     started = time.perf_counter()
-    planning.execute(str(run.pk))
+    planning.execute(str(run.pk), announce=hub.announce)
     sample["execute_ms"] = _ms(started)
     run.refresh_from_db()
     task_ms = run.timings.get("task_ms")

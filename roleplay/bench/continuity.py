@@ -202,13 +202,14 @@ class Run:
 
 def _finish(turn_id: str):
     """The turn once its Agent V2 run (recorded with the reply) has been executed here."""
+    from roleplay import hub
     from roleplay.models import PlanningRun, Turn
     from roleplay.services import planning
 
     for _ in range(100):
         run = PlanningRun.objects.filter(turn_id=turn_id).first()
         if run is not None:
-            planning.execute(str(run.pk))
+            planning.execute(str(run.pk), announce=hub.announce)
             break
         time.sleep(0.05)
     return Turn.objects.get(pk=turn_id)

@@ -2,8 +2,9 @@
 
 A prompt (a list of chat messages) goes in; a ``CompletionResult`` or a stream of
 ``TextDelta`` chunks ending in ``StreamDone`` comes out, with token usage recorded. Two
-providers implement it: any OpenAI-compatible HTTP server (``openai_compat``) and an
-in-process llama.cpp model (``llama_local``). ``provider.ModelClient`` adds the retry,
-cancellation and call-recording policy once, so providers stay small. Nothing here imports
-Django: the console wires a recorder that stores each ``CallRecord``.
+providers implement it, each in ``providers/`` (whose ``build_provider`` is the registry):
+any OpenAI-compatible HTTP server (``providers.openai_compat``) and an in-process llama.cpp
+model (``providers.llama_local``). ``provider.ModelClient`` adds the retry, cancellation and
+call-recording policy once, so providers stay small. Nothing here imports Django: the
+console wires a recorder that stores each ``CallRecord``.
 """

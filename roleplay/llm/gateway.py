@@ -20,7 +20,8 @@ from asgiref.sync import sync_to_async
 from django.conf import settings
 
 from roleplay.llm.errors import ModelBadRequest
-from roleplay.llm.provider import ModelClient, Provider, build_provider
+from roleplay.llm.provider import ModelClient, Provider
+from roleplay.llm.providers import build_provider
 from roleplay.llm.types import (
     CallRecord,
     CompletionResult,

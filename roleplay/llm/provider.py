@@ -78,19 +78,6 @@ class Provider(ABC):
         """Release connections or models held by this provider (default: nothing)."""
 
 
-def build_provider(config: ProviderConfig) -> Provider:
-    """The provider for ``config``; imported lazily so unused SDKs are never loaded."""
-    if config.provider == "openai_compatible":
-        from .openai_compat import OpenAICompatProvider
-
-        return OpenAICompatProvider(config)
-    if config.provider == "llama_cpp":
-        from .llama_local import LlamaLocalProvider
-
-        return LlamaLocalProvider(config)
-    raise ValueError(f"unknown provider {config.provider!r}")
-
-
 def tool_functions(tools: list[dict[str, Any]] | None) -> list[dict[str, Any]]:
     """The ``{"name", "description", "parameters"}`` part of each tool definition.
 

@@ -24,6 +24,7 @@ from django.db import transaction
 from django.db.models import Max
 from django.utils import timezone
 
+from console import task_send
 from console.db import run_db
 from console.models import Player
 from memory import owners
@@ -53,8 +54,7 @@ def enabled(tenant) -> bool:
 
 def sweep(limit: int = 200) -> int:
     """Send a build for each player whose facts or episodes changed since their last one."""
-    from roleplay.tasks import build_beliefs
-
+    build_beliefs = task_send.named("roleplay.build_beliefs")
     tenant_ids = MemorySettings.objects.filter(character_id="", data__beliefs=True).values_list(
         "tenant_id", flat=True
     )

@@ -39,6 +39,7 @@ from django.db import IntegrityError, connection, transaction
 from django.db.models import Exists, OuterRef, Subquery
 from django.utils import timezone
 
+from console import task_send
 from console.db import run_db
 from console.embedding.protocol import cosine
 from console.scoping import is_uuid
@@ -136,9 +137,7 @@ def pending(cursor: ConsolidationCursor, limit: int) -> list[engine.Source]:
 
 
 def _send(conversation_id) -> None:
-    from roleplay.tasks import consolidate_memory
-
-    consolidate_memory.delay(str(conversation_id))
+    task_send.named("roleplay.consolidate_memory").delay(str(conversation_id))
 
 
 def on_indexed(

@@ -25,6 +25,7 @@ from django.db import IntegrityError, transaction
 from django.db.models import F
 from django.utils import timezone
 
+from console import task_send
 from console.db import run_db
 from memory.configs.selectors import config_for
 from memory.engine import diary
@@ -71,9 +72,7 @@ def on_indexed(sender, *, tenant, session_id, character_id, conversation_id, **_
     try:
         rounds = due_round(tenant, session_id, str(character_id))
         if rounds is not None:
-            from roleplay.tasks import write_diary
-
-            write_diary.delay(str(conversation_id), rounds)
+            task_send.named("roleplay.write_diary").delay(str(conversation_id), rounds)
     except Exception:
         logger.warning("could not schedule the diary of %s", session_id, exc_info=True)
 

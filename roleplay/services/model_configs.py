@@ -12,9 +12,8 @@ from __future__ import annotations
 from django.db import transaction
 
 from console.models import Tenant
-from roleplay.models import ModelConfig
+from roleplay.models import ModelConfig, Provider
 from roleplay.services import rows
-from roleplay.validation import model_config_problems
 
 MODEL_CONFIG_FIELDS = (
     "name",
@@ -74,6 +73,26 @@ def _save(config: ModelConfig, fields: dict, *, update: bool) -> None:
         update=update,
         rules=_rules,
     )
+
+
+def model_config_problems(
+    *, provider: str, base_url: str, context_limit, max_output_tokens
+) -> dict[str, list[str]]:
+    """Field name -> messages for the rules across fields of a model config (empty: none).
+
+    An OpenAI-compatible server is reached by URL, so it needs one; the reply must leave room
+    for a prompt in the context window. A value that is not a number yet is left to its field
+    validator.
+    """
+    problems: dict[str, list[str]] = {}
+    if provider == Provider.OPENAI_COMPATIBLE and not base_url:
+        problems["base_url"] = ["Required for OpenAI-compatible servers."]
+    numbers = all(
+        isinstance(v, int) and not isinstance(v, bool) for v in (context_limit, max_output_tokens)
+    )
+    if numbers and max_output_tokens >= context_limit:
+        problems["max_output_tokens"] = ["Must be smaller than the context limit."]
+    return problems
 
 
 def _rules(config: ModelConfig) -> dict[str, list[str]]:

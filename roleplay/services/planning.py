@@ -22,6 +22,7 @@ import asyncio
 import logging
 import time
 import uuid
+from collections.abc import Awaitable, Callable
 from datetime import timedelta
 from typing import Any
 
@@ -30,8 +31,7 @@ from django.db.models import Q
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
-from console import rows
-from roleplay import hub
+from console import rows, task_send
 from roleplay.agentic import runner
 from roleplay.agentic.config import AgenticV2
 from roleplay.agentic_gateway import TenantModels
@@ -84,11 +84,12 @@ def start(
     return row
 
 
-def enqueue(run_id) -> None:
-    from console import task_send
-    from roleplay.tasks import run_planning
+Announce = Callable[[Any, dict], Awaitable[None]]
+"""Sends one event to a conversation's sockets (``roleplay.hub.announce``)."""
 
-    task_send.send(run_planning, str(run_id))
+
+def enqueue(run_id) -> None:
+    task_send.send(task_send.named("roleplay.run_planning"), str(run_id))
 
 
 def dispatch_pending(limit: int = RELAY_BATCH) -> int:
@@ -119,8 +120,10 @@ def dispatch_pending(limit: int = RELAY_BATCH) -> int:
     return len(ids)
 
 
-def execute(run_id: str) -> str:
-    """Run a planning run to its end (the task's body); its outcome, or ``skipped``."""
+def execute(run_id: str, announce: Announce | None = None) -> str:
+    """Run a planning run to its end (the task's body); its outcome, or ``skipped``. Once it
+    closes, ``announce`` (the task passes the socket hub's) tells the conversation's sockets
+    ``planning.completed``: a service never imports the socket layer."""
     started, claim = time.perf_counter(), uuid.uuid4()
     run = _claim(run_id, claim)
     if run is None:
@@ -142,17 +145,14 @@ def execute(run_id: str) -> str:
     outcome, revision = _close(run, claim, given, result, models)
     if outcome is None:
         return SKIPPED
-    asyncio.run(
-        hub.announce(
-            run.conversation_id,
-            {
-                "type": "planning.completed",
-                "turn_id": str(run.turn_id),
-                "outcome": outcome,
-                "revision": revision,
-            },
-        )
-    )
+    if announce is not None:
+        event = {
+            "type": "planning.completed",
+            "turn_id": str(run.turn_id),
+            "outcome": outcome,
+            "revision": revision,
+        }
+        asyncio.run(announce(run.conversation_id, event))
     return outcome
 
 

@@ -31,7 +31,7 @@ def test_probe(tmp_path):
         "redis": int((embedded.run_dir() / "redis" / "redis.pid").read_text()),
         "database": connection.settings_dict["NAME"],
     }
-    from roleplay.llm.llama_local import LlamaLocalProvider, local_model_available
+    from roleplay.llm.providers.llama_local import LlamaLocalProvider, local_model_available
     from roleplay.llm.types import ModelRequest, ProviderConfig
 
     if local_model_available():

@@ -55,3 +55,18 @@ def test_an_eager_app_runs_the_task_in_place(monkeypatch):
     finally:
         app.conf.task_always_eager = False
     assert ran == ["run-2"]
+
+
+def test_a_service_finds_a_task_by_its_name():
+    from memory.tasks import deliver_job
+
+    assert task_send.named("roleplay.run_planning") is run_planning
+    assert task_send.named("memory.deliver_job") is deliver_job
+
+
+def test_a_name_that_is_no_task_is_refused():
+    import pytest
+
+    for name in ("roleplay.no_such_task", "roleplay.turns", "memory.services"):
+        with pytest.raises(LookupError):
+            task_send.named(name)

@@ -13,8 +13,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from console.search.lexical import Doc, LexicalIndex, query_terms
 from worldbook import errors, indexing, retrieval, services
-from worldbook.engine.lexical import Doc, LexicalIndex, query_terms
 from worldbook.engine.schema import BookIn
 from worldbook.models import Book, BookIndex, IndexStatus, PromptBinding, TimedEffectState
 from worldbook.selectors import (

@@ -11,13 +11,14 @@ from pathlib import Path
 import pytest
 
 from roleplay.llm.errors import ModelCancelled
-from roleplay.llm.llama_local import (
+from roleplay.llm.local_server import PlanError, plan
+from roleplay.llm.provider import ModelClient
+from roleplay.llm.providers import build_provider
+from roleplay.llm.providers.llama_local import (
     LlamaLocalProvider,
     local_model_available,
     model_cache_dir,
 )
-from roleplay.llm.local_server import PlanError, plan
-from roleplay.llm.provider import ModelClient, build_provider
 from roleplay.llm.types import CallRecord, ModelRequest, ProviderConfig, StreamDone, TextDelta
 
 needs_model = pytest.mark.skipif(

@@ -18,8 +18,9 @@ from roleplay.llm.errors import (
     ModelRateLimited,
     ModelServerError,
 )
-from roleplay.llm.openai_compat import OpenAICompatProvider, _call_parts, refused_params
-from roleplay.llm.provider import ModelClient, build_provider
+from roleplay.llm.provider import ModelClient
+from roleplay.llm.providers import build_provider
+from roleplay.llm.providers.openai_compat import OpenAICompatProvider, _call_parts, refused_params
 from roleplay.llm.scripted_server import Reply, ScriptedOpenAIServer
 from roleplay.llm.types import CallRecord, ModelRequest, ProviderConfig, StreamDone, TextDelta
 

@@ -20,7 +20,8 @@ from roleplay.llm.errors import (
     ModelServerError,
     ModelTimeout,
 )
-from roleplay.llm.provider import ModelClient, build_provider
+from roleplay.llm.provider import ModelClient
+from roleplay.llm.providers import build_provider
 from roleplay.llm.scripted_server import Reply, ScriptedOpenAIServer
 from roleplay.llm.types import CallRecord, ModelRequest, ProviderConfig, StreamDone, TextDelta
 

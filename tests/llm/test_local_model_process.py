@@ -18,8 +18,9 @@ import psutil
 import pytest
 
 from roleplay.llm.errors import ModelUnavailable
-from roleplay.llm.llama_local import LlamaLocalProvider, local_model_available
-from roleplay.llm.provider import ModelClient, build_provider
+from roleplay.llm.provider import ModelClient
+from roleplay.llm.providers import build_provider
+from roleplay.llm.providers.llama_local import LlamaLocalProvider, local_model_available
 from roleplay.llm.types import ModelRequest, ProviderConfig, TextDelta
 
 needs_model = pytest.mark.skipif(
@@ -85,7 +86,7 @@ async def test_a_call_while_the_model_is_down_waits_for_it() -> None:
 
 USER = """
 import asyncio, sys
-from roleplay.llm.llama_local import LlamaLocalProvider
+from roleplay.llm.providers.llama_local import LlamaLocalProvider
 from roleplay.llm.types import ModelRequest, ProviderConfig
 provider = LlamaLocalProvider(ProviderConfig(provider="llama_cpp", model="gemma-3-270m",
                                              context_limit=512, max_output_tokens=4))

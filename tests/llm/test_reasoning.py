@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from roleplay.llm.openai_compat import OpenAICompatProvider
+from roleplay.llm.providers.openai_compat import OpenAICompatProvider
 from roleplay.llm.reasoning import StreamFilter, strip_reasoning
 from roleplay.llm.scripted_server import Reply, ScriptedOpenAIServer
 from roleplay.llm.types import ModelRequest, ProviderConfig, StreamDone, TextDelta

@@ -10,7 +10,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from roleplay.llm.errors import ModelBadRequest
-from roleplay.llm.provider import ModelClient, build_provider
+from roleplay.llm.provider import ModelClient
+from roleplay.llm.providers import build_provider
 from roleplay.llm.roles import NO_SYSTEM, START, STRICT, refusal_level, reshape
 from roleplay.llm.scripted_server import Reply, ScriptedOpenAIServer
 from roleplay.llm.types import ModelRequest, ProviderConfig

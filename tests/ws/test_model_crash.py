@@ -17,8 +17,8 @@ from asgiref.sync import sync_to_async
 from console.tickets import issue_ticket
 from memory.models import Message
 from roleplay.llm.gateway import provider_config
-from roleplay.llm.llama_local import local_model_available, spec_for
 from roleplay.llm.local_supervisor import LocalModelService
+from roleplay.llm.providers.llama_local import local_model_available, spec_for
 
 pytestmark = [
     pytest.mark.asyncio,

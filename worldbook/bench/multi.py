@@ -43,13 +43,13 @@ import psutil
 from django.conf import settings
 
 from console.live_server import running_daphne
+from console.search.lexical import LexicalIndex
 from console.services import create_api_token
 from worldbook import compiled, services
 from worldbook.bench.editor import percentiles
 from worldbook.bench.synthetic import queries, synthetic_book
 from worldbook.engine.entry import compact_stored
 from worldbook.engine.gc_pause import paused_gc
-from worldbook.engine.lexical import LexicalIndex
 from worldbook.engine.matcher import CompiledBook
 from worldbook.engine.prepared import lexical_docs
 from worldbook.engine.schema import BookIn, SelectRequest

@@ -22,9 +22,9 @@ from typing import Any
 
 import numpy as np
 
+from console.search.lexical import Doc, LexicalIndex
 from worldbook.engine.entry import Entry, compact
 from worldbook.engine.gc_pause import paused_gc
-from worldbook.engine.lexical import Doc, LexicalIndex
 from worldbook.engine.matcher import CompiledBook, _WordTable
 from worldbook.engine.revision import revision_view
 from worldbook.engine.schema import Condition, EntryIn
@@ -100,6 +100,8 @@ _ALLOWED: dict[tuple[str, str], Any] = {
     ("worldbook.engine.matcher", "_WordTable"): _WordTable,
     ("array", "array"): array,
     ("array", "_array_reconstructor"): _array_reconstructor,
+    ("console.search.lexical", "LexicalIndex"): LexicalIndex,
+    # where the index lived before it moved to the kernel: blobs stored then still load
     ("worldbook.engine.lexical", "LexicalIndex"): LexicalIndex,
     ("worldbook.engine.schema", "Condition"): Condition,
     ("numpy", "dtype"): np.dtype,

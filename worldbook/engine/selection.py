@@ -20,6 +20,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from console.search.lexical import LexicalIndex
 from worldbook.engine.activation import PLAIN_CONSTANT, ActivationInput, Slot, activate
 from worldbook.engine.budget import (
     BudgetInput,
@@ -34,7 +35,6 @@ from worldbook.engine.entry import Entry
 from worldbook.engine.errors import BOOK_MISMATCH, REQUIRED_UNPLACEABLE, SelectionError
 from worldbook.engine.gc_pause import paused_gc
 from worldbook.engine.groups import Member, resolve_groups
-from worldbook.engine.lexical import LexicalIndex
 from worldbook.engine.matcher import CompiledBook, compile_book
 from worldbook.engine.placement import (
     block_sort_key,

@@ -93,8 +93,8 @@ class Command(BaseCommand):
     def start_local_model(self) -> str:
         """Start the demo tenant's local model process now, if it uses one; a line to show."""
         from roleplay.llm.gateway import provider_config
-        from roleplay.llm.llama_local import local_model_available, spec_for
         from roleplay.llm.local_supervisor import LocalModelService
+        from roleplay.llm.providers.llama_local import local_model_available, spec_for
         from roleplay.models import ModelConfig
 
         config = ModelConfig.objects.filter(tenant__name="demo", is_default=True).first()

@@ -23,8 +23,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from console.embedding.words import CJK_CLASS, fold
-from worldbook.engine.entry import MODEL_FIELDS, compact, compact_stored
-from worldbook.engine.lexical import (
+from console.search.lexical import (
     BM25_B,
     BM25_K1,
     TITLE_WEIGHT,
@@ -32,6 +31,7 @@ from worldbook.engine.lexical import (
     LexicalIndex,
     document_terms,
 )
+from worldbook.engine.entry import MODEL_FIELDS, compact, compact_stored
 from worldbook.engine.schema import BookIn
 
 SETTINGS = settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])

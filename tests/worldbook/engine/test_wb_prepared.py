@@ -210,3 +210,11 @@ def test_a_key_list_holding_the_separator_stays_a_tuple():
     assert record.keys == ("a\x1fb", "c")
     assert Entry.of(EntryIn.model_validate({"content": "c"})).keys == ()
     assert Entry.of(EntryIn.model_validate({"content": "c", "keys": ["one"]})).keys == ("one",)
+
+
+def test_a_blob_stored_before_the_index_moved_to_the_kernel_still_loads():
+    from console.search.lexical import LexicalIndex
+    from worldbook.engine.prepared import _ALLOWED
+
+    assert _ALLOWED[("worldbook.engine.lexical", "LexicalIndex")] is LexicalIndex
+    assert _ALLOWED[("console.search.lexical", "LexicalIndex")] is LexicalIndex

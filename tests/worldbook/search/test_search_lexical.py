@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from worldbook.engine.lexical import (
+from console.search.lexical import (
     Doc,
     IndexCache,
     LexicalIndex,

@@ -32,7 +32,7 @@ import openai
 
 from console.tokens import count_messages, count_tokens
 
-from .errors import (
+from ..errors import (
     ModelAuthError,
     ModelBadRequest,
     ModelBadResponse,
@@ -44,10 +44,10 @@ from .errors import (
     ModelServerError,
     ModelTimeout,
 )
-from .provider import Interruptible, Provider, await_or_cancel, openai_tools
-from .reasoning import StreamFilter, strip_reasoning
-from .roles import AS_SENT, refusal_level, reshape
-from .types import (
+from ..provider import Interruptible, Provider, await_or_cancel, openai_tools
+from ..reasoning import StreamFilter, strip_reasoning
+from ..roles import AS_SENT, refusal_level, reshape
+from ..types import (
     CompletionResult,
     ModelRequest,
     ProviderConfig,

@@ -14,12 +14,12 @@ import time
 from collections.abc import AsyncGenerator
 from typing import Any
 
-from .bundled import BUNDLED_MODEL_NAME, local_model_available, model_cache_dir
-from .errors import ModelConnectionError, ModelServerError, ModelUnavailable
-from .local_server import default_threads
-from .local_supervisor import LocalModelService, ModelSpec
+from ..bundled import BUNDLED_MODEL_NAME, local_model_available, model_cache_dir
+from ..errors import ModelConnectionError, ModelServerError, ModelUnavailable
+from ..local_server import default_threads
+from ..local_supervisor import LocalModelService, ModelSpec
+from ..types import CompletionResult, ModelRequest, ProviderConfig, StreamEvent
 from .openai_compat import OpenAICompatProvider
-from .types import CompletionResult, ModelRequest, ProviderConfig, StreamEvent
 
 READY_TIMEOUT_S = 120.0  # a first start assembles and loads the model
 READY_POLL_S = 0.1
