@@ -330,7 +330,9 @@ def starter_character(tenant) -> Character | None:
 
 def scenario_for(conversation: Conversation) -> Scenario | None:
     """The scenario the conversation runs: its own, else its character's default, else none
-    (the same precedence as model configs; a scenario of another tenant is none)."""
+    (the same precedence as model configs; a scenario of another tenant is none). The one
+    scenario rule: the chat turn's one-statement read (``turns/reads.py``) is pinned to it
+    by tests/fastpaths/test_turn_reads.py."""
     ids = (conversation.scenario_id, conversation.character.default_scenario_id)
     for scenario_id in ids:
         if scenario_id is not None:
