@@ -17,7 +17,9 @@ logger = logging.getLogger(__name__)
 
 
 class ApiError(exceptions.APIException):
-    """An error with a stable code; raise it from services and views alike."""
+    """An error with a stable code and an explicit HTTP status, for the API layer only (a
+    tenant mismatch, a bad idempotency key); services and engines raise the kinds of
+    ``console.failures`` instead. Both go out through :func:`exception_handler`'s one branch."""
 
     def __init__(self, code: str, message: str, *, status_code: int = 400, details=None):
         super().__init__(detail=message, code=code)
@@ -74,16 +76,12 @@ DRF_ERRORS = [
 
 
 def exception_handler(exc, context):
-    if isinstance(exc, DomainError):
+    if isinstance(exc, DomainError | ApiError):
         body = error_body(exc.code, exc.message, exc.details)
         if exc.details.get("current_revision") is not None:
             body["current_revision"] = exc.details["current_revision"]
-        return Response(body, status=HTTP_STATUS[exc.kind])
-    if isinstance(exc, ApiError):
-        body = error_body(exc.code, exc.message, exc.details)
-        if exc.details.get("current_revision") is not None:
-            body["current_revision"] = exc.details["current_revision"]
-        return Response(body, status=exc.status_code)
+        code_status = HTTP_STATUS[exc.kind] if isinstance(exc, DomainError) else exc.status_code
+        return Response(body, status=code_status)
     if isinstance(exc, Http404 | DjangoPermissionDenied):
         exc = exceptions.NotFound() if isinstance(exc, Http404) else exceptions.PermissionDenied()
     if isinstance(exc, RequestDataTooBig | TooManyFilesSent):

@@ -47,10 +47,14 @@ def get_scoped_or_404(model_or_qs, tenant, **lookup):
         raise Http404("not found") from exc
 
 
+def canonical_uuid(value) -> str | None:
+    """``value`` as a UUID's canonical text (lower case, dashed), or None if it is not one."""
+    try:
+        return str(uuid.UUID(str(value)))
+    except ValueError:
+        return None
+
+
 def is_uuid(value) -> bool:
     """Whether ``value`` reads as a UUID (a lookup by a malformed id finds nothing)."""
-    try:
-        uuid.UUID(str(value))
-    except ValueError:
-        return False
-    return True
+    return canonical_uuid(value) is not None

@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-import uuid
 from urllib.parse import parse_qs
 
 from asgiref.sync import sync_to_async
@@ -15,7 +14,7 @@ from django.conf import settings
 from console.auth import principal_for_user
 from console.db import run_db
 from console.failures import DomainError
-from console.scoping import is_uuid
+from console.scoping import canonical_uuid, is_uuid
 from console.tickets import redeem_ticket
 from roleplay import cancels, hub, turns
 from roleplay.models import Conversation, TurnKind
@@ -34,14 +33,6 @@ def _origin_allowed(scope) -> bool:
         return True
     host = origin.decode("latin-1").split("://", 1)[-1].split(":", 1)[0].lower()
     return "*" in settings.ALLOWED_HOSTS or host in settings.ALLOWED_HOSTS
-
-
-def _conversation_id(text: str) -> str | None:
-    """The canonical form of a conversation id from the path, or None if it is not one."""
-    try:
-        return str(uuid.UUID(text))
-    except ValueError:
-        return None
 
 
 @sync_to_async
@@ -70,7 +61,7 @@ class ConversationConsumer(AsyncWebsocketConsumer):
         self._background: set[asyncio.Task] = set()  # auto-reply suggestions in flight
 
     async def connect(self):
-        conversation_id = _conversation_id(self.scope["url_route"]["kwargs"]["conversation_id"])
+        conversation_id = canonical_uuid(self.scope["url_route"]["kwargs"]["conversation_id"])
         access = await _authorize(self.scope, conversation_id) if conversation_id else None
         if access is None:  # unknown, foreign, malformed or not allowed: one answer
             await self.close(code=4404)

@@ -34,14 +34,21 @@ def scenario_id_for(conversation: Conversation):
     return latest.first() or (scenario.pk if scenario is not None else None)
 
 
-def versions(conversation: Conversation):
-    """Every version of the conversation's checkpoint, newest first."""
+def versions_of(conversation_id, scenario_id):
+    """Every version of the checkpoint a conversation keeps under one scenario, newest first:
+    the one "newest checkpoint" rule (its first row). A turn reads it through its
+    one-statement twin ``services.compact_checkpoints.newest``, pinned to this queryset by
+    tests/compact/test_checkpoint_reads.py; the operator's reads and edits use it as is."""
     rows = CompactCheckpoint.objects.filter(
-        tenant_id=conversation.tenant_id,
-        conversation=conversation,
-        scenario_id=scenario_id_for(conversation),
+        conversation_id=conversation_id, scenario_id=scenario_id
     )
     return rows.order_by("-version")
+
+
+def versions(conversation: Conversation):
+    """Every version of the conversation's checkpoint under the shown scenario, newest first."""
+    rows = versions_of(conversation.pk, scenario_id_for(conversation))
+    return rows.filter(tenant_id=conversation.tenant_id)
 
 
 def preparation(conversation: Conversation, newest: CompactCheckpoint | None):
@@ -86,29 +93,29 @@ def compact_of(scenario: Scenario | None) -> Compact | None:
         return None
 
 
-def stored_chat(conversation: Conversation) -> list[Message]:
-    """Every message of the conversation a turn would read as history, however old
-    (unarchived, user or assistant, with text), oldest first: what a checkpoint's covered
-    messages are checked against when the history changes (``services.compact_history``)."""
-    chat = Message.objects.filter(
+def _chat(conversation: Conversation):
+    """The conversation's messages a turn reads as history (unarchived, user or assistant,
+    with text)."""
+    return Message.objects.filter(
         tenant_id=conversation.tenant_id,
         session_id=conversation.session_id,
         archived=False,
         role__in=CHAT_ROLES,
     ).exclude(content="")
-    return list(chat.only("id", "role", "content", "ts").order_by("ts"))
+
+
+def stored_chat(conversation: Conversation) -> list[Message]:
+    """Every message of the conversation a turn would read as history, however old,
+    oldest first: what a checkpoint's covered messages are checked against when the
+    history changes (``services.compact_history``)."""
+    return list(_chat(conversation).only("id", "role", "content", "ts").order_by("ts"))
 
 
 def covered_messages(conversation: Conversation, row: CompactCheckpoint) -> list[Message] | None:
     """The messages ``row`` covers as a turn reads them (unarchived, user or assistant, with
     text), oldest first; None when they are no longer all there: an end message deleted or
     archived, or a different number of messages between the ends."""
-    chat = Message.objects.filter(
-        tenant_id=conversation.tenant_id,
-        session_id=conversation.session_id,
-        archived=False,
-        role__in=CHAT_ROLES,
-    ).exclude(content="")
+    chat = _chat(conversation)
     ends = {
         str(m.pk): m.ts for m in chat.filter(pk__in=[row.first_message_id, row.last_message_id])
     }

@@ -33,7 +33,9 @@ import httpx
 
 from console.db import run_db
 from console.failures import DomainError
+from console.remote_calls import RemoteFailures
 from memory.models import Message
+from roleplay.agentic.config import ExternalMemory
 from roleplay.models import TurnKind
 
 BLOCK_ID = "memory:external"
@@ -48,37 +50,39 @@ class ExternalMemoryFailed(DomainError):
     """The memory service did not answer as its contract says."""
 
 
+FAILURES = RemoteFailures(
+    ExternalMemoryFailed,
+    timeout_code="memory_service_timeout",
+    timed_out="the memory service timed out",
+    unreachable_code="memory_service_unreachable",
+    status_code="memory_service_error",
+    answered="the memory service answered {status}",
+)
+
+
 def runtime_of(scenario) -> str:
     return getattr(scenario, "memory_runtime", None) or "internal"
 
 
-def _external(ctx) -> dict[str, Any] | None:
+def _external(ctx) -> ExternalMemory | None:
+    """The scenario's ``externalMemory`` with its defaults (the model's, the one place they
+    are written), when its runtime is ``external``."""
     scenario = ctx.scenario
     if runtime_of(scenario) != "external" or not scenario.external_memory:
         return None
-    return scenario.external_memory
+    return ExternalMemory.model_validate(scenario.external_memory, strict=False)
 
 
-async def _post(config: dict[str, Any], path: str, body: dict, ctx) -> dict:
-    env = config.get("apiKeyEnv")
+async def _post(config: ExternalMemory, path: str, body: dict, ctx) -> dict:
+    env = config.apiKeyEnv
     key = os.environ.get(env) if env else None
     headers = {"X-Request-Id": str(ctx.turn.id), "X-Conversation-Id": str(ctx.conversation.pk)}
     if key:
         headers["Authorization"] = f"Bearer {key}"
-    url = config["url"].rstrip("/") + path
-    try:
-        async with httpx.AsyncClient(timeout=config.get("timeoutMs", 10_000) / 1000) as client:
-            response = await client.post(url, json=body, headers=headers)
-    except httpx.TimeoutException:
-        raise ExternalMemoryFailed(
-            "memory_service_timeout", "the memory service timed out"
-        ) from None
-    except httpx.HTTPError as exc:
-        raise ExternalMemoryFailed("memory_service_unreachable", type(exc).__name__) from None
-    if response.status_code // 100 != 2:
-        raise ExternalMemoryFailed(
-            "memory_service_error", f"the memory service answered {response.status_code}"
-        )
+    url = config.url.rstrip("/") + path
+    with FAILURES.calling():
+        async with httpx.AsyncClient(timeout=config.timeoutMs / 1000) as client:
+            response = FAILURES.check(await client.post(url, json=body, headers=headers))
     try:
         answer = response.json()
     except ValueError:
@@ -144,7 +148,7 @@ async def prepare(ctx, _run) -> None:
             raise ExternalMemoryFailed("memory_protocol_error", "no claim_id or memory text")
     except ExternalMemoryFailed as exc:
         trace.update(prepare="failed", error=exc.code)
-        if config.get("failClosed", True):
+        if config.failClosed:
             raise ExternalMemoryFailed("memory_prepare_failed", exc.message) from None
         return
     finally:

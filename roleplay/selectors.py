@@ -34,7 +34,7 @@ from memory import selectors as message_reads
 from memory.models import Message
 from roleplay.agentic.config import AgenticV2, Compact, ScenarioConfig, StoryV1
 from roleplay.cards.images import CONTENT_TYPE, default_avatar, etag
-from roleplay.llm.gateway import env_default_config
+from roleplay.llm.gateway import env_default_config, resolve_config
 from roleplay.models import (
     Character,
     Conversation,
@@ -300,16 +300,12 @@ def model_config_rows(tenant, query: str | None = None) -> list[ConfigRow]:
     return [ConfigRow(c, api_key_status(c)) for c in configs]
 
 
-def default_model_config(tenant) -> ModelConfig | None:
-    return scoped(ModelConfig, tenant).filter(is_default=True).first()
-
-
 def dashboard_stats(tenant, *, now=None) -> dict:
     """Counts for the dashboard; the demo notice applies when replies come from the bundled
     demo model: the tenant's default is a demo config, or there is no default and the
     environment's fallback is the local llama.cpp provider."""
     since = (now or timezone.now()) - timedelta(hours=24)
-    default = default_model_config(tenant)
+    default = resolve_config(tenant)
     uses_demo = default.is_demo if default else env_default_config().provider == "llama_cpp"
     return {
         "characters": scoped(Character, tenant).count(),
@@ -334,7 +330,9 @@ def starter_character(tenant) -> Character | None:
 
 def scenario_for(conversation: Conversation) -> Scenario | None:
     """The scenario the conversation runs: its own, else its character's default, else none
-    (the same precedence as model configs; a scenario of another tenant is none)."""
+    (the same precedence as model configs; a scenario of another tenant is none). The one
+    scenario rule: the chat turn's one-statement read (``turns/reads.py``) is pinned to it
+    by tests/fastpaths/test_turn_reads.py."""
     ids = (conversation.scenario_id, conversation.character.default_scenario_id)
     for scenario_id in ids:
         if scenario_id is not None:

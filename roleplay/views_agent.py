@@ -13,6 +13,7 @@ from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
 from console.access import console_view
+from console.numbers import parse_int
 from console.scoping import get_scoped_or_404
 from roleplay import agent_selectors as agent
 from roleplay import labels
@@ -71,7 +72,8 @@ def conversation_agent_restore(request, pk):
     if scenario is None:
         flash.error(request, "This conversation runs no scenario, so it has no state to restore.")
         return back
-    revision, head = _int(request.POST.get("revision")), _int(request.POST.get("expected_head"))
+    revision = parse_int(request.POST.get("revision"))
+    head = parse_int(request.POST.get("expected_head"))
     if revision is None or not 0 < revision <= MAX_INT or head is None or not 0 <= head < MAX_INT:
         flash.error(request, "Nothing restored: the form did not say which revision, or from what.")
         return back
@@ -91,13 +93,6 @@ def conversation_agent_restore(request, pk):
         return back
     flash.success(request, f"Revision {revision} restored as revision {new}.")
     return back
-
-
-def _int(value) -> int | None:
-    try:
-        return int(value)
-    except (TypeError, ValueError):
-        return None
 
 
 @console_view()

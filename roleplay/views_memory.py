@@ -10,6 +10,7 @@ from django.contrib import messages as flash
 from django.shortcuts import redirect, render
 
 from console.access import console_view
+from console.numbers import parse_int
 from console.scoping import get_scoped_or_404
 from memory.documents import selectors as documents
 from memory.documents import services as document_writes
@@ -98,7 +99,12 @@ def _save(request, session_id: str, slot: str, text: str, expected: str | None) 
         return {"message": f"This is not JSON: {exc}."}
     try:
         revision = document_writes.put_document(
-            request.tenant, session_id, slot, _int(expected), memory, origin="console"
+            request.tenant,
+            session_id,
+            slot,
+            parse_int(expected, expected),  # a non-number as sent: the service refuses it
+            memory,
+            origin="console",
         )
     except RevisionConflict as exc:
         current = exc.details["current_revision"]
@@ -111,11 +117,3 @@ def _save(request, session_id: str, slot: str, text: str, expected: str | None) 
         return {"message": exc.message}
     flash.success(request, f"Saved revision {revision}.")
     return None
-
-
-def _int(value: str | None):
-    """The posted expected revision as an integer, or as sent (the service refuses it)."""
-    try:
-        return int(value or "")
-    except ValueError:
-        return value

@@ -23,8 +23,9 @@ from django.urls import reverse
 from django.views.decorators.http import require_POST
 
 from console.access import console_view
-from console.failures import HTTP_STATUS, DomainError
+from console.failures import DomainError
 from console.models import Player
+from console.refusals import refused
 from console.scoping import get_scoped_or_404, scoped
 from console.storable import unstorable_at
 from memory.engine.entries import SUPERSEDING_KINDS
@@ -58,18 +59,10 @@ def _not_found(message: str, field: str) -> MemoryNotFound:
     return MemoryNotFound("not_found", message, {"field": field})
 
 
-def _refused(request, exc: DomainError) -> int:
-    """Flash why a handoff write was refused; the HTTP status of its kind."""
-    if exc.code == "version_conflict":
-        current = exc.details.get("current_version")
-        flash.error(
-            request,
-            f"Someone changed this handoff meanwhile (it is now at version {current}). "
-            "Nothing was changed: check its current state and try again.",
-        )
-    else:
-        flash.error(request, f"Nothing was changed: {exc.message}.")
-    return HTTP_STATUS[exc.kind]
+HANDOFF_CHANGED = (
+    "Someone changed this handoff meanwhile (it is now at version {current}). "
+    "Nothing was changed: check its current state and try again."
+)
 
 
 def _valid_uuids(values) -> list[str]:
@@ -238,7 +231,7 @@ def memory_handoffs(request):
             memory_ids=_memory_ids(request),
         )
     except DomainError as exc:
-        status = _refused(request, exc)
+        status = refused(request, exc, stale=HANDOFF_CHANGED)
         filters = HandoffFilters({"player": _own_player(request, draft["player"])})
         return _page(request, status=status, draft=draft, filters=filters)
     flash.success(request, f"Handoff to {to_character.name} created (pending).")
@@ -262,7 +255,9 @@ def memory_handoff_action(request, handoff_id):
         else:
             handoff_writes.close_handoff(request.tenant, handoff, posted_version(request), **bound)
     except DomainError as exc:
-        return _page(request, status=_refused(request, exc), filters=HandoffFilters())
+        return _page(
+            request, status=refused(request, exc, stale=HANDOFF_CHANGED), filters=HandoffFilters()
+        )
     flash.success(request, f"{DONE[action]}: the handoff from {handoff.from_character_id}.")
     query = urlencode({"player": handoff.player_id})
     return redirect(f"{reverse('memory_handoffs')}?{query}#handoff-{handoff.pk}")

@@ -17,11 +17,12 @@ from django.views.decorators.http import require_POST
 
 from console.access import console_view
 from console.failures import DomainError
+from console.numbers import page_number
 from console.scoping import get_scoped_or_404
 from memory import jobs
 from memory.models import ConsolidationRun, JobStatus, MemoryJob
 from roleplay import labels
-from roleplay.views_memory_queue import _page_number, refused
+from roleplay.views_memory_queue import refused
 
 PAGE_SIZE = 50
 RUNS_SHOWN = 20
@@ -36,7 +37,7 @@ def memory_jobs(request, *, status=200):
     if wanted in JobStatus.values:
         rows = rows.filter(status=wanted)
     page = Paginator(rows.order_by("-created_at", "id"), PAGE_SIZE).get_page(
-        _page_number(request.GET.get("page"))
+        page_number(request.GET.get("page"))
     )
     context = {
         "page": page,

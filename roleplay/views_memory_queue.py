@@ -21,8 +21,10 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
+from console import numbers, refusals
 from console.access import console_view
-from console.failures import HTTP_STATUS, DomainError
+from console.failures import DomainError
+from console.numbers import parse_int
 from console.scoping import get_scoped_or_404
 from memory.entries import services as entry_writes
 from memory.models import EntryStatus, MemoryEntry, MemoryEvidence, Message
@@ -46,24 +48,18 @@ def posted_version(request):
     """The posted ``version`` as an integer, or as sent: the service refuses anything else
     with a clear message (``invalid_version``)."""
     value = request.POST.get("version", "")
-    try:
-        return int(value)
-    except ValueError:
-        return value
+    return parse_int(value, value)
+
+
+ENTRY_CHANGED = (
+    "Someone changed this entry meanwhile (it is now at version {current}). "
+    "Your text is kept: check it against the current entry and submit again."
+)
 
 
 def refused(request, exc: DomainError) -> int:
-    """Flash why a write was refused; the HTTP status of its kind (never a 500)."""
-    if exc.code == "version_conflict":
-        current = exc.details.get("current_version")
-        flash.error(
-            request,
-            f"Someone changed this entry meanwhile (it is now at version {current}). "
-            "Your text is kept: check it against the current entry and submit again.",
-        )
-    else:
-        flash.error(request, exc.message)
-    return HTTP_STATUS[exc.kind]
+    """Flash why a memory write was refused; the HTTP status of its kind (never a 500)."""
+    return refusals.refused(request, exc, stale=ENTRY_CHANGED, nothing_changed=False)
 
 
 def _neighbour(before: bool):
@@ -119,20 +115,13 @@ def evidences(entry: MemoryEntry) -> list[dict]:
 # --- the queue --------------------------------------------------------------------------
 
 
-def _page_number(value) -> int:
-    try:
-        return max(int(value), 1)
-    except (TypeError, ValueError):
-        return 1
-
-
 def _queue_page(request, *, status=200, drafts=None, focus="", page_number=None):
     rows = with_evidence(
         MemoryEntry.objects.filter(tenant=request.tenant, status=EntryStatus.CANDIDATE)
         .select_related("player")
         .order_by("created_at", "id")
     )
-    number = page_number or _page_number(request.GET.get("page"))
+    number = page_number or numbers.page_number(request.GET.get("page"))
     page = Paginator(rows, QUEUE_PAGE_SIZE).get_page(number)
     candidates = list(page)
     drafts = drafts or {}
@@ -173,7 +162,7 @@ def memory_queue_action(request, entry_id):
     next candidate. A refusal shows the queue again with the reason and the typed text."""
     entry = entry_or_404(request, entry_id)
     action = request.POST.get("action", "")
-    page_number = _page_number(request.POST.get("page"))
+    page_number = numbers.page_number(request.POST.get("page"))
     if action not in QUEUE_ACTIONS:
         flash.error(request, "Unknown action: choose accept, edit and accept, or reject.")
         return _queue_page(request, status=400, focus=str(entry.pk), page_number=page_number)

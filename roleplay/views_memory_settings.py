@@ -23,8 +23,9 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 
 from console.access import console_view, has_role
-from console.failures import HTTP_STATUS, DomainError
+from console.failures import DomainError
 from console.models import Role
+from console.refusals import refused
 from console.scoping import scoped
 from console.storable import unstorable_at
 from memory.configs import selectors as config_reads
@@ -254,11 +255,6 @@ def _key(scope: str) -> str:
         return scope
 
 
-def _refused(request, exc: DomainError) -> int:
-    flash.error(request, f"Nothing was changed: {exc.message}.")
-    return HTTP_STATUS[exc.kind]
-
-
 @console_view()
 def memory_settings(request):
     """The settings page; a POST saves one scope (``character`` empty: the tenant's) or,
@@ -288,7 +284,7 @@ def memory_settings(request):
                 config_writes.put_settings(request.tenant, data, character_id=key)
                 flash.success(request, f"Saved the override of {name}.")
     except DomainError as exc:
-        status = _refused(request, exc)
+        status = refused(request, exc)
         draft = request.POST if action == "save" and status != 404 else None
         return _page(
             request, status=status, draft_scope=_key(scope) if draft else None, draft=draft

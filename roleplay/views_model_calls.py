@@ -11,9 +11,9 @@ from django.core.paginator import Paginator
 from django.shortcuts import render
 
 from console.access import console_view
+from console.numbers import page_number
 from roleplay.llm.types import Outcome
 from roleplay.models import ModelCall
-from roleplay.views_memory_queue import _page_number
 
 PAGE_SIZE = 50
 MAX_IDS = 100
@@ -33,7 +33,7 @@ def model_calls(request):
     if outcome:
         rows = rows.filter(outcome=outcome[:16])
     page = Paginator(rows.order_by("-created_at", "-id"), PAGE_SIZE).get_page(
-        _page_number(request.GET.get("page"))
+        page_number(request.GET.get("page"))
     )
     purposes = (
         ModelCall.objects.filter(tenant=request.tenant)

@@ -44,7 +44,6 @@ from roleplay.selectors import conversation_list
 from roleplay.services import presets
 from roleplay.services.presets import PresetVersionConflict
 from roleplay.turns.preview import SAMPLE_INPUT, preview_prompt
-from roleplay.worldbook_context import WorldbookTurnError
 
 POSITION_LABELS = [
     ("relative", "in the list"),
@@ -227,8 +226,8 @@ def preset_preview(request, pk=None):
             context["preview"] = preview_prompt(conversation, preset, sample)
     except PresetInvalid as exc:
         context["problems"] = [f"{p.loc}: {p.msg}" for p in exc.problems]
-    except (DomainError, WorldbookTurnError) as exc:
-        context["error"] = {"code": exc.code, "message": str(getattr(exc, "message", exc))}
+    except DomainError as exc:
+        context["error"] = {"code": exc.code, "message": exc.message}
     return render(request, "roleplay/presets/_preview.html", context)
 
 

@@ -16,9 +16,9 @@ from console.models import Role
 from console.scoping import get_scoped_or_404, scoped
 from roleplay import scenario_guide as guide
 from roleplay.errors import Duplicate, FieldErrors
+from roleplay.llm.gateway import resolve_config
 from roleplay.models import Scenario
 from roleplay.scenario_forms import ScenarioForm, stored_configs
-from roleplay.selectors import default_model_config
 from roleplay.services import scenarios
 from roleplay.services.scenarios import ScenarioConfigInvalid, ScenarioVersionConflict
 from roleplay.views import _confirm
@@ -94,7 +94,7 @@ def parts_on(scenario: Scenario) -> list[str]:
 @console_view()
 def scenario_create(request):
     template = request.GET.get("template", "plain")
-    actor = default_model_config(request.tenant)
+    actor = resolve_config(request.tenant)
     stored = guide.template_configs(template, actor.name if actor else "")
     form = ScenarioForm(posted(request), tenant=request.tenant, stored=stored)
     if request.method == "POST":

@@ -26,6 +26,7 @@ from django.views.decorators.http import require_POST, require_safe
 
 from console.access import console_view
 from console.models import Role
+from console.numbers import parse_int
 from console.textdiff import line_diff
 from roleplay import conversation_story as reads
 from roleplay import labels
@@ -124,7 +125,7 @@ def _narrative(request, conversation, head, envelope) -> dict:
 def _revisions(request, conversation, head, envelope) -> dict:
     rows = reads.revisions(request.tenant, conversation, head)
     page = Paginator(rows, PAGE_SIZE).get_page(request.GET.get("page"))
-    numbers = (_int(request.GET.get("from")), _int(request.GET.get("to")))
+    numbers = (parse_int(request.GET.get("from")), parse_int(request.GET.get("to")))
     diff, diff_error = None, ""
     if request.GET.get("from") or request.GET.get("to"):
         old, new = (reads.revision(request.tenant, conversation, head, n) for n in numbers)
@@ -208,13 +209,6 @@ def conversation_story_quarantine(request, pk, quarantine_id):
     done = {"retry": "back in the settlement queue", "discard": "discarded", "resolve": "resolved"}
     flash.success(request, f"Event {record.event_id} is {done[decision]}.")
     return back
-
-
-def _int(value) -> int | None:
-    try:
-        return int(value)
-    except (TypeError, ValueError):
-        return None
 
 
 def _compact(value) -> str:

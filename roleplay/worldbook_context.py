@@ -11,7 +11,7 @@ next turn resolves again.
 
 from __future__ import annotations
 
-from console.failures import NotFound
+from console.failures import DomainError, NotFound
 from console.scoping import LOOKUP_MISSES
 from memory.selectors import count_chat_messages
 from roleplay import worldbook_state
@@ -34,10 +34,8 @@ POSITION_UNAVAILABLE = "position_unavailable"
 MAX_HISTORY_CHARS = 16_000
 
 
-class WorldbookTurnError(Exception):
-    def __init__(self, code: str, message: str):
-        super().__init__(message)
-        self.code = code
+class WorldbookTurnError(DomainError):
+    """The worldbook refused this turn's read: ``WorldbookTurnError(code, message)``."""
 
 
 def settings_of(scenario) -> WorldbookConfig:

@@ -62,12 +62,8 @@ def _restore(head: StoryHead) -> int | None:
         and any(p.source_position >= position for p in pieces[row.event_id])
     ]
     return services.save(
-        services.Save(
-            tenant_id=head.tenant_id,
-            conversation_id=head.conversation_id,
-            scenario_id=head.scenario_id,
-            character_id=head.character_id,
-            expected=head.revision,
+        services.Save.over(
+            head,
             envelope=envelope,
             status="ready",
             outcome="restored_after_edit",

@@ -50,6 +50,18 @@ class Save:
     # {event_id, record}
     quarantines: list[dict] = field(default_factory=list)
 
+    @classmethod
+    def over(cls, head, **fields: Any) -> Save:
+        """A save of the same story as ``head`` (a stored revision), expecting it."""
+        return cls(
+            tenant_id=head.tenant_id,
+            conversation_id=head.conversation_id,
+            scenario_id=head.scenario_id,
+            character_id=head.character_id,
+            expected=head.revision,
+            **fields,
+        )
+
 
 def save(s: Save) -> int:
     """Write ``s``; the new revision number. :class:`StaleWrite` when the head moved,
@@ -173,12 +185,8 @@ def decide_quarantine(
         else:
             status = EventStatus.DISCARDED
         save(
-            Save(
-                tenant_id=head.tenant_id,
-                conversation_id=head.conversation_id,
-                scenario_id=head.scenario_id,
-                character_id=head.character_id,
-                expected=head.revision,
+            Save.over(
+                head,
                 envelope=envelope,
                 status=head.status,
                 outcome=f"quarantine_{decision}",

@@ -23,6 +23,9 @@ from urllib.parse import urlsplit
 
 import httpx
 
+from console.failures import Unavailable
+from console.remote_calls import RemoteFailures
+
 PROVIDER = "openai_compatible"
 DEFAULT_TIMEOUT_MS = 10_000
 DEFAULT_BATCH = 32
@@ -31,12 +34,22 @@ ENV_NAME = re.compile(r"^[A-Z_][A-Z0-9_]{0,99}$")
 FIELDS = ("provider", "base_url", "model", "api_key_env", "dimensions", "timeout_ms", "batch_size")
 
 
-class EmbeddingUnavailable(RuntimeError):
-    """The embeddings endpoint did not give usable vectors; ``code`` says why."""
+class EmbeddingUnavailable(Unavailable, RuntimeError):
+    """The embeddings endpoint did not give usable vectors; ``code`` says why (a coded
+    ``unavailable`` failure, still a ``RuntimeError`` for the callers that fall back)."""
 
     def __init__(self, code: str, message: str) -> None:
-        super().__init__(message)
-        self.code = code
+        super().__init__(code, message)
+
+
+FAILURES = RemoteFailures(
+    EmbeddingUnavailable,
+    timeout_code="embedding_timeout",
+    timed_out="the embeddings call timed out",
+    unreachable_code="embedding_unreachable",
+    status_code="embedding_http_error",
+    answered="the embeddings endpoint answered {status}",
+)
 
 
 def check_settings(data: Any) -> dict[str, Any]:
@@ -109,18 +122,8 @@ class OpenAIEmbedder:
         }
         if self.asked_dimensions:
             body["dimensions"] = self.asked_dimensions
-        try:
-            response = self._client.post(self.url, json=body)
-        except httpx.TimeoutException:
-            raise EmbeddingUnavailable(
-                "embedding_timeout", "the embeddings call timed out"
-            ) from None
-        except httpx.HTTPError as exc:
-            raise EmbeddingUnavailable("embedding_unreachable", type(exc).__name__) from None
-        if response.status_code // 100 != 2:
-            raise EmbeddingUnavailable(
-                "embedding_http_error", f"the embeddings endpoint answered {response.status_code}"
-            )
+        with FAILURES.calling():
+            response = FAILURES.check(self._client.post(self.url, json=body))
         try:
             rows = sorted(response.json()["data"], key=lambda row: row["index"])
             vectors = [[float(x) for x in row["embedding"]] for row in rows]

@@ -22,6 +22,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, fields
 from typing import Any
 
+from console.failures import Invalid
 from memory.engine.entries import max_chars
 from memory.errors import MemoryInvalid
 
@@ -185,12 +186,13 @@ class Unparsable(ValueError):
     """The model's answer is not the JSON asked for: a model failure (the batch is kept)."""
 
 
-class Rejected(ValueError):
-    """A candidate failed a check: the whole batch is refused."""
+class Rejected(Invalid, ValueError):
+    """A candidate failed a check: the whole batch is refused (a coded ``invalid``
+    failure; ``detail`` is its message)."""
 
     def __init__(self, code: str, detail: str) -> None:
-        super().__init__(detail)
-        self.code, self.detail = code, detail
+        super().__init__(code, detail)
+        self.detail = detail
 
 
 @dataclass(frozen=True)

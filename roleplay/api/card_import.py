@@ -11,20 +11,13 @@ and the embedded book's own report) and the books bound to it: ``201``, or ``200
 
 from __future__ import annotations
 
-import hashlib
-import json
-
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers
-from rest_framework.parsers import MultiPartParser
-from rest_framework.utils import encoders
-from rest_framework.views import APIView
 
-from console.body_limit import BodyLimit
-from console.idempotency import IDEMPOTENCY_KEY, run_idempotent
+from console.idempotency import IDEMPOTENCY_KEY
 from console.models import Scope
-from roleplay.api.avatars import FRAMING, uploaded_file
 from roleplay.api.serializers import CharacterSerializer
+from roleplay.api.uploads import FileImportView
 from roleplay.cards.read import MAX_FILE_BYTES
 from roleplay.errors import FieldErrors
 from roleplay.services.card_import import ON_DUPLICATE, import_card
@@ -61,10 +54,10 @@ class CardImportSerializer(serializers.Serializer):
     replayed = serializers.BooleanField()
 
 
-class CharacterImportView(BodyLimit, APIView):
+class CharacterImportView(FileImportView):
     required_scope = Scope.CONTENT
-    parser_classes = [MultiPartParser]
-    max_body_bytes = MAX_FILE_BYTES + FRAMING
+    max_file_bytes = MAX_FILE_BYTES
+    operation = "roleplay.character_import"
 
     @extend_schema(
         request=CARD_UPLOAD,
@@ -76,12 +69,7 @@ class CharacterImportView(BodyLimit, APIView):
         if unknown:
             raise FieldErrors({name: ["unknown field"] for name in unknown})
         mode = request.data.get("on_duplicate") or "existing"
-        name, data = uploaded_file(request, "file", MAX_FILE_BYTES)
-        fingerprint = {
-            "file": hashlib.sha256(data).hexdigest(),
-            "filename": name,
-            "on_duplicate": mode,
-        }
+        name, data = self.received(request)
 
         def work():
             result = import_card(request.tenant, name, data, on_duplicate=mode)
@@ -92,8 +80,6 @@ class CharacterImportView(BodyLimit, APIView):
                 "deduplicated": result.deduplicated,
                 "replayed": False,
             }
-            # Stored as the record's JSON, so ids and times become their JSON text now.
-            body = json.loads(json.dumps(body, cls=encoders.JSONEncoder))
             return body, 200 if result.deduplicated else 201
 
-        return run_idempotent(request, "roleplay.character_import", fingerprint, work)
+        return self.imported(request, data, {"filename": name, "on_duplicate": mode}, work)

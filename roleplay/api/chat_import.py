@@ -15,19 +15,11 @@ nothing. ``Idempotency-Key`` replays the first answer.
 
 from __future__ import annotations
 
-import hashlib
-import json
-
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers
-from rest_framework.parsers import MultiPartParser
-from rest_framework.utils import encoders
-from rest_framework.views import APIView
 
-from console.body_limit import BodyLimit
-from console.idempotency import IDEMPOTENCY_KEY, run_idempotent
+from console.idempotency import IDEMPOTENCY_KEY
 from console.models import Player, Scope
-from roleplay.api.avatars import FRAMING, uploaded_file
 from roleplay.api.serializers import (
     ConversationSerializer,
     RejectUnknownFields,
@@ -35,6 +27,7 @@ from roleplay.api.serializers import (
     TenantRelatedField,
     validated,
 )
+from roleplay.api.uploads import FileImportView
 from roleplay.chats.read import MAX_FILE_BYTES
 from roleplay.models import Character, Persona, Scenario
 from roleplay.services.chat_import import import_chat
@@ -70,10 +63,10 @@ class ChatImportSerializer(serializers.Serializer):
     replayed = serializers.BooleanField()
 
 
-class ConversationImportView(BodyLimit, APIView):
+class ConversationImportView(FileImportView):
     required_scope = Scope.PLAY
-    parser_classes = [MultiPartParser]
-    max_body_bytes = MAX_FILE_BYTES + FRAMING
+    max_file_bytes = MAX_FILE_BYTES
+    operation = "roleplay.chat_import"
 
     @extend_schema(
         request=CHAT_UPLOAD,
@@ -83,11 +76,7 @@ class ConversationImportView(BodyLimit, APIView):
     def post(self, request):
         fields = {key: request.data.get(key) for key in request.data if key != "file"}
         given = validated(ChatImportFields, request, fields)
-        name, data = uploaded_file(request, "file", MAX_FILE_BYTES)
-        fingerprint = {
-            "file": hashlib.sha256(data).hexdigest(),
-            **{key: str(value) for key, value in fields.items()},
-        }
+        name, data = self.received(request)
 
         def work():
             result = import_chat(
@@ -107,7 +96,7 @@ class ConversationImportView(BodyLimit, APIView):
                 "report": result.report,
                 "replayed": False,
             }
-            # Stored as the record's JSON, so ids and times become their JSON text now.
-            return json.loads(json.dumps(body, cls=encoders.JSONEncoder)), 201
+            return body, 201
 
-        return run_idempotent(request, "roleplay.chat_import", fingerprint, work)
+        fingerprint = {key: str(value) for key, value in fields.items()}
+        return self.imported(request, data, fingerprint, work)

@@ -18,13 +18,11 @@ The card's ``spec`` decides CCv3, CCv2 or CCv1 (a bare object with ``name`` and
 
 from __future__ import annotations
 
-import hashlib
 from dataclasses import dataclass, field
 from typing import Any
 
 from roleplay.cards.charx import ZIP_SIGNATURE, read_charx
 from roleplay.cards.errors import (
-    FILE_TOO_LARGE,
     UNSUPPORTED_FORMAT,
     CardFailure,
     CardTooLarge,
@@ -34,7 +32,7 @@ from roleplay.cards.errors import (
 from roleplay.cards.legacy import YAML_NAMES, legacy_card, load_yaml
 from worldbook.engine.importers.cards import looks_like_v1_card
 from worldbook.engine.importers.errors import ImportFailure
-from worldbook.engine.importers.parse import load_json
+from worldbook.engine.importers.parse import admitted, load_json
 from worldbook.engine.importers.png import PNG_SIGNATURE, read_png_card
 
 MAX_FILE_BYTES = 16 * 1024 * 1024  # the worldbook importer's file limit
@@ -61,13 +59,7 @@ class CardFile:
 
 def read_card_file(filename: str, data: bytes, *, max_bytes: int = MAX_FILE_BYTES) -> CardFile:
     """Read one uploaded card; raises :class:`CardFailure` with a stable code."""
-    if len(data) > max_bytes:
-        raise CardTooLarge(
-            FILE_TOO_LARGE,
-            f"the file has {len(data)} bytes; the limit is {max_bytes}",
-            {"size": len(data), "limit": max_bytes},
-        )
-    sha256 = hashlib.sha256(data).hexdigest()
+    sha256 = admitted(data, max_bytes, CardTooLarge)
     warnings: list[tuple[str, str]] = []
     image: bytes | None = None
     try:

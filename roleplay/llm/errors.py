@@ -7,16 +7,24 @@ SDK raised what.
 
 from __future__ import annotations
 
+from typing import ClassVar
 
-class ModelError(Exception):
+from console.failures import DomainError, Kind
+
+
+class ModelError(DomainError):
     """Base of every gateway failure: ``ModelError(code, message, retryable)``.
 
     ``retryable`` says whether the same request may succeed if sent again; ``retry_after``
     is the server's hint in seconds (``Retry-After``), when it gave one; ``status`` is the
     HTTP status, when there was one. Subclasses fix the code and the default retryability,
-    so they are raised as ``ModelTimeout("message")``.
+    so they are raised as ``ModelTimeout("message")``. A :class:`DomainError` like every
+    coded failure, so the one HTTP mapping serves it: a transient one (timeout, rate limit,
+    server or connection error, model gone) is ``unavailable``, any other ``bad_gateway``.
     """
 
+    kind: ClassVar[Kind] = "bad_gateway"
+    default_code = "model_error"
     code: str = "model_error"
 
     def __init__(
@@ -28,9 +36,7 @@ class ModelError(Exception):
         status: int | None = None,
         retry_after: float | None = None,
     ) -> None:
-        super().__init__(message or code)
-        self.code = code
-        self.message = message or code
+        super().__init__(code, message)
         self.retryable = retryable
         self.status = status
         self.retry_after = retry_after
@@ -62,21 +68,25 @@ class _CodedError(ModelError):
 
 
 class ModelTimeout(_CodedError):
+    kind = "unavailable"
     code = "model_timeout"
     default_retryable = True
 
 
 class ModelRateLimited(_CodedError):
+    kind = "unavailable"
     code = "model_rate_limited"
     default_retryable = True
 
 
 class ModelServerError(_CodedError):
+    kind = "unavailable"
     code = "model_server_error"
     default_retryable = True
 
 
 class ModelConnectionError(_CodedError):
+    kind = "unavailable"
     code = "model_connection_error"
     default_retryable = True
 
@@ -84,6 +94,7 @@ class ModelConnectionError(_CodedError):
 class ModelUnavailable(_CodedError):
     """The model cannot serve now: the local model process is gone or restarting."""
 
+    kind = "unavailable"
     code = "model_unavailable"
     default_retryable = True
 

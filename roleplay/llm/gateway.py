@@ -97,9 +97,11 @@ def provider_config(config: ModelConfig | None) -> ProviderConfig:
 
 
 def resolve_config(tenant, *, conversation=None, character=None) -> ModelConfig | None:
-    """The conversation's config, else the character's default, else the tenant's default;
-    read with its preset (but not the preset's prompts, which ``effective_preset`` reads
-    only when its id and version are not loaded yet) unless the caller already has it."""
+    """The conversation's config, else the character's default, else the tenant's default:
+    the one model-config rule (the chat turn's one-statement read in ``turns/reads.py`` is
+    pinned to it by tests/fastpaths/test_turn_reads.py). Read with its preset (but not the
+    preset's prompts, which ``effective_preset`` reads only when its id and version are not
+    loaded yet) unless the caller already has it."""
     rows = ModelConfig.objects.filter(tenant=tenant).select_related("preset")
     rows = rows.defer("preset__prompts")
     for owner in (conversation, character):

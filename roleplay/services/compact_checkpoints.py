@@ -28,9 +28,9 @@ class StaleCheckpoint(RoleplayError, failures.Conflict):
 
 
 # Read on every turn of a conversation with Compact on: one statement of its own, because
-# building the queryset ``filter(...).order_by("-version").first()`` costs about a
+# building the queryset ``conversation_checkpoints.versions_of(...).first()`` costs about a
 # millisecond more than running it on the path to the first delta (tests/compact pin it to
-# that queryset).
+# that queryset, the one "newest checkpoint" rule).
 _COLUMNS = Columns.of(CompactCheckpoint, "k")
 
 

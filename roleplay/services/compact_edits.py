@@ -14,6 +14,8 @@ is compared again (under the row lock) before its answer is saved.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from asgiref.sync import async_to_sync
 from django.db import transaction
 
@@ -191,17 +193,7 @@ def _replace(row, summary: dict, expected: int, action: str, by: str, details: d
     with transaction.atomic():
         _head(row, expected, lock=True)
         checkpoint = store.as_checkpoint(row)
-        successor = cp.Checkpoint(
-            version=row.version + 1,
-            summary=summary,
-            first_id=checkpoint.first_id,
-            last_id=checkpoint.last_id,
-            covered_count=checkpoint.covered_count,
-            fingerprint=checkpoint.fingerprint,
-            config_fingerprint=checkpoint.config_fingerprint,
-            format_version=checkpoint.format_version,
-            chain=row.version,
-        )
+        successor = replace(checkpoint, version=row.version + 1, summary=summary, chain=row.version)
         saved = store.save(
             row.tenant_id,
             row.conversation_id,
@@ -217,10 +209,8 @@ def _replace(row, summary: dict, expected: int, action: str, by: str, details: d
 def _head(row: CompactCheckpoint, expected: int, *, lock: bool) -> None:
     """Raise :class:`CheckpointConflict` unless ``row`` is the newest version, active, and
     the one the operator saw."""
-    rows = CompactCheckpoint.objects.filter(
-        conversation_id=row.conversation_id, scenario_id=row.scenario_id
-    )
-    top = (rows.select_for_update() if lock else rows).order_by("-version").first()
+    rows = reads.versions_of(row.conversation_id, row.scenario_id)
+    top = (rows.select_for_update() if lock else rows).first()
     if top is None or top.version != row.version or top.version != expected:
         raise _conflict(row, expected, top)
     if top.status != "active":

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import logging
 import uuid
+from dataclasses import replace
 
 from django.db import transaction
 
@@ -89,17 +90,7 @@ def _settle(conversation, scenario_id, history: list, ids: list[str]) -> dict | 
 
 def _restore(conversation, newest, earlier, checkpoint: cp.Checkpoint) -> CompactCheckpoint:
     """``earlier``'s summary saved again as the version after ``newest``."""
-    again = cp.Checkpoint(
-        version=newest.version + 1,
-        summary=checkpoint.summary,
-        first_id=checkpoint.first_id,
-        last_id=checkpoint.last_id,
-        covered_count=checkpoint.covered_count,
-        fingerprint=checkpoint.fingerprint,
-        config_fingerprint=checkpoint.config_fingerprint,
-        format_version=checkpoint.format_version,
-        chain=earlier.version,
-    )
+    again = replace(checkpoint, version=newest.version + 1, chain=earlier.version)
     audit = {**earlier.audit, "restored_from": earlier.version, "reason": RESTORED}
     return store.save(
         conversation.tenant_id,

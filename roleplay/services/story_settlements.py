@@ -87,12 +87,8 @@ def retry(head: StoryHead) -> int:
         return 0
     try:
         services.save(
-            services.Save(
-                tenant_id=head.tenant_id,
-                conversation_id=head.conversation_id,
-                scenario_id=head.scenario_id,
-                character_id=head.character_id,
-                expected=head.revision,
+            services.Save.over(
+                head,
                 envelope=prep.envelope,
                 status=head.status,
                 outcome="settled_in_background",

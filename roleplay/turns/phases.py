@@ -43,12 +43,11 @@ Emit = Callable[[dict], Awaitable[None]]
 ALL_KINDS = frozenset(TurnKind.values)
 
 
-class PhaseFailed(Exception):
-    """A required pre-Actor phase failed: the turn fails with ``code``."""
+class PhaseFailed(DomainError):
+    """A required pre-Actor phase failed: the turn fails with ``code``
+    (``PhaseFailed(code, message)``)."""
 
-    def __init__(self, code: str, message: str) -> None:
-        super().__init__(message)
-        self.code = code
+    kind = "unavailable"
 
 
 @dataclass

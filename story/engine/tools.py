@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol, TypeVar
 
 from console import jsontext
+from console.failures import Invalid, Unavailable
 
 T = TypeVar("T")
 
@@ -33,7 +34,7 @@ PURPOSES = (
 ATTEMPTS = 2  # the answer and one repair
 
 
-class ModelUnavailable(Exception):
+class ModelUnavailable(Unavailable):
     """The model could not be called (its config is gone, or the call failed after the
     gateway's retries). ``recoverable`` (the seed's ``isRecoverableModelError``): False for
     what waiting will not fix, such as refused credentials or permissions, or a request the
@@ -41,8 +42,8 @@ class ModelUnavailable(Exception):
     it fails the request (the seed: "权限/程序错误等不被统一吞掉")."""
 
     def __init__(self, code: str, message: str = "", *, recoverable: bool = True) -> None:
-        super().__init__(message or code)
-        self.code, self.recoverable = code, recoverable
+        super().__init__(code, message)
+        self.recoverable = recoverable
 
 
 def tolerated(exc: Exception) -> Exception:
@@ -53,13 +54,12 @@ def tolerated(exc: Exception) -> Exception:
     return exc
 
 
-class ToolInvalid(ValueError):
-    """Two answers, neither valid: the tool's result is not usable."""
+class ToolInvalid(Invalid, ValueError):
+    """Two answers, neither valid: the tool's result is not usable (``<purpose>_invalid``)."""
 
     def __init__(self, purpose: str, diagnostics: list[str]) -> None:
-        super().__init__(f"{purpose}: {'; '.join(diagnostics)}")
+        super().__init__(f"{purpose}_invalid", f"{purpose}: {'; '.join(diagnostics)}")
         self.purpose, self.diagnostics = purpose, diagnostics
-        self.code = f"{purpose}_invalid"
 
 
 class Models(Protocol):

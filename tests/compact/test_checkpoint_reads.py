@@ -1,5 +1,6 @@
 """The newest checkpoint's read on every Compact turn is one statement of its own
-(``services.compact_checkpoints.newest``): pinned here to the queryset it stands for."""
+(``services.compact_checkpoints.newest``): pinned here to the queryset it stands for,
+``conversation_checkpoints.versions_of``, which the operator's reads and edits use."""
 
 from __future__ import annotations
 
@@ -7,16 +8,12 @@ import uuid
 
 import pytest
 
+from roleplay.conversation_checkpoints import versions_of
 from roleplay.models import CompactCheckpoint
 from roleplay.services import compact_checkpoints as store
 from tests.compact.checkpoint_rows import STRUCTURED, compact_scenario, said, save
 
 pytestmark = pytest.mark.django_db
-
-
-def orm_newest(conversation, scenario):
-    rows = CompactCheckpoint.objects.filter(conversation=conversation, scenario=scenario)
-    return rows.order_by("-version").first()
 
 
 def fields(row) -> dict:
@@ -32,6 +29,6 @@ def test_the_newest_read_is_the_querysets(conversation, model_config):
     store.invalidate(conversation.pk, scenario.pk, 2, "covered_content_changed")
     found = store.newest(conversation.pk, scenario.pk)
     assert found.version == 2 and found.status == "invalidated"
-    assert fields(found) == fields(orm_newest(conversation, scenario))
+    assert fields(found) == fields(versions_of(conversation.pk, scenario.pk).first())
     assert found.summary == STRUCTURED and isinstance(found.audit, dict)
     assert store.newest(conversation.pk, uuid.uuid4()) is None

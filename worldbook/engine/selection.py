@@ -313,76 +313,22 @@ def _select(
                 "message": "no hybrid recall scores were supplied; used keyword rules only",
             }
         )
-
     # 1. eligibility
     run.check_eligibility()
-    reasons_by_book = [v.reasons for v in run.verdicts]
-
-    # 2. activation (+ recursion)
-    activation = activate(
-        ActivationInput(
-            books=run.compiled,
-            reasons=reasons_by_book,
-            content_of=run.content_of,
-            standing=[(b, i) for b, v in enumerate(run.verdicts) for i in v.standing],
-            sticky={(b, i) for b, v in enumerate(run.verdicts) for i in v.sticky},
-            messages=[m.content for m in req.history] + [req.query],
-            scan_depth=req.scan_depth,
-            max_rounds=req.max_recursion_rounds,
-            hybrid_scores=scores,
-            hybrid_threshold=req.hybrid_threshold,
-        )
-    )
+    # 2. activation (+ recursion), then inclusion groups
+    activation = _activate(run, scores)
     active = activation.active
-
-    # Inclusion groups, between activation and dependency expansion.
-    lost = resolve_groups(
-        {
-            slot: Member(run.entry(slot), run.stable_id(slot), act.score, act.sticky)
-            for slot, act in active.items()
-            if act is not PLAIN_CONSTANT and run.entry(slot).group  # plain: in no group
-        },
-        req.seed,
-        req.use_group_scoring,
-        run.label,
-    )
-    survivors = {slot: act for slot, act in active.items() if slot not in lost}
-
+    lost, survivors = _grouped(run, active)
     # 3. dependency groups and conflicts, 4. budgets
-    budget = BudgetInput(
-        books=run.compiled,
-        active=survivors,
-        verdict_reasons=reasons_by_book,
-        label=run.label,
-        cost=run.cost,
-        base_cost=tokenizer.cached(build_context([""])),
-        token_budget=req.token_budget,
-        constant_ratio=req.constant_budget_ratio,
-        max_entries=req.max_entries,
-        plain=[view.plain_constants() for view in run.views],
-    )
     drops: dict[Slot, Drop] = {}
-    taken = allocate(budget, drops)
-    reasons = {slot: act.reason for slot, act in survivors.items()}
-
-    def measure(groups_taken: list[Group]) -> int:
-        return run.context_tokens([s for g in groups_taken for s in g.new_members])
-
-    taken = trim_to_actual(budget, taken, drops, measure)
+    taken = _within_budget(run, survivors, drops)
     selected = [slot for group in taken for slot in group.new_members]
-
     # 5. output
-    blocks = run.blocks_for(selected, reasons)
-    context = _context_of(blocks)
+    blocks = run.blocks_for(selected, {slot: act.reason for slot, act in survivors.items()})
     for slot in selected:
         book = run.compiled[slot[0]]
         run.timed.record_activation(state_key(book.book_id, book.ids[slot[1]]), run.entry(slot))
-    snapshot = {
-        "books": [
-            {"book_id": b.book_id, "revision": b.revision, "content_hash": b.content_hash}
-            for b in run.books
-        ]
-    }
+    snapshot = _snapshot(run.books)
     prompt_inputs = {
         # How many decisions the caller wants changes nothing selected.
         "request": req.model_dump(mode="json", exclude={"decisions"}),
@@ -405,7 +351,7 @@ def _select(
     )
     return SelectionResult(
         blocks=blocks,
-        context=context,
+        context=_context_of(blocks),
         snapshot=snapshot,
         token_count=run.context_tokens(selected),
         token_budget=req.token_budget,
@@ -422,6 +368,76 @@ def _select(
         _render=renderer(facts, req.decisions),
         _facts=facts,
     )
+
+
+def _snapshot(books: list[LoadedBook]) -> dict[str, Any]:
+    """The book revisions the selection read (what a replay must read again)."""
+    return {
+        "books": [
+            {"book_id": b.book_id, "revision": b.revision, "content_hash": b.content_hash}
+            for b in books
+        ]
+    }
+
+
+def _activate(run: _Run, scores: dict[tuple[str, str], float] | None):
+    """The eligible entries' activation, recursion included (``activation.activate``)."""
+    req = run.request
+    return activate(
+        ActivationInput(
+            books=run.compiled,
+            reasons=[v.reasons for v in run.verdicts],
+            content_of=run.content_of,
+            standing=[(b, i) for b, v in enumerate(run.verdicts) for i in v.standing],
+            sticky={(b, i) for b, v in enumerate(run.verdicts) for i in v.sticky},
+            messages=[m.content for m in req.history] + [req.query],
+            scan_depth=req.scan_depth,
+            max_rounds=req.max_recursion_rounds,
+            hybrid_scores=scores,
+            hybrid_threshold=req.hybrid_threshold,
+        )
+    )
+
+
+def _grouped(run: _Run, active: dict) -> tuple[Any, dict]:
+    """(the losers of the inclusion groups, the active entries left): between activation
+    and dependency expansion."""
+    req = run.request
+    lost = resolve_groups(
+        {
+            slot: Member(run.entry(slot), run.stable_id(slot), act.score, act.sticky)
+            for slot, act in active.items()
+            if act is not PLAIN_CONSTANT and run.entry(slot).group  # plain: in no group
+        },
+        req.seed,
+        req.use_group_scoring,
+        run.label,
+    )
+    return lost, {slot: act for slot, act in active.items() if slot not in lost}
+
+
+def _within_budget(run: _Run, survivors: dict, drops: dict[Slot, Drop]) -> list[Group]:
+    """The groups taken (dependencies and conflicts resolved) within the token and entry
+    budgets, trimmed to the context's actual count; what was dropped goes in ``drops``."""
+    req = run.request
+    budget = BudgetInput(
+        books=run.compiled,
+        active=survivors,
+        verdict_reasons=[v.reasons for v in run.verdicts],
+        label=run.label,
+        cost=run.cost,
+        base_cost=run.tokenizer.cached(build_context([""])),
+        token_budget=req.token_budget,
+        constant_ratio=req.constant_budget_ratio,
+        max_entries=req.max_entries,
+        plain=[view.plain_constants() for view in run.views],
+    )
+    taken = allocate(budget, drops)
+
+    def measure(groups_taken: list[Group]) -> int:
+        return run.context_tokens([s for g in groups_taken for s in g.new_members])
+
+    return trim_to_actual(budget, taken, drops, measure)
 
 
 def _required_by(

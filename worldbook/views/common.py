@@ -23,15 +23,6 @@ def revision_or_404(request, book: Book, number: int | None) -> BookRevision:
     return row
 
 
-def int_param(value, default: int | None = None) -> int | None:
-    """A positive integer from a query string or form, else ``default``."""
-    try:
-        number = int(str(value).strip())
-    except (TypeError, ValueError):
-        return default
-    return number if number >= 1 else default
-
-
 def error_context(exc: WorldbookError) -> dict:
     """The template shape of an error: ``{"code", "message", "details"}``."""
     return exc.to_dict()

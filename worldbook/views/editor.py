@@ -26,6 +26,7 @@ from django.views.decorators.http import require_POST
 from pydantic import ValidationError
 
 from console.access import console_view
+from console.numbers import parse_int
 from worldbook import errors
 from worldbook.editor import selectors, services
 from worldbook.engine.bulk import BulkEdit
@@ -34,7 +35,7 @@ from worldbook.engine.schema import KINDS, POSITIONS
 from worldbook.errors import WorldbookError
 from worldbook.forms import BookForm
 from worldbook.services import parse_model
-from worldbook.views.common import book_or_404, error_context, int_param, status_for
+from worldbook.views.common import book_or_404, error_context, status_for
 from worldbook.views.diffing import diff_books
 from worldbook.views.entry_form import entry_form, form_html
 
@@ -186,7 +187,7 @@ def bulk_action(request, book_id):
             edit,
             keys=request.POST.getlist("keys") if scope != "filter" else None,
             query=query if scope == "filter" else None,
-            expected=int_param(request.POST.get("expected")) if scope == "filter" else None,
+            expected=parse_int(request.POST.get("expected"), low=1) if scope == "filter" else None,
         )
     except WorldbookError as exc:
         return _conflict_page(request, book, exc, query)
@@ -244,7 +245,7 @@ def draft_rebase(request, book_id):
 @require_POST
 def draft_restore(request, book_id):
     book = book_or_404(request, book_id)
-    number = int_param(request.POST.get("revision"))
+    number = parse_int(request.POST.get("revision"), low=1)
     if number is None:
         return HttpResponse("revision is required", status=400, content_type="text/plain")
     try:

@@ -5,7 +5,8 @@ from __future__ import annotations
 from django.shortcuts import render
 
 from console.access import console_view
-from worldbook.views.common import book_or_404, int_param, revision_or_404
+from console.numbers import parse_int
+from worldbook.views.common import book_or_404, revision_or_404
 from worldbook.views.diffing import diff_books
 
 
@@ -49,8 +50,8 @@ def revision_detail(request, book_id, revision):
 def revision_diff(request, book_id):
     """``?a=`` (older) and ``?b=`` (newer) revision numbers; defaults: head-1 → head."""
     book = book_or_404(request, book_id)
-    b = int_param(request.GET.get("b"), book.head_revision)
-    a = int_param(request.GET.get("a"), max(b - 1, 1))
+    b = parse_int(request.GET.get("b"), book.head_revision, low=1)
+    a = parse_int(request.GET.get("a"), max(b - 1, 1), low=1)
     old = revision_or_404(request, book, a)
     new = revision_or_404(request, book, b)
     numbers = list(

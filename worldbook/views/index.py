@@ -12,11 +12,12 @@ from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
 from console.access import console_view
+from console.numbers import parse_int
 from worldbook import indexing, selectors
 from worldbook.errors import WorldbookError
 from worldbook.models import IndexStatus
 from worldbook.tasks import queue_build
-from worldbook.views.common import book_or_404, int_param, revision_or_404
+from worldbook.views.common import book_or_404, revision_or_404
 
 ACTIVE = (IndexStatus.PENDING, IndexStatus.BUILDING)
 
@@ -42,7 +43,7 @@ def _status_context(request, book, revision: int, **extra) -> dict:
 @console_view()
 def index_page(request, book_id):
     book = book_or_404(request, book_id)
-    revision = revision_or_404(request, book, int_param(request.GET.get("revision")))
+    revision = revision_or_404(request, book, parse_int(request.GET.get("revision"), low=1))
     context = _status_context(request, book, revision.revision)
     return render(request, "worldbook/index.html", context)
 
@@ -51,7 +52,7 @@ def index_page(request, book_id):
 def index_status(request, book_id):
     """The status fragment alone (htmx polls it every second while building)."""
     book = book_or_404(request, book_id)
-    revision = revision_or_404(request, book, int_param(request.GET.get("revision")))
+    revision = revision_or_404(request, book, parse_int(request.GET.get("revision"), low=1))
     return render(
         request, "worldbook/_index_status.html", _status_context(request, book, revision.revision)
     )
@@ -61,7 +62,7 @@ def index_status(request, book_id):
 @require_POST
 def index_build(request, book_id):
     book = book_or_404(request, book_id)
-    revision = revision_or_404(request, book, int_param(request.POST.get("revision")))
+    revision = revision_or_404(request, book, parse_int(request.POST.get("revision"), low=1))
     force = request.POST.get("force") in ("1", "on", "true")
     error = None
     notice = None

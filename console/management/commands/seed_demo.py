@@ -15,8 +15,8 @@ from django.db import transaction
 from console.embedded import VAR_DIR
 from console.models import Role, Tenant
 from console.services import create_tenant, ensure_console_player, ensure_console_user
+from roleplay.llm.gateway import resolve_config
 from roleplay.models import Character, Conversation, ModelConfig, Persona
-from roleplay.selectors import default_model_config
 from roleplay.services import characters, conversations, model_configs, personas
 
 DEMO_USER = "demo"
@@ -105,7 +105,7 @@ class Command(BaseCommand):
         if not ModelConfig.objects.filter(tenant=tenant, name=DEMO_CONFIG["name"]).exists():
             model_configs.create_model_config(
                 tenant,
-                is_default=default_model_config(tenant) is None,
+                is_default=resolve_config(tenant) is None,
                 is_demo=True,
                 **DEMO_CONFIG,
             )

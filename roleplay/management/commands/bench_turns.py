@@ -38,6 +38,7 @@ import json
 import logging
 import uuid
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from functools import partial
 from urllib.parse import quote
 
@@ -51,6 +52,7 @@ from console.live_server import database_url_for, start_daphne
 from console.tickets import issue_ticket
 from roleplay.bench import capabilities as caps
 from roleplay.bench import players as bench_players
+from roleplay.bench import turns_output
 from roleplay.bench.agentic import STATE_CHARS, AgenticSet, add_agentic
 from roleplay.bench.hooks import hook_figures, memory_comparison
 from roleplay.bench.memory_warm import PAST, split, warm
@@ -58,14 +60,12 @@ from roleplay.bench.model_process import ModelServerProcess
 from roleplay.bench.queue import QUEUE_ENV, new_queue_name, purge
 from roleplay.bench.stats import (
     TurnSample,
-    agentic_comparison,
-    render_comparison,
-    render_table,
     report,
     run_figures,
     summary,
 )
 from roleplay.bench.tenant import create_bench_tenant, delete_bench_tenant
+from roleplay.bench.turns_output import WITH, WITHOUT
 from roleplay.bench.workload import REPLY_CHUNKS, REPLY_TOKENS, reply_text
 from roleplay.models import PlanningRun, PlanningStatus, Turn, TurnKind
 
@@ -79,7 +79,6 @@ MAX_SERVERS = 8
 DEFAULT_THINK_MS = 2000.0
 QUIET_LOGGERS = ("httpx", "httpx2", "openai")
 AGENTIC_ASGI = "roleplay.bench.asgi:application"
-WITHOUT, WITH = "without", "with"
 WARM_QUERY = "the lantern in the north tower"
 
 # A player: (run_id, index, turns, samples, *, turn_timeout) -> coroutine.
@@ -138,26 +137,51 @@ class Command(BaseCommand):
 
     def handle(self, *args, **opts):
         players, turns, warmup = opts["players"], opts["turns"], opts["warmup"]
-        if not 1 <= players <= MAX_PLAYERS or not 1 <= turns <= MAX_TURNS or warmup < 0:
-            raise CommandError(f"--players 1..{MAX_PLAYERS}, --turns 1..{MAX_TURNS}")
-        if not 0 <= opts["think_ms"] <= MAX_THINK_MS:
-            raise CommandError(f"--think-ms 0..{MAX_THINK_MS}")
-        if not 1 <= opts["servers"] <= MAX_SERVERS:
-            raise CommandError(f"--servers 1..{MAX_SERVERS}")
-        limits = {"turn_timeout": opts["turn_timeout"], "total_timeout": opts["timeout"]}
+        limits = _checked(opts)
         pacing = bench_players.Pacing(think_s=opts["think_ms"] / 1000.0, seed=opts["seed"])
         for name in QUIET_LOGGERS:  # the baseline's SDK logs every request at INFO
             logging.getLogger(name).setLevel(logging.WARNING)
         migrate_quietly()  # the daphne child serves this database as it is
-        database_url = database_url_for(connection.settings_dict)
         agentic, capabilities = opts["agentic"], opts["capabilities"]
-        if agentic and capabilities:
-            raise CommandError("--agentic and --capabilities are separate runs")
         # The players' runs, by arm: without Agent V2 (the default), with it, or both; or
         # every capability off and on.
         arms = {"on": (WITH,), "compare": (WITHOUT, WITH)}.get(agentic, (WITHOUT,))
         if capabilities:
             arms = (caps.OFF, caps.ON)
+        run = self._run(opts, arms, limits, pacing)
+        run_settings = {
+            "reply_tokens": REPLY_TOKENS,
+            "reply_chunks": REPLY_CHUNKS,
+            "warmup_players": warmup,
+            "think_ms": opts["think_ms"],
+            "servers": opts["servers"],
+            "seed": opts["seed"],
+            **limits,
+        }
+        reports = {
+            arm: report(
+                players,
+                turns,
+                run.harness[arm],
+                run.baseline,
+                {**run_settings, "agentic": arm == WITH} if agentic else run_settings,
+                run.saturation[arm],
+            )
+            for arm in arms
+        }
+        for arm in arms:
+            reports[arm]["hooks"] = run.hooks[arm]
+        if WITH in reports:
+            reports[WITH]["agentic"] = run.agentic_info
+        data, text = turns_output.output(reports, arms, players, turns, agentic, capabilities)
+        self.stdout.write(json.dumps(data, indent=2) if opts["json"] else text)
+
+    def _run(self, opts, arms: tuple, limits: dict, pacing: bench_players.Pacing) -> _Run:
+        """The bench tenant and its players, every arm's rounds through daphne, the SDK
+        baseline and the hooks' figures; the tenant deleted after, whatever happened."""
+        players, turns, warmup = opts["players"], opts["turns"], opts["warmup"]
+        agentic, capabilities = opts["agentic"], opts["capabilities"]
+        database_url = database_url_for(connection.settings_dict)
         queue = new_queue_name() if agentic else None
         daphne_options = {"app": AGENTIC_ASGI, "extra_env": {QUEUE_ENV: queue}} if queue else {}
         agentic_info = None
@@ -191,53 +215,9 @@ class Command(BaseCommand):
                     for _ in range(opts["servers"])
                 ]
                 try:
-
-                    def sockets(conversations) -> list[Player]:
-                        # The players spread over the servers, as a load balancer would.
-                        return [
-                            _socket_player(servers[i % len(servers)].ws_url, c)
-                            for i, c in enumerate(conversations)
-                        ]
-
-                    def cpu() -> float:
-                        return sum(server.cpu_seconds() for server in servers)
-
-                    # Compared arms run in A B B A order, each twice, so that whatever
-                    # drifts over the run (a database that grows, its autovacuum, warmer
-                    # caches) falls on both alike.
-                    order = (*arms, *reversed(arms)) if len(arms) == 2 else arms
-                    rounds: dict[str, list[dict]] = {arm: [] for arm in arms}
-                    for arm in order:
-                        rounds[arm].append(
-                            _round(
-                                model_server,
-                                turns,
-                                limits,
-                                pacing,
-                                measured=sockets(conversations[arm][0]),
-                                warmup=[] if rounds[arm] else sockets(conversations[arm][1]),
-                                cpu=cpu,
-                            )
-                        )
-                    harness = {arm: _figures(rounds[arm], with_cpu=True) for arm in arms}
-                    paced_until = timezone.now()  # the turns the hook figures cover
-                    saturation = dict.fromkeys(arms)
-                    if pacing.think_s > 0:  # the same players again, with no think time
-                        saturation = {
-                            arm: _phase(
-                                model_server,
-                                turns,
-                                limits,
-                                bench_players.Pacing(),
-                                measured=sockets(conversations[arm][0]),
-                                warmup=[],
-                                cpu=cpu,
-                            )
-                            for arm in arms
-                        }
-                    if any(h["errors"] or h["warmup_errors"] for h in harness.values()):
-                        for server in servers:
-                            self.stderr.write(f"daphne log (tail):\n{server.log_tail()}")
+                    harness, paced_until, saturation = self._measure(
+                        model_server, servers, arms, conversations, turns, limits, pacing
+                    )
                 finally:
                     for server in servers:
                         server.stop()
@@ -268,59 +248,83 @@ class Command(BaseCommand):
                             agentic_info["planning_tasks_queued"] = queued
                 finally:
                     delete_bench_tenant(bench)
-        run_settings = {
-            "reply_tokens": REPLY_TOKENS,
-            "reply_chunks": REPLY_CHUNKS,
-            "warmup_players": warmup,
-            "think_ms": opts["think_ms"],
-            "servers": opts["servers"],
-            "seed": opts["seed"],
-            **limits,
-        }
-        reports = {
-            arm: report(
-                players,
-                turns,
-                harness[arm],
-                baseline,
-                {**run_settings, "agentic": arm == WITH} if agentic else run_settings,
-                saturation[arm],
+        return _Run(harness, saturation, baseline, hooks, agentic_info)
+
+    def _measure(self, model_server, servers, arms, conversations, turns, limits, pacing):
+        """(each arm's figures, when the paced turns ended, each arm's saturation figures or
+        None): the players over the daphne ``servers``."""
+
+        def sockets(conversations) -> list[Player]:
+            # The players spread over the servers, as a load balancer would.
+            return [
+                _socket_player(servers[i % len(servers)].ws_url, c)
+                for i, c in enumerate(conversations)
+            ]
+
+        def cpu() -> float:
+            return sum(server.cpu_seconds() for server in servers)
+
+        # Compared arms run in A B B A order, each twice, so that whatever drifts over the
+        # run (a database that grows, its autovacuum, warmer caches) falls on both alike.
+        order = (*arms, *reversed(arms)) if len(arms) == 2 else arms
+        rounds: dict[str, list[dict]] = {arm: [] for arm in arms}
+        for arm in order:
+            rounds[arm].append(
+                _round(
+                    model_server,
+                    turns,
+                    limits,
+                    pacing,
+                    measured=sockets(conversations[arm][0]),
+                    warmup=[] if rounds[arm] else sockets(conversations[arm][1]),
+                    cpu=cpu,
+                )
             )
-            for arm in arms
-        }
-        for arm in arms:
-            reports[arm]["hooks"] = hooks[arm]
-        if WITH in reports:
-            reports[WITH]["agentic"] = agentic_info
-        if capabilities:
-            data = {
-                "players": players,
-                "turns_per_player": turns,
-                caps.OFF: reports[caps.OFF],
-                caps.ON: reports[caps.ON],
-                "comparison": caps.comparison(reports[caps.OFF], reports[caps.ON]),
+        harness = {arm: _figures(rounds[arm], with_cpu=True) for arm in arms}
+        paced_until = timezone.now()  # the turns the hook figures cover
+        saturation = dict.fromkeys(arms)
+        if pacing.think_s > 0:  # the same players again, with no think time
+            saturation = {
+                arm: _phase(
+                    model_server,
+                    turns,
+                    limits,
+                    bench_players.Pacing(),
+                    measured=sockets(conversations[arm][0]),
+                    warmup=[],
+                    cpu=cpu,
+                )
+                for arm in arms
             }
-            text = caps.render(data["comparison"])
-        elif agentic != "compare":
-            data = reports[arms[0]]
-            text = render_table(data) if not agentic else _render_agentic(data)
-            text += "\n" + _render_hooks(data["hooks"])
-        else:
-            data = {
-                "players": players,
-                "turns_per_player": turns,
-                WITHOUT: reports[WITHOUT],
-                WITH: reports[WITH],
-                "comparison": agentic_comparison(reports[WITHOUT], reports[WITH]),
-            }
-            text = "\n\n".join(
-                [
-                    "WITHOUT Agent V2\n" + render_table(reports[WITHOUT]),
-                    "WITH Agent V2\n" + _render_agentic(reports[WITH]),
-                    render_comparison(data["comparison"]),
-                ]
-            )
-        self.stdout.write(json.dumps(data, indent=2) if opts["json"] else text)
+        if any(h["errors"] or h["warmup_errors"] for h in harness.values()):
+            for server in servers:
+                self.stderr.write(f"daphne log (tail):\n{server.log_tail()}")
+        return harness, paced_until, saturation
+
+
+@dataclass
+class _Run:
+    """What one run measured, by arm (the baseline is the SDK's, shared)."""
+
+    harness: dict
+    saturation: dict
+    baseline: dict
+    hooks: dict
+    agentic_info: dict | None
+
+
+def _checked(opts) -> dict:
+    """The options' bounds checked; the time limits."""
+    players, turns, warmup = opts["players"], opts["turns"], opts["warmup"]
+    if not 1 <= players <= MAX_PLAYERS or not 1 <= turns <= MAX_TURNS or warmup < 0:
+        raise CommandError(f"--players 1..{MAX_PLAYERS}, --turns 1..{MAX_TURNS}")
+    if not 0 <= opts["think_ms"] <= MAX_THINK_MS:
+        raise CommandError(f"--think-ms 0..{MAX_THINK_MS}")
+    if not 1 <= opts["servers"] <= MAX_SERVERS:
+        raise CommandError(f"--servers 1..{MAX_SERVERS}")
+    if opts["agentic"] and opts["capabilities"]:
+        raise CommandError("--agentic and --capabilities are separate runs")
+    return {"turn_timeout": opts["turn_timeout"], "total_timeout": opts["timeout"]}
 
 
 def _split_memory(conversations: dict) -> dict:
@@ -335,23 +339,6 @@ def _split_memory(conversations: dict) -> dict:
     return halves
 
 
-def _render_hooks(hooks: dict) -> str:
-    if "memory_on" in hooks:
-        on, off = hooks["memory_on"], hooks["memory_off"]
-        return (
-            f"memory hooks per turn p50: memory on {on['memory_hooks_ms']['p50']} ms "
-            f"({on['turns']} turns, pack reads {on['pack_reads'] or 'none'}), memory off "
-            f"{off['memory_hooks_ms']['p50']} ms ({off['turns']} turns): memory adds "
-            f"{hooks['added_p50_ms']} ms (goal <= {hooks['goal']['added_p50_ms']:g}: "
-            f"{'met' if hooks['meets_goal'] else 'MISSED'})"
-        )
-    memory = hooks["memory_hooks_ms"]
-    return (
-        f"memory hooks per turn (in {hooks['turns']} turns' traces): p50 {memory['p50']} ms, "
-        f"p95 {memory['p95']} ms; pre-turn pack reads {hooks['pack_reads'] or 'none'}"
-    )
-
-
 def _agentic_figures(v2: AgenticSet) -> dict:
     """What the Agent V2 players left: a planning run recorded for every chat turn, none
     sent by the turns nor executed (no relay runs here)."""
@@ -364,16 +351,6 @@ def _agentic_figures(v2: AgenticSet) -> dict:
         "planning_tasks_queued": None,
         "seed_state_chars": STATE_CHARS,
     }
-
-
-def _render_agentic(data: dict) -> str:
-    info = data.get("agentic") or {}
-    return render_table(data) + (
-        f"\nAgent V2 on: {info.get('chat_turns')} chat turns, "
-        f"{info.get('planning_runs_recorded')} planning runs recorded with their replies, "
-        f"{info.get('planning_tasks_queued')} planning tasks sent by the turns (the relay "
-        "sends them; none runs here)"
-    )
 
 
 def _socket_player(ws_base: str, conversation) -> Player:

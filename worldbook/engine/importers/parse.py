@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -65,15 +66,23 @@ class ImportResult:
     sha256: str
 
 
-def parse_import(filename: str, data: bytes, *, max_bytes: int = DEFAULT_MAX_BYTES) -> ImportResult:
-    """Parse one uploaded file; raises :class:`ImportFailure` with a stable code."""
+def admitted(
+    data: bytes, max_bytes: int, too_large: Callable[..., Exception] = FileTooLarge
+) -> str:
+    """An uploaded file's SHA-256 once it is within ``max_bytes`` (a book's or a card's
+    file alike); over it, ``too_large`` (``file_too_large``, with its size and the limit)."""
     if len(data) > max_bytes:
-        raise FileTooLarge(
+        raise too_large(
             FILE_TOO_LARGE,
             f"the file has {len(data)} bytes; the limit is {max_bytes}",
             {"size": len(data), "limit": max_bytes},
         )
-    sha256 = hashlib.sha256(data).hexdigest()
+    return hashlib.sha256(data).hexdigest()
+
+
+def parse_import(filename: str, data: bytes, *, max_bytes: int = DEFAULT_MAX_BYTES) -> ImportResult:
+    """Parse one uploaded file; raises :class:`ImportFailure` with a stable code."""
+    sha256 = admitted(data, max_bytes)
     warnings: list[str] = []
     if data.startswith(PNG_SIGNATURE):
         card, keyword, warnings = read_png_card(data, max_bytes)
