@@ -146,7 +146,7 @@ def finish_turn(
 ) -> bool:
     """Commit the reply (partial text kept on failure) and close the turn: a new message for
     ``chat``, a new alternative for a regenerate, more text for a continue; ``also`` the
-    records that go with it (``TurnContext.with_reply``, the Actor's ``ModelCall`` rows), in
+    records that go with it (the plug-ins' ``beside`` hooks, the Actor's ``ModelCall`` rows), in
     the same transaction. False, and nothing written, when the turn was closed already: a
     sweep found its process silent (``expire_abandoned``) and kept its flushed text instead.
 
