@@ -37,8 +37,7 @@ from roleplay.prompting.presets import STORY_WRITER
 from roleplay.story_models import StoryModels, read_configs
 from roleplay.turns.phases import Laps, Phase, PhaseRun
 from roleplay.turns.plugin import TurnPlugin
-from roleplay.turns.records import LEASE
-from roleplay.turns.run import STORAGE_ERRORS
+from roleplay.turns.records import LEASE, STORAGE_ERRORS
 from roleplay.worldbook_context import selected_entries
 from story import selectors, services
 from story.engine import coordinator

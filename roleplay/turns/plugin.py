@@ -31,6 +31,8 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from django.core import checks
 
+from roleplay.models import TurnKind
+
 if TYPE_CHECKING:
     from roleplay.llm.types import CompletionResult, ToolCall
 
@@ -138,8 +140,6 @@ class Registry:
         )
         self.toolers = tuple(p for p in self.ordered if _overrides(p, "tools"))
         self.besides = tuple(p.beside for p in self.ordered if _overrides(p, "beside"))
-        from roleplay.models import TurnKind
-
         stages: dict[tuple[str, str], tuple] = {}
         for stage, hook in STAGE_HOOKS.items():
             for kind in TurnKind.values:

@@ -19,8 +19,9 @@ from dataclasses import dataclass
 from datetime import timedelta
 from functools import partial
 
+import psycopg
 from django.conf import settings
-from django.db import IntegrityError, transaction
+from django.db import DatabaseError, IntegrityError, transaction
 from django.db.models import Q
 from django.utils import timezone
 
@@ -32,6 +33,10 @@ from roleplay.errors import NothingToRewrite, TurnInProgress
 from roleplay.models import Conversation, Turn, TurnKind, TurnStatus
 
 from . import heartbeat
+
+# What a database outage raises: Django's wrapped errors, and the pool's own (a timeout
+# while it cannot connect).
+STORAGE_ERRORS = (DatabaseError, psycopg.Error)
 
 logger = logging.getLogger(__name__)
 

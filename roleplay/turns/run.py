@@ -17,8 +17,6 @@ from collections.abc import Awaitable, Callable
 from dataclasses import replace
 from functools import partial
 
-import psycopg
-from django.db import DatabaseError
 from django.utils import timezone
 
 from console.db import run_db
@@ -38,7 +36,7 @@ from roleplay.services import conversation_titles
 from . import phases, streamed_text
 from .context import TurnContext, actor_prompt, load_context
 from .plugin import PLUGINS, TOOL_ROUNDS, PluginFailed, answer_calls, offered_tools
-from .records import LEASE, answers_new_message, finish_turn
+from .records import LEASE, STORAGE_ERRORS, answers_new_message, finish_turn
 
 logger = logging.getLogger(__name__)
 
@@ -281,9 +279,6 @@ def _rewritten_message(turn: Turn) -> dict:
     return hub.message_updated(Message.objects.get(pk=turn.assistant_message_id))
 
 
-# What a database outage raises: Django's wrapped errors, and the pool's own (a timeout
-# while it cannot connect).
-STORAGE_ERRORS = (DatabaseError, psycopg.Error)
 CLOSE_RETRY_S = 1.0
 CLOSE_RETRY_FOR_S = LEASE.total_seconds() * 4
 

@@ -57,6 +57,7 @@ class ScenarioSettings:
     @cached_property
     def external_memory(self) -> dict[str, Any] | None:
         """The ``externalMemory`` object when the runtime is ``external`` and names one."""
-        if self.memory_runtime != "external" or not self.scenario.external_memory:
+        scenario = self.scenario
+        if scenario is None or self.memory_runtime != "external":
             return None
-        return self.scenario.external_memory
+        return scenario.external_memory or None
