@@ -20,6 +20,7 @@ class RoleplayConfig(AppConfig):
         )
         from roleplay.services import (  # noqa: F401  (connect their signal receivers)
             agent_state,
+            compact_history,
             consolidation,
             diaries,
             history_events,

@@ -51,7 +51,6 @@ from roleplay.llm.gateway import provider_config
 from roleplay.models import TurnKind
 from roleplay.prompting.assembly import ContextOverflow
 from roleplay.services import compact_checkpoints as store
-from roleplay.services import compact_history  # noqa: F401 (connects its receiver)
 from roleplay.turns.context import HISTORY_LIMIT, actor_prompt
 from roleplay.turns.phases import Laps, Phase, PhaseRun
 from roleplay.turns.plugin import TurnPlugin
@@ -76,6 +75,8 @@ class CompactState:
     read: bool = False
     row: Any = None
     job: Any = None
+    # A stale version to mark once the reply is committed (no compaction was due).
+    invalidate: Any = None
 
 
 @dataclass
@@ -144,6 +145,9 @@ class CompactPlugin(TurnPlugin):
 
     def read(self, ctx, conversation) -> None:
         read_hook(ctx, conversation)
+
+    def after_reply(self, ctx):
+        return ctx.slot(CompactState).invalidate
 
 
 PLUGIN = CompactPlugin()
@@ -268,7 +272,7 @@ class _Job:
         the path to the first delta; the next turn's check refuses it meanwhile)."""
         if self.stale is not None:
             self.step("invalidated", version=self.stale[0], deferred=True)
-            self.ctx.after_reply.append(self._invalidate_write)
+            self.ctx.slot(CompactState).invalidate = self._invalidate_write
 
     def _leaving(self, current) -> bool:
         if current is None or len(self.whole) < HISTORY_LIMIT:

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import json
 import uuid
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 from django.utils import timezone
 
@@ -55,6 +55,8 @@ class MemoryState:
     None until one of them reads it."""
 
     read: TurnMemory | None = None
+    # The preferences placed for the Actor, marked used once the reply is committed.
+    used: list = field(default_factory=list)
 
 
 class MemoryContextPlugin(TurnPlugin):
@@ -65,6 +67,10 @@ class MemoryContextPlugin(TurnPlugin):
 
     def read(self, ctx, conversation) -> None:
         apply(ctx, conversation)
+
+    def after_reply(self, ctx):
+        used = ctx.slot(MemoryState).used
+        return (lambda: mark_used(used)) if used else None
 
 
 PLUGIN = MemoryContextPlugin()
@@ -174,8 +180,7 @@ def _preferences(ctx, items, conversation, config: MemoryConfig) -> None:
         "position": position,
     }
     if position is not None and ctx.record:
-        used = [c.item.id for c in chosen]
-        ctx.after_reply.append(lambda: mark_used(used))
+        ctx.slot(MemoryState).used = [c.item.id for c in chosen]
 
 
 def _handoffs(ctx, conversation) -> None:

@@ -28,6 +28,8 @@ class RecalledPack:
     """The pack's text this turn placed (``ctx.slot(RecalledPack)``), empty without one."""
 
     text: str = ""
+    # The next pack to request once the reply is committed: (owner, settings, query).
+    refresh: tuple | None = None
 
 
 class MemoryPackPlugin(TurnPlugin):
@@ -36,6 +38,10 @@ class MemoryPackPlugin(TurnPlugin):
 
     def read(self, ctx, conversation) -> None:
         apply(ctx, conversation)
+
+    def after_reply(self, ctx):
+        refresh = ctx.slot(RecalledPack).refresh
+        return (lambda: _refresh(*refresh)) if refresh is not None else None
 
 
 PLUGIN = MemoryPackPlugin()
@@ -59,8 +65,7 @@ def apply(ctx, conversation) -> None:
         ctx.slot(RecalledPack).text = pack["text"]
     ctx.trace["memory_pack"] = trace
     if ctx.record and ctx.user_input:
-        query, config = ctx.user_input, read.config
-        ctx.after_reply.append(lambda: _refresh(owner, config, query))
+        ctx.slot(RecalledPack).refresh = (owner, read.config, ctx.user_input)
 
 
 def owner_of(conversation) -> packs.Owner:

@@ -18,7 +18,6 @@ from __future__ import annotations
 import json
 import time
 import uuid
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
@@ -105,10 +104,6 @@ class TurnContext:
     record: bool = True
     # Each plug-in's state for this turn, by its type (``slot``).
     _slots: dict[type, Any] = field(default_factory=dict, repr=False)
-    # Small writes a hook defers until the reply is committed and the player has it (off
-    # the path to the first delta; never on a preview): called in the database thread
-    # before the post-turn phases, a failure only logged.
-    after_reply: list[Callable[[], None]] = field(default_factory=list, repr=False)
     # The Actor's stream may end without a finish_reason (a scenario's Agent V2
     # ``recovery.tolerateMissingStreamMetadata``, set by its context hook).
     tolerate_missing_stream_metadata: bool = False

@@ -13,6 +13,8 @@ and implements any of these hooks, each optional:
 - ``beside(ctx)``: a durable record written with the reply, in the transaction that
   commits it, for a turn that entered the Actor (the Agent V2 background run).
 - ``after_commit``: a Phase run once the reply is committed, before ``turn.completed``.
+- ``after_reply(ctx)``: a small write (a "last used" stamp) run on the database thread
+  after ``turn.completed``, before the ``settle`` phases; a failure is only logged.
 - ``settle``: a Phase run after ``turn.completed`` (post-turn work).
 
 A plug-in keeps what one hook leaves for another in a typed slot of the context
@@ -83,6 +85,11 @@ class TurnPlugin:
         """A record to write with the reply (in its transaction, in a savepoint), or None."""
         return None
 
+    def after_reply(self, ctx: TurnContext) -> Callable[[], None] | None:
+        """A small write to make once the reply is committed and the player has it (off the
+        path to the first delta), on the database thread; None for none."""
+        return None
+
 
 def _overrides(plugin: TurnPlugin, hook: str) -> bool:
     return getattr(type(plugin), hook) is not getattr(TurnPlugin, hook)
@@ -140,6 +147,9 @@ class Registry:
         )
         self.toolers = tuple(p for p in self.ordered if _overrides(p, "tools"))
         self.besides = tuple(p.beside for p in self.ordered if _overrides(p, "beside"))
+        self.after_replies = tuple(
+            p.after_reply for p in self.ordered if _overrides(p, "after_reply")
+        )
         stages: dict[tuple[str, str], tuple] = {}
         for stage, hook in STAGE_HOOKS.items():
             for kind in TurnKind.values:

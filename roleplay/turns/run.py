@@ -245,7 +245,7 @@ async def _committed(ctx: TurnContext, emit: Emit) -> None:
 
 
 async def _after_commit(ctx: TurnContext, emit: Emit) -> None:
-    """The hooks' deferred writes (``ctx.after_reply``), post-turn phases, then their records
+    """The plug-ins' deferred writes (``after_reply``), post-turn phases, then their records
     added to the committed turn's trace. Nothing here
     can change or lose the reply; a failure is logged. A turn that rewrote an earlier reply
     (regenerate, continue) also announces that message's new state as ``message.updated``,
@@ -256,7 +256,7 @@ async def _after_commit(ctx: TurnContext, emit: Emit) -> None:
             await hub.announce(ctx.turn.conversation_id, event)
         except STORAGE_ERRORS:
             logger.warning("could not announce the rewritten message of turn %s", ctx.turn.id)
-    for deferred in ctx.after_reply:
+    for deferred in [d for d in (hook(ctx) for hook in PLUGINS.after_replies) if d is not None]:
         try:
             await run_db(deferred)
         except Exception:

@@ -102,6 +102,7 @@ class Dice:
 
     prepared: bool = False
     rolls: list[int] = field(default_factory=list)
+    written: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -139,7 +140,8 @@ async def _prepare(ctx, run) -> None:
 
 
 async def _settle(ctx, run) -> None:
-    ctx.trace["dice"] = {"rolls": ctx.slot(Dice).rolls, "reply": ctx.reply}
+    dice = ctx.slot(Dice)
+    ctx.trace["dice"] = {"rolls": dice.rolls, "reply": ctx.reply, "written": dice.written}
 
 
 class DicePlugin(TurnPlugin):
@@ -161,11 +163,15 @@ class DicePlugin(TurnPlugin):
         ctx.slot(Dice).rolls.append(4)
         return {"roll": 4}
 
+    def beside(self, ctx):
+        return lambda: ctx.slot(Dice).written.append("beside")
+
+    def after_reply(self, ctx):
+        return lambda: ctx.slot(Dice).written.append("after_reply")
+
 
 @pytest.mark.django_db(transaction=True)
-def test_a_new_plugin_reads_prepares_offers_a_tool_and_settles_in_a_real_turn(
-    api, conversation, llm
-):
+def test_a_new_plugin_uses_every_hook_in_a_real_turn(api, conversation, llm):
     llm.enqueue(Reply(tool_calls=[{"name": "roll_die", "arguments": {}}]), Reply(content="A four."))
     PLUGINS.register(DicePlugin())
     try:
@@ -189,4 +195,8 @@ def test_a_new_plugin_reads_prepares_offers_a_tool_and_settles_in_a_real_turn(
         ("dice_prepare", "pre_actor", "ok"),
         ("dice_settle", "post_turn", "ok"),
     ]
-    assert turn.trace["dice"] == {"rolls": [4], "reply": "A four."}
+    assert turn.trace["dice"] == {
+        "rolls": [4],
+        "reply": "A four.",
+        "written": ["beside", "after_reply"],
+    }
