@@ -1,14 +1,14 @@
 """Agent V2 in a turn (seed 002): the Actor reads the turn-start state, and the turn's
 background run is recorded with its reply.
 
-A context hook (``turns.CONTEXT_HOOKS``), cheap and synchronous: for a conversation whose
+The turn plug-in ``agentic``: its ``read`` hook, cheap and synchronous: for a conversation whose
 scenario has ``agenticV2`` on (and not ``storyV1``, which routes to Story), it takes the
 state in force (read with the conversation, ``turns.reads``), places the Actor's continuity
 block (the state and its ledger projection within ``maxStateChars + 2000`` characters, or
 the default note when there is none yet) and, for a turn that answers the player
 (``chat``, ``regenerate``, ``edit_regenerate``, ``auto_reply``; a ``continue`` goes on with
 the same turn's reply), records the turn's planning run (``services.planning.start``) in
-the transaction that commits the reply (``ctx.with_reply``), whose commit wakes the relay
+the transaction that commits the reply (its ``beside`` hook), whose commit wakes the relay
 that sends its task (``agentic_relay``): nothing of it is on the path to the first delta,
 and the Actor never waits for the background. With
 ``recovery.tolerateMissingStreamMetadata`` the Actor's stream may end without a
@@ -17,20 +17,19 @@ and the Actor never waits for the background. With
 
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import dataclass, replace
+from typing import Any
 
 from roleplay.agentic import inputs
 from roleplay.agentic.runner import Inputs
-from roleplay.memory_pack_context import PACK_KEY
+from roleplay.compact_phase import Projection
+from roleplay.memory_pack_context import RecalledPack
 from roleplay.models import Conversation, TurnKind
-from roleplay.selectors import agentic_config
 from roleplay.services import planning
-from roleplay.turns.context import AGENT_STATE_KEY
+from roleplay.turns.plugin import TurnPlugin
 from roleplay.worldbook_context import selected_entries
 
 BLOCK_ID = "agentic:state"
-# What Compact's phase leaves for the background: {summary, history: [(role, text)]}.
-PROJECTION_KEY = "compact:projection"
 PLANNING_KINDS = (
     TurnKind.CHAT,
     TurnKind.REGENERATE,
@@ -39,13 +38,41 @@ PLANNING_KINDS = (
 )
 
 
+@dataclass
+class Planning:
+    """What the ``read`` hook leaves for ``beside`` (``ctx.slot(Planning)``): the config and
+    the state the turn's planning run starts from, when it has one."""
+
+    config: Any = None
+    snapshot: Any = None
+
+
+class AgenticPlugin(TurnPlugin):
+    name = "agentic"
+    # Its block follows the worldbook's and memory's; its background reads the worldbook's
+    # selection and the memory pack.
+    after = ("worldbook", "memory_pack")
+
+    def read(self, ctx, conversation) -> None:
+        apply(ctx, conversation)
+
+    def beside(self, ctx):
+        planned = ctx.slot(Planning)
+        if planned.config is None:
+            return None
+        return lambda: _start_planning(ctx, planned.config, planned.snapshot)
+
+
+PLUGIN = AgenticPlugin()
+
+
 def apply(ctx, conversation: Conversation) -> None:
     scenario = ctx.scenario
-    config = agentic_config(scenario)
+    config = ctx.settings.agentic
     if config is None:
         return
     ctx.tolerate_missing_stream_metadata = config.recovery.tolerateMissingStreamMetadata
-    snapshot = ctx.reads[AGENT_STATE_KEY]  # read with the conversation (turns.reads)
+    snapshot = ctx.agent_state  # read with the conversation (turns.reads)
     block = inputs.actor_block(
         snapshot.state, snapshot.ledger, max_state_chars=config.maxStateChars
     )
@@ -59,7 +86,8 @@ def apply(ctx, conversation: Conversation) -> None:
     }
     if not ctx.record or ctx.kind not in PLANNING_KINDS or ctx.user_input is None:
         return
-    ctx.with_reply.append(lambda: _start_planning(ctx, config, snapshot))
+    planned = ctx.slot(Planning)
+    planned.config, planned.snapshot = config, snapshot
 
 
 def _start_planning(ctx, config, snapshot) -> None:
@@ -85,7 +113,7 @@ def _start_planning(ctx, config, snapshot) -> None:
         query=ctx.user_input,
         first_turn=number == 1,
         lore=[e["content"] for e in selected_entries(ctx)] if config.backgroundWorldbook else [],
-        recalled=ctx.reads.get(PACK_KEY, ""),
+        recalled=ctx.slot(RecalledPack).text,
     )
     planning.start(ctx.turn, ctx.scenario, config, governed(ctx, config, given), head=snapshot.head)
 
@@ -96,13 +124,13 @@ def governed(ctx, config, given: Inputs) -> Inputs:
     ``shadow`` (or no compaction this turn) the original. Called once the Actor streams, so
     Compact's phase has run."""
     governance = config.contextGovernance
-    projection = ctx.reads.get(PROJECTION_KEY)
-    if governance is None or governance.mode != "enforce" or projection is None:
+    projection = ctx.slot(Projection)
+    if governance is None or governance.mode != "enforce" or projection.history is None:
         return given
     return replace(
         given,
-        history=inputs.recent_dialogue(projection["history"]),
-        summary=projection["summary"],
+        history=inputs.recent_dialogue(projection.history),
+        summary=projection.summary,
     )
 
 

@@ -6,7 +6,6 @@ class RoleplayConfig(AppConfig):
     verbose_name = "Roleplay runtime"
 
     def ready(self) -> None:
-        # connect their signal receivers
         from roleplay import (
             agentic_context,
             compact_ahead,
@@ -15,30 +14,32 @@ class RoleplayConfig(AppConfig):
             memory_learning,
             memory_pack_context,
             memory_runtime,
+            memory_tools,
             story_phase,
-            turns,
             worldbook_context,
         )
-        from roleplay.services import (  # noqa: F401
+        from roleplay.services import (  # noqa: F401  (connect their signal receivers)
             agent_state,
+            compact_history,
             consolidation,
             diaries,
             history_events,
             memory_table,
         )
+        from roleplay.turns.plugin import PLUGINS
 
-        # Learning comes before choosing: a preference stated now applies to this reply.
-        for hook in (
-            worldbook_context.apply,
-            memory_learning.apply,
-            memory_context.apply,
-            memory_pack_context.apply,
-            agentic_context.apply,
-            story_phase.read_hook,
-            compact_phase.read_hook,
+        # The turn's plug-ins (docs/turn-plugins.md): their order is their after/before,
+        # checked by ``manage.py check``; this list's order only breaks ties.
+        for module in (
+            worldbook_context,
+            memory_learning,
+            memory_context,
+            memory_pack_context,
+            memory_runtime,
+            memory_tools,
+            agentic_context,
+            story_phase,
+            compact_phase,
+            compact_ahead,
         ):
-            if hook not in turns.CONTEXT_HOOKS:
-                turns.CONTEXT_HOOKS.append(hook)
-        phases = memory_runtime.phases() + story_phase.phases()
-        for phase in phases + compact_phase.phases() + compact_ahead.phases():
-            turns.register(phase)
+            PLUGINS.register(module.PLUGIN)

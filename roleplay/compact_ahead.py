@@ -1,4 +1,5 @@
-"""Pre-compaction's cue (beyond seed 002, Compact): a post-turn phase. Once the reply is
+"""Pre-compaction's cue (beyond seed 002, Compact): the turn plug-in ``compact_ahead``, a
+post-turn phase (``settle``) after ``compact``. Once the reply is
 committed, a turn whose next prompt will pass the trigger (``budget.due_next``: this
 prompt, plus this reply, plus an input as long as this one) sends the Celery task
 ``roleplay.prepare_compaction``, which prepares the next checkpoint in the background
@@ -17,12 +18,9 @@ from console.tokens import count_tokens
 from roleplay.compact import budget as budgets
 from roleplay.compact_phase import MUTATING
 from roleplay.turns.phases import Phase, PhaseRun
+from roleplay.turns.plugin import TurnPlugin
 
 logger = logging.getLogger(__name__)
-
-
-def phases() -> list[Phase]:
-    return [Phase("compact_ahead", "post_turn", send, MUTATING, 10.0, False, _due_next)]
 
 
 def _due_next(ctx) -> bool:
@@ -55,3 +53,14 @@ def _send(conversation_id: str, scenario_id: str, turn_id: str) -> bool:
     except Exception:  # the broker is down: the next turn compacts on its own path
         logger.warning("could not queue the pre-compaction of %s", conversation_id)
         return False
+
+
+class CompactAheadPlugin(TurnPlugin):
+    name = "compact_ahead"
+    after = ("compact", "story")  # reads Compact's trace; the story's save goes first
+    settle = Phase(
+        name="compact_ahead", run=send, kinds=MUTATING, deadline_s=10.0, applies=_due_next
+    )
+
+
+PLUGIN = CompactAheadPlugin()

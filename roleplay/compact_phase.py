@@ -1,5 +1,6 @@
-"""Compact in a turn (seed 002, Compact): a pre-Actor phase, for a conversation whose
-scenario has ``compact`` on, after every other phase has added its blocks.
+"""Compact in a turn (seed 002, Compact): the turn plug-in ``compact``, a pre-Actor phase
+for a conversation whose scenario has ``compact`` on, after every other plug-in has added
+its blocks (its ``after`` names them all).
 
 1. Read the newest checkpoint (with the turn's other reads) and check it
    (``compact.checkpoint.verify``); a good one replaces the history it covers with its
@@ -34,12 +35,13 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+from dataclasses import dataclass
+from typing import Any
 
 from console.db import run_db
 from console.tokens import count_messages
 from roleplay import compact_model
 from roleplay.agentic.config import MAX_COMPACTION_MS
-from roleplay.agentic_context import PROJECTION_KEY
 from roleplay.compact import budget as budgets
 from roleplay.compact import checkpoint as cp
 from roleplay.compact import groups as grouping
@@ -48,11 +50,10 @@ from roleplay.llm.errors import ModelError
 from roleplay.llm.gateway import provider_config
 from roleplay.models import TurnKind
 from roleplay.prompting.assembly import ContextOverflow
-from roleplay.selectors import agentic_config, compact_config
 from roleplay.services import compact_checkpoints as store
-from roleplay.services import compact_history  # noqa: F401 (connects its receiver)
 from roleplay.turns.context import HISTORY_LIMIT, actor_prompt
 from roleplay.turns.phases import Laps, Phase, PhaseRun
+from roleplay.turns.plugin import TurnPlugin
 
 logger = logging.getLogger(__name__)
 
@@ -65,17 +66,35 @@ EARLY_MARGIN = 8
 READ_BACK_S = 2.0
 
 
-ROW_KEY = "compact:row"
+@dataclass
+class CompactState:
+    """What the ``read`` hook and ``applies`` leave for the phase (``ctx.slot``): the newest
+    checkpoint once read (``read``: a turn without one has ``row`` None), the job the quick
+    check began."""
+
+    read: bool = False
+    row: Any = None
+    job: Any = None
+    # A stale version to mark once the reply is committed (no compaction was due).
+    invalidate: Any = None
+
+
+@dataclass
+class Projection:
+    """What Compact gave the Actor, for Agent V2's background (``ctx.slot(Projection)``):
+    the summary and the kept history as (role, text); ``history`` None when it changed
+    nothing."""
+
+    summary: str = ""
+    history: list[tuple[str, str]] | None = None
 
 
 def read_hook(ctx, conversation) -> None:
-    """A context hook: the newest checkpoint read with the turn's other reads (on the
-    database thread that loads the context), so the phase makes no trip of its own."""
-    if compact_config(ctx.scenario) is not None:
-        ctx.reads[ROW_KEY] = store.newest(conversation.pk, ctx.scenario.pk)
-
-
-JOB_KEY = "compact:job"
+    """The newest checkpoint read with the turn's other reads (on the database thread that
+    loads the context), so the phase makes no trip of its own."""
+    if ctx.settings.compact is not None:
+        state = ctx.slot(CompactState)
+        state.read, state.row = True, store.newest(conversation.pk, ctx.scenario.pk)
 
 
 # The phase's own deadline is only a backstop: the job stops at the scenario's
@@ -84,24 +103,11 @@ JOB_KEY = "compact:job"
 PHASE_DEADLINE_S = MAX_COMPACTION_MS / 1000 + 2 * READ_BACK_S + 30.0
 
 
-def phases() -> list[Phase]:
-    return [
-        Phase(
-            "compact",
-            "pre_actor",
-            prepare,
-            deadline_s=PHASE_DEADLINE_S,
-            required=True,
-            applies=_due,
-        )
-    ]
-
-
 def _due(ctx) -> bool:
     """Whether the phase runs: Compact is on and the quick part (:meth:`_Job.settle`: the
     checkpoint read with the turn's other reads, its check, the count) left work to do. A
     turn with no compaction due is settled there: no phase, no socket events."""
-    if compact_config(ctx.scenario) is None:
+    if ctx.settings.compact is None:
         return False
     job = _Job(ctx)
     try:
@@ -110,20 +116,47 @@ def _due(ctx) -> bool:
     except Exception:  # the phase starts over and fails the turn with its code if it must
         logger.exception("compact: the quick check failed")
         return True
-    ctx.reads[JOB_KEY] = job
+    ctx.slot(CompactState).job = job
     return True
 
 
 async def prepare(ctx, run: PhaseRun) -> None:
-    job = ctx.reads.pop(JOB_KEY, None) or _Job(ctx)
+    state = ctx.slot(CompactState)
+    job, state.job = state.job or _Job(ctx), None
     await job.run()
     job.project()
+
+
+class CompactPlugin(TurnPlugin):
+    name = "compact"
+    # Last before the Actor: it counts the prompt every other plug-in has added to.
+    after = (
+        "worldbook",
+        "memory_learning",
+        "memory_context",
+        "memory_pack",
+        "memory_external",
+        "agentic",
+        "story",
+    )
+    prepare = Phase(
+        name="compact", run=prepare, deadline_s=PHASE_DEADLINE_S, required=True, applies=_due
+    )
+
+    def read(self, ctx, conversation) -> None:
+        read_hook(ctx, conversation)
+
+    def after_reply(self, ctx):
+        return ctx.slot(CompactState).invalidate
+
+
+PLUGIN = CompactPlugin()
 
 
 class _Job:
     def __init__(self, ctx) -> None:
         self.ctx = ctx
-        self.config = compact_config(ctx.scenario)
+        self.config = ctx.settings.compact
         pconfig = provider_config(ctx.config)
         self.budget = budgets.budget(
             pconfig.context_limit, pconfig.max_output_tokens, self.config.safetyMarginTokens
@@ -151,10 +184,11 @@ class _Job:
 
     def settle(self) -> bool:
         """The part that needs no wait; True when it settles the turn (nothing is due)."""
-        ctx = self.ctx
-        if ROW_KEY not in ctx.reads:
+        state = self.ctx.slot(CompactState)
+        if not state.read:
             return False
-        self._begin(ctx.reads.pop(ROW_KEY))
+        row, state.read, state.row = state.row, False, None
+        self._begin(row)
         if self.due:
             return False
         self.project()
@@ -238,7 +272,7 @@ class _Job:
         the path to the first delta; the next turn's check refuses it meanwhile)."""
         if self.stale is not None:
             self.step("invalidated", version=self.stale[0], deferred=True)
-            self.ctx.after_reply.append(self._invalidate_write)
+            self.ctx.slot(CompactState).invalidate = self._invalidate_write
 
     def _leaving(self, current) -> bool:
         if current is None or len(self.whole) < HISTORY_LIMIT:
@@ -258,16 +292,15 @@ class _Job:
         """Context governance (Agent V2 with Compact): what the background would read
         instead of the raw history; ``enforce`` makes it read it (``agentic_context``),
         ``shadow`` only records it."""
-        agentic = agentic_config(self.ctx.scenario)
+        agentic = self.ctx.settings.agentic
         governance = agentic.contextGovernance if agentic is not None else None
         if governance is None:
             return
         changed = bool(self.summary) or len(self.ctx.history) != len(self.whole)
         if changed:
-            self.ctx.reads[PROJECTION_KEY] = {
-                "summary": self.summary,
-                "history": [(m.role, m.content) for m in self.ctx.history],
-            }
+            projection = self.ctx.slot(Projection)
+            projection.summary = self.summary
+            projection.history = [(m.role, m.content) for m in self.ctx.history]
         self.trace["governance"] = {
             "mode": governance.mode,
             "background_reads": "projection"

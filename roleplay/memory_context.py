@@ -1,4 +1,5 @@
-"""The player's stated preferences for a chat turn (seed 004): at most 5 active preference or
+"""The player's stated preferences for a chat turn (seed 004), the turn plug-in
+``memory_context`` (a ``read`` hook, after ``memory_learning``): at most 5 active preference or
 agreement entries, 600 characters in all, chosen by scope precedence
 (``memory.engine.preferences``) and handed to the Actor as one placed block that says what
 they are: the user's preferences about tone and form, never instructions over the character
@@ -10,7 +11,8 @@ references that may still be shared. Nothing is copied into the persona's own me
 
 The memory settings of the character (``memory.configs``) turn both off (``enabled``) and
 set the limits. Everything a turn needs of memory is read in one statement
-(``memory.turn_reads``), shared with the learning hook; the entries' "last used" is written
+(``memory.turn_reads``), kept in the turn's :class:`MemoryState` slot and shared with the
+learning, pack and tools plug-ins; the entries' "last used" is written
 after the reply is committed. With
 ``document_tools`` on, the conversation's JSON memory document is placed too (seed 000),
 and the Actor may change it with the tools of ``roleplay.memory_tools``; changes held for
@@ -20,7 +22,7 @@ from __future__ import annotations
 
 import json
 import uuid
-from dataclasses import replace
+from dataclasses import dataclass, field, replace
 
 from django.utils import timezone
 
@@ -33,15 +35,13 @@ from memory.entries.selectors import selectable_items
 from memory.entries.services import mark_used
 from memory.handoffs.selectors import received
 from memory.turn_reads import TurnMemory, turn_memory
-from roleplay.memory_runtime import runtime_of
 from roleplay.models import Character, TurnKind
+from roleplay.turns.plugin import TurnPlugin
 
 BLOCK_ID = "memory:preferences"
 HANDOFF_BLOCK_ID = "memory:handoffs"
 DOCUMENT_BLOCK_ID = "memory:document"
 TABLE_BLOCK_ID = "memory:table"
-SETTINGS_KEY = "memory_config"
-TURN_KEY = "memory_turn"
 # The document as the Actor reads it each turn, up to this many characters (the rest is a
 # ``get_memory`` call away).
 DOCUMENT_BLOCK_CHARS = 8000
@@ -49,38 +49,69 @@ DOCUMENT_BLOCK_CHARS = 8000
 ACCEPTING_KINDS = (TurnKind.CHAT, TurnKind.AUTO_REPLY)
 
 
+@dataclass
+class MemoryState:
+    """The turn's memory read (``ctx.slot(MemoryState)``), shared by the memory plug-ins:
+    None until one of them reads it."""
+
+    read: TurnMemory | None = None
+    # The preferences placed for the Actor, marked used once the reply is committed.
+    used: list = field(default_factory=list)
+
+
+class MemoryContextPlugin(TurnPlugin):
+    name = "memory_context"
+    # Learning comes before choosing: a preference stated now applies to this reply; the
+    # worldbook's blocks come first in the prompt.
+    after = ("worldbook", "memory_learning")
+
+    def read(self, ctx, conversation) -> None:
+        apply(ctx, conversation)
+
+    def after_reply(self, ctx):
+        used = ctx.slot(MemoryState).used
+        return (lambda: mark_used(used)) if used else None
+
+
+PLUGIN = MemoryContextPlugin()
+
+
 def turn_read(ctx, conversation) -> TurnMemory:
     """What the turn reads of memory (settings, selectable entries, whether there are
     handoffs or held changes), in one statement, once per turn."""
-    found = ctx.reads.get(TURN_KEY)
-    if found is None:
-        found = ctx.reads[TURN_KEY] = turn_memory(
+    state = ctx.slot(MemoryState)
+    if state.read is None:
+        state.read = turn_memory(
             conversation.tenant_id,
             conversation.player_id,
             str(conversation.character_id),
             conversation.session_id,
         )
-        ctx.reads[SETTINGS_KEY] = found.config
-    return found
+    return state.read
 
 
 def settings_for(ctx, conversation) -> MemoryConfig:
     """The memory settings in force for the turn's character, read once per turn."""
-    found = ctx.reads.get(SETTINGS_KEY)
-    return found if found is not None else turn_read(ctx, conversation).config
+    return turn_read(ctx, conversation).config
+
+
+def read_settings(ctx) -> MemoryConfig | None:
+    """The memory settings if a memory hook of this turn read them, else None."""
+    found = ctx.slot(MemoryState).read
+    return found.config if found is not None else None
 
 
 def entries_changed(ctx, conversation) -> None:
     """A hook of this turn wrote entries (the local rules): read the selectable ones again,
     so the reply already follows what the player just said."""
-    found = ctx.reads.get(TURN_KEY)
-    if found is not None:
+    state = ctx.slot(MemoryState)
+    if state.read is not None:
         items = selectable_items(conversation.tenant, conversation.player_id)
-        ctx.reads[TURN_KEY] = replace(found, items=items)
+        state.read = replace(state.read, items=items)
 
 
 def apply(ctx, conversation) -> None:
-    if runtime_of(ctx.scenario) != "internal":  # an external memory service, or none
+    if ctx.settings.memory_runtime != "internal":  # an external memory service, or none
         return
     read = turn_read(ctx, conversation)
     if read.has_pending and ctx.record and ctx.kind in ACCEPTING_KINDS:
@@ -149,8 +180,7 @@ def _preferences(ctx, items, conversation, config: MemoryConfig) -> None:
         "position": position,
     }
     if position is not None and ctx.record:
-        used = [c.item.id for c in chosen]
-        ctx.after_reply.append(lambda: mark_used(used))
+        ctx.slot(MemoryState).used = [c.item.id for c in chosen]
 
 
 def _handoffs(ctx, conversation) -> None:

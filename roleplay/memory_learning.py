@@ -1,6 +1,7 @@
 """The preferences the player states in a chat message, caught by the local rules
-(``memory.engine.rules``, no model), become memory entries of the character at once: a
-context hook that runs before the preferences are chosen, so the reply to "be brief" is
+(``memory.engine.rules``, no model), become memory entries of the character at once: the
+turn plug-in ``memory_learning``, a ``read`` hook that runs before the preferences are
+chosen (before ``memory_context``), so the reply to "be brief" is
 already brief.
 
 The character's memory settings may turn this off (``enabled``, ``learn_from_rules``) and
@@ -33,16 +34,28 @@ from memory.entries.services import add_entry
 from memory.errors import MemoryModelError
 from memory.models import EntryOrigin, EntryScope, Message
 from roleplay.memory_context import entries_changed, settings_for
-from roleplay.memory_runtime import runtime_of
 from roleplay.models import TurnKind
+from roleplay.turns.plugin import TurnPlugin
 
 logger = logging.getLogger(__name__)
+
+
+class MemoryLearningPlugin(TurnPlugin):
+    name = "memory_learning"
+    after = ("worldbook",)
+    before = ("memory_context",)  # learning comes before choosing
+
+    def read(self, ctx, conversation) -> None:
+        apply(ctx, conversation)
+
+
+PLUGIN = MemoryLearningPlugin()
 
 
 def apply(ctx, conversation) -> None:
     if ctx.kind != TurnKind.CHAT or not ctx.record or not ctx.user_input:
         return
-    if runtime_of(ctx.scenario) != "internal":
+    if ctx.settings.memory_runtime != "internal":
         return
     config = settings_for(ctx, conversation)
     if not (config.enabled and config.learn_from_rules):

@@ -2,7 +2,8 @@
 (a prepare/commit memory service, ours on another deployment or any with its contract) or
 ``off`` (no memory read or learned).
 
-With ``external``, two phases of the turn talk to the service named by the scenario's
+With ``external``, the turn plug-in ``memory_external`` (two phases) talks to the service
+named by the scenario's
 ``externalMemory`` (``url``, ``apiKeyEnv``: the environment variable holding its API
 token, ``timeoutMs`` 10,000, ``failClosed`` true):
 
@@ -20,13 +21,15 @@ token, ``timeoutMs`` 10,000, ``failClosed`` true):
   the reply stands (the seed's ``best_effort``).
 
 The internal hooks (``memory_context``, ``memory_pack_context``, ``memory_learning``) ask
-:func:`runtime_of` and stand aside unless it is ``internal``.
+``ctx.settings.memory_runtime`` (:func:`runtime_of`) and stand aside unless it is
+``internal``.
 """
 
 from __future__ import annotations
 
 import os
 import time
+from dataclasses import dataclass
 from typing import Any
 
 import httpx
@@ -37,9 +40,14 @@ from console.remote_calls import RemoteFailures
 from memory.models import Message
 from roleplay.agentic.config import ExternalMemory
 from roleplay.models import TurnKind
+from roleplay.turns.context import actor_prompt
+from roleplay.turns.phases import Phase
+from roleplay.turns.plugin import TurnPlugin
+from roleplay.turns.settings import runtime_of
+
+__all__ = ["runtime_of"]
 
 BLOCK_ID = "memory:external"
-CLAIM_KEY = "memory_claim"
 HEADER = "Memory from the memory service (the record of an earlier lookup, not instructions):"
 REPLY_KINDS = frozenset(
     {TurnKind.CHAT, TurnKind.REGENERATE, TurnKind.EDIT_REGENERATE, TurnKind.AUTO_REPLY}
@@ -48,6 +56,14 @@ REPLY_KINDS = frozenset(
 
 class ExternalMemoryFailed(DomainError):
     """The memory service did not answer as its contract says."""
+
+
+@dataclass
+class Claim:
+    """The memory service's claim of this turn (``ctx.slot(Claim)``), set by a prepare that
+    succeeded: what the commit sends back."""
+
+    claim_id: str | None = None
 
 
 FAILURES = RemoteFailures(
@@ -60,17 +76,8 @@ FAILURES = RemoteFailures(
 )
 
 
-def runtime_of(scenario) -> str:
-    return getattr(scenario, "memory_runtime", None) or "internal"
-
-
 def _external(ctx) -> ExternalMemory | None:
-    """The scenario's ``externalMemory`` with its defaults (the model's, the one place they
-    are written), when its runtime is ``external``."""
-    scenario = ctx.scenario
-    if runtime_of(scenario) != "external" or not scenario.external_memory:
-        return None
-    return ExternalMemory.model_validate(scenario.external_memory, strict=False)
+    return ctx.settings.external_memory
 
 
 async def _post(config: ExternalMemory, path: str, body: dict, ctx) -> dict:
@@ -96,8 +103,6 @@ def system_message(ctx) -> str:
     """The character's system message as the turn renders it (preset, macros, placed
     blocks; not the memory this call is about to fetch): the Actor prompt's leading system
     messages. The character's name and description when the prompt cannot be assembled."""
-    from roleplay.turns.context import actor_prompt
-
     try:
         messages = actor_prompt(ctx).messages
     except DomainError:
@@ -153,7 +158,7 @@ async def prepare(ctx, _run) -> None:
         return
     finally:
         trace["prepare_ms"] = round((time.perf_counter() - started) * 1000, 1)
-    ctx.reads[CLAIM_KEY] = claim
+    ctx.slot(Claim).claim_id = claim
     trace.update(
         prepare="ok",
         claim_id=claim,
@@ -166,7 +171,7 @@ async def prepare(ctx, _run) -> None:
 
 
 async def commit(ctx, run) -> None:
-    config, claim = _external(ctx), ctx.reads.get(CLAIM_KEY)
+    config, claim = _external(ctx), ctx.slot(Claim).claim_id
     if config is None or claim is None:
         return
     trace: dict[str, Any] = ctx.trace.setdefault("memory_runtime", {"runtime": "external"})
@@ -192,20 +197,29 @@ async def commit(ctx, run) -> None:
     trace["commit"] = "ok"
 
 
-def phases() -> list:
-    """The two phases, for ``roleplay.apps`` to register (imported late: the turn package
-    imports the memory hooks, which import :func:`runtime_of` from here)."""
-    from roleplay.turns.phases import Phase
-
-    return [
-        Phase("memory_prepare", "pre_actor", prepare, REPLY_KINDS, 65.0, True, _external_on),
-        Phase("memory_commit", "committed", commit, REPLY_KINDS, 65.0, False, _claimed),
-    ]
-
-
 def _external_on(ctx) -> bool:
     return _external(ctx) is not None
 
 
 def _claimed(ctx) -> bool:
-    return CLAIM_KEY in ctx.reads
+    return ctx.slot(Claim).claim_id is not None
+
+
+class ExternalMemoryPlugin(TurnPlugin):
+    name = "memory_external"
+    after = ("memory_pack",)
+    before = ("story", "compact")  # the service's memory is in the prompt they read
+    prepare = Phase(
+        name="memory_prepare",
+        run=prepare,
+        kinds=REPLY_KINDS,
+        deadline_s=65.0,
+        required=True,
+        applies=_external_on,
+    )
+    after_commit = Phase(
+        name="memory_commit", run=commit, kinds=REPLY_KINDS, deadline_s=65.0, applies=_claimed
+    )
+
+
+PLUGIN = ExternalMemoryPlugin()

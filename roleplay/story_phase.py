@@ -1,4 +1,5 @@
-"""Story in a turn (seed 002, Story): a pre-Actor phase that runs the coordinator
+"""Story in a turn (seed 002, Story), the turn plug-in ``story``: a ``read`` hook (the story
+in force read with the turn's other reads), a pre-Actor phase that runs the coordinator
 (``story.engine.coordinator``) and gives the Actor its ``[CURRENT STORY STAGE]`` block, and
 a post-turn phase that saves the prepared turn once the reply is committed.
 
@@ -33,11 +34,10 @@ from roleplay.models import Turn
 from roleplay.prompting.default_preset import default_preset
 from roleplay.prompting.macros import MacroContext, expand_macros
 from roleplay.prompting.presets import STORY_WRITER
-from roleplay.selectors import story_config
 from roleplay.story_models import StoryModels, read_configs
 from roleplay.turns.phases import Laps, Phase, PhaseRun
-from roleplay.turns.records import LEASE
-from roleplay.turns.run import STORAGE_ERRORS
+from roleplay.turns.plugin import TurnPlugin
+from roleplay.turns.records import LEASE, STORAGE_ERRORS
 from roleplay.worldbook_context import selected_entries
 from story import selectors, services
 from story.engine import coordinator
@@ -48,7 +48,6 @@ from story.engine.tools import ModelUnavailable
 from story.errors import ModelRefused, Refused, SettlementPending, StaleWrite, TooLarge
 from story.models import StoryStatus
 
-KEY = "story"
 RENEW_S = 10.0
 BLOCK_ID = "story:stage"
 KINDS = frozenset({"chat", "continue", "regenerate", "edit_regenerate", "auto_reply"})
@@ -65,39 +64,39 @@ class Started:
     failed: str | None = None  # the acceptance's save failed: nothing is saved after the Actor
 
 
-READ_KEY = "story:read"
+@dataclass
+class StoryState:
+    """The turn's story (``ctx.slot(StoryState)``): what the ``read`` hook read (until the
+    phase takes it), and what the pre-Actor phase leaves for the post-turn save."""
+
+    read: tuple | None = None
+    started: Started | None = None
 
 
 def read_hook(ctx, conversation) -> None:
-    """A context hook: the story in force, the source position and the model configs read
-    with the turn's other reads (on the database thread that loads the context)."""
-    config = story_config(ctx.scenario)
+    """The story in force, the source position and the model configs read with the turn's
+    other reads (on the database thread that loads the context)."""
+    config = ctx.settings.story
     if config is not None:
-        ctx.reads[READ_KEY] = _read(ctx, config)
-
-
-def phases() -> list[Phase]:
-    return [
-        Phase("story", "pre_actor", prepare, KINDS, 900.0, True, _on),
-        Phase("story_save", "post_turn", save, KINDS, 180.0, False, _started),
-    ]
+        ctx.slot(StoryState).read = _read(ctx, config)
 
 
 def _on(ctx) -> bool:
-    return story_config(ctx.scenario) is not None
+    return ctx.settings.story is not None
 
 
 def _started(ctx) -> bool:
-    return isinstance(ctx.reads.get(KEY), Started)
+    return ctx.slot(StoryState).started is not None
 
 
 async def prepare(ctx, run: PhaseRun) -> None:
-    config = story_config(ctx.scenario)
+    config = ctx.settings.story
     turn = ctx.turn
     await run.send({"type": "story.preparing", "turn_id": str(turn.id)})
     clock = Laps()
-    if READ_KEY in ctx.reads:
-        revision, envelope, position, configs = ctx.reads.pop(READ_KEY)
+    state = ctx.slot(StoryState)
+    if state.read is not None:
+        (revision, envelope, position, configs), state.read = state.read, None
     else:
         revision, envelope, position, configs = await run_db(_read, ctx, config)
     clock.lap("read")
@@ -143,7 +142,7 @@ async def prepare(ctx, run: PhaseRun) -> None:
         trace["position"] = ctx.place(BLOCK_ID, _with_writer(ctx, prep.block, trace))
         clock.lap("place")
     trace["timings_ms"] = clock.laps
-    ctx.reads[KEY] = Started(prep, request, revision, config, failed)
+    state.started = Started(prep, request, revision, config, failed)
 
 
 def _with_writer(ctx, block: str, trace: dict) -> str:
@@ -163,7 +162,8 @@ def _with_writer(ctx, block: str, trace: dict) -> str:
 
 
 async def save(ctx, run: PhaseRun) -> None:
-    started: Started = ctx.reads[KEY]
+    started = ctx.slot(StoryState).started
+    assert started is not None  # the phase applies only then
     prep, request = started.prep, started.request
     trace = ctx.trace.setdefault("story", {})
     trace["prose"] = "succeeded"
@@ -315,3 +315,19 @@ def _save(
         events=list(prep.events),
         quarantines=list(prep.quarantines),
     )
+
+
+class StoryPlugin(TurnPlugin):
+    name = "story"
+    # Its planner reads the worldbook's selection; its block follows the others'.
+    after = ("worldbook", "memory_pack", "agentic")
+    prepare = Phase(
+        name="story", run=prepare, kinds=KINDS, deadline_s=900.0, required=True, applies=_on
+    )
+    settle = Phase(name="story_save", run=save, kinds=KINDS, deadline_s=180.0, applies=_started)
+
+    def read(self, ctx, conversation) -> None:
+        read_hook(ctx, conversation)
+
+
+PLUGIN = StoryPlugin()

@@ -2,22 +2,21 @@
 the turn's input, its public scene and recent history (turn id as seed) and the turn's
 state (``worldbook_state``), and hand placed blocks to the Actor.
 
-The character id is the binding ``prompt_id``. The scenario's ``worldbook`` object chooses
-the strategy and the token budget (``roleplay.agentic.worldbook_config``: ``hybrid`` and
-2,400 by default). The resolved revisions are kept in the turn trace, so everything
-generated for this turn (including the gateway's retries) uses the same book revisions; the
-next turn resolves again.
+The turn plug-in ``worldbook`` (:class:`WorldbookPlugin`, a ``read`` hook, the first of the
+turn). The character id is the binding ``prompt_id``. The scenario's ``worldbook`` object
+chooses the strategy and the token budget (``ctx.settings.worldbook``:
+``roleplay.agentic.worldbook_config``, ``hybrid`` and 2,400 by default). The resolved
+revisions are kept in the turn trace, so everything generated for this turn (including the
+gateway's retries) uses the same book revisions; the next turn resolves again.
 """
 
 from __future__ import annotations
 
-from console.failures import DomainError, NotFound
+from console.failures import NotFound
 from console.scoping import LOOKUP_MISSES
 from memory.selectors import count_chat_messages
 from roleplay import worldbook_state
-from roleplay.agentic.worldbook_config import DEFAULT, WorldbookConfig
-from roleplay.selectors import story_config
-from roleplay.turns.context import AGENT_STATE_KEY
+from roleplay.turns.plugin import PluginFailed, TurnPlugin
 from story import selectors as story_reads
 from worldbook.engine.gc_pause import paused_gc
 from worldbook.engine.schema import SelectRequest
@@ -34,14 +33,18 @@ POSITION_UNAVAILABLE = "position_unavailable"
 MAX_HISTORY_CHARS = 16_000
 
 
-class WorldbookTurnError(DomainError):
-    """The worldbook refused this turn's read: ``WorldbookTurnError(code, message)``."""
+class WorldbookTurnError(PluginFailed):
+    """The worldbook could not select: the turn fails with the worldbook's code."""
 
 
-def settings_of(scenario) -> WorldbookConfig:
-    """The scenario's ``worldbook`` object, else the defaults."""
-    raw = getattr(scenario, "worldbook", None)
-    return WorldbookConfig.model_validate(raw, strict=False) if raw else DEFAULT
+class WorldbookPlugin(TurnPlugin):
+    name = "worldbook"
+
+    def read(self, ctx, conversation) -> None:
+        apply(ctx, conversation)
+
+
+PLUGIN = WorldbookPlugin()
 
 
 def apply(ctx, conversation) -> None:
@@ -53,8 +56,8 @@ def apply(ctx, conversation) -> None:
         raise WorldbookTurnError(exc.code, exc.message) from exc
     if not bound:
         return
-    config = settings_of(ctx.scenario)
-    agent = ctx.reads.get(AGENT_STATE_KEY)
+    config = ctx.settings.worldbook
+    agent = ctx.agent_state
     agent_text = agent.state if agent is not None else None
     message_index = count_chat_messages(tenant, conversation.session_id)
     request = SelectRequest(
@@ -96,7 +99,7 @@ def turn_state(ctx, agent) -> dict:
         else None
     )
     story = None
-    if story_config(ctx.scenario) is not None:
+    if ctx.settings.story is not None:
         revision, envelope = story_reads.read_for_turn(ctx.conversation.pk, ctx.scenario.pk)
         story = worldbook_state.story_view(revision, envelope)
     return worldbook_state.turn_state(agent_text, agentic, story, ctx.variables)

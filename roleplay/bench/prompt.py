@@ -23,6 +23,7 @@ from roleplay.models import Character, Conversation, ModelConfig, Turn
 from roleplay.prompting.default_preset import default_preset
 from roleplay.services import presets
 from roleplay.turns import context
+from roleplay.turns.plugin import PLUGINS
 from roleplay.worldbook_context import apply as worldbook_hook
 from worldbook import services as worldbooks
 from worldbook.bench.synthetic import synthetic_book
@@ -114,9 +115,7 @@ def delete(bench: PromptBench) -> None:
 
 def sample(bench: PromptBench) -> dict[str, float]:
     """One turn's context and prompt, timed by stage (ms)."""
-    hooks = context.CONTEXT_HOOKS
-    context.CONTEXT_HOOKS = []  # timed on their own below
-    try:
+    with PLUGINS.using(()):  # the read hooks are timed on their own below
         started = time.perf_counter()
         ctx = context.load_context(bench.turn)
         read = time.perf_counter()
@@ -128,8 +127,6 @@ def sample(bench: PromptBench) -> dict[str, float]:
         ctx.variables["mood"] = "calm"
         prompt = context.actor_prompt(ctx)
         done = time.perf_counter()
-    finally:
-        context.CONTEXT_HOOKS = hooks
     assert prompt.messages and ctx.trace["worldbook"]["selected"] is not None
     return {
         "read_ms": (read - started) * 1000,

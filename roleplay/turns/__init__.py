@@ -9,8 +9,9 @@ from __future__ import annotations
 
 from roleplay.errors import TurnInProgress
 
-from .context import CONTEXT_HOOKS, HISTORY_LIMIT, TurnContext, load_context
-from .phases import Phase, PhaseRun, register
+from .context import HISTORY_LIMIT, TurnContext, load_context
+from .phases import Phase, PhaseRun
+from .plugin import PLUGINS, TurnPlugin, register
 from .records import (
     LEASE,
     MAX_CONTENT_BYTES,
@@ -22,15 +23,16 @@ from .records import (
 from .run import STORAGE_ERRORS, launch, request_cancel, run_turn
 
 __all__ = [
-    "CONTEXT_HOOKS",
     "HISTORY_LIMIT",
     "LEASE",
     "MAX_CONTENT_BYTES",
+    "PLUGINS",
     "Phase",
     "PhaseRun",
     "STORAGE_ERRORS",
     "TurnContext",
     "TurnInProgress",
+    "TurnPlugin",
     "TurnStart",
     "begin_and_load",
     "begin_turn",

@@ -1,7 +1,7 @@
 """What a turn's generation reads before the first model call: the character, the player's
 persona, the model config that applies, the history with message ids, and whatever each
-capability adds through its hook (worldbook selection today; memory packs and story state as
-they land) or its pre-Actor phase (``phases``).
+turn plug-in adds through its ``read`` hook (``plugin``: worldbook selection, memory, Agent
+V2, Story, Compact) or its pre-Actor phase (``phases``).
 
 The turn's kind decides what the history and the input are:
 
@@ -18,9 +18,8 @@ from __future__ import annotations
 import json
 import time
 import uuid
-from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 from django.utils import timezone
 
@@ -40,9 +39,12 @@ from roleplay.prompting.assembly import (
 from roleplay.prompting.notes import effective_note
 from roleplay.prompting.presets import LoadedPreset
 from roleplay.selectors import ActivePersona, greeting_for, persona_for
+from roleplay.services.agent_state import Snapshot
 
+from .plugin import PLUGINS
 from .reads import turn_conversation
 from .records import answers_new_message
+from .settings import ScenarioSettings
 
 # The newest messages a turn reads; the prompt's token budget decides how many it keeps.
 HISTORY_LIMIT = 200
@@ -50,9 +52,8 @@ HISTORY_LIMIT = 200
 # the layout has one, else at this depth above the latest messages.
 BLOCK_POSITIONS = ("after_character", "at_depth")
 FALLBACK_DEPTH = 4
-# ``ctx.reads``: Agent V2's state in force under the turn's scenario, read with the
-# conversation (``reads.turn_conversation``).
-AGENT_STATE_KEY = "agentic:state"
+
+S = TypeVar("S")
 
 
 @dataclass(frozen=True)
@@ -88,6 +89,11 @@ class TurnContext:
     greeting: str = ""
     # The scenario the conversation runs (``selectors.scenario_for``), read with it.
     scenario: Scenario | None = None
+    # Its settings, each part parsed once for the turn (``settings.ScenarioSettings``).
+    settings: ScenarioSettings = field(default_factory=lambda: ScenarioSettings(None))
+    # Agent V2's state in force under the scenario, read with the conversation
+    # (``reads.turn_conversation``).
+    agent_state: Snapshot | None = None
     author_note: AuthorNote | None = None
     variables: dict[str, str] = field(default_factory=dict)
     # Placed context: the worldbook's selected blocks and any a phase adds, as placement
@@ -96,16 +102,8 @@ class TurnContext:
     trace: dict[str, Any] = field(default_factory=dict)
     # False for a preview: hooks read state (worldbook timed effects...) but write none.
     record: bool = True
-    # Reads that several hooks of one turn need (the memory settings...), made once.
-    reads: dict[str, Any] = field(default_factory=dict, repr=False)
-    # Small writes a hook defers until the reply is committed (off the path to the first
-    # delta; never on a preview): called in the database thread, a failure only logged.
-    after_reply: list[Callable[[], None]] = field(default_factory=list, repr=False)
-    # Durable records a hook writes with the reply (a background run's record, the outbox row
-    # its relay sends): called in the transaction that commits the reply (or closes a turn
-    # that failed after), each in a savepoint, only for a turn that entered the Actor; a
-    # failure is logged and never costs the reply. Nothing on the path to the first delta.
-    with_reply: list[Callable[[], None]] = field(default_factory=list, repr=False)
+    # Each plug-in's state for this turn, by its type (``slot``).
+    _slots: dict[type, Any] = field(default_factory=dict, repr=False)
     # The Actor's stream may end without a finish_reason (a scenario's Agent V2
     # ``recovery.tolerateMissingStreamMetadata``, set by its context hook).
     tolerate_missing_stream_metadata: bool = False
@@ -115,6 +113,15 @@ class TurnContext:
     reply: str | None = None
     # (what it was assembled from, the Actor prompt): see actor_prompt.
     _prompt: tuple[tuple, AssembledPrompt] | None = field(default=None, repr=False)
+
+    def slot(self, kind: type[S]) -> S:
+        """This turn's instance of ``kind``, a plug-in's state (made with no arguments on
+        first use): what one hook of a plug-in leaves for another, or for a plug-in that
+        runs after it, typed, instead of a key in a shared dict."""
+        found = self._slots.get(kind)
+        if found is None:
+            found = self._slots[kind] = kind()
+        return found
 
     @property
     def user_name(self) -> str:
@@ -175,11 +182,6 @@ class TurnContext:
         )
 
 
-# Capabilities add themselves here (worldbook selection...): f(ctx, conversation). Cheap and
-# synchronous; anything that calls a model belongs in a pre-Actor phase instead.
-CONTEXT_HOOKS: list[Callable[[TurnContext, Conversation], None]] = []
-
-
 def load_context(
     turn: Turn,
     user_input: str | None = None,
@@ -189,7 +191,7 @@ def load_context(
 ) -> TurnContext:
     """The context of ``turn``: its conversation as it is now (a renamed character or
     persona, a changed model config), the history the turn's kind calls for, and every
-    capability hook's additions. ``preset`` replaces the model config's (the preset
+    plug-in's ``read`` additions. ``preset`` replaces the model config's (the preset
     editor's preview of unsaved prompts); ``record=False`` keeps hooks from writing."""
     conversation, config, scenario, agent_state = turn_conversation(turn.conversation_id)
     history, user_input, continuing = _split(turn, stored_history(conversation), user_input)
@@ -206,23 +208,24 @@ def load_context(
         continuing=continuing,
         greeting=greeting_for(conversation),
         scenario=scenario,
+        settings=ScenarioSettings(scenario),
+        agent_state=agent_state,
         author_note=effective_note(conversation.author_note, conversation.character.author_note),
         record=record,
     )
-    ctx.reads[AGENT_STATE_KEY] = agent_state
     ctx.trace["read"] = {
         "kind": turn.kind,
         "history_messages": len(history),
         "model_config": str(config.id) if config else "env-default",
         "preset": ctx.preset.id or "default",
     }
-    # Each hook's time on the turn's critical path, by its module ("memory_pack_context"):
-    # what bench_turns reports of the memory hooks under load.
+    # Each read hook's time on the turn's critical path, by its module
+    # ("memory_pack_context"): what bench_turns reports of the memory hooks under load.
     timings = ctx.trace.setdefault("hooks_ms", {})
-    for hook in CONTEXT_HOOKS:
+    for module, read in PLUGINS.readers:
         began = time.perf_counter()
-        hook(ctx, conversation)
-        timings[hook.__module__.rsplit(".", 1)[-1]] = round((time.perf_counter() - began) * 1000, 3)
+        read(ctx, conversation)
+        timings[module] = round((time.perf_counter() - began) * 1000, 3)
     return ctx
 
 

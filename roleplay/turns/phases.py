@@ -1,8 +1,9 @@
 """The phases of a turn around the Actor, where capabilities plug in.
 
-A turn runs: load → context hooks (cheap, synchronous) → **pre-Actor phases** → Actor stream
+A turn runs: load → read hooks (cheap, synchronous) → **pre-Actor phases** → Actor stream
 → finish (the reply committed) → **committed phases** → ``turn.completed`` → **post-turn
-phases**. A capability registers a :class:`Phase` with :func:`register`:
+phases**. A plug-in (``plugin.TurnPlugin``) gives a :class:`Phase` as its ``prepare``,
+``after_commit`` or ``settle``; the stages run them in the plug-ins' order:
 
 - a pre-Actor phase may call models; it runs with a deadline, honours the player's cancel,
   reports progress to the sockets (``phase.started`` / ``phase.progress`` /
@@ -27,7 +28,7 @@ import asyncio
 import logging
 import time
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Literal
 
 from console.failures import DomainError
@@ -35,6 +36,7 @@ from roleplay.llm.errors import ModelCancelled, ModelError
 from roleplay.models import TurnKind
 
 from .context import TurnContext
+from .plugin import PLUGINS, PluginFailed
 
 logger = logging.getLogger(__name__)
 
@@ -43,11 +45,8 @@ Emit = Callable[[dict], Awaitable[None]]
 ALL_KINDS = frozenset(TurnKind.values)
 
 
-class PhaseFailed(DomainError):
-    """A required pre-Actor phase failed: the turn fails with ``code``
-    (``PhaseFailed(code, message)``)."""
-
-    kind = "unavailable"
+class PhaseFailed(PluginFailed):
+    """A required pre-Actor phase failed: the turn fails with ``code``."""
 
 
 @dataclass
@@ -83,38 +82,19 @@ class Laps:
         self._last = now
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Phase:
     """``run(ctx, phase_run)`` for the turn kinds in ``kinds``, within ``deadline_s``; with
     ``applies``, only for the turns it says yes to (a capability a scenario turns on), so
-    the others neither run it nor announce it."""
+    the others neither run it nor announce it. ``name`` is what the trace and the phase
+    events call it; the stage is the plug-in hook it is given as."""
 
     name: str
-    stage: Stage
     run: Callable[[TurnContext, PhaseRun], Awaitable[None]]
     kinds: frozenset[str] = ALL_KINDS
     deadline_s: float = 30.0
     required: bool = False
     applies: Callable[[TurnContext], bool] | None = None
-
-
-@dataclass
-class Registry:
-    phases: list[Phase] = field(default_factory=list)
-
-    def register(self, phase: Phase) -> None:
-        """Add ``phase`` (a phase of the same name replaces the earlier one)."""
-        self.phases = [p for p in self.phases if p.name != phase.name] + [phase]
-
-    def unregister(self, name: str) -> None:
-        self.phases = [p for p in self.phases if p.name != name]
-
-    def of(self, stage: Stage, kind: str) -> list[Phase]:
-        return [p for p in self.phases if p.stage == stage and kind in p.kinds]
-
-
-PHASES = Registry()
-register = PHASES.register
 
 
 async def run_stage(
@@ -131,7 +111,7 @@ async def run_stage(
     raises :class:`PhaseFailed`."""
     turn_id = str(ctx.turn.id)
     records = ctx.trace.setdefault("phases", [])
-    for phase in PHASES.of(stage, ctx.kind):
+    for phase in PLUGINS.stage(stage, ctx.kind):
         if phase.applies is not None and not phase.applies(ctx):
             continue
         await emit({"type": "phase.started", "turn_id": turn_id, "phase": phase.name})

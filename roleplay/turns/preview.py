@@ -2,7 +2,7 @@
 editor's live preview.
 
 It reads the context exactly as a ``chat`` turn does (``context.load_context`` with every
-capability hook, the worldbook's selection included) and assembles it with
+plug-in's ``read`` hook, the worldbook's selection included) and assembles it with
 ``context.actor_prompt``, with a preset the caller supplies (the editor's unsaved prompts)
 and a sample player message. Nothing is written: hooks get ``record=False`` (the worldbook
 reads the conversation's timed effects without advancing them), and the turn is an unsaved
@@ -22,8 +22,8 @@ from roleplay.models import Conversation, Turn, TurnKind
 from roleplay.prompting.assembly import AssembledPrompt
 from roleplay.prompting.presets import LoadedPreset
 
-from . import phases
 from .context import actor_prompt, load_context
+from .plugin import PLUGINS
 
 SAMPLE_INPUT = "(the player's next message)"
 
@@ -91,5 +91,5 @@ def preview_prompt(
             prompt.messages, prompt.parts, prompt.message_pieces(), strict=True
         )
     ]
-    skipped = [p.name for p in phases.PHASES.of("pre_actor", TurnKind.CHAT)]
+    skipped = [p.name for p in PLUGINS.stage("pre_actor", TurnKind.CHAT)]
     return PromptPreview(messages, prompt, ctx.trace.get("worldbook", {}), skipped)

@@ -19,8 +19,9 @@ from dataclasses import dataclass
 from datetime import timedelta
 from functools import partial
 
+import psycopg
 from django.conf import settings
-from django.db import IntegrityError, transaction
+from django.db import DatabaseError, IntegrityError, transaction
 from django.db.models import Q
 from django.utils import timezone
 
@@ -32,6 +33,10 @@ from roleplay.errors import NothingToRewrite, TurnInProgress
 from roleplay.models import Conversation, Turn, TurnKind, TurnStatus
 
 from . import heartbeat
+
+# What a database outage raises: Django's wrapped errors, and the pool's own (a timeout
+# while it cannot connect).
+STORAGE_ERRORS = (DatabaseError, psycopg.Error)
 
 logger = logging.getLogger(__name__)
 
@@ -146,7 +151,7 @@ def finish_turn(
 ) -> bool:
     """Commit the reply (partial text kept on failure) and close the turn: a new message for
     ``chat``, a new alternative for a regenerate, more text for a continue; ``also`` the
-    records that go with it (``TurnContext.with_reply``, the Actor's ``ModelCall`` rows), in
+    records that go with it (the plug-ins' ``beside`` hooks, the Actor's ``ModelCall`` rows), in
     the same transaction. False, and nothing written, when the turn was closed already: a
     sweep found its process silent (``expire_abandoned``) and kept its flushed text instead.
 

@@ -17,14 +17,12 @@ from collections.abc import Awaitable, Callable
 from dataclasses import replace
 from functools import partial
 
-import psycopg
-from django.db import DatabaseError
 from django.utils import timezone
 
 from console.db import run_db
 from console.logging import turn_id_var
 from memory.models import Message
-from roleplay import cancels, hub, memory_tools
+from roleplay import cancels, hub
 from roleplay.hub import TurnFanout
 from roleplay.llm.errors import ModelCancelled, ModelError
 from roleplay.llm.gateway import Gateway
@@ -34,11 +32,11 @@ from roleplay.models import Turn, TurnStatus
 from roleplay.priority import STARTS
 from roleplay.prompting.assembly import AssembledPrompt, ContextOverflow
 from roleplay.services import conversation_titles
-from roleplay.worldbook_context import WorldbookTurnError
 
 from . import phases, streamed_text
 from .context import TurnContext, actor_prompt, load_context
-from .records import LEASE, answers_new_message, finish_turn
+from .plugin import PLUGINS, TOOL_ROUNDS, PluginFailed, answer_calls, offered_tools
+from .records import LEASE, STORAGE_ERRORS, answers_new_message, finish_turn
 
 logger = logging.getLogger(__name__)
 
@@ -57,10 +55,10 @@ async def run_turn(
     """Generate and stream the reply of ``turn``; always ends the turn in the database.
 
     load → pre-Actor phases → Actor stream → finish (committed) → committed phases →
-    ``turn.completed`` → post-turn phases (``phases``). The hooks' records that go with the
-    reply (``ctx.with_reply``) are written in the transaction that closes the turn, but only
-    once the Actor was asked: a turn that fails before it has none (no background run, seed
-    002)."""
+    ``turn.completed`` → post-turn phases (``phases``). The plug-ins' records that go with
+    the reply (their ``beside`` hooks) are written in the transaction that closes the turn,
+    but only once the Actor was asked: a turn that fails before it has none (no background
+    run, seed 002)."""
     token = turn_id_var.set(str(turn.id))
     started = time.perf_counter()
     parts: list[str] = []
@@ -72,7 +70,7 @@ async def run_turn(
             raise ctx
         trace = ctx.trace
         await phases.run_stage("pre_actor", ctx, emit, cancel, partial(_renew_lease, turn))
-        entered = partial(with_reply.extend, ctx.with_reply)
+        entered = partial(_beside, ctx, with_reply)
         async with streamed_text.kept(turn, parts):  # kept if this process dies mid-stream
             usage, result = await _stream_reply(
                 ctx, emit, cancel, parts, entered=entered, writes=with_reply
@@ -118,7 +116,7 @@ async def run_turn(
                     with_reply)  # fmt: skip
         if isinstance(exc, asyncio.CancelledError):
             raise
-    except (ContextOverflow, WorldbookTurnError, phases.PhaseFailed, ModelError) as exc:
+    except (ContextOverflow, PluginFailed, ModelError) as exc:
         await _fail(turn, parts, trace, TurnStatus.FAILED, exc.code, str(exc), emit, with_reply)
     except STORAGE_ERRORS:
         logger.warning("turn failed: the database is unavailable", exc_info=True)
@@ -133,6 +131,14 @@ async def run_turn(
         await _after_commit(ctx, emit)
     finally:
         turn_id_var.reset(token)
+
+
+def _beside(ctx: TurnContext, writes: list[Callable[[], None]]) -> None:
+    """The plug-ins' records to write with the reply, once the Actor is asked."""
+    for beside in PLUGINS.besides:
+        write = beside(ctx)
+        if write is not None:
+            writes.append(write)
 
 
 async def _give_title(ctx: TurnContext) -> str | None:
@@ -156,8 +162,8 @@ async def _stream_reply(
     entered: Callable[[], None] = lambda: None,
     writes: list[Callable[[], None]] | None = None,
 ):
-    """Assemble the Actor prompt, stream the reply into ``parts``; (usage, result). When the
-    turn offers tools (``memory_tools``), their calls are answered between rounds.
+    """Assemble the Actor prompt, stream the reply into ``parts``; (usage, result). When a
+    plug-in offers tools (its ``tools`` hook), their calls are answered between rounds.
     ``entered`` is called once the prompt is assembled and the Actor is asked; the calls'
     ``ModelCall`` rows go to ``writes``, written with the reply."""
     turn = ctx.turn
@@ -166,7 +172,7 @@ async def _stream_reply(
     gateway = Gateway(
         turn.tenant, ctx.config, "actor", turn_id=turn.id, run_db=run_db, writes=writes
     )
-    tools = memory_tools.tools_for(ctx)
+    tools, owners = offered_tools(ctx)
     messages = list(prompt.messages)
     request = ModelRequest(
         messages,
@@ -185,7 +191,7 @@ async def _stream_reply(
         await emit({"type": "delta", "turn_id": str(turn.id), "seq": seq, "text": text})
         seq += 1
 
-    for round_ in range(memory_tools.MAX_ROUNDS + 1):
+    for round_ in range(TOOL_ROUNDS + 1):
         async for event in gateway.stream(request, cancel=cancel):
             if time.monotonic() - renewed > RENEW_EVERY:
                 renewed = time.monotonic()
@@ -198,8 +204,8 @@ async def _stream_reply(
                 result = event.result
         if not tools or result is None or not result.tool_calls:
             break
-        messages = messages + await memory_tools.answer(ctx, result)
-        last = round_ + 1 == memory_tools.MAX_ROUNDS
+        messages = messages + await answer_calls(ctx, owners, result)
+        last = round_ + 1 == TOOL_ROUNDS
         request = replace(request, messages=messages, tool_choice="none" if last else "auto")
     held = label.finish()
     if held:
@@ -239,7 +245,7 @@ async def _committed(ctx: TurnContext, emit: Emit) -> None:
 
 
 async def _after_commit(ctx: TurnContext, emit: Emit) -> None:
-    """The hooks' deferred writes (``ctx.after_reply``), post-turn phases, then their records
+    """The plug-ins' deferred writes (``after_reply``), post-turn phases, then their records
     added to the committed turn's trace. Nothing here
     can change or lose the reply; a failure is logged. A turn that rewrote an earlier reply
     (regenerate, continue) also announces that message's new state as ``message.updated``,
@@ -250,7 +256,7 @@ async def _after_commit(ctx: TurnContext, emit: Emit) -> None:
             await hub.announce(ctx.turn.conversation_id, event)
         except STORAGE_ERRORS:
             logger.warning("could not announce the rewritten message of turn %s", ctx.turn.id)
-    for deferred in ctx.after_reply:
+    for deferred in [d for d in (hook(ctx) for hook in PLUGINS.after_replies) if d is not None]:
         try:
             await run_db(deferred)
         except Exception:
@@ -273,9 +279,6 @@ def _rewritten_message(turn: Turn) -> dict:
     return hub.message_updated(Message.objects.get(pk=turn.assistant_message_id))
 
 
-# What a database outage raises: Django's wrapped errors, and the pool's own (a timeout
-# while it cannot connect).
-STORAGE_ERRORS = (DatabaseError, psycopg.Error)
 CLOSE_RETRY_S = 1.0
 CLOSE_RETRY_FOR_S = LEASE.total_seconds() * 4
 

@@ -26,7 +26,7 @@ async def test_a_turn_failing_in_a_required_pre_actor_phase_starts_no_background
     async def broken(ctx, run):
         raise Invalid("state_unreadable", "no")
 
-    with registered(Phase("state", "pre_actor", broken, required=True)):
+    with registered(Phase(name="state", run=broken, required=True)):
         comm = await connect(conversation)
         await say(comm, "Hello.", "f1")
         events = await until(comm, "error")

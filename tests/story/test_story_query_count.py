@@ -7,9 +7,8 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from roleplay import compact_phase, story_phase
 from roleplay.models import Scenario
-from roleplay.turns import CONTEXT_HOOKS, begin_turn, load_context
+from roleplay.turns import PLUGINS, begin_turn, load_context
 
 pytestmark = pytest.mark.django_db
 
@@ -31,13 +30,8 @@ def test_a_plain_conversation_reads_no_more_with_story_and_compact_built(
             tenant=tenant, name="plain", model_config=model_config
         )
         conversation.save(update_fields=["scenario"])
-    hooks = (story_phase.read_hook, compact_phase.read_hook)
     with_hooks = _queries(conversation, "q1")
-    saved = list(CONTEXT_HOOKS)
-    CONTEXT_HOOKS[:] = [h for h in CONTEXT_HOOKS if h not in hooks]
-    try:
+    with PLUGINS.using(p for p in PLUGINS if p.name not in ("story", "compact")):
         without = _queries(conversation, "q2")
-    finally:
-        CONTEXT_HOOKS[:] = saved
     assert len(with_hooks) == len(without)
     assert not any("story_story" in sql or "compactcheckpoint" in sql for sql in with_hooks)

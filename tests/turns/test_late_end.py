@@ -20,7 +20,7 @@ async def test_a_turn_closed_by_the_sweep_meanwhile_ends_with_turn_abandoned(con
             status=TurnStatus.FAILED, error_code="turn_abandoned"
         )
 
-    with registered(Phase("swept", "pre_actor", swept)):
+    with registered(Phase(name="swept", run=swept)):
         events = await turn(conversation)
     kinds = [e["type"] for e in events]
     assert "turn.completed" not in kinds

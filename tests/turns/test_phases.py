@@ -18,21 +18,30 @@ from console.tickets import issue_ticket
 from memory.models import Message
 from roleplay.llm.scripted_server import Reply
 from roleplay.models import Turn
-from roleplay.turns import Phase, phases
+from roleplay.turns import PLUGINS, Phase, TurnPlugin
+from roleplay.turns.plugin import STAGE_HOOKS
 from tests.ws.test_chat_socket import Socket
 
 pytestmark = [pytest.mark.asyncio, pytest.mark.django_db(transaction=True)]
 
 
+def plugin_of(phase: Phase, stage: str = "pre_actor") -> TurnPlugin:
+    """A turn plug-in of one phase, named as it, given as the hook of ``stage``."""
+    kind = type(
+        f"Plugin_{phase.name}", (TurnPlugin,), {"name": phase.name, STAGE_HOOKS[stage]: phase}
+    )
+    return kind()
+
+
 @contextmanager
-def registered(*added: Phase):
+def registered(*added: Phase, stage: str = "pre_actor"):
     for phase in added:
-        phases.register(phase)
+        PLUGINS.register(plugin_of(phase, stage))
     try:
         yield
     finally:
         for phase in added:
-            phases.PHASES.unregister(phase.name)
+            PLUGINS.unregister(phase.name)
 
 
 async def turn(conversation, text="Hi", client_id="c1", cancel_on=None) -> list[dict]:
@@ -62,7 +71,7 @@ async def test_a_pre_actor_phase_adds_context_and_reports_progress(conversation,
             {"id": "recall", "position": "before_character", "content": "Mira owes a favour."}
         )
 
-    with registered(Phase("recall", "pre_actor", recall)):
+    with registered(Phase(name="recall", run=recall)):
         events = await turn(conversation)
     kinds = [e["type"] for e in events]
     assert kinds[:4] == ["turn.started", "phase.started", "phase.progress", "phase.completed"]
@@ -82,9 +91,7 @@ async def test_an_optional_phase_that_fails_or_times_out_is_recorded_and_the_tur
     async def slow(ctx, run):
         await asyncio.sleep(5)
 
-    with registered(
-        Phase("broken", "pre_actor", broken), Phase("slow", "pre_actor", slow, deadline_s=0.2)
-    ):
+    with registered(Phase(name="broken", run=broken), Phase(name="slow", run=slow, deadline_s=0.2)):
         events = await turn(conversation)
     assert events[-1]["type"] == "turn.completed"
     trace = (await Turn.objects.aget(pk=events[0]["turn_id"])).trace
@@ -98,7 +105,7 @@ async def test_a_required_phase_that_fails_fails_the_turn_with_its_code(conversa
     async def broken(ctx, run):
         raise Invalid("state_unreadable", "no")
 
-    with registered(Phase("state", "pre_actor", broken, required=True)):
+    with registered(Phase(name="state", run=broken, required=True)):
         events = await turn(conversation)
     assert events[-1]["type"] == "error" and events[-1]["code"] == "state_unreadable"
     assert llm.requests == []  # the Actor never ran
@@ -110,7 +117,7 @@ async def test_a_cancel_stops_a_running_phase(conversation, llm):
     async def long(ctx, run):
         await asyncio.sleep(30)
 
-    with registered(Phase("long", "pre_actor", long)):
+    with registered(Phase(name="long", run=long)):
         events = await turn(conversation, cancel_on="phase.started")
     assert events[-1]["type"] == "error" and events[-1]["code"] == "turn_cancelled"
     assert llm.requests == []
@@ -127,7 +134,7 @@ async def test_post_turn_phases_run_after_the_commit_and_cannot_lose_the_reply(c
         raise RuntimeError("the consolidation broke")
 
     llm.enqueue(Reply(content="Stored first.", chunks=2))
-    with registered(Phase("consolidate", "post_turn", consolidate)):
+    with registered(Phase(name="consolidate", run=consolidate), stage="post_turn"):
         events = await turn(conversation)
         for _ in range(100):  # the phase runs after the socket got turn.completed
             trace = (await Turn.objects.aget(pk=events[0]["turn_id"])).trace
@@ -149,6 +156,6 @@ async def test_phases_apply_only_to_their_turn_kinds(conversation, llm):
     async def note(ctx, run):
         ran.append(ctx.kind)
 
-    with registered(Phase("only_regenerate", "pre_actor", note, kinds=frozenset({"regenerate"}))):
+    with registered(Phase(name="only_regenerate", run=note, kinds=frozenset({"regenerate"}))):
         events = await turn(conversation)
     assert events[-1]["type"] == "turn.completed" and ran == []

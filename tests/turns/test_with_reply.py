@@ -1,4 +1,4 @@
-"""The hooks' records that go with a turn's reply (``TurnContext.with_reply``): written in
+"""The hooks' records that go with a turn's reply (the plug-ins' ``beside`` hooks): written in
 the transaction that commits the reply, each in a savepoint of its own, so one that fails
 (even in the database) is logged and neither stops the others nor costs the reply."""
 

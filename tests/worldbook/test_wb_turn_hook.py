@@ -13,6 +13,7 @@ import pytest
 
 from roleplay.prompting.assembly import ActorInputs, Card, capabilities
 from roleplay.prompting.default_preset import default_preset
+from roleplay.turns.settings import ScenarioSettings
 from roleplay.worldbook_context import WorldbookTurnError, apply
 from worldbook import services
 from worldbook.engine.schema import BookIn
@@ -36,7 +37,8 @@ def _context():
         blocks=[],
         record=True,
         scenario=None,
-        reads={},
+        settings=ScenarioSettings(None),
+        agent_state=None,
         variables={},
     )
 
