@@ -22,7 +22,7 @@ from typing import Any
 
 from roleplay.agentic import inputs
 from roleplay.agentic.runner import Inputs
-from roleplay.compact_phase import Projection
+from roleplay.compact.plugin import Projection
 from roleplay.memory_pack_context import RecalledPack
 from roleplay.models import Conversation, TurnKind
 from roleplay.services import planning

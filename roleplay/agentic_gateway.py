@@ -23,7 +23,7 @@ import json
 from console.db import run_db
 from console.tokens import count_messages, count_tokens
 from roleplay.agentic.config import AgenticV2
-from roleplay.compact.budget import budget as window_budget
+from roleplay.compact.engine.budget import budget as window_budget
 from roleplay.llm.errors import ModelError
 from roleplay.llm.gateway import Gateway, provider_config
 from roleplay.llm.types import CompletionResult, ModelRequest

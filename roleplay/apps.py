@@ -8,8 +8,6 @@ class RoleplayConfig(AppConfig):
     def ready(self) -> None:
         from roleplay import (
             agentic_context,
-            compact_ahead,
-            compact_phase,
             memory_context,
             memory_learning,
             memory_pack_context,
@@ -18,9 +16,11 @@ class RoleplayConfig(AppConfig):
             story_phase,
             worldbook_context,
         )
+        from roleplay.compact import ahead as compact_ahead
+        from roleplay.compact import plugin as compact_phase
+        from roleplay.compact.services import history  # noqa: F401  (its signal receiver)
         from roleplay.services import (  # noqa: F401  (connect their signal receivers)
             agent_state,
-            compact_history,
             consolidation,
             diaries,
             history_events,

@@ -474,7 +474,7 @@ class CompactCheckpoint(CheckpointContent):
     Compact): every version is kept; ``chain`` names the version it extends. ``status``
     ``active`` is the one a turn may continue from; ``invalidated`` when the history it
     covers changed (or an operator deleted it). Versions are written by compare-and-set on
-    the newest version number (``services.compact_checkpoints``)."""
+    the newest version number (``compact.services.checkpoints``)."""
 
     conversation = models.ForeignKey(Conversation, on_delete=models.CASCADE, related_name="+")
     scenario = models.ForeignKey(Scenario, on_delete=models.CASCADE, related_name="+")
@@ -493,7 +493,7 @@ class CompactCheckpoint(CheckpointContent):
 
 class CompactPreparation(CheckpointContent):
     """The next compaction checkpoint, prepared in the background after a turn whose next
-    prompt will pass the trigger (``services.compact_prepare``), so the compactor call is
+    prompt will pass the trigger (``compact.services.prepare``), so the compactor call is
     off the next turn's path. One per conversation (for the scenario it ran), replaced by
     the next one; a turn adopts it (saving it as version ``base_version + 1`` by
     compare-and-set) only while ``base_version`` is still the newest version and the

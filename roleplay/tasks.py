@@ -49,8 +49,8 @@ def story_settlement_sweep() -> int:
 @shared_task(acks_late=True, ignore_result=True, name="roleplay.prepare_compaction")
 def prepare_compaction(conversation_id: str, scenario_id: str, turn_id: str) -> str:
     """Prepare the conversation's next Compact checkpoint after ``turn_id`` (sent when the
-    next prompt will pass the trigger); idempotent (``services.compact_prepare``)."""
-    from roleplay.services import compact_prepare
+    next prompt will pass the trigger); idempotent (``compact.services.prepare``)."""
+    from roleplay.compact.services import prepare as compact_prepare
 
     return compact_prepare.prepare(conversation_id, scenario_id, turn_id)
 

@@ -18,8 +18,8 @@ from roleplay import (
     views_recall,
     views_scenarios,
     views_story,
-    views_summaries,
 )
+from roleplay.compact import views as compact_views
 
 urlpatterns = [
     path("play/<uuid:conversation_id>/", views_play.play, name="play"),
@@ -103,12 +103,12 @@ urlpatterns = [
     ),
     path(
         "console/conversations/<uuid:pk>/summaries/",
-        views_summaries.conversation_summaries,
+        compact_views.conversation_summaries,
         name="conversation_summaries",
     ),
     path(
         "console/conversations/<uuid:pk>/summaries/<int:version>/",
-        views_summaries.conversation_summary,
+        compact_views.conversation_summary,
         name="conversation_summary",
     ),
     path(

@@ -5,12 +5,12 @@ from roleplay.api import views
 from roleplay.api.avatars import CharacterAvatarView
 from roleplay.api.card_import import CharacterImportView
 from roleplay.api.chat_import import ConversationImportView
-from roleplay.api.checkpoints import CheckpointEditViewSet
 from roleplay.api.memory_settings import MemorySettingsView
 from roleplay.api.personas import PersonaAvatarView, PersonaViewSet
 from roleplay.api.presets import PresetViewSet
 from roleplay.api.scenarios import ScenarioViewSet
 from roleplay.api.story import StoryQuarantineViewSet
+from roleplay.compact.api import CheckpointEditViewSet
 
 
 class OptionalSlashRouter(DefaultRouter):

@@ -27,7 +27,6 @@ from roleplay.api import serializers as s
 from roleplay.api.agent_state import AgentStateActions
 from roleplay.api.cards import CardActions, ConversationCardReads
 from roleplay.api.chat_export import ChatExportActions
-from roleplay.api.checkpoints import CheckpointActions
 from roleplay.api.memory_consolidation import MemoryConsolidationActions
 from roleplay.api.memory_documents import MemoryDocumentActions
 from roleplay.api.memory_entries import MemoryEntryActions
@@ -39,6 +38,7 @@ from roleplay.api.memory_settings import CharacterMemorySettingsActions
 from roleplay.api.message_actions import MessageActions
 from roleplay.api.planning import PlanningActions
 from roleplay.api.story import StoryActions
+from roleplay.compact.api import CheckpointActions
 from roleplay.models import Character, Conversation, ModelConfig
 from roleplay.services import characters, conversations, model_configs, players
 from roleplay.services.config_check import run_config_test

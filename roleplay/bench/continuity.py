@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from asgiref.sync import sync_to_async
 
 from roleplay.bench.stats import summary
-from roleplay.compact_phase import HEADER as SUMMARY_HEADER
+from roleplay.compact.plugin import HEADER as SUMMARY_HEADER
 from roleplay.prompting.director_state import DIRECTOR_STATE_HEADER
 
 KINDS = (
@@ -220,7 +220,7 @@ async def _prepare_ahead(turn, text: str, reply: str):
     post-turn phase runs (``compact_ahead``): awaited, then the task's body run here, as
     the planning run is; the turn as recorded then."""
     from console.tokens import count_tokens
-    from roleplay.compact import budget as budgets
+    from roleplay.compact.engine import budget as budgets
 
     compact = turn.trace.get("compact") or {}
     tokens = compact.get("tokens_after", compact.get("tokens_before"))
@@ -246,7 +246,7 @@ def _reload(turn_id):
 def _run_preparations() -> None:
     from console.celery import app
     from roleplay.bench.queue import take
-    from roleplay.services import compact_prepare
+    from roleplay.compact.services import prepare as compact_prepare
 
     for args in take(app.conf.task_default_queue, "roleplay.prepare_compaction"):
         compact_prepare.prepare(*args)

@@ -3,8 +3,8 @@ post-turn phase (``settle``) after ``compact``. Once the reply is
 committed, a turn whose next prompt will pass the trigger (``budget.due_next``: this
 prompt, plus this reply, plus an input as long as this one) sends the Celery task
 ``roleplay.prepare_compaction``, which prepares the next checkpoint in the background
-(``services.compact_prepare``); the next turn adopts it instead of calling the compactor
-(``compact_phase``). A turn whose compaction failed or missed its deadline (``degraded``)
+(``compact.services.prepare``); the next turn adopts it instead of calling the compactor
+(``compact.plugin``). A turn whose compaction failed or missed its deadline (``degraded``)
 always sends it: the retry in the background. The decision is made in the phase's
 ``applies``, so a turn that sends nothing runs no phase and announces none. Recorded as
 ``trace["compact"]["ahead"]``."""
@@ -15,8 +15,8 @@ import logging
 
 from console.db import run_db
 from console.tokens import count_tokens
-from roleplay.compact import budget as budgets
-from roleplay.compact_phase import MUTATING
+from roleplay.compact.engine import budget as budgets
+from roleplay.compact.plugin import MUTATING
 from roleplay.turns.phases import Phase, PhaseRun
 from roleplay.turns.plugin import TurnPlugin
 
@@ -45,10 +45,10 @@ async def send(ctx, run: PhaseRun) -> None:
 
 def _send(conversation_id: str, scenario_id: str, turn_id: str) -> bool:
     from console import task_send
-    from roleplay.tasks import prepare_compaction
 
+    task = task_send.named("roleplay.prepare_compaction")  # by name: tasks import services
     try:
-        task_send.send(prepare_compaction, conversation_id, scenario_id, turn_id)
+        task_send.send(task, conversation_id, scenario_id, turn_id)
         return True
     except Exception:  # the broker is down: the next turn compacts on its own path
         logger.warning("could not queue the pre-compaction of %s", conversation_id)

@@ -1,6 +1,6 @@
 """``/api/v1/conversations/{id}/checkpoints/``: the conversation's Compact checkpoints (seed
-002) as an operator reads them (``roleplay.conversation_checkpoints``), and the operator's
-actions on the newest one (``roleplay.services.compact_edits``).
+002) as an operator reads them (``roleplay.compact.selectors``), and the operator's
+actions on the newest one (``roleplay.compact.services.edits``).
 
 - ``GET .../checkpoints/`` and ``.../checkpoints/{version}/``: every version kept, newest
   first, and one of them;
@@ -25,10 +25,10 @@ from console.errors import not_found
 from console.models import Scope
 from console.schema import ERROR_SCHEMA
 from console.viewsets import TenantGenericViewSet
-from roleplay import conversation_checkpoints as reads
 from roleplay.api.serializers import RejectUnknownFields, validated
+from roleplay.compact import selectors as reads
+from roleplay.compact.services import edits as compact_edits
 from roleplay.models import Conversation
-from roleplay.services import compact_edits
 
 VERSION = OpenApiParameter("version", OpenApiTypes.INT, OpenApiParameter.PATH)
 MAX_INT = reads.MAX_INT

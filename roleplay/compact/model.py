@@ -18,9 +18,9 @@ from dataclasses import dataclass
 from console.tokens import count_messages, count_tokens
 from roleplay.agentic.config import Compact, Reliability
 from roleplay.agentic_gateway import role_system
-from roleplay.compact import checkpoint as cp
-from roleplay.compact import groups as grouping
-from roleplay.compact import protocol
+from roleplay.compact.engine import checkpoint as cp
+from roleplay.compact.engine import groups as grouping
+from roleplay.compact.engine import protocol
 from roleplay.llm.errors import ModelError
 from roleplay.llm.gateway import Gateway
 from roleplay.llm.types import ModelRequest

@@ -3,7 +3,7 @@ for a conversation whose scenario has ``compact`` on, after every other plug-in 
 its blocks (its ``after`` names them all).
 
 1. Read the newest checkpoint (with the turn's other reads) and check it
-   (``compact.checkpoint.verify``); a good one replaces the history it covers with its
+   (``engine.checkpoint.verify``); a good one replaces the history it covers with its
    summary (a placed system block). One whose history changed is invalidated by version
    when this request may mutate (``chat``, ``continue``, ``auto_reply``), and the history is
    taken whole.
@@ -16,7 +16,7 @@ its blocks (its ``after`` names them all).
    (the ``compactor`` role prompt of ``compactorModelConfigId``'s preset; ``ModelCall``
    purpose ``compactor``; at most ``maxModelCalls`` answers within ``maxCompactionMs``; a
    candidate whose request leaves the compactor less than ``minGenerationTokens`` is made
-   smaller, at most ``maxCandidateAttempts`` candidates: ``compact_model.fold``),
+   smaller, at most ``maxCandidateAttempts`` candidates: ``model.fold``),
    re-render and re-count; adopt it only if the Actor input now fits, and save it as a new
    version (compare-and-set, ``checkpointMutationTimeoutMs``, read back after a timeout)
    when the request may mutate. A save that fails leaves the summary in use for this turn:
@@ -26,7 +26,7 @@ its blocks (its ``after`` names them all).
    cover: the original when it fits; else the oldest uncovered groups are dropped and the
    prompt re-counted (``bounded_recent`` gives the summary up with them, as the seed says:
    its chain is broken; otherwise it goes only when no group is left); still too big →
-   ``context_overflow``. The turn records ``degraded`` and ``compact_ahead`` retries the
+   ``context_overflow``. The turn records ``degraded`` and ``ahead`` retries the
    compaction in the background. Every step goes into ``trace["compact"]``.
 """
 
@@ -40,17 +40,17 @@ from typing import Any
 
 from console.db import run_db
 from console.tokens import count_messages
-from roleplay import compact_model
 from roleplay.agentic.config import MAX_COMPACTION_MS
-from roleplay.compact import budget as budgets
-from roleplay.compact import checkpoint as cp
-from roleplay.compact import groups as grouping
-from roleplay.compact import protocol
+from roleplay.compact import model as compact_model
+from roleplay.compact.engine import budget as budgets
+from roleplay.compact.engine import checkpoint as cp
+from roleplay.compact.engine import groups as grouping
+from roleplay.compact.engine import protocol
+from roleplay.compact.services import checkpoints as store
 from roleplay.llm.errors import ModelError
 from roleplay.llm.gateway import provider_config
 from roleplay.models import TurnKind
 from roleplay.prompting.assembly import ContextOverflow
-from roleplay.services import compact_checkpoints as store
 from roleplay.turns.context import HISTORY_LIMIT, actor_prompt
 from roleplay.turns.phases import Laps, Phase, PhaseRun
 from roleplay.turns.plugin import TurnPlugin
@@ -139,6 +139,7 @@ class CompactPlugin(TurnPlugin):
         "agentic",
         "story",
     )
+    timing = "compact_phase"  # its read's key in trace["hooks_ms"], as before the package
     prepare = Phase(
         name="compact", run=prepare, deadline_s=PHASE_DEADLINE_S, required=True, applies=_due
     )
@@ -323,7 +324,7 @@ class _Job:
         return prompt.prompt_tokens + extra
 
     async def _compress(self, current) -> bool:
-        """Fold a candidate of the compressible groups (``compact_model.fold``), re-render,
+        """Fold a candidate of the compressible groups (``model.fold``), re-render,
         re-count; adopted only if the Actor input now fits."""
         config = self.config
         groups, kept = grouping.split_groups(
@@ -365,7 +366,7 @@ class _Job:
         return True
 
     async def _adopt(self, current) -> bool:
-        """The checkpoint prepared in the background (``services.compact_prepare``) in
+        """The checkpoint prepared in the background (``compact.services.prepare``) in
         place of a compactor call: only when it extends the newest version, was made under
         this config, its covered messages are unchanged, and the prompt then falls below
         the trigger line."""

@@ -1,7 +1,7 @@
 """Reads of a conversation's Compact checkpoints for the operator (seed 002, Compact): every
 version kept, one by number, the compact config they were made under, and the messages a
-checkpoint covers. The REST API (``roleplay.api.checkpoints``), the console's Summaries page
-(``roleplay.views_summaries``) and the operator's actions (``services.compact_edits``) read
+checkpoint covers. The REST API (``roleplay.compact.api``), the console's Summaries page
+(``roleplay.compact.views``) and the operator's actions (``compact.services.edits``) read
 through here, so they agree on what "the conversation's checkpoints" are.
 
 Checkpoints are kept per conversation and scenario: the ones shown are those of the scenario
@@ -37,7 +37,7 @@ def scenario_id_for(conversation: Conversation):
 def versions_of(conversation_id, scenario_id):
     """Every version of the checkpoint a conversation keeps under one scenario, newest first:
     the one "newest checkpoint" rule (its first row). A turn reads it through its
-    one-statement twin ``services.compact_checkpoints.newest``, pinned to this queryset by
+    one-statement twin ``compact.services.checkpoints.newest``, pinned to this queryset by
     tests/compact/test_checkpoint_reads.py; the operator's reads and edits use it as is."""
     rows = CompactCheckpoint.objects.filter(
         conversation_id=conversation_id, scenario_id=scenario_id
@@ -107,7 +107,7 @@ def _chat(conversation: Conversation):
 def stored_chat(conversation: Conversation) -> list[Message]:
     """Every message of the conversation a turn would read as history, however old,
     oldest first: what a checkpoint's covered messages are checked against when the
-    history changes (``services.compact_history``)."""
+    history changes (``compact.services.history``)."""
     return list(_chat(conversation).only("id", "role", "content", "ts").order_by("ts"))
 
 

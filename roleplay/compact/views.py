@@ -3,7 +3,7 @@ chain (every version with its status, reason and the version it extends), the ne
 as the Actor reads it, and the transcript with the messages it covers marked.
 
 Admins act on the newest version while it is active, through
-``roleplay.services.compact_edits`` (which audits each action): edit the summary (the plain
+``roleplay.compact.services.edits`` (which audits each action): edit the summary (the plain
 text, or one textarea per structured list with one item a line), regenerate it with the
 scenario's compactor, or delete it (the next turn rebuilds from the whole history). Each form
 carries the version shown (``expected_version``), so a page left open over a newer turn's
@@ -22,12 +22,12 @@ from django.views.decorators.http import require_POST, require_safe
 from console.access import console_view
 from console.models import Role
 from memory import selectors as message_reads
-from roleplay import conversation_checkpoints as reads
 from roleplay import labels
-from roleplay.compact.checkpoint import summary_text
+from roleplay.compact import selectors as reads
+from roleplay.compact.engine.checkpoint import summary_text
+from roleplay.compact.services import edits as compact_edits
 from roleplay.errors import RoleplayError
 from roleplay.selectors import scenario_for
-from roleplay.services import compact_edits
 from roleplay.views_memory import conversation_or_404
 
 PAGE_SIZE = 20

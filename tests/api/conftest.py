@@ -208,9 +208,9 @@ def _compact_checkpoint(tenant, conversation, messages, base_url: str, label: st
     scenario of its own whose compactor is the scripted ``compactor-model`` (what
     ``.../checkpoints/{version}/regenerate`` asks). The conversation does not run that
     scenario, so its turns are as before; its checkpoints are still the ones shown."""
-    from roleplay.compact import checkpoint as cp
+    from roleplay.compact.engine import checkpoint as cp
+    from roleplay.compact.services import checkpoints as store
     from roleplay.models import ModelConfig
-    from roleplay.services import compact_checkpoints as store
     from roleplay.services.scenarios import create_scenario
 
     compactor = ModelConfig.objects.create(

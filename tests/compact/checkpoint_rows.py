@@ -1,13 +1,13 @@
 """Compact checkpoint rows for the API and console tests: a scenario with ``compact`` whose
 compactor is the scripted model, six stored messages, and version 1 of a checkpoint over the
-first four, saved through ``services.compact_checkpoints.save``."""
+first four, saved through ``compact.services.checkpoints.save``."""
 
 from __future__ import annotations
 
 from memory import services as message_store
-from roleplay.compact import checkpoint as cp
+from roleplay.compact.engine import checkpoint as cp
+from roleplay.compact.services import checkpoints as store
 from roleplay.models import Scenario
-from roleplay.services import compact_checkpoints as store
 
 TEXTS = [
     ("user", "FACT-A I hand Mira the brass key."),

@@ -12,9 +12,9 @@ import pytest
 
 from console.models import AuditAction, AuditEvent
 from memory.models import Message
+from roleplay.compact.services import checkpoints as store
 from roleplay.llm.scripted_server import Reply
 from roleplay.models import CompactCheckpoint, ModelCall
-from roleplay.services import compact_checkpoints as store
 from tests.api.helpers import assert_error, db_snapshot, snapshot_diff
 from tests.compact.checkpoint_rows import PLAIN, STRUCTURED, compact_scenario, said, save
 

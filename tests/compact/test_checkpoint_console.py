@@ -230,8 +230,8 @@ def test_signed_out_goes_to_sign_in(client, conversation, first):
 def test_the_page_shows_a_prepared_next_summary_while_a_turn_would_adopt_it(
     admin, conversation, scenario, messages, first
 ):
-    from roleplay.compact import checkpoint as cp
-    from roleplay.services import compact_checkpoints as store
+    from roleplay.compact.engine import checkpoint as cp
+    from roleplay.compact.services import checkpoints as store
 
     checkpoint = store.as_checkpoint(first)
     ahead = cp.Checkpoint(**{**checkpoint.__dict__, "version": 2, "chain": 1, "covered_count": 6})

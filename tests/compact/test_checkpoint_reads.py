@@ -1,6 +1,6 @@
 """The newest checkpoint's read on every Compact turn is one statement of its own
-(``services.compact_checkpoints.newest``): pinned here to the queryset it stands for,
-``conversation_checkpoints.versions_of``, which the operator's reads and edits use."""
+(``compact.services.checkpoints.newest``): pinned here to the queryset it stands for,
+``compact.selectors.versions_of``, which the operator's reads and edits use."""
 
 from __future__ import annotations
 
@@ -8,9 +8,9 @@ import uuid
 
 import pytest
 
-from roleplay.conversation_checkpoints import versions_of
+from roleplay.compact.selectors import versions_of
+from roleplay.compact.services import checkpoints as store
 from roleplay.models import CompactCheckpoint
-from roleplay.services import compact_checkpoints as store
 from tests.compact.checkpoint_rows import STRUCTURED, compact_scenario, said, save
 
 pytestmark = pytest.mark.django_db

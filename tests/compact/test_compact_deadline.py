@@ -6,13 +6,13 @@ from __future__ import annotations
 import pytest
 from pydantic import ValidationError
 
-from roleplay import compact_phase
 from roleplay.agentic.config import MAX_COMPACTION_MS, Reliability
+from roleplay.compact import plugin
 
 
 def test_the_phase_outlasts_the_longest_compaction_a_scenario_may_ask_for():
-    phase = compact_phase.CompactPlugin.prepare
-    assert phase.deadline_s * 1000 > MAX_COMPACTION_MS + 2000 * compact_phase.READ_BACK_S
+    phase = plugin.CompactPlugin.prepare
+    assert phase.deadline_s * 1000 > MAX_COMPACTION_MS + 2000 * plugin.READ_BACK_S
 
 
 def test_a_longer_compaction_than_the_backstop_covers_is_refused():

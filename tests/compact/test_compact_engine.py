@@ -15,10 +15,10 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from console.tokens import count_tokens
-from roleplay.compact import budget as budgets
-from roleplay.compact import checkpoint as cp
-from roleplay.compact import groups as grouping
-from roleplay.compact import protocol
+from roleplay.compact.engine import budget as budgets
+from roleplay.compact.engine import checkpoint as cp
+from roleplay.compact.engine import groups as grouping
+from roleplay.compact.engine import protocol
 
 SETTINGS = settings(deadline=None, max_examples=60)
 

@@ -15,11 +15,11 @@ import pytest
 from asgiref.sync import sync_to_async
 
 from memory import services as message_store
-from roleplay import compact_model
-from roleplay.compact import checkpoint as cp
+from roleplay.compact import model as compact_model
+from roleplay.compact.engine import checkpoint as cp
+from roleplay.compact.services import checkpoints as store
 from roleplay.models import CompactCheckpoint, ModelConfig, Scenario
 from roleplay.selectors import compact_config
-from roleplay.services import compact_checkpoints as store
 from roleplay.services import messages
 from tests.compact.test_compact_turns import Script, actor_requests, chat, compact_trace
 from tests.ws.test_chat_socket import connect

@@ -14,9 +14,9 @@ import json
 import pytest
 from asgiref.sync import sync_to_async
 
+from roleplay.compact.services import prepare as compact_prepare
 from roleplay.llm.scripted_server import Reply
 from roleplay.models import CompactCheckpoint, Scenario
-from roleplay.services import compact_prepare
 from tests.compact.test_compact_turns import (
     FACT,
     FILLER,

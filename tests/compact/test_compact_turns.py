@@ -123,7 +123,7 @@ async def test_an_edit_of_covered_history_invalidates_and_rebuilds(compact_conve
         comm, type="edit", message_id=str(row.first_message_id), content="FACT-EDITED changed."
     )
     await until(comm, "message.updated")
-    # invalidated by the edit itself (``services.compact_history``), before any turn
+    # invalidated by the edit itself (``compact.services.history``), before any turn
     old = await CompactCheckpoint.objects.aget(conversation=compact_conversation, version=1)
     assert old.status == "invalidated" and old.reason == "covered_content_changed"
     events = await chat(comm, f"FACT-ZZ after the edit. {FILLER}", "after-edit")

@@ -14,10 +14,10 @@ from asgiref.sync import sync_to_async
 
 from console.celery import app
 from console.tokens import count_tokens
-from roleplay.compact import budget as budgets
+from roleplay.compact.engine import budget as budgets
+from roleplay.compact.services import checkpoints as store
+from roleplay.compact.services import prepare as compact_prepare
 from roleplay.models import CompactCheckpoint, CompactPreparation, ModelCall, Turn
-from roleplay.services import compact_checkpoints as store
-from roleplay.services import compact_prepare
 from tests.compact.test_compact_turns import (
     FILLER,
     Script,

@@ -18,7 +18,7 @@ from django.db import IntegrityError, connection, transaction
 
 from console import failures
 from console.rows import Columns, select
-from roleplay.compact.checkpoint import Checkpoint
+from roleplay.compact.engine.checkpoint import Checkpoint
 from roleplay.errors import RoleplayError
 from roleplay.models import CompactCheckpoint, CompactPreparation
 
@@ -28,7 +28,7 @@ class StaleCheckpoint(RoleplayError, failures.Conflict):
 
 
 # Read on every turn of a conversation with Compact on: one statement of its own, because
-# building the queryset ``conversation_checkpoints.versions_of(...).first()`` costs about a
+# building the queryset ``compact.selectors.versions_of(...).first()`` costs about a
 # millisecond more than running it on the path to the first delta (tests/compact pin it to
 # that queryset, the one "newest checkpoint" rule).
 _COLUMNS = Columns.of(CompactCheckpoint, "k")

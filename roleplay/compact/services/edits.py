@@ -4,7 +4,7 @@ door (REST, console): edit the summary, regenerate it with the compactor, delete
 Each acts on the newest version only, and only while it is active, by compare-and-set on the
 version the operator saw (``expected_version``; 409 ``checkpoint_version_conflict`` with the
 current version when another write came first). Edit and regenerate write a **new** version
-(``services.compact_checkpoints.save``) over the same covered messages, with the same
+(``compact.services.checkpoints.save``) over the same covered messages, with the same
 covered count and fingerprints and ``chain`` = the version it replaces, so every version is
 kept; delete invalidates the newest (reason ``deleted_by_operator``) and the next turn
 rebuilds from the whole history. Each action and its ``compact.checkpoint`` audit event are
@@ -22,16 +22,16 @@ from django.db import transaction
 from console import audit, failures
 from console.models import AuditAction
 from console.tokens import count_tokens
-from roleplay import compact_model
-from roleplay import conversation_checkpoints as reads
 from roleplay.agentic.config import Compact
-from roleplay.compact import checkpoint as cp
-from roleplay.compact import protocol
+from roleplay.compact import model as compact_model
+from roleplay.compact import selectors as reads
+from roleplay.compact.engine import checkpoint as cp
+from roleplay.compact.engine import protocol
+from roleplay.compact.services import checkpoints as store
 from roleplay.errors import RoleplayError
 from roleplay.llm.errors import ModelError
 from roleplay.models import CompactCheckpoint
 from roleplay.selectors import model_configs_by_ref, persona_for
-from roleplay.services import compact_checkpoints as store
 
 DELETED = "deleted_by_operator"
 STRUCTURED = ("canonical", "interaction", "open_threads")

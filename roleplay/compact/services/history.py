@@ -24,10 +24,10 @@ from dataclasses import replace
 from django.db import transaction
 
 from memory.signals import history_changed
-from roleplay import conversation_checkpoints as reads
-from roleplay.compact import checkpoint as cp
+from roleplay.compact import selectors as reads
+from roleplay.compact.engine import checkpoint as cp
+from roleplay.compact.services import checkpoints as store
 from roleplay.models import CompactCheckpoint, CompactPreparation, Conversation
-from roleplay.services import compact_checkpoints as store
 
 logger = logging.getLogger(__name__)
 

@@ -7,7 +7,7 @@ written), folds the same closed groups that turn would fold with the scenario's 
 and keeps the result as the conversation's prepared checkpoint (``CompactPreparation``)
 naming the version it extends. That turn adopts it instead of calling the compactor, only
 if the version is still the newest, its covered messages are unchanged and the prompt then
-falls below the trigger (``compact_phase``); else it compacts as it would have.
+falls below the trigger (``compact.plugin``); else it compacts as it would have.
 
 The next player message is not written yet, so the compactor does not see it (it is
 context only anyway). A second delivery that would fold the same messages onto the same
@@ -21,14 +21,14 @@ import logging
 
 from asgiref.sync import async_to_sync
 
-from roleplay import compact_model
-from roleplay.compact import checkpoint as cp
-from roleplay.compact import groups as grouping
-from roleplay.compact import protocol
+from roleplay.compact import model as compact_model
+from roleplay.compact.engine import checkpoint as cp
+from roleplay.compact.engine import groups as grouping
+from roleplay.compact.engine import protocol
+from roleplay.compact.services import checkpoints as store
 from roleplay.llm.errors import ModelError
 from roleplay.models import Conversation
 from roleplay.selectors import compact_config, persona_for, scenario_for
-from roleplay.services import compact_checkpoints as store
 from roleplay.turns.context import next_chat_history
 
 logger = logging.getLogger(__name__)
