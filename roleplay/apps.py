@@ -7,7 +7,6 @@ class RoleplayConfig(AppConfig):
 
     def ready(self) -> None:
         from roleplay import (
-            agentic_context,
             compact_ahead,
             compact_phase,
             memory_context,
@@ -18,8 +17,9 @@ class RoleplayConfig(AppConfig):
             story_phase,
             worldbook_context,
         )
+        from roleplay.agentic import plugin as agentic
+        from roleplay.agentic.services import agent_state  # noqa: F401  (its signal receivers)
         from roleplay.services import (  # noqa: F401  (connect their signal receivers)
-            agent_state,
             compact_history,
             consolidation,
             diaries,
@@ -37,7 +37,7 @@ class RoleplayConfig(AppConfig):
             memory_pack_context,
             memory_runtime,
             memory_tools,
-            agentic_context,
+            agentic,
             story_phase,
             compact_phase,
             compact_ahead,

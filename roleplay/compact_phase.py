@@ -290,7 +290,7 @@ class _Job:
 
     def project(self) -> None:
         """Context governance (Agent V2 with Compact): what the background would read
-        instead of the raw history; ``enforce`` makes it read it (``agentic_context``),
+        instead of the raw history; ``enforce`` makes it read it (``agentic.plugin``),
         ``shadow`` only records it."""
         agentic = self.ctx.settings.agentic
         governance = agentic.contextGovernance if agentic is not None else None

@@ -2,7 +2,6 @@ from django.urls import path
 
 from roleplay import (
     views,
-    views_agent,
     views_characters,
     views_chat_import,
     views_memory,
@@ -20,6 +19,7 @@ from roleplay import (
     views_story,
     views_summaries,
 )
+from roleplay.agentic import views as views_agent
 
 urlpatterns = [
     path("play/<uuid:conversation_id>/", views_play.play, name="play"),
