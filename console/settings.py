@@ -210,7 +210,7 @@ CELERY_TASK_SERIALIZER = "json"
 CELERY_RESULT_SERIALIZER = "json"
 CELERY_ACCEPT_CONTENT = ["json"]
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
-# Each worker's main process relays Agent V2's outbox (``roleplay.agentic_relay``): sends
+# Each worker's main process relays Agent V2's outbox (``roleplay.agentic.relay``): sends
 # the task of every planning run a turn committed. ``PLANNING_RELAY=0`` turns it off.
 PLANNING_RELAY = os.environ.get("PLANNING_RELAY", "1") != "0"
 CELERY_BEAT_SCHEDULE: dict = {

@@ -3,7 +3,7 @@
 Like ``manage.py`` and ``console.asgi``, it starts or joins the embedded PostgreSQL and
 Redis unless ``DATABASE_URL`` / ``REDIS_URL`` name real servers, then hands over the app.
 Every process the worker forks dies with it. A ready worker also runs the relay of Agent
-V2's outbox (``roleplay.agentic_relay``).
+V2's outbox (``roleplay.agentic.relay``).
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ ensure_environment()
 
 from console.celery import app  # noqa: E402
 from console.processes import forks_die_with_this_process  # noqa: E402
-from roleplay.agentic_relay import attach_to_worker  # noqa: E402
+from roleplay.agentic.relay import attach_to_worker  # noqa: E402
 
 # The pool processes and the beat scheduler are forks of the worker: they die with it, as
 # the worker dies with the process that started it (``console.processes.spawn``).

@@ -7,7 +7,6 @@ class RoleplayConfig(AppConfig):
 
     def ready(self) -> None:
         from roleplay import (
-            agentic_context,
             memory_context,
             memory_learning,
             memory_pack_context,
@@ -16,11 +15,12 @@ class RoleplayConfig(AppConfig):
             story_phase,
             worldbook_context,
         )
+        from roleplay.agentic import plugin as agentic
+        from roleplay.agentic.services import agent_state  # noqa: F401  (its signal receivers)
         from roleplay.compact import ahead as compact_ahead
         from roleplay.compact import plugin as compact_phase
         from roleplay.compact.services import history  # noqa: F401  (its signal receiver)
         from roleplay.services import (  # noqa: F401  (connect their signal receivers)
-            agent_state,
             consolidation,
             diaries,
             history_events,
@@ -37,7 +37,7 @@ class RoleplayConfig(AppConfig):
             memory_pack_context,
             memory_runtime,
             memory_tools,
-            agentic_context,
+            agentic,
             story_phase,
             compact_phase,
             compact_ahead,

@@ -404,7 +404,7 @@ class PlanningRun(TenantScopedModel):
     (the turn-start state and the compiled materials), then what it did: tools requested
     and run, each specialist's result, the Director's attempts, the outcome, timings and the
     model calls. A queued run not yet ``dispatched_at`` is the outbox its relay sends the
-    task of (``roleplay.agentic_relay``). ``claim`` names the delivery of the task that owns
+    task of (``roleplay.agentic.relay``). ``claim`` names the delivery of the task that owns
     the run; a redelivered task takes it over."""
 
     turn = models.OneToOneField(Turn, on_delete=models.CASCADE, related_name="planning_run")

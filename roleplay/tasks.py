@@ -22,7 +22,7 @@ def run_planning(run_id: str) -> str:
     second delivery of a finished run does nothing, a redelivery after a killed worker
     takes the run over and commits at most once."""
     from roleplay import hub
-    from roleplay.services import planning
+    from roleplay.agentic.services import planning
 
     return planning.execute(run_id, announce=hub.announce)
 
@@ -32,7 +32,7 @@ def requeue_planning_runs() -> dict:
     """Send again the planning runs whose task was lost (the broker was down when the turn
     enqueued it) or whose worker died without a redelivery; give up on a run after
     ``planning.MAX_DELIVERIES``. Runs every minute."""
-    from roleplay.services import planning
+    from roleplay.agentic.services import planning
 
     return planning.requeue_stalled()
 

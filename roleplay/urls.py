@@ -2,7 +2,6 @@ from django.urls import path
 
 from roleplay import (
     views,
-    views_agent,
     views_characters,
     views_chat_import,
     views_memory,
@@ -19,6 +18,7 @@ from roleplay import (
     views_scenarios,
     views_story,
 )
+from roleplay.agentic import views as views_agent
 from roleplay.compact import views as compact_views
 
 urlpatterns = [

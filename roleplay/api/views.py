@@ -23,8 +23,9 @@ from console.tickets import issue_ticket
 from console.viewsets import TenantModelViewSet
 from memory import selectors as message_reads
 from memory import services as message_store
+from roleplay.agentic.api.agent_state import AgentStateActions
+from roleplay.agentic.api.planning import PlanningActions
 from roleplay.api import serializers as s
-from roleplay.api.agent_state import AgentStateActions
 from roleplay.api.cards import CardActions, ConversationCardReads
 from roleplay.api.chat_export import ChatExportActions
 from roleplay.api.memory_consolidation import MemoryConsolidationActions
@@ -36,7 +37,6 @@ from roleplay.api.memory_jobs import MemoryJobActions
 from roleplay.api.memory_recall import MemoryRecallActions
 from roleplay.api.memory_settings import CharacterMemorySettingsActions
 from roleplay.api.message_actions import MessageActions
-from roleplay.api.planning import PlanningActions
 from roleplay.api.story import StoryActions
 from roleplay.compact.api import CheckpointActions
 from roleplay.models import Character, Conversation, ModelConfig

@@ -6,7 +6,7 @@ default scenario has Agent V2 on, every role on the scripted model server
 (``roleplay.turns.run_to_end``: the player's message stored, the context hook reading the
 state, placing the block and recording the turn's ``PlanningRun``, the Actor's reply
 streamed and stored); then the run is executed here, as the Celery task's body would be
-(``roleplay.services.planning.execute``), before the next turn, so each turn reads the
+(``roleplay.agentic.services.planning.execute``), before the next turn, so each turn reads the
 state the one before committed. The run is recorded with the reply and no relay runs
 here, so nothing else sends its task (what other tasks the turn sends go to a private queue
 that nobody reads, purged at the end: ``roleplay.bench.queue``).
@@ -65,7 +65,7 @@ def delete(bench: AgentBench) -> None:
 def play(bench: AgentBench, conversation, index: int, *, label: str = "t") -> dict:
     """One turn through the real turn path, then its planning run executed here."""
     from roleplay import hub
-    from roleplay.services import planning
+    from roleplay.agentic.services import planning
     from roleplay.turns import run_to_end
 
     content = f"bench turn {index}: the keeper lifts the lamp. tell me what the tide brings."

@@ -29,8 +29,8 @@ from typing import Any
 from django.db import transaction
 
 from console.models import Player
-from roleplay.agentic import ledger
 from roleplay.agentic.config import SPECIALISTS
+from roleplay.agentic.engine import ledger
 from roleplay.llm.scripted_server import Reply
 from roleplay.models import Character, Conversation, ModelConfig, Scenario
 from roleplay.prompting.director_state import DIRECTOR_STATE_HEADER, DIRECTOR_STATE_SECTIONS
@@ -113,7 +113,7 @@ def add_agentic(
 ) -> AgenticSet:
     """The role configs, the Agent V2 scenario, its character and ``players`` measured plus
     ``warmup`` unmeasured conversations (one player each) in ``tenant``."""
-    from roleplay.services import agent_state
+    from roleplay.agentic.services import agent_state
     from roleplay.services.scenarios import create_scenario
 
     configs = {

@@ -203,8 +203,8 @@ class Run:
 def _finish(turn_id: str):
     """The turn once its Agent V2 run (recorded with the reply) has been executed here."""
     from roleplay import hub
+    from roleplay.agentic.services import planning
     from roleplay.models import PlanningRun, Turn
-    from roleplay.services import planning
 
     for _ in range(100):
         run = PlanningRun.objects.filter(turn_id=turn_id).first()

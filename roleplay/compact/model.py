@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 from console.tokens import count_messages, count_tokens
 from roleplay.agentic.config import Compact, Reliability
-from roleplay.agentic_gateway import role_system
+from roleplay.agentic.gateway import role_system
 from roleplay.compact.engine import checkpoint as cp
 from roleplay.compact.engine import groups as grouping
 from roleplay.compact.engine import protocol

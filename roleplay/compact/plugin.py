@@ -139,7 +139,6 @@ class CompactPlugin(TurnPlugin):
         "agentic",
         "story",
     )
-    timing = "compact_phase"  # its read's key in trace["hooks_ms"], as before the package
     prepare = Phase(
         name="compact", run=prepare, deadline_s=PHASE_DEADLINE_S, required=True, applies=_due
     )
@@ -291,7 +290,7 @@ class _Job:
 
     def project(self) -> None:
         """Context governance (Agent V2 with Compact): what the background would read
-        instead of the raw history; ``enforce`` makes it read it (``agentic_context``),
+        instead of the raw history; ``enforce`` makes it read it (``agentic.plugin``),
         ``shadow`` only records it."""
         agentic = self.ctx.settings.agentic
         governance = agentic.contextGovernance if agentic is not None else None

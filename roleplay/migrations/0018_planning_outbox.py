@@ -2,7 +2,7 @@
 
 from django.db import migrations, models
 
-# Every INSERT of planning runs wakes the relays that LISTEN (roleplay.agentic_relay) once the
+# Every INSERT of planning runs wakes the relays that LISTEN (roleplay.agentic.relay) once the
 # transaction commits; a statement trigger, so a turn's commit sends nothing itself.
 NOTIFY = """
 CREATE FUNCTION roleplay_planning_run_notify() RETURNS trigger LANGUAGE plpgsql AS $$

@@ -23,10 +23,10 @@ from typing import Any
 from console import failures
 from console.db import run_db
 from memory import selectors as message_reads
-from roleplay.agentic import autoreply
-from roleplay.agentic import inputs as agentic_inputs
 from roleplay.agentic.config import AgenticV2
-from roleplay.agentic_gateway import role_system
+from roleplay.agentic.engine import autoreply
+from roleplay.agentic.engine import inputs as agentic_inputs
+from roleplay.agentic.gateway import role_system
 from roleplay.errors import NotFound, RoleplayError
 from roleplay.llm.errors import ModelError
 from roleplay.llm.gateway import Gateway

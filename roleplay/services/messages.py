@@ -18,9 +18,9 @@ from console.scoping import LOOKUP_MISSES
 from memory import alternatives
 from memory import services as message_store
 from memory.models import Message
+from roleplay.agentic.services import agent_state
 from roleplay.errors import NotFound, TurnInProgress
 from roleplay.models import Conversation
-from roleplay.services import agent_state
 from roleplay.turns.records import live_turns
 
 

@@ -15,8 +15,8 @@ from dataclasses import asdict
 from typing import Any
 
 from console import failures
-from roleplay.agentic.autoreply import ENDS_ATTEMPTS, character_part, script_ok
-from roleplay.agentic_gateway import role_system
+from roleplay.agentic.engine.autoreply import ENDS_ATTEMPTS, character_part, script_ok
+from roleplay.agentic.gateway import role_system
 from roleplay.errors import NotFound, RoleplayError
 from roleplay.llm.errors import ModelError
 from roleplay.llm.gateway import Gateway

@@ -25,6 +25,7 @@ from django.utils import timezone
 
 from console.tokens import count_messages
 from memory import selectors as message_reads
+from roleplay.agentic.services.agent_state import Snapshot
 from roleplay.llm.gateway import provider_config
 from roleplay.models import Character, Conversation, ModelConfig, Scenario, Turn, TurnKind
 from roleplay.preset_selectors import effective_preset
@@ -39,7 +40,6 @@ from roleplay.prompting.assembly import (
 from roleplay.prompting.notes import effective_note
 from roleplay.prompting.presets import LoadedPreset
 from roleplay.selectors import ActivePersona, greeting_for, persona_for
-from roleplay.services.agent_state import Snapshot
 
 from .plugin import PLUGINS
 from .reads import turn_conversation

@@ -19,9 +19,9 @@ from functools import cache
 
 from console.models import Player, Tenant
 from console.rows import Columns, build_all, prepared, select
-from roleplay.agentic import ledger
+from roleplay.agentic.engine import ledger
+from roleplay.agentic.services import agent_state
 from roleplay.models import Character, Conversation, ModelConfig, Persona, Preset, Scenario
-from roleplay.services import agent_state
 
 _PARTS = (
     Columns.of(Conversation, "c"),

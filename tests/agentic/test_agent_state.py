@@ -1,4 +1,4 @@
-"""Agent V2's state against the real database (``roleplay.services.agent_state``): the one
+"""Agent V2's state against the real database (``roleplay.agentic.services.agent_state``): the one
 compare-and-set commit with its ledger entries, a stale write rejected and nothing written,
 an ambiguous retry recognised, a rolled-back reply's revision skipped on read, restores,
 and the history counter."""
@@ -11,7 +11,8 @@ import uuid
 import pytest
 
 from memory import services as message_store
-from roleplay.agentic.ledger import entry_for
+from roleplay.agentic.engine.ledger import entry_for
+from roleplay.agentic.services import agent_state
 from roleplay.models import (
     AgentLedgerEntry,
     AgentStateRevision,
@@ -19,7 +20,6 @@ from roleplay.models import (
     Conversation,
     ModelConfig,
 )
-from roleplay.services import agent_state
 from roleplay.services.scenarios import create_scenario
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -168,7 +168,7 @@ def test_the_turns_read_takes_only_the_newest_active_entries(tenant, conversatio
 def _turn_read(conversation, scenario):
     """The state a turn reads with its conversation equals ``read_state``'s for the newest
     ``ledger.NEWEST`` active entries (the fast path pinned to the slow one)."""
-    from roleplay.agentic.ledger import NEWEST
+    from roleplay.agentic.engine.ledger import NEWEST
     from roleplay.turns.reads import turn_conversation
 
     _, _, read_scenario, state = turn_conversation(conversation.pk)

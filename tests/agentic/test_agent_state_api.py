@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 
 from memory import services as message_store
+from roleplay.agentic.services import agent_state
 from roleplay.models import ModelConfig
-from roleplay.services import agent_state
 from roleplay.services.scenarios import create_scenario
 from tests.api.helpers import assert_error
 
@@ -59,7 +59,7 @@ def test_read_revisions_and_restore(api, tenant, conversation):
 def test_each_ledger_item_carries_its_source_tool_and_turn(api, tenant, conversation):
     """Seed 002 lines 89–115: the read shape's ledger items carry ``sourceTool`` and
     ``sourceTurn`` beside ``type``, ``key``, ``status`` and ``payload``."""
-    from roleplay.agentic.ledger import entry_for
+    from roleplay.agentic.engine.ledger import entry_for
 
     config = ModelConfig.objects.create(tenant=tenant, name="a", provider="llama_cpp", model="m")
     scenario = create_scenario(tenant, name="S", model_config=config)

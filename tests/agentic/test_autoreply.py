@@ -1,4 +1,4 @@
-"""Auto-reply suggestions (``roleplay.agentic.autoreply``), pure: the answer shapes the
+"""Auto-reply suggestions (``roleplay.agentic.engine.autoreply``), pure: the answer shapes the
 parser reads (an array, ``{"options"}``, ``{"content"}`` items, code fences, numbered
 lines), the cleaning (numbering, quotes, repeats, 160 characters, at most three), the
 script check per language, and the material the model reads."""
@@ -9,8 +9,8 @@ import json
 
 import pytest
 
-from roleplay.agentic import autoreply
-from roleplay.agentic.autoreply import material, parse_options, script_ok
+from roleplay.agentic.engine import autoreply
+from roleplay.agentic.engine.autoreply import material, parse_options, script_ok
 
 THREE = ["Go on.", "How do you feel?", "Look around."]
 

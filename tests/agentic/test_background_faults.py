@@ -13,9 +13,9 @@ import pytest
 from asgiref.sync import sync_to_async
 from django.db import connection
 
+from roleplay.agentic.services import agent_state
 from roleplay.llm.scripted_server import Reply
 from roleplay.models import AgentStateRevision, ModelCall, PlanningRun
-from roleplay.services import agent_state
 from roleplay.tasks import run_planning
 from tests.agentic.test_background_run import say, until
 from tests.agentic.world import happy_router, phase, scripted_world, state_text
@@ -213,9 +213,9 @@ async def test_reply_completed_policy_commits_nothing_for_a_failed_reply(
 async def test_the_background_deadline_is_enforced():
     """``backgroundDeadlineMs`` (at least 10 s) ends a run whose models never answer."""
     from roleplay.agentic.config import AgenticV2
-    from roleplay.agentic.inputs import Sheet
-    from roleplay.agentic.runner import Inputs
-    from roleplay.services.planning import _run
+    from roleplay.agentic.engine.inputs import Sheet
+    from roleplay.agentic.engine.runner import Inputs
+    from roleplay.agentic.services.planning import _run
 
     class Silent:
         def system(self, role, variables):
@@ -246,7 +246,7 @@ async def test_a_run_whose_task_was_lost_is_sent_again(
 
     from django.utils import timezone
 
-    from roleplay.services import planning
+    from roleplay.agentic.services import planning
 
     _scenario, conversation, _router = await scripted_world(tenant, player, character, llm)
     route_task("roleplay.run_planning", f"lost-{os.getpid()}")

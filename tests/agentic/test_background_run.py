@@ -8,9 +8,9 @@ import json
 import pytest
 from asgiref.sync import sync_to_async
 
-from roleplay.agentic.inputs import DEFAULT_NOTE, recorded_guidance
+from roleplay.agentic.engine.inputs import DEFAULT_NOTE, recorded_guidance
+from roleplay.agentic.services import agent_state
 from roleplay.models import AgentLedgerEntry, ModelCall, PlanningRun
-from roleplay.services import agent_state
 from tests.agentic.world import scripted_world
 from tests.ws.test_chat_socket import connect
 

@@ -1,4 +1,4 @@
-"""The orchestrator's forced rules (``roleplay.agentic.forced``), pure: the first turn, a
+"""The orchestrator's forced rules (``roleplay.agentic.engine.forced``), pure: the first turn, a
 new person's name in English, Chinese and Japanese (and the words that are not names), the
 names that are never new, and the director offered whenever a specialist is forced."""
 
@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from roleplay.agentic.config import TOOLS
-from roleplay.agentic.forced import forced_tools, person_names
+from roleplay.agentic.engine.forced import forced_tools, person_names
 
 ALL = list(TOOLS)
 

@@ -11,11 +11,11 @@ import pytest
 from asgiref.sync import sync_to_async
 
 from roleplay.agentic.config import AgenticV2
-from roleplay.agentic_gateway import TenantModels
+from roleplay.agentic.gateway import TenantModels
+from roleplay.agentic.services import planning
 from roleplay.llm.errors import ModelError
 from roleplay.llm.types import ModelRequest
 from roleplay.models import ModelConfig, PlanningRun
-from roleplay.services import planning
 from tests.agentic.test_background_run import say, until
 from tests.agentic.world import scripted_world
 from tests.ws.test_chat_socket import connect

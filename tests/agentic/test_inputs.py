@@ -1,11 +1,11 @@
-"""What Agent V2's models read (``roleplay.agentic.inputs``), pure: the Actor's block and
+"""What Agent V2's models read (``roleplay.agentic.engine.inputs``), pure: the Actor's block and
 its cap, the default note, the background's 9 messages, 6,500-character state, 4,000-
 character persona and separate query block, and what each role sees."""
 
 from __future__ import annotations
 
-from roleplay.agentic import inputs
-from roleplay.agentic.ledger import entry_for
+from roleplay.agentic.engine import inputs
+from roleplay.agentic.engine.ledger import entry_for
 
 SHEET = inputs.Sheet("Mira", "A lighthouse keeper.", "Wry, patient.", "Welcome, traveller.")
 
@@ -65,7 +65,7 @@ def test_what_each_role_sees():
 
 
 def test_selected_lore_is_a_section_of_its_own_within_its_cap():
-    from roleplay.agentic.inputs import LORE_CHARS, Sheet, materials
+    from roleplay.agentic.engine.inputs import LORE_CHARS, Sheet, materials
 
     common = dict(
         role="specialist", sheet=Sheet(name="Mira"), persona_name="Ann", persona_description="",

@@ -16,12 +16,12 @@ from django.utils import timezone
 
 from console.celery import app
 from memory import services as message_store
-from roleplay.agentic.inputs import Sheet
-from roleplay.agentic.runner import Inputs
-from roleplay.agentic_relay import Relay
+from roleplay.agentic.engine.inputs import Sheet
+from roleplay.agentic.engine.runner import Inputs
+from roleplay.agentic.relay import Relay
+from roleplay.agentic.services import planning
 from roleplay.models import PlanningRun, Turn
 from roleplay.selectors import agentic_config
-from roleplay.services import planning
 from tests.agentic.test_background_run import say, until
 from tests.agentic.world import make_world, scripted_world
 from tests.background.processes import route_task, start_worker

@@ -1,4 +1,4 @@
-"""One turn's Agent V2 background run (``roleplay.agentic.runner``), pure: a fake
+"""One turn's Agent V2 background run (``roleplay.agentic.engine.runner``), pure: a fake
 :class:`Models` scripts each role's answers and records every request, so the phases are
 seen call by call: no tools, the forced first turn, specialists then phase 2 then the
 Director, the deferred Director, failures, retries of an invalid state, the unchanged state,
@@ -12,8 +12,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from roleplay.agentic import inputs, runner
 from roleplay.agentic.config import DIRECTOR_TOOL, SPECIALISTS, AgenticV2
+from roleplay.agentic.engine import inputs, runner
 from roleplay.llm.errors import ModelError, ModelServerError, ModelTimeout
 from roleplay.llm.types import CompletionResult, ModelRequest, ToolCall, Usage
 from roleplay.prompting.director_state import DIRECTOR_STATE_HEADER, DIRECTOR_STATE_SECTIONS

@@ -1,4 +1,4 @@
-"""The Director's state check and the ledger projection (``roleplay.agentic.state`` and
+"""The Director's state check and the ledger projection (``roleplay.agentic.engine.state`` and
 ``.ledger``), pure: the length bounds at 499/500 and ``maxStateChars`` ± 1, the header and
 the section order, reasoning tags, an unchanged state; the projection of 70 entries to at
 most 60, at most 6 of a type, each at most 900 characters, within the total cap."""
@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import pytest
 
-from roleplay.agentic import ledger
-from roleplay.agentic.state import (
+from roleplay.agentic.engine import ledger
+from roleplay.agentic.engine.state import (
     MIN_STATE_CHARS,
     NO_HEADER,
     OK,

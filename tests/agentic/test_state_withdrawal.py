@@ -12,9 +12,10 @@ from asgiref.sync import sync_to_async
 
 from memory import alternatives
 from memory import services as message_store
-from roleplay.agentic.ledger import entry_for
+from roleplay.agentic.engine.ledger import entry_for
+from roleplay.agentic.services import agent_state, planning
 from roleplay.models import AgentStateRevision, ModelConfig, PlanningRun, Turn
-from roleplay.services import agent_state, messages, planning
+from roleplay.services import messages
 from roleplay.services.scenarios import create_scenario
 from tests.agentic.test_background_run import say, until
 from tests.agentic.world import scripted_world

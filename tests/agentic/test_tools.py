@@ -1,4 +1,4 @@
-"""The orchestrator's tool registry (``roleplay.agentic.tools``), pure: the definitions the
+"""The orchestrator's tool registry (``roleplay.agentic.engine.tools``), pure: the definitions the
 model is offered, how its calls are sorted into accepted and ignored (unknown, not enabled,
 malformed, duplicate, over the cap, the Director never counted), the forced specialists, and
 how a specialist's result is cut or refused."""
@@ -9,8 +9,8 @@ from types import SimpleNamespace
 
 import pytest
 
-from roleplay.agentic import tools
 from roleplay.agentic.config import DIRECTOR_TOOL, SPECIALISTS, TOOLS
+from roleplay.agentic.engine import tools
 from roleplay.llm.types import ToolCall
 
 ALL = list(TOOLS)

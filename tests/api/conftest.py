@@ -110,8 +110,8 @@ def build_world(tenant, base_url: str, label: str) -> World:
     from memory.entries import services as memory_entries
     from memory.handoffs.services import create_handoff
     from memory.models import MemoryJob
+    from roleplay.agentic.services import agent_state
     from roleplay.models import Character, Conversation, ModelConfig, Persona, PlanningRun
-    from roleplay.services import agent_state
     from roleplay.services.presets import create_preset
     from roleplay.services.scenarios import create_scenario
 

@@ -15,7 +15,7 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from console.models import Tenant
-from roleplay.agentic import state
+from roleplay.agentic.engine import state
 from roleplay.bench.agentic import ROLE_MODELS, route, state_text
 from roleplay.bench.stats import agentic_comparison
 from roleplay.bench.workload import reply_text

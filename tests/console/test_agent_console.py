@@ -10,14 +10,14 @@ import uuid
 import pytest
 
 from memory import services as message_store
-from roleplay.agentic.ledger import entry_for
+from roleplay.agentic.engine.ledger import entry_for
+from roleplay.agentic.services import agent_state
 from roleplay.models import AgentStateRevision, Conversation, ModelCall, PlanningRun, Turn
 from roleplay.prompting.director_state import (
     DIRECTOR_STATE_HEADER,
     DIRECTOR_STATE_SECTIONS,
     split_sections,
 )
-from roleplay.services import agent_state
 from roleplay.services.scenarios import create_scenario
 
 pytestmark = pytest.mark.django_db

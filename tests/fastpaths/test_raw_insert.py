@@ -1,6 +1,6 @@
 """``console.rows.insert`` writes what ``save(force_insert=True)`` writes (DESIGN: a fast
 path is pinned to its slow path by a test), and leaves a duplicate alone: the planning run a
-turn records beside its reply (``roleplay.services.planning.start``)."""
+turn records beside its reply (``roleplay.agentic.services.planning.start``)."""
 
 from __future__ import annotations
 

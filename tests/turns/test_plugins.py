@@ -58,9 +58,9 @@ def test_the_shipped_plugins_keep_the_turns_order():
         "memory_learning",
         "memory_context",
         "memory_pack_context",
-        "agentic_context",
+        "agentic",
         "story_phase",
-        "compact_phase",
+        "compact",
     ]
     stages = {
         s: [p.name for p in PLUGINS.stage(s, "chat")]

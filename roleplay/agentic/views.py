@@ -1,8 +1,8 @@
 """Console pages of a conversation's Agent V2: the state in force read by its sections, its
 revisions with what each changed, the specialists' ledger, the planning runs, and one run
 with everything it did. Viewers read; operators restore an earlier revision, which writes a
-new revision with its text through ``roleplay.services.agent_state.restore`` (compare-and-set
-on the head the page showed, so a state that moved meanwhile is refused, not overwritten)."""
+new revision with its text through ``services.agent_state.restore`` (compare-and-set on the
+head the page showed, so a state that moved meanwhile is refused, not overwritten)."""
 
 from __future__ import annotations
 
@@ -15,15 +15,15 @@ from django.views.decorators.http import require_POST
 from console.access import console_view
 from console.numbers import parse_int
 from console.scoping import get_scoped_or_404
-from roleplay import agent_selectors as agent
 from roleplay import labels
-from roleplay.agentic import inputs as agentic_inputs
-from roleplay.agentic.ledger import TYPES as LEDGER_TYPES
+from roleplay.agentic import selectors as agent
+from roleplay.agentic.engine import inputs as agentic_inputs
+from roleplay.agentic.engine.ledger import TYPES as LEDGER_TYPES
+from roleplay.agentic.services import agent_state
 from roleplay.errors import NotFound
 from roleplay.models import PlanningRun
 from roleplay.prompting.director_state import split_sections
 from roleplay.selectors import scenario_for
-from roleplay.services import agent_state
 from roleplay.views_memory import conversation_or_404
 
 MAX_INT = 2**31 - 1  # a revision number is a PostgreSQL integer

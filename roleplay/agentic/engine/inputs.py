@@ -20,8 +20,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from roleplay.agentic import ledger
 from roleplay.agentic.config import AgenticV2
+from roleplay.agentic.engine import ledger
 
 ACTOR_EXTRA_CHARS = 2000
 BACKGROUND_STATE_CHARS = 6500

@@ -16,7 +16,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from console.textdiff import line_diff
-from roleplay.agentic.ledger import TYPES as LEDGER_TYPES
+from roleplay.agentic.engine.ledger import TYPES as LEDGER_TYPES
 from roleplay.models import (
     AgentLedgerEntry,
     AgentStateRevision,
@@ -45,7 +45,7 @@ TIMING_KEYS = (
 
 def runs_agent_v2(scenario: Scenario | None) -> bool:
     """Whether turns under ``scenario`` run Agent V2: ``agenticV2`` on, and ``storyV1``
-    (which wins) not on; the turn's own rule (``roleplay.agentic_context``)."""
+    (which wins) not on; the turn's own rule (``roleplay.agentic.plugin``)."""
     try:
         return agentic_config(scenario) is not None
     except ValidationError:  # a config saved before a rule tightened: the turn refuses it too

@@ -4,11 +4,11 @@
   run's inputs, the config and the head revision to compare with, in the transaction that
   commits the turn's reply. The row is unique per turn (a database constraint). It is an
   outbox row: the turn sends no task. :func:`dispatch_pending` (the relay,
-  ``roleplay.agentic_relay``, woken by the insert's NOTIFY) sends the Celery task of every
+  ``roleplay.agentic.relay``, woken by the insert's NOTIFY) sends the Celery task of every
   run not sent yet once the turn has committed, and :func:`requeue_stalled` (every minute)
   sends again what was sent and never started, or never sent at all.
 - :func:`execute` (the task, ``acks_late``) claims the run, runs it
-  (``roleplay.agentic.runner``) with real model calls, and in one transaction commits the
+  (``roleplay.agentic.engine.runner``) with real model calls, and in one transaction commits the
   state (compare-and-set against the snapshot's head) and closes the run. A delivery that
   finds its run done does nothing; a redelivery after a killed worker takes the run over
   and the first close wins, so a run never makes two revisions.
@@ -32,11 +32,11 @@ from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from console import rows, task_send
-from roleplay.agentic import runner
 from roleplay.agentic.config import AgenticV2
-from roleplay.agentic_gateway import TenantModels
+from roleplay.agentic.engine import runner
+from roleplay.agentic.gateway import TenantModels
+from roleplay.agentic.services import agent_state
 from roleplay.models import PlanningRun, PlanningStatus, Scenario, Turn, TurnStatus
-from roleplay.services import agent_state
 
 logger = logging.getLogger(__name__)
 

@@ -71,7 +71,7 @@ class Relay:
 
     def drain(self) -> int:
         """Send every run waiting now; how many."""
-        from roleplay.services import planning
+        from roleplay.agentic.services import planning
 
         sent = 0
         try:

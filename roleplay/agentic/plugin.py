@@ -9,7 +9,7 @@ the default note when there is none yet) and, for a turn that answers the player
 (``chat``, ``regenerate``, ``edit_regenerate``, ``auto_reply``; a ``continue`` goes on with
 the same turn's reply), records the turn's planning run (``services.planning.start``) in
 the transaction that commits the reply (its ``beside`` hook), whose commit wakes the relay
-that sends its task (``agentic_relay``): nothing of it is on the path to the first delta,
+that sends its task (``relay``): nothing of it is on the path to the first delta,
 and the Actor never waits for the background. With
 ``recovery.tolerateMissingStreamMetadata`` the Actor's stream may end without a
 ``finish_reason`` (seed 002 line 147: that case only; every other model error stays one).
@@ -20,12 +20,12 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Any
 
-from roleplay.agentic import inputs
-from roleplay.agentic.runner import Inputs
+from roleplay.agentic.engine import inputs
+from roleplay.agentic.engine.runner import Inputs
+from roleplay.agentic.services import planning
 from roleplay.compact.plugin import Projection
 from roleplay.memory_pack_context import RecalledPack
 from roleplay.models import Conversation, TurnKind
-from roleplay.services import planning
 from roleplay.turns.plugin import TurnPlugin
 from roleplay.worldbook_context import selected_entries
 

@@ -29,9 +29,9 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any, Protocol
 
-from roleplay.agentic import forced as forced_rules
-from roleplay.agentic import inputs, ledger, state, tools
 from roleplay.agentic.config import DIRECTOR_TOOL, AgenticV2
+from roleplay.agentic.engine import forced as forced_rules
+from roleplay.agentic.engine import inputs, ledger, state, tools
 from roleplay.llm.errors import ModelError
 from roleplay.llm.types import CompletionResult, ModelRequest
 

@@ -11,7 +11,7 @@ from rest_framework.decorators import action
 from rest_framework.response import Response
 
 from console.scoping import is_uuid
-from roleplay.agentic import inputs as agentic_inputs
+from roleplay.agentic.engine import inputs as agentic_inputs
 from roleplay.api.serializers import RejectUnknownFields, validated
 from roleplay.errors import NotFound
 from roleplay.llm.gateway import on_caller_thread
