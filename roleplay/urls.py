@@ -15,11 +15,11 @@ from roleplay import (
     views_play,
     views_presets,
     views_recall,
-    views_scenarios,
     views_story,
 )
 from roleplay.agentic import views as views_agent
 from roleplay.compact import views as compact_views
+from roleplay.scenarios import views as views_scenarios
 
 urlpatterns = [
     path("play/<uuid:conversation_id>/", views_play.play, name="play"),

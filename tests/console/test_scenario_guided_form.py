@@ -12,9 +12,9 @@ from django.utils.html import escape
 
 from roleplay.agentic.config import AgenticV2, Compact, StoryV1
 from roleplay.models import ModelConfig, Scenario
-from roleplay.scenario_forms import field_name
-from roleplay.scenario_guide import CAPABILITIES, all_paths, settings_of
-from roleplay.scenario_help import HELP
+from roleplay.scenarios.forms import field_name
+from roleplay.scenarios.guide import CAPABILITIES, all_paths, settings_of
+from roleplay.scenarios.help import HELP
 from roleplay.services.scenarios import create_scenario
 
 pytestmark = pytest.mark.django_db

@@ -1,5 +1,5 @@
 """The run-mode (scenario) form: a guided section per capability (Agent V2, Story, Compact)
-built from ``roleplay.scenario_guide``, each with "Edit as JSON" for experts, and the other
+built from ``roleplay.scenarios.guide``, each with "Edit as JSON" for experts, and the other
 config objects as JSON.
 
 Which of a section's two editors is saved: its JSON box when its text was changed from what
@@ -19,9 +19,9 @@ from typing import Any
 from django import forms
 
 from console.scoping import scoped
-from roleplay import scenario_guide as guide
 from roleplay.models import ModelConfig, Preset
-from roleplay.scenario_guide import CAPABILITIES, Setting
+from roleplay.scenarios import guide
+from roleplay.scenarios.guide import CAPABILITIES, Setting
 from roleplay.services import scenarios
 from roleplay.services.scenarios import CONFIG_FIELDS
 

@@ -1,6 +1,6 @@
 """What each setting of a run mode's Agent V2, Story and Compact objects means, as the form
 says it: a label and one sentence, keyed by the seed's dotted path (the types, defaults and
-limits come from the validator, through ``roleplay.scenario_guide``). Pure data."""
+limits come from the validator, through ``roleplay.scenarios.guide``). Pure data."""
 
 from __future__ import annotations
 

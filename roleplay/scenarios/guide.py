@@ -4,7 +4,7 @@ as a form shows it, and the templates an operator starts from. Pure: no Django.
 What a setting *is* (its type, default, limits and choices) is read from the pydantic models
 of ``roleplay.agentic.config``, the validator itself, so the form cannot offer a default or a
 range the validator would refuse. What a setting *means* (a label and one sentence) is in
-``roleplay.scenario_help.HELP``, keyed by the seed's dotted path; a test checks that every
+``roleplay.scenarios.help.HELP``, keyed by the seed's dotted path; a test checks that every
 field of those models has its sentence and that no sentence names a field that is gone.
 
 A few fields stay JSON-only (:data:`JSON_ONLY`): free-form objects (``storyV1.policy``) and
@@ -23,7 +23,7 @@ from annotated_types import Ge, Gt, Le, Lt
 from pydantic import BaseModel
 
 from roleplay.agentic.config import AgenticV2, Compact, ConfigId, StoryV1
-from roleplay.scenario_help import HELP
+from roleplay.scenarios.help import HELP
 
 CAPABILITIES: dict[str, type[BaseModel]] = {
     "agenticV2": AgenticV2,

@@ -1,7 +1,7 @@
 """Console pages of run modes (scenarios in the API and the seed: the console says "run
 mode" so they are not taken for a card's Scenario text). The list, and one form to create or
 edit a run mode: a guided section per capability with "Edit as JSON" for experts
-(``roleplay.scenario_forms``; docs/agentic.md), and templates to start from. Operators edit,
+(``roleplay.scenarios.forms``; docs/agentic.md), and templates to start from. Operators edit,
 viewers read. Every save goes through ``roleplay.services.scenarios``: a refused config
 object is shown next to the field its dotted path names, a stale version says so and keeps
 what was typed, and nothing is written."""
@@ -14,11 +14,11 @@ from django.shortcuts import redirect, render
 from console.access import console_view, has_role, posted
 from console.models import Role
 from console.scoping import get_scoped_or_404, scoped
-from roleplay import scenario_guide as guide
 from roleplay.errors import Duplicate, FieldErrors
 from roleplay.llm.gateway import resolve_config
 from roleplay.models import Scenario
-from roleplay.scenario_forms import ScenarioForm, stored_configs
+from roleplay.scenarios import guide
+from roleplay.scenarios.forms import ScenarioForm, stored_configs
 from roleplay.services import scenarios
 from roleplay.services.scenarios import ScenarioConfigInvalid, ScenarioVersionConflict
 from roleplay.views import _confirm
