@@ -103,7 +103,8 @@ EXTRA_HEADERS = st.fixed_dictionaries(
 
 # What an attacker puts where a schema says "string": text that is valid JSON but not valid
 # Unicode (a lone surrogate has no UTF-8 form), and text PostgreSQL cannot store (NUL).
-POISON = st.sampled_from(["\ud800", "\udfff", "\x00", "\udbff\udc00\ud800"])
+# And text far past any length limit (a field's max_length, a page's body limit).
+POISON = st.sampled_from(["\ud800", "\udfff", "\x00", "\udbff\udc00\ud800", "x" * 300_000])
 # Where a schema says "integer": the edges of 64 bits, negatives, a float, and beyond 64 bits.
 ODD_NUMBERS = st.sampled_from([-1, 0, 2**31, 2**63 - 1, -(2**63), 1.5, 2.0, 1e300, 10**30])
 # Path and query text (a URL cannot carry a lone surrogate; the client refuses to send one).
