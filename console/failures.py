@@ -43,6 +43,30 @@ class BadRequest(DomainError):
     default_code = "bad_request"
 
 
+class FieldErrors(BadRequest):
+    """Values of the body break field rules (400 ``validation_error``).
+
+    ``details.errors`` lists ``{"loc": field, "msg": text}``: the shape the API serializers
+    answer with. The same mistake (a key pasted into ``api_key_env``, a missing ``base_url``)
+    is found by the serializer in one door and by the service in another, and a client must
+    read one answer whichever layer noticed it.
+    """
+
+    default_code = "validation_error"
+
+    def __init__(self, errors: dict[str, list[str]]) -> None:
+        items = [{"loc": loc, "msg": msg} for loc, msgs in errors.items() for msg in msgs]
+        message = "; ".join(f"{item['loc']}: {item['msg']}" for item in items[:5])
+        super().__init__(message=message, details={"errors": items})
+
+    @property
+    def by_field(self) -> dict[str, list[str]]:
+        out: dict[str, list[str]] = {}
+        for item in self.details["errors"]:
+            out.setdefault(item["loc"], []).append(item["msg"])
+        return out
+
+
 class Invalid(DomainError):
     """Well formed but breaks a rule of the domain: 422."""
 

@@ -46,7 +46,7 @@ class ClosedRequestBodies(OpenApiSerializerExtension):
     schema: ``additionalProperties: false``. Without it a client, or a fuzzer, may send any
     extra property and read the 400 as the server breaking its own document."""
 
-    target_class = "roleplay.api.serializers.RejectUnknownFields"
+    target_class = "console.serializers.RejectUnknownFields"
     match_subclasses = True
 
     def get_name(self, auto_schema, direction):

@@ -18,7 +18,7 @@ urlpatterns = [
     ),
     path("api/v1/", include("roleplay.api.urls")),
     path("v1/", include("worldbook.api.urls")),
-    path("v1/", include("roleplay.api.memory_service_urls")),
+    path("v1/", include("roleplay.memory_plugin.api.service_urls")),
     path("console/worldbooks/", include("worldbook.urls")),
     path("", include("console.urls_console")),
     path("", include("roleplay.urls")),

@@ -6,40 +6,35 @@ class RoleplayConfig(AppConfig):
     verbose_name = "Roleplay runtime"
 
     def ready(self) -> None:
-        from roleplay import (
-            memory_context,
-            memory_learning,
-            memory_pack_context,
-            memory_runtime,
-            memory_tools,
-            story_phase,
-            worldbook_context,
-        )
+        # Modules imported for their signal receivers.
         from roleplay.agentic import plugin as agentic
-        from roleplay.agentic.services import agent_state  # noqa: F401  (its signal receivers)
+        from roleplay.agentic.services import agent_state  # noqa: F401
         from roleplay.compact import ahead as compact_ahead
-        from roleplay.compact import plugin as compact_phase
-        from roleplay.compact.services import history  # noqa: F401  (its signal receiver)
-        from roleplay.services import (  # noqa: F401  (connect their signal receivers)
-            consolidation,
-            diaries,
-            history_events,
-            memory_table,
-        )
+        from roleplay.compact import plugin as compact
+        from roleplay.compact.services import history  # noqa: F401
+        from roleplay.memory_plugin import context as memory_context
+        from roleplay.memory_plugin import external as memory_external
+        from roleplay.memory_plugin import learning as memory_learning
+        from roleplay.memory_plugin import packs as memory_pack
+        from roleplay.memory_plugin import tools as memory_tools
+        from roleplay.memory_plugin.services import consolidation, diaries, table  # noqa: F401
+        from roleplay.story_plugin import phase as story
+        from roleplay.turns import history_events  # noqa: F401
         from roleplay.turns.plugin import PLUGINS
+        from roleplay.worldbook_plugin import context as worldbook
 
         # The turn's plug-ins (docs/turn-plugins.md): their order is their after/before,
         # checked by ``manage.py check``; this list's order only breaks ties.
         for module in (
-            worldbook_context,
+            worldbook,
             memory_learning,
             memory_context,
-            memory_pack_context,
-            memory_runtime,
+            memory_pack,
+            memory_external,
             memory_tools,
             agentic,
-            story_phase,
-            compact_phase,
+            story,
+            compact,
             compact_ahead,
         ):
             PLUGINS.register(module.PLUGIN)

@@ -15,15 +15,15 @@ from django.core.exceptions import ValidationError
 
 from console.models import Player
 from console.scoping import scoped
-from roleplay.cards.errors import CardFailure
-from roleplay.cards.images import MAX_AVATAR_BYTES, normalize_avatar
-from roleplay.form_lists import TagsField, TextListField, TextListWidget
+from roleplay.characters.avatar_form import AvatarFields
+from roleplay.characters.form_lists import TagsField, TextListField, TextListWidget
+from roleplay.characters.selectors import greeting_choices
+from roleplay.characters.services.characters import CHARACTER_FIELDS
+from roleplay.llm.configs.services import MODEL_CONFIG_FIELDS
 from roleplay.models import Character, ModelConfig, Persona, Preset, RoleOrder, Scenario
 from roleplay.note_forms import AuthorNoteFields
 from roleplay.pickers import CharacterChoiceField, ModelConfigChoiceField, PlayerChoiceField
-from roleplay.selectors import greeting_choices, player_personas
-from roleplay.services.characters import CHARACTER_FIELDS
-from roleplay.services.model_configs import MODEL_CONFIG_FIELDS
+from roleplay.players.selectors import player_personas
 
 
 def _tenant_configs(tenant):
@@ -35,35 +35,6 @@ NO_OPENING = "none"  # the opening choice of a conversation without one
 
 def _opening_choice(value: str) -> int | None:
     return None if value == NO_OPENING else int(value)
-
-
-class AvatarFields(forms.Form):
-    """The avatar upload of character and persona forms, decoded as the form is cleaned (a
-    bad image is a field error before anything is saved); ``remove_avatar`` is offered only
-    when there is one to remove."""
-
-    avatar = forms.FileField(
-        required=False,
-        label="Avatar image",
-        widget=forms.ClearableFileInput(attrs={"accept": "image/png,image/jpeg,image/webp"}),
-        help_text="PNG, JPEG or WebP, at most 8 MiB; stored as PNG.",
-    )
-    remove_avatar = forms.BooleanField(required=False, label="Remove the avatar")
-
-    def offer_avatar_removal(self) -> None:
-        instance = getattr(self, "instance", None)
-        if not (instance is not None and instance.pk and instance.avatar is not None):
-            del self.fields["remove_avatar"]
-
-    def clean_avatar(self):
-        """The upload as the PNG the services store (``normalize_avatar``), or None."""
-        upload = self.cleaned_data.get("avatar")
-        if not upload:
-            return None
-        try:
-            return normalize_avatar(upload.read(MAX_AVATAR_BYTES + 1))
-        except CardFailure as exc:
-            raise forms.ValidationError(exc.message, code=exc.code) from exc
 
 
 class CharacterForm(AvatarFields, AuthorNoteFields, forms.ModelForm):
@@ -275,27 +246,3 @@ def greeting_options(character: Character) -> list[tuple[int | str, str]]:
         line = " ".join(text.split())
         options.append((index, f"{label}: {line[:90]}{'…' if len(line) > 90 else ''}"))
     return [*options, (NO_OPENING, "No opening")]
-
-
-class PersonaForm(AvatarFields, forms.ModelForm):
-    """A persona's name, description, avatar, and whether it is its player's default."""
-
-    is_default = forms.BooleanField(
-        required=False,
-        label="The player's default persona",
-        help_text="Used by the player's conversations that do not choose one.",
-    )
-
-    class Meta:
-        model = Persona
-        fields = ["name", "description"]
-        widgets = {"description": forms.Textarea(attrs={"rows": 5})}
-        help_texts = {
-            "name": "{{user}} in prompts.",
-            "description": "{{persona}} in prompts: who the player is in the story.",
-        }
-
-    def __init__(self, *args, **kwargs):
-        super().__init__(*args, **kwargs)
-        self.fields["is_default"].initial = self.instance.is_default
-        self.offer_avatar_removal()

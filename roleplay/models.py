@@ -117,7 +117,7 @@ class ModelCall(TenantScopedModel):
 class Scenario(TenantScopedModel):
     """How a character's conversations run (seed 002): the Actor's model config (and preset,
     else the config's), and the config objects ``agenticV2``, ``storyV1``, ``compact`` and
-    ``preActorDirector`` as the seed writes them (``roleplay.agentic.config`` validates them;
+    ``preActorDirector`` as the seed writes them (``roleplay.scenarios.config`` validates them;
     an absent one is null and off). A character has a default scenario; a conversation may
     name another. Changes go by compare-and-set on ``version``."""
 
@@ -138,7 +138,7 @@ class Scenario(TenantScopedModel):
     # service (``external_memory``), or none (``off``).
     memory_runtime = models.CharField(max_length=16, default="internal")
     external_memory = models.JSONField(null=True, blank=True)
-    # How turns select from the character's books (``roleplay.agentic.worldbook_config``).
+    # How turns select from the character's books (``roleplay.scenarios.worldbook_config``).
     worldbook = models.JSONField(null=True, blank=True)
     version = models.PositiveIntegerField(default=1)
     created_at = models.DateTimeField(auto_now_add=True)

@@ -21,8 +21,8 @@ def run_planning(run_id: str) -> str:
     """One turn's Agent V2 background run; idempotent per run (``services.planning``): a
     second delivery of a finished run does nothing, a redelivery after a killed worker
     takes the run over and commits at most once."""
-    from roleplay import hub
     from roleplay.agentic.services import planning
+    from roleplay.turns import hub
 
     return planning.execute(run_id, announce=hub.announce)
 
@@ -41,7 +41,7 @@ def requeue_planning_runs() -> dict:
 def story_settlement_sweep() -> int:
     """Retry the story events waiting for their settlement without waiting for the player
     (``services.story_settlements``). Runs every minute."""
-    from roleplay.services import story_settlements
+    from roleplay.story_plugin.services import settlements as story_settlements
 
     return story_settlements.sweep()
 
@@ -59,7 +59,7 @@ def prepare_compaction(conversation_id: str, scenario_id: str, turn_id: str) -> 
 def consolidate_memory(conversation_id: str) -> str:
     """Consolidate the conversation's next batch of the player's messages
     (``services.consolidation``); at most one run per owner."""
-    from roleplay.services import consolidation
+    from roleplay.memory_plugin.services import consolidation
 
     return consolidation.run(conversation_id)
 
@@ -67,7 +67,7 @@ def consolidate_memory(conversation_id: str) -> str:
 @shared_task(ignore_result=True, name="roleplay.consolidation_sweep")
 def consolidation_sweep() -> int:
     """Send a consolidation run for each conversation whose messages waited long enough."""
-    from roleplay.services import consolidation
+    from roleplay.memory_plugin.services import consolidation
 
     return consolidation.sweep()
 
@@ -75,7 +75,7 @@ def consolidation_sweep() -> int:
 @shared_task(acks_late=True, ignore_result=True, name="roleplay.build_beliefs")
 def build_beliefs(player_id: int) -> str:
     """Build a player's beliefs from their facts and episodes (``services.beliefs``)."""
-    from roleplay.services import beliefs
+    from roleplay.memory_plugin.services import beliefs
 
     return beliefs.build(player_id)
 
@@ -83,7 +83,7 @@ def build_beliefs(player_id: int) -> str:
 @shared_task(ignore_result=True, name="roleplay.beliefs_sweep")
 def beliefs_sweep() -> int:
     """Send a belief build for each player whose facts or episodes changed."""
-    from roleplay.services import beliefs
+    from roleplay.memory_plugin.services import beliefs
 
     return beliefs.sweep()
 
@@ -93,7 +93,7 @@ def write_diary(self, conversation_id: str, through_round: int) -> str:
     """Write a conversation's diary for its rounds up to ``through_round``
     (``services.diaries``); once per conversation and round. A failed one is sent again
     after its backoff (``diaries.retry_after``), while it has tries left."""
-    from roleplay.services import diaries
+    from roleplay.memory_plugin.services import diaries
 
     outcome = diaries.write(conversation_id, through_round)
     delay = diaries.retry_after(conversation_id, through_round) if outcome == "failed" else None

@@ -1,25 +1,23 @@
 from django.urls import path
 
-from roleplay import (
-    views,
-    views_characters,
-    views_chat_import,
-    views_memory,
-    views_memory_entries,
-    views_memory_handoffs,
-    views_memory_jobs,
-    views_memory_queue,
-    views_memory_settings,
-    views_model_calls,
-    views_personas,
-    views_play,
-    views_presets,
-    views_recall,
-    views_story,
-)
+from roleplay import views
 from roleplay.agentic import views as views_agent
+from roleplay.characters import views as views_characters
 from roleplay.compact import views as compact_views
+from roleplay.conversations import views_import as views_chat_import
+from roleplay.conversations import views_play
+from roleplay.llm import views as views_model_calls
+from roleplay.memory_plugin.views import documents as views_memory
+from roleplay.memory_plugin.views import entries as views_memory_entries
+from roleplay.memory_plugin.views import handoffs as views_memory_handoffs
+from roleplay.memory_plugin.views import jobs as views_memory_jobs
+from roleplay.memory_plugin.views import queue as views_memory_queue
+from roleplay.memory_plugin.views import recall as views_recall
+from roleplay.memory_plugin.views import settings as views_memory_settings
+from roleplay.players import views as views_personas
+from roleplay.presets import views as views_presets
 from roleplay.scenarios import views as views_scenarios
+from roleplay.story_plugin import views as views_story
 
 urlpatterns = [
     path("play/<uuid:conversation_id>/", views_play.play, name="play"),

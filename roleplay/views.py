@@ -21,6 +21,11 @@ from console.models import Player, Role
 from console.scoping import get_scoped_or_404, scoped
 from console.services import console_player_external_id, ensure_console_player
 from roleplay import selectors
+from roleplay.characters import selectors as characters_read
+from roleplay.characters.selectors import greeting_for
+from roleplay.characters.services import avatars, characters
+from roleplay.characters.views import character_page, files
+from roleplay.conversations.services import conversations
 from roleplay.errors import Duplicate, FieldErrors
 from roleplay.forms import (
     NEW_CONVERSATION_FIELDS,
@@ -28,11 +33,12 @@ from roleplay.forms import (
     ModelConfigForm,
     NewConversationForm,
 )
+from roleplay.llm.configs import services as model_configs
+from roleplay.llm.configs.check import run_config_test
+from roleplay.llm.configs.selectors import api_key_status, model_config_rows
 from roleplay.models import Character, Conversation, ConversationStatus, ModelConfig
 from roleplay.note_forms import AuthorNoteForm
-from roleplay.services import avatars, characters, conversations, model_configs
-from roleplay.services.config_check import run_config_test
-from roleplay.views_characters import character_page, files
+from roleplay.players.selectors import persona_for, player_personas
 
 PAGE_SIZE = 50
 
@@ -73,7 +79,7 @@ def _confirm(request, *, title: str, message: str, cancel_url: str, warning: str
 @console_view()
 def character_list(request):
     query = request.GET.get("q", "").strip()
-    rows = selectors.character_list(request.tenant, query)
+    rows = characters_read.character_list(request.tenant, query)
     page = Paginator(rows, PAGE_SIZE).get_page(request.GET.get("page"))
     return render(
         request,
@@ -209,9 +215,9 @@ def conversation_detail(request, pk):
         "roleplay/conversations/detail.html",
         {
             "conversation": conversation,
-            "greeting": selectors.greeting_for(conversation),
-            "persona": selectors.persona_for(conversation),
-            "personas": selectors.player_personas(request.tenant, conversation.player),
+            "greeting": greeting_for(conversation),
+            "persona": persona_for(conversation),
+            "personas": player_personas(request.tenant, conversation.player),
             "transcript": transcript,
             "rows": [(m, transcript.turn_of_message.get(str(m.id))) for m in transcript.messages],
             "note_form": _note_form(conversation),
@@ -251,7 +257,7 @@ def model_config_list(request):
     return render(
         request,
         "roleplay/model_configs/list.html",
-        {"rows": selectors.model_config_rows(request.tenant, query), "query": query},
+        {"rows": model_config_rows(request.tenant, query), "query": query},
     )
 
 
@@ -279,7 +285,7 @@ def model_config_edit(request, pk):
     return render(
         request,
         "roleplay/model_configs/form.html",
-        {"form": form, "config": config, "key_status": selectors.api_key_status(config)},
+        {"form": form, "config": config, "key_status": api_key_status(config)},
     )
 
 

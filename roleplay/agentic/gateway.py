@@ -22,16 +22,16 @@ import json
 
 from console.db import run_db
 from console.tokens import count_messages, count_tokens
-from roleplay.agentic.config import AgenticV2
 from roleplay.compact.engine.budget import budget as window_budget
+from roleplay.llm.configs.selectors import model_configs_by_ref
 from roleplay.llm.errors import ModelError
 from roleplay.llm.gateway import Gateway, provider_config
 from roleplay.llm.types import CompletionResult, ModelRequest
 from roleplay.models import ModelConfig
-from roleplay.preset_selectors import effective_preset
+from roleplay.presets.selectors import effective_preset
 from roleplay.prompting.macros import MacroContext, expand_macros
 from roleplay.prompting.presets import NamedPromptMissing
-from roleplay.selectors import model_configs_by_ref
+from roleplay.scenarios.config import AgenticV2
 
 
 class RoleUnavailable(ModelError):

@@ -24,10 +24,10 @@ from roleplay.agentic.engine import inputs
 from roleplay.agentic.engine.runner import Inputs
 from roleplay.agentic.services import planning
 from roleplay.compact.plugin import Projection
-from roleplay.memory_pack_context import RecalledPack
+from roleplay.memory_plugin.packs import RecalledPack
 from roleplay.models import Conversation, TurnKind
 from roleplay.turns.plugin import TurnPlugin
-from roleplay.worldbook_context import selected_entries
+from roleplay.worldbook_plugin.context import selected_entries
 
 BLOCK_ID = "agentic:state"
 PLANNING_KINDS = (

@@ -25,7 +25,7 @@ from roleplay.models import (
     PlanningRun,
     Scenario,
 )
-from roleplay.selectors import agentic_config
+from roleplay.scenarios.selectors import agentic_config
 
 MAX_REVISIONS = 50
 MAX_LEDGER = 200

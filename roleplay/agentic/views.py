@@ -21,10 +21,10 @@ from roleplay.agentic.engine import inputs as agentic_inputs
 from roleplay.agentic.engine.ledger import TYPES as LEDGER_TYPES
 from roleplay.agentic.services import agent_state
 from roleplay.errors import NotFound
+from roleplay.memory_plugin.views.documents import conversation_or_404
 from roleplay.models import PlanningRun
 from roleplay.prompting.director_state import split_sections
-from roleplay.selectors import scenario_for
-from roleplay.views_memory import conversation_or_404
+from roleplay.scenarios.selectors import scenario_for
 
 MAX_INT = 2**31 - 1  # a revision number is a PostgreSQL integer
 

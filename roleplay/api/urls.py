@@ -2,15 +2,15 @@ from django.urls import include, path, re_path
 from rest_framework.routers import DefaultRouter
 
 from roleplay.api import views
-from roleplay.api.avatars import CharacterAvatarView
-from roleplay.api.card_import import CharacterImportView
-from roleplay.api.chat_import import ConversationImportView
-from roleplay.api.memory_settings import MemorySettingsView
-from roleplay.api.personas import PersonaAvatarView, PersonaViewSet
-from roleplay.api.presets import PresetViewSet
-from roleplay.api.scenarios import ScenarioViewSet
-from roleplay.api.story import StoryQuarantineViewSet
+from roleplay.characters.api.avatars import CharacterAvatarView
+from roleplay.characters.api.card_import import CharacterImportView
 from roleplay.compact.api import CheckpointEditViewSet
+from roleplay.conversations.api.chat_import import ConversationImportView
+from roleplay.memory_plugin.api.settings import MemorySettingsView
+from roleplay.players.api import PersonaAvatarView, PersonaViewSet
+from roleplay.presets.api import PresetViewSet
+from roleplay.scenarios.api import ScenarioViewSet
+from roleplay.story_plugin.api import StoryQuarantineViewSet
 
 
 class OptionalSlashRouter(DefaultRouter):

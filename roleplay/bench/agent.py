@@ -64,9 +64,8 @@ def delete(bench: AgentBench) -> None:
 
 def play(bench: AgentBench, conversation, index: int, *, label: str = "t") -> dict:
     """One turn through the real turn path, then its planning run executed here."""
-    from roleplay import hub
     from roleplay.agentic.services import planning
-    from roleplay.turns import run_to_end
+    from roleplay.turns import hub, run_to_end
 
     content = f"bench turn {index}: the keeper lifts the lamp. tell me what the tide brings."
     started = time.perf_counter()

@@ -29,11 +29,11 @@ from typing import Any
 from django.db import transaction
 
 from console.models import Player
-from roleplay.agentic.config import SPECIALISTS
 from roleplay.agentic.engine import ledger
 from roleplay.llm.scripted_server import Reply
 from roleplay.models import Character, Conversation, ModelConfig, Scenario
 from roleplay.prompting.director_state import DIRECTOR_STATE_HEADER, DIRECTOR_STATE_SECTIONS
+from roleplay.scenarios.config import SPECIALISTS
 
 ROLE_MODELS = {
     "orchestrator": "orchestrator-model",
@@ -114,7 +114,7 @@ def add_agentic(
     """The role configs, the Agent V2 scenario, its character and ``players`` measured plus
     ``warmup`` unmeasured conversations (one player each) in ``tenant``."""
     from roleplay.agentic.services import agent_state
-    from roleplay.services.scenarios import create_scenario
+    from roleplay.scenarios.services import create_scenario
 
     configs = {
         role: ModelConfig.objects.create(

@@ -202,9 +202,9 @@ class Run:
 
 def _finish(turn_id: str):
     """The turn once its Agent V2 run (recorded with the reply) has been executed here."""
-    from roleplay import hub
     from roleplay.agentic.services import planning
     from roleplay.models import PlanningRun, Turn
+    from roleplay.turns import hub
 
     for _ in range(100):
         run = PlanningRun.objects.filter(turn_id=turn_id).first()
@@ -293,14 +293,14 @@ def _markers(request: dict) -> set[str]:
 
 
 def _rollback(turn) -> None:
-    from roleplay.services import messages
+    from roleplay.conversations.services import messages
 
     messages.rollback_to(turn.conversation, str(turn.user_message_id))
 
 
 def _edit(turn, old: str, new: str) -> None:
     from memory.models import Message
-    from roleplay.services import messages
+    from roleplay.conversations.services import messages
 
     text = Message.objects.get(pk=turn.user_message_id).content.replace(old, new)
     messages.edit_message(turn.conversation, str(turn.user_message_id), text, editor="bench")

@@ -1,7 +1,7 @@
 """What a bench run's turns spent in their context hooks, read back from the stored turns.
 
 ``turns.context.load_context`` records each hook's time in the turn's trace
-(``hooks_ms``, by module). The memory hooks (learning from the input, the one-statement
+(``hooks_ms``, by plug-in name). The memory hooks (learning from the input, the one-statement
 memory read and the preferences placed, the pre-turn pack taken from Redis and placed) are
 what memory costs a turn's critical path. Timed inside each real turn under the run's load,
 and compared between players with memory on and off in the same run
@@ -19,7 +19,7 @@ from memory.bench.stats import percentile
 from roleplay.bench.stats import summary
 from roleplay.models import Turn
 
-MEMORY_HOOKS = ("memory_learning", "memory_context", "memory_pack_context")
+MEMORY_HOOKS = ("memory_learning", "memory_context", "memory_pack")
 GOAL_ADDED_P50_MS = 2.0
 
 

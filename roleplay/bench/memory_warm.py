@@ -10,7 +10,7 @@ from memory.configs.services import put_settings
 from memory.entries.services import add_entry
 from memory.recall import indexing
 from memory.turn_reads import turn_memory
-from roleplay import memory_pack_context
+from roleplay.memory_plugin import packs as memory_pack_context
 from roleplay.models import Character, Conversation
 
 # What a bench player has said before, when the run gives it a past (``warm(lines=...)``).

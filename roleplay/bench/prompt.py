@@ -16,15 +16,16 @@ from dataclasses import dataclass
 
 from console.models import Player, Tenant
 from memory import services as message_store
-from roleplay import memory_context, memory_pack_context
 from roleplay.bench.memory_warm import warm
 from roleplay.bench.stats import summary
+from roleplay.memory_plugin import context as memory_context
+from roleplay.memory_plugin import packs as memory_pack_context
 from roleplay.models import Character, Conversation, ModelConfig, Turn
+from roleplay.presets import services as presets
 from roleplay.prompting.default_preset import default_preset
-from roleplay.services import presets
 from roleplay.turns import context
 from roleplay.turns.plugin import PLUGINS
-from roleplay.worldbook_context import apply as worldbook_hook
+from roleplay.worldbook_plugin.context import apply as worldbook_hook
 from worldbook import services as worldbooks
 from worldbook.bench.synthetic import synthetic_book
 from worldbook.engine.schema import BookIn

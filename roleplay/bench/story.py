@@ -53,7 +53,7 @@ def play(conversation, index: int, run_id: str) -> dict:
     )
     model_ms = sum(latency for _purpose, latency in calls)
     # The story's reads are made with the turn's other reads (a context hook): count them.
-    read_ms = (turn.trace.get("hooks_ms") or {}).get("story_phase", 0.0)
+    read_ms = (turn.trace.get("hooks_ms") or {}).get("story", 0.0)
     phase_ms = phases.get("story", {}).get("duration_ms")
     if phase_ms is not None:
         phase_ms = round(phase_ms + read_ms, 2)

@@ -4,4 +4,4 @@ fits the model's window (``docs/compact.md``). One package: ``engine/`` the pure
 its post-turn cue (turn plug-ins); ``model`` the compactor's calls; ``selectors`` the
 checkpoints' reads; ``services/`` their writes (save, the operator's edits, the history's
 changes, the background preparation); ``views`` the console's Summaries page; ``api`` the
-REST doors. The scenario's ``compact`` settings are ``roleplay.agentic.config.Compact``."""
+REST doors. The scenario's ``compact`` settings are ``roleplay.scenarios.config.Compact``."""

@@ -24,8 +24,8 @@ from rest_framework.response import Response
 from console.errors import not_found
 from console.models import Scope
 from console.schema import ERROR_SCHEMA
+from console.serializers import RejectUnknownFields, validated
 from console.viewsets import TenantGenericViewSet
-from roleplay.api.serializers import RejectUnknownFields, validated
 from roleplay.compact import selectors as reads
 from roleplay.compact.services import edits as compact_edits
 from roleplay.models import Conversation

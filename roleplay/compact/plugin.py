@@ -40,7 +40,6 @@ from typing import Any
 
 from console.db import run_db
 from console.tokens import count_messages
-from roleplay.agentic.config import MAX_COMPACTION_MS
 from roleplay.compact import model as compact_model
 from roleplay.compact.engine import budget as budgets
 from roleplay.compact.engine import checkpoint as cp
@@ -51,6 +50,7 @@ from roleplay.llm.errors import ModelError
 from roleplay.llm.gateway import provider_config
 from roleplay.models import TurnKind
 from roleplay.prompting.assembly import ContextOverflow
+from roleplay.scenarios.config import MAX_COMPACTION_MS
 from roleplay.turns.context import HISTORY_LIMIT, actor_prompt
 from roleplay.turns.phases import Laps, Phase, PhaseRun
 from roleplay.turns.plugin import TurnPlugin

@@ -13,9 +13,9 @@ from __future__ import annotations
 from pydantic import ValidationError
 
 from memory.models import Message
-from roleplay.agentic.config import Compact
 from roleplay.models import CompactCheckpoint, CompactPreparation, Conversation, Scenario
-from roleplay.selectors import scenario_for
+from roleplay.scenarios.config import Compact
+from roleplay.scenarios.selectors import scenario_for
 
 MAX_INT = 2**31 - 1  # version numbers are PostgreSQL integers
 CHAT_ROLES = ("user", "assistant")

@@ -27,8 +27,8 @@ from roleplay.compact import selectors as reads
 from roleplay.compact.engine.checkpoint import summary_text
 from roleplay.compact.services import edits as compact_edits
 from roleplay.errors import RoleplayError
-from roleplay.selectors import scenario_for
-from roleplay.views_memory import conversation_or_404
+from roleplay.memory_plugin.views.documents import conversation_or_404
+from roleplay.scenarios.selectors import scenario_for
 
 PAGE_SIZE = 20
 LISTS = (

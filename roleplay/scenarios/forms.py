@@ -21,9 +21,9 @@ from django import forms
 from console.scoping import scoped
 from roleplay.models import ModelConfig, Preset
 from roleplay.scenarios import guide
+from roleplay.scenarios import services as scenarios
 from roleplay.scenarios.guide import CAPABILITIES, Setting
-from roleplay.services import scenarios
-from roleplay.services.scenarios import CONFIG_FIELDS
+from roleplay.scenarios.services import CONFIG_FIELDS
 
 # agenticV2, storyV1, compact, preActorDirector, externalMemory: JSON objects
 CONFIG_BOXES = tuple(name for name in CONFIG_FIELDS if name != "memoryRuntime")

@@ -2,7 +2,7 @@
 as a form shows it, and the templates an operator starts from. Pure: no Django.
 
 What a setting *is* (its type, default, limits and choices) is read from the pydantic models
-of ``roleplay.agentic.config``, the validator itself, so the form cannot offer a default or a
+of ``roleplay.scenarios.config``, the validator itself, so the form cannot offer a default or a
 range the validator would refuse. What a setting *means* (a label and one sentence) is in
 ``roleplay.scenarios.help.HELP``, keyed by the seed's dotted path; a test checks that every
 field of those models has its sentence and that no sentence names a field that is gone.
@@ -22,7 +22,7 @@ from typing import Any, Literal
 from annotated_types import Ge, Gt, Le, Lt
 from pydantic import BaseModel
 
-from roleplay.agentic.config import AgenticV2, Compact, ConfigId, StoryV1
+from roleplay.scenarios.config import AgenticV2, Compact, ConfigId, StoryV1
 from roleplay.scenarios.help import HELP
 
 CAPABILITIES: dict[str, type[BaseModel]] = {

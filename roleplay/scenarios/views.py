@@ -2,7 +2,7 @@
 mode" so they are not taken for a card's Scenario text). The list, and one form to create or
 edit a run mode: a guided section per capability with "Edit as JSON" for experts
 (``roleplay.scenarios.forms``; docs/agentic.md), and templates to start from. Operators edit,
-viewers read. Every save goes through ``roleplay.services.scenarios``: a refused config
+viewers read. Every save goes through ``roleplay.scenarios.services``: a refused config
 object is shown next to the field its dotted path names, a stale version says so and keeps
 what was typed, and nothing is written."""
 
@@ -18,9 +18,9 @@ from roleplay.errors import Duplicate, FieldErrors
 from roleplay.llm.gateway import resolve_config
 from roleplay.models import Scenario
 from roleplay.scenarios import guide
+from roleplay.scenarios import services as scenarios
 from roleplay.scenarios.forms import ScenarioForm, stored_configs
-from roleplay.services import scenarios
-from roleplay.services.scenarios import ScenarioConfigInvalid, ScenarioVersionConflict
+from roleplay.scenarios.services import ScenarioConfigInvalid, ScenarioVersionConflict
 from roleplay.views import _confirm
 
 

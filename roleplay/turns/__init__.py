@@ -84,7 +84,7 @@ def run_to_end(conversation, client_message_id: str, content: str = "", *, kind:
 
     from asgiref.sync import async_to_sync
 
-    from roleplay.priority import STARTS
+    from roleplay.turns.priority import STARTS
 
     start, preloaded = begin_and_load(conversation, client_message_id, content, kind=kind)
     if not start.duplicate:

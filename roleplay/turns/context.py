@@ -26,9 +26,11 @@ from django.utils import timezone
 from console.tokens import count_messages
 from memory import selectors as message_reads
 from roleplay.agentic.services.agent_state import Snapshot
+from roleplay.characters.selectors import greeting_for
 from roleplay.llm.gateway import provider_config
 from roleplay.models import Character, Conversation, ModelConfig, Scenario, Turn, TurnKind
-from roleplay.preset_selectors import effective_preset
+from roleplay.players.selectors import ActivePersona, persona_for
+from roleplay.presets.selectors import effective_preset
 from roleplay.prompting.assembly import (
     ActorInputs,
     AssembledPrompt,
@@ -39,7 +41,6 @@ from roleplay.prompting.assembly import (
 )
 from roleplay.prompting.notes import effective_note
 from roleplay.prompting.presets import LoadedPreset
-from roleplay.selectors import ActivePersona, greeting_for, persona_for
 
 from .plugin import PLUGINS
 from .reads import turn_conversation
@@ -219,13 +220,13 @@ def load_context(
         "model_config": str(config.id) if config else "env-default",
         "preset": ctx.preset.id or "default",
     }
-    # Each read hook's time on the turn's critical path, by its module
-    # ("memory_pack_context"): what bench_turns reports of the memory hooks under load.
+    # Each read hook's time on the turn's critical path, by its plug-in's name
+    # ("memory_pack"): what bench_turns reports of the memory hooks under load.
     timings = ctx.trace.setdefault("hooks_ms", {})
-    for module, read in PLUGINS.readers:
+    for name, read in PLUGINS.readers:
         began = time.perf_counter()
         read(ctx, conversation)
-        timings[module] = round((time.perf_counter() - began) * 1000, 3)
+        timings[name] = round((time.perf_counter() - began) * 1000, 3)
     return ctx
 
 

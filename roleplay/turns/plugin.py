@@ -5,7 +5,7 @@ and implements any of these hooks, each optional:
 
 - ``read(ctx, conversation)``: cheap and synchronous, on the database thread that loads the
   context (``context.load_context``); the turn's batched reads go here. Its time is
-  ``trace["hooks_ms"]`` under its module's name (a package's ``plugin``: the package's).
+  ``trace["hooks_ms"]`` under the plug-in's name.
 - ``prepare``: a :class:`~.phases.Phase` run before the Actor (deadline, cancel, progress,
   ``required``, ``applies``, ``kinds``: ``phases.run_stage``).
 - ``tools(ctx)`` / ``call(ctx, call)``: the tools offered to the Actor this turn, and the
@@ -95,13 +95,6 @@ def _overrides(plugin: TurnPlugin, hook: str) -> bool:
     return getattr(type(plugin), hook) is not getattr(TurnPlugin, hook)
 
 
-def _timed_as(module: str) -> str:
-    """The name a read hook is timed under in ``trace["hooks_ms"]``: its module's
-    ("worldbook_context"), or for a package's ``plugin`` module, the package's ("agentic")."""
-    parts = module.split(".")
-    return parts[-2] if parts[-1] == "plugin" and len(parts) > 1 else parts[-1]
-
-
 class Registry:
     """The registered plug-ins, and per hook the ones that implement it, in order."""
 
@@ -148,7 +141,7 @@ class Registry:
         """Order the plug-ins and lay out each hook's callers: once, here, never per turn."""
         self.ordered, self.problems = _ordered(list(self._plugins.values()))
         self.readers: tuple[tuple[str, Callable], ...] = tuple(
-            (_timed_as(type(p).read.__module__), p.read)
+            (p.name, p.read)  # timed under the plug-in's name in trace["hooks_ms"]
             for p in self.ordered
             if _overrides(p, "read")
         )

@@ -22,16 +22,16 @@ from django.utils import timezone
 from console.db import run_db
 from console.logging import turn_id_var
 from memory.models import Message
-from roleplay import cancels, hub
-from roleplay.hub import TurnFanout
+from roleplay.conversations.services import titles as conversation_titles
 from roleplay.llm.errors import ModelCancelled, ModelError
 from roleplay.llm.gateway import Gateway
 from roleplay.llm.speaker import SpeakerLabel
 from roleplay.llm.types import ModelRequest, StreamDone, TextDelta
 from roleplay.models import Turn, TurnStatus
-from roleplay.priority import STARTS
 from roleplay.prompting.assembly import AssembledPrompt, ContextOverflow
-from roleplay.services import conversation_titles
+from roleplay.turns import cancels, hub
+from roleplay.turns.hub import TurnFanout
+from roleplay.turns.priority import STARTS
 
 from . import phases, streamed_text
 from .context import TurnContext, actor_prompt, load_context

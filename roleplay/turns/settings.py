@@ -7,10 +7,10 @@ from __future__ import annotations
 
 from functools import cached_property
 
-from roleplay.agentic.config import AgenticV2, Compact, ExternalMemory, StoryV1
-from roleplay.agentic.worldbook_config import DEFAULT, WorldbookConfig
 from roleplay.models import Scenario
-from roleplay.selectors import agentic_config, compact_config, story_config
+from roleplay.scenarios.config import AgenticV2, Compact, ExternalMemory, StoryV1
+from roleplay.scenarios.selectors import agentic_config, compact_config, story_config
+from roleplay.scenarios.worldbook_config import DEFAULT, WorldbookConfig
 
 
 def runtime_of(scenario: Scenario | None) -> str:

@@ -20,7 +20,7 @@ from roleplay.models import (
     Conversation,
     ModelConfig,
 )
-from roleplay.services.scenarios import create_scenario
+from roleplay.scenarios.services import create_scenario
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

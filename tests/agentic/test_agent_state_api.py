@@ -8,7 +8,7 @@ import pytest
 from memory import services as message_store
 from roleplay.agentic.services import agent_state
 from roleplay.models import ModelConfig
-from roleplay.services.scenarios import create_scenario
+from roleplay.scenarios.services import create_scenario
 from tests.api.helpers import assert_error
 
 pytestmark = pytest.mark.django_db

@@ -212,10 +212,10 @@ async def test_reply_completed_policy_commits_nothing_for_a_failed_reply(
 
 async def test_the_background_deadline_is_enforced():
     """``backgroundDeadlineMs`` (at least 10 s) ends a run whose models never answer."""
-    from roleplay.agentic.config import AgenticV2
     from roleplay.agentic.engine.inputs import Sheet
     from roleplay.agentic.engine.runner import Inputs
     from roleplay.agentic.services.planning import _run
+    from roleplay.scenarios.config import AgenticV2
 
     class Silent:
         def system(self, role, variables):

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from roleplay.agentic.config import TOOLS
 from roleplay.agentic.engine.forced import forced_tools, person_names
+from roleplay.scenarios.config import TOOLS
 
 ALL = list(TOOLS)
 

@@ -10,12 +10,12 @@ import asyncio
 import pytest
 from asgiref.sync import sync_to_async
 
-from roleplay.agentic.config import AgenticV2
 from roleplay.agentic.gateway import TenantModels
 from roleplay.agentic.services import planning
 from roleplay.llm.errors import ModelError
 from roleplay.llm.types import ModelRequest
 from roleplay.models import ModelConfig, PlanningRun
+from roleplay.scenarios.config import AgenticV2
 from tests.agentic.test_background_run import say, until
 from tests.agentic.world import scripted_world
 from tests.ws.test_chat_socket import connect

@@ -21,7 +21,7 @@ from roleplay.agentic.engine.runner import Inputs
 from roleplay.agentic.relay import Relay
 from roleplay.agentic.services import planning
 from roleplay.models import PlanningRun, Turn
-from roleplay.selectors import agentic_config
+from roleplay.scenarios.selectors import agentic_config
 from tests.agentic.test_background_run import say, until
 from tests.agentic.world import make_world, scripted_world
 from tests.background.processes import route_task, start_worker

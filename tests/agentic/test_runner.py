@@ -12,11 +12,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from roleplay.agentic.config import DIRECTOR_TOOL, SPECIALISTS, AgenticV2
 from roleplay.agentic.engine import inputs, runner
 from roleplay.llm.errors import ModelError, ModelServerError, ModelTimeout
 from roleplay.llm.types import CompletionResult, ModelRequest, ToolCall, Usage
 from roleplay.prompting.director_state import DIRECTOR_STATE_HEADER, DIRECTOR_STATE_SECTIONS
+from roleplay.scenarios.config import DIRECTOR_TOOL, SPECIALISTS, AgenticV2
 
 SHEET = inputs.Sheet("Mira", "A lighthouse keeper.", "Wry, patient.", "Welcome, traveller.")
 QUERY = "i hand over the key."

@@ -1,4 +1,4 @@
-"""The scenario config validator (``roleplay.agentic.config``), pure: the seed's field names
+"""The scenario config validator (``roleplay.scenarios.config``), pure: the seed's field names
 verbatim, every default, every range at its bounds and one past them, unknown fields
 refused, and each rule between fields; a seed scenario validates as written."""
 
@@ -8,7 +8,7 @@ import copy
 
 import pytest
 
-from roleplay.agentic.config import (
+from roleplay.scenarios.config import (
     DIRECTOR_TOOL,
     SPECIALISTS,
     TOOLS,

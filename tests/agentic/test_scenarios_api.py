@@ -7,11 +7,11 @@ from __future__ import annotations
 
 import pytest
 
-from roleplay.agentic.config import SPECIALISTS
 from roleplay.models import Character, Conversation, ModelConfig, Scenario
+from roleplay.presets.services import create_preset
 from roleplay.prompting.default_preset import default_prompt_data
-from roleplay.selectors import scenario_for
-from roleplay.services.presets import create_preset
+from roleplay.scenarios.config import SPECIALISTS
+from roleplay.scenarios.selectors import scenario_for
 from tests.api.helpers import assert_error
 
 pytestmark = pytest.mark.django_db

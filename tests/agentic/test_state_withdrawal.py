@@ -14,9 +14,9 @@ from memory import alternatives
 from memory import services as message_store
 from roleplay.agentic.engine.ledger import entry_for
 from roleplay.agentic.services import agent_state, planning
+from roleplay.conversations.services import messages
 from roleplay.models import AgentStateRevision, ModelConfig, PlanningRun, Turn
-from roleplay.services import messages
-from roleplay.services.scenarios import create_scenario
+from roleplay.scenarios.services import create_scenario
 from tests.agentic.test_background_run import say, until
 from tests.agentic.world import scripted_world
 from tests.ws.test_chat_socket import connect

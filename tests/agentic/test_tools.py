@@ -9,9 +9,9 @@ from types import SimpleNamespace
 
 import pytest
 
-from roleplay.agentic.config import DIRECTOR_TOOL, SPECIALISTS, TOOLS
 from roleplay.agentic.engine import tools
 from roleplay.llm.types import ToolCall
+from roleplay.scenarios.config import DIRECTOR_TOOL, SPECIALISTS, TOOLS
 
 ALL = list(TOOLS)
 

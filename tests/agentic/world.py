@@ -9,11 +9,11 @@ from typing import Any
 
 from asgiref.sync import sync_to_async
 
-from roleplay.agentic.config import SPECIALISTS
 from roleplay.llm.scripted_server import Reply
 from roleplay.models import Conversation, ModelConfig
 from roleplay.prompting.director_state import DIRECTOR_STATE_HEADER, DIRECTOR_STATE_SECTIONS
-from roleplay.services.scenarios import create_scenario
+from roleplay.scenarios.config import SPECIALISTS
+from roleplay.scenarios.services import create_scenario
 
 ROLES = ("actor", "orchestrator", "specialist", "director", "autoreply", "escalation")
 

@@ -112,8 +112,8 @@ def build_world(tenant, base_url: str, label: str) -> World:
     from memory.models import MemoryJob
     from roleplay.agentic.services import agent_state
     from roleplay.models import Character, Conversation, ModelConfig, Persona, PlanningRun
-    from roleplay.services.presets import create_preset
-    from roleplay.services.scenarios import create_scenario
+    from roleplay.presets.services import create_preset
+    from roleplay.scenarios.services import create_scenario
 
     config = ModelConfig.objects.create(
         tenant=tenant,
@@ -211,7 +211,7 @@ def _compact_checkpoint(tenant, conversation, messages, base_url: str, label: st
     from roleplay.compact.engine import checkpoint as cp
     from roleplay.compact.services import checkpoints as store
     from roleplay.models import ModelConfig
-    from roleplay.services.scenarios import create_scenario
+    from roleplay.scenarios.services import create_scenario
 
     compactor = ModelConfig.objects.create(
         tenant=tenant, name=f"{label}-compactor", provider="openai_compatible",

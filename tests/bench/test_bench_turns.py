@@ -64,7 +64,7 @@ def test_bench_turns_small_run_is_clean():
     # Each turn's hooks were timed (memory as it is: nothing stored, nothing warm).
     hooks = data["hooks"]
     assert hooks["turns"] == 6 and set(hooks["memory_hooks_ms"]) == SUMMARY_KEYS
-    assert {"memory_learning", "memory_context", "memory_pack_context"} <= set(hooks["hook_p50_ms"])
+    assert {"memory_learning", "memory_context", "memory_pack"} <= set(hooks["hook_p50_ms"])
     # The throwaway tenant and everything under it is gone.
     assert not Tenant.objects.filter(name__startswith="bench-").exists()
 
@@ -128,7 +128,7 @@ def test_capabilities_compare_says_what_they_add_and_each_hooks_share():
         assert data[arm]["lost_deltas"] == 0 and data[arm]["turns"] == 8  # two rounds an arm
     hooks = {row["hook"]: row for row in data["comparison"]["hooks"]}
     # Off: memory off and no book, so nothing is selected; on: the book's entries are.
-    assert hooks["worldbook_context"]["on_p50_ms"] > 0
-    assert hooks["memory_pack_context"]["off_p50_ms"] == 0.0
+    assert hooks["worldbook"]["on_p50_ms"] > 0
+    assert hooks["memory_pack"]["off_p50_ms"] == 0.0
     assert set(data["comparison"]["turn_p50_ms"]) == {"off", "on"}
     assert not Tenant.objects.filter(name__startswith="bench-").exists()

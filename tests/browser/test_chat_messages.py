@@ -82,7 +82,8 @@ def test_markdown_renders_and_html_in_a_reply_never_runs(
 
 @pytest.fixture
 def persona_with_avatar(conversation):
-    from roleplay.services import avatars, personas
+    from roleplay.characters.services import avatars
+    from roleplay.players.services import personas
 
     persona = personas.create_persona(
         conversation.tenant, player=conversation.player, name="Traveller"

@@ -33,7 +33,7 @@ def world(tenant, player, character):
     from memory import services as message_store
     from memory.entries import services as entries
     from roleplay.models import Conversation, ModelConfig
-    from roleplay.services.scenarios import create_scenario
+    from roleplay.scenarios.services import create_scenario
     from tests.story.story_rows import envelope, write
     from worldbook import services as books
 

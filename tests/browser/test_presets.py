@@ -27,7 +27,7 @@ PROMPTS = [
 
 @pytest.fixture
 def preset(tenant, operator_user):
-    from roleplay.services.presets import create_preset
+    from roleplay.presets.services import create_preset
 
     return create_preset(tenant, name="Noir", prompts=PROMPTS)
 
@@ -103,8 +103,8 @@ def previewed(tenant, operator_user, conversation):
     """A preset of the shipped defaults plus a "tone" prompt, and a conversation to preview
     with three stored messages."""
     from memory import services as message_store
+    from roleplay.presets.services import create_preset
     from roleplay.prompting.default_preset import default_prompt_data
-    from roleplay.services.presets import create_preset
 
     prompts = default_prompt_data()
     prompts.insert(1, {"identifier": "tone", "name": "Tone", "content": "{{char}} is calm."})

@@ -9,11 +9,12 @@ import json
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 
-from roleplay.cards.mapping import card_to_fields
-from roleplay.cards.report import CardReport
+from roleplay.characters.cards.mapping import card_to_fields
+from roleplay.characters.cards.report import CardReport
+from roleplay.characters.services import characters
+from roleplay.conversations.services import conversations
 from roleplay.errors import FieldErrors
 from roleplay.models import Character, Conversation
-from roleplay.services import characters, conversations
 from tests.characters.cardfiles import as_json, v2_card
 
 pytestmark = pytest.mark.django_db
@@ -94,7 +95,7 @@ def test_the_api_refuses_a_bad_note_with_a_field_error(api, character):
 
 
 def test_the_conversation_note_replaces_the_characters_in_the_prompt(character, conversation):
-    from roleplay.preset_selectors import effective_preset
+    from roleplay.presets.selectors import effective_preset
     from roleplay.turns.preview import preview_prompt
 
     characters.update_character(character, author_note={"content": "CHARACTER NOTE", "depth": 0})

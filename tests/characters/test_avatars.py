@@ -10,7 +10,7 @@ import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from PIL import Image
 
-from roleplay.cards.images import MAX_AVATAR_BYTES
+from roleplay.characters.cards.images import MAX_AVATAR_BYTES
 from roleplay.models import Character
 from tests.api.helpers import assert_error, db_snapshot, snapshot_diff
 from tests.characters.cardfiles import image_bytes, pixel_bomb_png
@@ -145,7 +145,7 @@ def test_the_console_avatar_of_another_tenant_is_404(console_client, other_tenan
 
 def test_the_character_list_does_not_load_avatars(api, character):
     put_avatar(api, character, image_bytes())
-    from roleplay.selectors import character_list
+    from roleplay.characters.selectors import character_list
 
     row = character_list(character.tenant).get(pk=character.pk)
     assert "avatar" in row.get_deferred_fields() and row.avatar_set is True

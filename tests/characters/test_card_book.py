@@ -1,5 +1,5 @@
 """The embedded book (pure): a card's ``character_book`` read by the worldbook importer,
-written back by :mod:`roleplay.cards.book`, and read again to the same entries; the PNG
+written back by :mod:`roleplay.characters.cards.book`, and read again to the same entries; the PNG
 carries ``chara`` and ``ccv3`` chunks the way SillyTavern writes them."""
 
 from __future__ import annotations
@@ -9,12 +9,12 @@ import json
 
 import pytest
 
-from roleplay.cards.book import merge_books, to_character_book
-from roleplay.cards.build import build_card
-from roleplay.cards.images import default_avatar
-from roleplay.cards.mapping import card_to_fields
-from roleplay.cards.read import read_card_file
-from roleplay.cards.report import CardReport
+from roleplay.characters.cards.book import merge_books, to_character_book
+from roleplay.characters.cards.build import build_card
+from roleplay.characters.cards.images import default_avatar
+from roleplay.characters.cards.mapping import card_to_fields
+from roleplay.characters.cards.read import read_card_file
+from roleplay.characters.cards.report import CardReport
 from tests.characters.cardfiles import BOOK, as_json, v2_card, v3_card
 from worldbook.engine.importers import parse_import
 from worldbook.engine.importers.png import iter_chunks

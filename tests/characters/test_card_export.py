@@ -11,9 +11,9 @@ import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from PIL import Image
 
-from roleplay.cards.read import read_card_file
+from roleplay.characters.cards.read import read_card_file
+from roleplay.characters.services.characters import CHARACTER_FIELDS
 from roleplay.models import Character
-from roleplay.services.characters import CHARACTER_FIELDS
 from tests.api.helpers import assert_error
 from tests.characters.cardfiles import BOOK, as_json, charx, image_bytes, png_card, v2_card, v3_card
 from worldbook import services as worldbooks

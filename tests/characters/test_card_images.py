@@ -8,8 +8,8 @@ import io
 import pytest
 from PIL import Image
 
-from roleplay.cards.errors import CardFailure
-from roleplay.cards.images import (
+from roleplay.characters.cards.errors import CardFailure
+from roleplay.characters.cards.images import (
     MAX_AVATAR_BYTES,
     MAX_SIDE,
     default_avatar,

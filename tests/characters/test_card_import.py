@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 
-from roleplay.cards.limits import CARD_EXTENSION
+from roleplay.characters.cards.limits import CARD_EXTENSION
 from roleplay.models import Character, CharacterImport
 from tests.api.helpers import assert_error, db_snapshot, snapshot_diff
 from tests.characters.cardfiles import (

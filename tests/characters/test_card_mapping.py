@@ -5,13 +5,13 @@ from __future__ import annotations
 
 import pytest
 
-from roleplay.cards.build import build_card
-from roleplay.cards.errors import CardFailure
-from roleplay.cards.images import default_avatar
-from roleplay.cards.limits import CARD_EXTENSION
-from roleplay.cards.mapping import card_to_fields, fields_to_card
-from roleplay.cards.read import read_card_file
-from roleplay.cards.report import CardReport
+from roleplay.characters.cards.build import build_card
+from roleplay.characters.cards.errors import CardFailure
+from roleplay.characters.cards.images import default_avatar
+from roleplay.characters.cards.limits import CARD_EXTENSION
+from roleplay.characters.cards.mapping import card_to_fields, fields_to_card
+from roleplay.characters.cards.read import read_card_file
+from roleplay.characters.cards.report import CardReport
 from tests.characters.cardfiles import v2_card, v3_card
 
 
@@ -146,7 +146,7 @@ def test_ccv3_export_always_has_group_only_greetings():
 def test_the_summary_says_top_level_copies_were_ignored_not_dropped():
     """SillyTavern writes a CCv1 copy of each field beside a v2 card's ``data``; reading the
     v2 fields is not a loss, so the summary counts those copies apart from real drops."""
-    from roleplay.cards.report import summary
+    from roleplay.characters.cards.report import summary
 
     card = {**v2_card(tags="solo", alternate_greetings=["ok", 3]), "name": "Mira", "fav": False}
     _, report = mapped(card, "ccv2")

@@ -7,9 +7,9 @@ import zipfile
 
 import pytest
 
-from roleplay.cards.charx import MAX_MEMBERS
-from roleplay.cards.errors import CardFailure
-from roleplay.cards.read import read_card_file
+from roleplay.characters.cards.charx import MAX_MEMBERS
+from roleplay.characters.cards.errors import CardFailure
+from roleplay.characters.cards.read import read_card_file
 from tests.characters.cardfiles import (
     as_json,
     b64,

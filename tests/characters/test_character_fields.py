@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import pytest
 
-from roleplay.cards import limits
+from roleplay.characters.cards import limits
+from roleplay.characters.services import characters
 from roleplay.errors import FieldErrors
 from roleplay.models import Character
-from roleplay.services import characters
 from tests.api.helpers import assert_error, db_snapshot, snapshot_diff
 
 pytestmark = pytest.mark.django_db

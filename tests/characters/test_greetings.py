@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import pytest
 
+from roleplay.characters.selectors import greeting_choices, greeting_for
+from roleplay.conversations.services import conversations
 from roleplay.errors import FieldErrors
 from roleplay.models import Conversation
-from roleplay.selectors import greeting_choices, greeting_for
-from roleplay.services import conversations
 from tests.api.helpers import assert_error, db_snapshot, snapshot_diff
 
 pytestmark = pytest.mark.django_db

@@ -7,8 +7,8 @@ import json
 
 import pytest
 
-from roleplay.cards.errors import CardFailure
-from roleplay.cards.read import read_card_file
+from roleplay.characters.cards.errors import CardFailure
+from roleplay.characters.cards.read import read_card_file
 from tests.api.helpers import assert_error, db_snapshot, snapshot_diff
 from tests.characters.test_card_import import imported, send
 

@@ -10,10 +10,11 @@ import pytest
 from django.db import connection
 
 from console.models import Player
+from roleplay.conversations.services import conversations
 from roleplay.errors import FieldErrors
 from roleplay.models import Conversation, Persona
-from roleplay.selectors import persona_for
-from roleplay.services import conversations, personas
+from roleplay.players.selectors import persona_for
+from roleplay.players.services import personas
 from tests.api.helpers import assert_error, db_snapshot, snapshot_diff
 from tests.characters.cardfiles import image_bytes
 

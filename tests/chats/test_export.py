@@ -11,7 +11,7 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from memory import alternatives
 from memory import services as message_store
 from memory.models import Message, MessageAlternative
-from roleplay.chats.read import read_chat
+from roleplay.conversations.chats.read import read_chat
 from roleplay.models import Conversation
 from tests.api.helpers import assert_error
 

@@ -11,8 +11,8 @@ import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 
 from memory.models import Message, MessageAlternative
+from roleplay.characters.selectors import greeting_for
 from roleplay.models import Conversation
-from roleplay.selectors import greeting_for
 from tests.api.helpers import assert_error, db_snapshot, snapshot_diff
 
 pytestmark = pytest.mark.django_db(transaction=True)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from roleplay.chats.notes import metadata_from_note, note_from_metadata
+from roleplay.conversations.chats.notes import metadata_from_note, note_from_metadata
 
 
 def test_a_chat_note_becomes_ours_and_back():

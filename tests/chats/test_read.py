@@ -7,9 +7,9 @@ import json
 
 import pytest
 
-from roleplay.chats import read
-from roleplay.chats.errors import ChatFileError, ChatFileInvalid, ChatFileTooLarge
-from roleplay.chats.read import read_chat, sent_ms
+from roleplay.conversations.chats import read
+from roleplay.conversations.chats.errors import ChatFileError, ChatFileInvalid, ChatFileTooLarge
+from roleplay.conversations.chats.read import read_chat, sent_ms
 
 HEADER = {
     "user_name": "Ann",

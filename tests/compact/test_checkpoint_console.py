@@ -247,7 +247,7 @@ def test_the_page_shows_a_prepared_next_summary_while_a_turn_would_adopt_it(
 def test_a_version_restored_after_an_edit_says_so(
     admin, conversation, scenario, messages, django_capture_on_commit_callbacks
 ):
-    from roleplay.services import messages as message_actions
+    from roleplay.conversations.services import messages as message_actions
 
     save(conversation, scenario, messages, covered=2)
     save(conversation, scenario, messages, expected=1, covered=4)

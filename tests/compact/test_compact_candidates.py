@@ -14,8 +14,8 @@ import pytest
 from asgiref.sync import sync_to_async
 
 from console.tokens import count_messages
-from roleplay.agentic.config import check_scenario
 from roleplay.models import CompactCheckpoint, ModelCall, ModelConfig, Scenario
+from roleplay.scenarios.config import check_scenario
 from tests.compact.test_compact_turns import FILLER, Script, actor_requests, chat, compact_trace
 from tests.ws.test_chat_socket import connect
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 from pydantic import ValidationError
 
-from roleplay.agentic.config import MAX_COMPACTION_MS, Reliability
 from roleplay.compact import plugin
+from roleplay.scenarios.config import MAX_COMPACTION_MS, Reliability
 
 
 def test_the_phase_outlasts_the_longest_compaction_a_scenario_may_ask_for():

@@ -18,9 +18,9 @@ from memory import services as message_store
 from roleplay.compact import model as compact_model
 from roleplay.compact.engine import checkpoint as cp
 from roleplay.compact.services import checkpoints as store
+from roleplay.conversations.services import messages
 from roleplay.models import CompactCheckpoint, ModelConfig, Scenario
-from roleplay.selectors import compact_config
-from roleplay.services import messages
+from roleplay.scenarios.selectors import compact_config
 from tests.compact.test_compact_turns import Script, actor_requests, chat, compact_trace
 from tests.ws.test_chat_socket import connect
 

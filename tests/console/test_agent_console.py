@@ -18,7 +18,7 @@ from roleplay.prompting.director_state import (
     DIRECTOR_STATE_SECTIONS,
     split_sections,
 )
-from roleplay.services.scenarios import create_scenario
+from roleplay.scenarios.services import create_scenario
 
 pytestmark = pytest.mark.django_db
 

@@ -86,7 +86,7 @@ def test_new_conversation_may_start_without_an_opening(operator_client, tenant, 
 
 def test_new_conversation_may_choose_its_scenario(operator_client, tenant, character, player):
     from roleplay.models import ModelConfig
-    from roleplay.services.scenarios import create_scenario
+    from roleplay.scenarios.services import create_scenario
 
     config = ModelConfig.objects.create(tenant=tenant, name="a", provider="llama_cpp", model="m")
     scenario = create_scenario(tenant, name="Mystery", model_config=config)

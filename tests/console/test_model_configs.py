@@ -6,9 +6,9 @@ import json
 
 import pytest
 
+from roleplay.llm.configs.check import TEST_PROMPT
 from roleplay.llm.scripted_server import Reply
 from roleplay.models import ModelCall, ModelConfig
-from roleplay.services.config_check import TEST_PROMPT
 
 pytestmark = pytest.mark.django_db
 

@@ -14,7 +14,7 @@ import pytest
 from memory import services as message_store
 from memory.entries import services as entries
 from roleplay.models import Conversation, PlanningRun, Turn
-from roleplay.services.scenarios import create_scenario
+from roleplay.scenarios.services import create_scenario
 from story.engine.evidence import capture
 from tests.story.story_rows import envelope, make_scenario, write
 

@@ -12,8 +12,8 @@ from django.utils import timezone
 
 from memory import alternatives
 from memory import services as message_store
+from roleplay.conversations.play_selectors import running_turn, transcript
 from roleplay.models import Turn, TurnKind, TurnStatus
-from roleplay.play_selectors import running_turn, transcript
 
 pytestmark = pytest.mark.django_db
 

@@ -9,8 +9,8 @@ import re
 import pytest
 
 from console.models import Player
+from roleplay.conversations.services import conversations
 from roleplay.models import Character, Conversation
-from roleplay.services import conversations
 
 pytestmark = pytest.mark.django_db
 

@@ -12,9 +12,9 @@ import pytest
 from console.models import Player
 from memory import packs
 from memory.turn_reads import turn_memory
-from roleplay.memory_pack_context import owner_of
+from roleplay.memory_plugin.packs import owner_of
+from roleplay.memory_plugin.views.recall import highlight
 from roleplay.models import Character, Conversation
-from roleplay.views_recall import highlight
 from tests.memory.test_recall import _conversation
 
 pytestmark = pytest.mark.django_db

@@ -10,12 +10,12 @@ from html.parser import HTMLParser
 import pytest
 from django.utils.html import escape
 
-from roleplay.agentic.config import AgenticV2, Compact, StoryV1
 from roleplay.models import ModelConfig, Scenario
+from roleplay.scenarios.config import AgenticV2, Compact, StoryV1
 from roleplay.scenarios.forms import field_name
 from roleplay.scenarios.guide import CAPABILITIES, all_paths, settings_of
 from roleplay.scenarios.help import HELP
-from roleplay.services.scenarios import create_scenario
+from roleplay.scenarios.services import create_scenario
 
 pytestmark = pytest.mark.django_db
 

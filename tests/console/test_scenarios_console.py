@@ -1,5 +1,5 @@
 """Console pages of scenarios: operators create and edit one with its config objects as
-JSON, through ``roleplay.services.scenarios``; a refused object is shown by its box with the
+JSON, through ``roleplay.scenarios.services``; a refused object is shown by its box with the
 field's dotted path, a stale version keeps what was typed, and nothing is written. Viewers
 read and every write they send is refused; another tenant's scenario is a 404."""
 
@@ -9,9 +9,9 @@ import json
 
 import pytest
 
-from roleplay.agentic.config import SPECIALISTS
 from roleplay.models import ModelConfig, Scenario
-from roleplay.services.scenarios import create_scenario
+from roleplay.scenarios.config import SPECIALISTS
+from roleplay.scenarios.services import create_scenario
 
 pytestmark = pytest.mark.django_db
 

@@ -116,8 +116,8 @@ def test_seed_demo_login_works(db, demo_credentials, client):
 
 def test_seed_demo_keeps_an_existing_default_and_links_the_demo_player(db, demo_credentials):
     from console.models import Player
+    from roleplay.llm.configs import services as model_configs
     from roleplay.models import ModelConfig
-    from roleplay.services import model_configs
 
     tenant = Tenant.objects.create(name="demo")
     mine = model_configs.create_model_config(

@@ -5,9 +5,12 @@ from __future__ import annotations
 
 import pytest
 
+from roleplay.characters.services import characters
+from roleplay.conversations.services import conversations
 from roleplay.errors import Duplicate, FieldErrors, NotFound
+from roleplay.llm.configs import services as model_configs
 from roleplay.models import Character, ModelConfig
-from roleplay.services import characters, conversations, model_configs, players
+from roleplay.players.services import players
 
 pytestmark = pytest.mark.django_db
 

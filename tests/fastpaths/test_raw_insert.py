@@ -11,7 +11,7 @@ from django.forms.models import model_to_dict
 
 from console import rows
 from roleplay.models import ModelConfig, PlanningRun, Turn
-from roleplay.services.scenarios import create_scenario
+from roleplay.scenarios.services import create_scenario
 
 pytestmark = pytest.mark.django_db
 

@@ -16,7 +16,8 @@ from memory import selectors as message_reads
 from memory.models import Message
 from roleplay.llm.gateway import resolve_config
 from roleplay.models import Character, Conversation, ModelConfig, Persona, Preset
-from roleplay.selectors import ActivePersona, persona_for, scenario_for
+from roleplay.players.selectors import ActivePersona, persona_for
+from roleplay.scenarios.selectors import scenario_for
 from roleplay.turns.reads import turn_conversation
 
 pytestmark = pytest.mark.django_db
@@ -126,7 +127,7 @@ def test_a_chosen_persona_and_json_fields(tenant, conversation, player, characte
 def test_the_scenario_is_the_conversations_else_the_characters(
     tenant, other_tenant, conversation, character, model_config
 ):
-    from roleplay.services.scenarios import create_scenario
+    from roleplay.scenarios.services import create_scenario
 
     assert_same_read(conversation.pk)  # none at all
     default = create_scenario(tenant, name="default", model_config=model_config)

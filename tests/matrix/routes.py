@@ -2,7 +2,7 @@
 
 The matrices and the contract tests iterate these tables instead of lists written by hand,
 so a route added to ``console.urls`` (at any depth of ``include``) or to
-``roleplay.routing`` is checked the moment it exists. Each route gets a *kind*:
+``roleplay.sockets.routing`` is checked the moment it exists. Each route gets a *kind*:
 
 - ``api``: a DRF view behind token or session auth (``/api/v1/``, ``/v1/``);
 - ``public``: a view anyone may call (login, health, the schema and its docs);
@@ -133,7 +133,7 @@ def api_routes() -> list[Route]:
 def socket_routes() -> list[Route]:
     """The socket routes that open an object; the catch-all that refuses every other path
     (``NoSuchSocket``) opens none, and ``tests/ws`` checks that it refuses."""
-    from roleplay.routing import NoSuchSocket, websocket_urlpatterns
+    from roleplay.sockets.routing import NoSuchSocket, websocket_urlpatterns
 
     return [
         Route(_template(_pattern_text(p.pattern)), p.name or "", "", "/ws/", p.callback)

@@ -1,4 +1,4 @@
-"""Every WebSocket route of ``roleplay.routing``, by tenant and by role, over the real ASGI
+"""Every WebSocket route of ``roleplay.sockets.routing``, by tenant and by role, over the real ASGI
 app (Channels auth, sessions, the Redis channel layer).
 
 - another tenant's object in the path is refused before the handshake completes (the same

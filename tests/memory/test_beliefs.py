@@ -17,7 +17,7 @@ from memory.engine.consolidation import Rejected
 from memory.entries.services import add_entry, delete_entry, forget_entries
 from memory.models import BeliefBuild, MemoryEntry
 from roleplay.llm.scripted_server import Reply
-from roleplay.services import beliefs
+from roleplay.memory_plugin.services import beliefs
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

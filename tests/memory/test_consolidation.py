@@ -22,8 +22,8 @@ from memory.entries.services import add_entry, delete_entry
 from memory.forget import forget
 from memory.models import ConsolidationCursor, ConsolidationRun, MemoryEntry, Message
 from roleplay.llm.scripted_server import Reply
+from roleplay.memory_plugin.services import consolidation
 from roleplay.models import Character, Conversation
-from roleplay.services import consolidation
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

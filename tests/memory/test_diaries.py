@@ -15,7 +15,7 @@ from memory.configs.services import put_settings
 from memory.engine import diary
 from memory.models import DiaryRun, MemoryEntry
 from roleplay.llm.scripted_server import Reply
-from roleplay.services import diaries
+from roleplay.memory_plugin.services import diaries
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

@@ -11,7 +11,7 @@ from memory.entries.services import add_entry
 from memory.models import MemoryClaim, MemoryEntry, Message
 from roleplay.llm.scripted_server import Reply
 from roleplay.models import Conversation, Turn
-from roleplay.services.scenarios import ScenarioConfigInvalid, create_scenario
+from roleplay.scenarios.services import ScenarioConfigInvalid, create_scenario
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -150,7 +150,7 @@ def test_the_runtime_is_checked_on_save(tenant, model_config, fields, field):
 
 
 def test_prepare_sends_the_rendered_system_message(api, llm, conversation):
-    from roleplay.memory_runtime import system_message
+    from roleplay.memory_plugin.external import system_message
     from roleplay.turns.context import actor_prompt, load_context
 
     llm.default = Reply(content="The key is on its hook.")

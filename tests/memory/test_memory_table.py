@@ -14,7 +14,7 @@ from memory.documents.selectors import read_document
 from memory.documents.services import put_document
 from memory.engine import table
 from roleplay.llm.scripted_server import Reply
-from roleplay.services import memory_table
+from roleplay.memory_plugin.services import table as memory_table
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

@@ -9,8 +9,8 @@ import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 
 from roleplay.models import ModelConfig, Preset
+from roleplay.presets.services import create_preset
 from roleplay.prompting.default_preset import default_prompt_data
-from roleplay.services.presets import create_preset
 from tests.api.helpers import assert_error
 from tests.presets.st_fixture import st_preset
 

@@ -11,8 +11,8 @@ import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 
 from roleplay.models import ModelConfig, Preset
-from roleplay.preset_forms import EditorRows
-from roleplay.services.presets import create_preset, update_preset
+from roleplay.presets.forms import EditorRows
+from roleplay.presets.services import create_preset, update_preset
 from tests.presets.st_fixture import st_preset
 
 pytestmark = pytest.mark.django_db

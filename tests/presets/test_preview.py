@@ -13,9 +13,9 @@ from hypothesis import strategies as st
 from console.tokens import count_messages
 from memory import services as message_store
 from roleplay.models import Conversation, Preset, Turn
-from roleplay.preset_selectors import load_preset
+from roleplay.presets.selectors import load_preset
+from roleplay.presets.services import create_preset
 from roleplay.prompting.default_preset import default_prompt_data
-from roleplay.services.presets import create_preset
 from roleplay.turns.preview import SAMPLE_INPUT, preview_prompt
 from tests.presets.test_console import page_post
 

@@ -9,18 +9,18 @@ import pytest
 from django.db import connections
 
 from roleplay.errors import Duplicate, FieldErrors, NotFound
+from roleplay.llm.configs import services as model_configs
 from roleplay.models import ModelConfig, Preset
-from roleplay.preset_selectors import effective_preset, load_preset, preset_list, preset_users
-from roleplay.prompting.default_preset import default_preset, default_prompt_data
-from roleplay.prompting.presets import NamedPromptMissing, PresetInvalid
-from roleplay.services import model_configs
-from roleplay.services.presets import (
+from roleplay.presets.selectors import effective_preset, load_preset, preset_list, preset_users
+from roleplay.presets.services import (
     PresetInUse,
     PresetVersionConflict,
     create_preset,
     delete_preset,
     update_preset,
 )
+from roleplay.prompting.default_preset import default_preset, default_prompt_data
+from roleplay.prompting.presets import NamedPromptMissing, PresetInvalid
 
 pytestmark = pytest.mark.django_db
 
@@ -219,8 +219,8 @@ def test_list_and_users(tenant, other_tenant):
 
 
 def test_import_names_the_preset_and_validates_it(tenant):
-    from roleplay.preset_selectors import export_preset
-    from roleplay.services.presets import import_preset
+    from roleplay.presets.selectors import export_preset
+    from roleplay.presets.services import import_preset
     from tests.presets.st_fixture import st_preset
 
     preset, report = import_preset(tenant, st_preset(), filename="uploads/Noir v2.json")

@@ -460,7 +460,7 @@ async def test_story_model_calls_are_recorded_with_their_purposes(story_conversa
 
 
 async def test_a_waiting_settlement_is_retried_in_the_background(story_conversation, llm):
-    from roleplay.services import story_settlements
+    from roleplay.story_plugin.services import settlements as story_settlements
 
     script = Script(llm)
     comm = await connect(story_conversation)

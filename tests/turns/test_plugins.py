@@ -53,13 +53,13 @@ def test_the_shipped_plugins_keep_the_turns_order():
         "compact",
         "compact_ahead",
     ]
-    assert [module for module, _ in PLUGINS.readers] == [
-        "worldbook_context",
+    assert [name for name, _ in PLUGINS.readers] == [
+        "worldbook",
         "memory_learning",
         "memory_context",
-        "memory_pack_context",
+        "memory_pack",
         "agentic",
-        "story_phase",
+        "story",
         "compact",
     ]
     stages = {
@@ -190,7 +190,7 @@ def test_a_new_plugin_uses_every_hook_in_a_real_turn(api, conversation, llm):
     assert tool_answers == [{"roll": 4}]
     turn = Turn.objects.filter(conversation=conversation).order_by("-started_at").first()
     assert turn.status == "complete"
-    assert "test_plugins" in turn.trace["hooks_ms"]  # the read hook's module
+    assert "dice" in turn.trace["hooks_ms"]  # timed under the plug-in's name
     assert [(p["name"], p["stage"], p["outcome"]) for p in turn.trace["phases"]] == [
         ("dice_prepare", "pre_actor", "ok"),
         ("dice_settle", "post_turn", "ok"),

@@ -8,7 +8,7 @@ import random
 import pytest
 
 from roleplay.bench.players import Pacing
-from roleplay.priority import StartsFirst
+from roleplay.turns.priority import StartsFirst
 
 pytestmark = pytest.mark.asyncio
 

@@ -1,10 +1,10 @@
-"""``roleplay.worldbook_state``: the turn's ``state`` and query, from plain values."""
+"""``roleplay.worldbook_plugin.state``: the turn's ``state`` and query, from plain values."""
 
 from __future__ import annotations
 
 import json
 
-from roleplay import worldbook_state as ws
+from roleplay.worldbook_plugin import state as ws
 
 
 def test_json_fields_only_for_a_json_object():

@@ -14,7 +14,7 @@ import pytest
 from roleplay.prompting.assembly import ActorInputs, Card, capabilities
 from roleplay.prompting.default_preset import default_preset
 from roleplay.turns.settings import ScenarioSettings
-from roleplay.worldbook_context import WorldbookTurnError, apply
+from roleplay.worldbook_plugin.context import WorldbookTurnError, apply
 from worldbook import services
 from worldbook.engine.schema import BookIn
 from worldbook.models import PromptBinding

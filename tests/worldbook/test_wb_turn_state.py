@@ -16,9 +16,9 @@ from asgiref.sync import sync_to_async
 from memory import services as message_store
 from roleplay.agentic.services import agent_state
 from roleplay.models import Turn
-from roleplay.preset_selectors import effective_preset
+from roleplay.presets.selectors import effective_preset
 from roleplay.prompting.director_state import DIRECTOR_STATE_HEADER, DIRECTOR_STATE_SECTIONS
-from roleplay.services.scenarios import ScenarioConfigInvalid, create_scenario, update_scenario
+from roleplay.scenarios.services import ScenarioConfigInvalid, create_scenario, update_scenario
 from roleplay.turns.preview import preview_prompt
 from story import services as story_services
 from story.engine.world import Foreground, World

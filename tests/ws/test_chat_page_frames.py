@@ -112,7 +112,7 @@ async def test_the_first_exchange_titles_the_conversation(conversation, llm):
 
 
 async def test_a_title_is_given_once(conversation, llm):
-    from roleplay.services import conversation_titles
+    from roleplay.conversations.services import titles as conversation_titles
 
     await save_history(
         conversation, ("user", "Hi"), ("assistant", "*Mira waves.* Hello there, traveller.")

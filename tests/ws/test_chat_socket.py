@@ -16,7 +16,7 @@ from console.tickets import issue_ticket
 from memory.models import Message
 from roleplay.llm.scripted_server import Reply
 from roleplay.models import ModelCall, Turn
-from roleplay.priority import STARTS
+from roleplay.turns.priority import STARTS
 from roleplay.turns.run import settle
 
 pytestmark = [pytest.mark.asyncio, pytest.mark.django_db(transaction=True)]

@@ -13,7 +13,7 @@ to one prompt id, as a character's books are. Measured:
   machine); ``stored_load_ms``: loading it from the form its publish stored (no file), and
   ``publish_store_ms``: what storing that form adds to a publish (``compiled.store``);
 - ``turn_ms``: a turn's worldbook work in a warm process, exactly what the chat turn's hook
-  runs (``roleplay.worldbook_context``): the bound revisions in one read, hybrid recall,
+  runs (``roleplay.worldbook_plugin.context``): the bound revisions in one read, hybrid recall,
   selection against the conversation's timed effects (kept by compare-and-set), the trace's
   notable exclusions;
 - ``cold_process_first_turn_ms``: the same in a process that holds nothing yet (it reads N
@@ -60,7 +60,7 @@ from worldbook.selectors import bound_revisions
 
 PROMPT_ID = "bench-prompt"
 CONVERSATION = "bench-conversation"
-TURN_TOKEN_BUDGET = 2400  # a scenario's worldbook default (roleplay.agentic.worldbook_config)
+TURN_TOKEN_BUDGET = 2400  # a scenario's worldbook default (roleplay.scenarios.worldbook_config)
 
 
 def _ms(started: float) -> float:

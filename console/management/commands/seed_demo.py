@@ -15,9 +15,12 @@ from django.db import transaction
 from console.embedded import VAR_DIR
 from console.models import Role, Tenant
 from console.services import create_tenant, ensure_console_player, ensure_console_user
+from roleplay.characters.services import characters
+from roleplay.conversations.services import conversations
+from roleplay.llm.configs import services as model_configs
 from roleplay.llm.gateway import resolve_config
 from roleplay.models import Character, Conversation, ModelConfig, Persona
-from roleplay.services import characters, conversations, model_configs, personas
+from roleplay.players.services import personas
 
 DEMO_USER = "demo"
 CREDENTIALS = VAR_DIR / "demo-login.txt"

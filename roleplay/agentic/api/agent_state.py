@@ -1,5 +1,5 @@
 """``/api/v1/conversations/{id}/agent-state``: the conversation's Agent V2 state under the
-scenario it runs (``roleplay.selectors.scenario_for``), its revisions, and restoring one
+scenario it runs (``roleplay.scenarios.selectors.scenario_for``), its revisions, and restoring one
 (``roleplay.agentic.services.agent_state``). A conversation without a scenario has no state."""
 
 from __future__ import annotations
@@ -9,11 +9,11 @@ from rest_framework import serializers
 from rest_framework.decorators import action
 from rest_framework.response import Response
 
+from console.serializers import RejectUnknownFields, validated
 from roleplay.agentic.services import agent_state
-from roleplay.api.serializers import RejectUnknownFields, validated
 from roleplay.errors import NotFound
 from roleplay.models import AgentStateRevision
-from roleplay.selectors import scenario_for
+from roleplay.scenarios.selectors import scenario_for
 
 MAX_REVISIONS = 50
 

@@ -11,12 +11,12 @@ from rest_framework.decorators import action
 from rest_framework.response import Response
 
 from console.scoping import is_uuid
+from console.serializers import RejectUnknownFields, validated
 from roleplay.agentic.engine import inputs as agentic_inputs
-from roleplay.api.serializers import RejectUnknownFields, validated
+from roleplay.conversations.services import auto_replies
 from roleplay.errors import NotFound
 from roleplay.llm.gateway import on_caller_thread
 from roleplay.models import PlanningRun
-from roleplay.services import auto_replies
 
 MAX_RUNS = 50
 TURN_ID = OpenApiParameter("turn_id", OpenApiTypes.UUID, OpenApiParameter.PATH)

@@ -20,8 +20,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from roleplay.agentic.config import AgenticV2
 from roleplay.agentic.engine import ledger
+from roleplay.scenarios.config import AgenticV2
 
 ACTOR_EXTRA_CHARS = 2000
 BACKGROUND_STATE_CHARS = 6500

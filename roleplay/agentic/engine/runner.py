@@ -29,11 +29,11 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any, Protocol
 
-from roleplay.agentic.config import DIRECTOR_TOOL, AgenticV2
 from roleplay.agentic.engine import forced as forced_rules
 from roleplay.agentic.engine import inputs, ledger, state, tools
 from roleplay.llm.errors import ModelError
 from roleplay.llm.types import CompletionResult, ModelRequest
+from roleplay.scenarios.config import DIRECTOR_TOOL, AgenticV2
 
 DIRECTOR_ATTEMPTS = 3
 FORCED_REASON = "required by the continuity rules for this turn"

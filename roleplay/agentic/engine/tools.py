@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from roleplay.agentic.config import DIRECTOR_TOOL, SPECIALISTS, TOOLS
+from roleplay.scenarios.config import DIRECTOR_TOOL, SPECIALISTS, TOOLS
 
 DESCRIPTIONS = {
     "analyze_plot": "Check whether the main line, the current arc and its branches still fit.",

@@ -22,7 +22,7 @@ is deleted, :func:`withdraw_from` withdraws every revision whose source message 
 ``ts`` (the revision before that message is then in force, as after a rollback), and moves
 the head on when it withdrew one or a background run built from the message is still in
 flight: that run's commit is then ``stale_write_rejected``, as it read the old text. Edits
-and alternatives withdraw in their own transaction (``roleplay.services.messages``);
+and alternatives withdraw in their own transaction (``roleplay.conversations.services.messages``);
 deletes, from any door, when the message store's ``messages_deleted`` goes out.
 
 ``historyRevision`` is how many times the conversation's history changed shape (edit,

@@ -32,11 +32,11 @@ from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from console import rows, task_send
-from roleplay.agentic.config import AgenticV2
 from roleplay.agentic.engine import runner
 from roleplay.agentic.gateway import TenantModels
 from roleplay.agentic.services import agent_state
 from roleplay.models import PlanningRun, PlanningStatus, Scenario, Turn, TurnStatus
+from roleplay.scenarios.config import AgenticV2
 
 logger = logging.getLogger(__name__)
 
@@ -85,7 +85,7 @@ def start(
 
 
 Announce = Callable[[Any, dict], Awaitable[None]]
-"""Sends one event to a conversation's sockets (``roleplay.hub.announce``)."""
+"""Sends one event to a conversation's sockets (``roleplay.turns.hub.announce``)."""
 
 
 def enqueue(run_id) -> None:

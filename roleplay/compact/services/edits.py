@@ -22,16 +22,17 @@ from django.db import transaction
 from console import audit, failures
 from console.models import AuditAction
 from console.tokens import count_tokens
-from roleplay.agentic.config import Compact
 from roleplay.compact import model as compact_model
 from roleplay.compact import selectors as reads
 from roleplay.compact.engine import checkpoint as cp
 from roleplay.compact.engine import protocol
 from roleplay.compact.services import checkpoints as store
 from roleplay.errors import RoleplayError
+from roleplay.llm.configs.selectors import model_configs_by_ref
 from roleplay.llm.errors import ModelError
 from roleplay.models import CompactCheckpoint
-from roleplay.selectors import model_configs_by_ref, persona_for
+from roleplay.players.selectors import persona_for
+from roleplay.scenarios.config import Compact
 
 DELETED = "deleted_by_operator"
 STRUCTURED = ("canonical", "interaction", "open_threads")

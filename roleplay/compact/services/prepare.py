@@ -28,7 +28,8 @@ from roleplay.compact.engine import protocol
 from roleplay.compact.services import checkpoints as store
 from roleplay.llm.errors import ModelError
 from roleplay.models import Conversation
-from roleplay.selectors import compact_config, persona_for, scenario_for
+from roleplay.players.selectors import persona_for
+from roleplay.scenarios.selectors import compact_config, scenario_for
 from roleplay.turns.context import next_chat_history
 
 logger = logging.getLogger(__name__)

@@ -1,0 +1,202 @@
+"""A conversation's messages changed and its turns started through the REST API: the same
+services the chat socket uses (``roleplay.conversations.services.messages``, ``roleplay.turns``, the
+opening's ``roleplay.conversations.services.conversations.select_opening``), and the same events go
+to
+every socket on the conversation."""
+
+from __future__ import annotations
+
+from asgiref.sync import async_to_sync
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework import serializers
+from rest_framework.decorators import action
+from rest_framework.response import Response
+
+from console.failures import BadRequest
+from console.idempotency import IDEMPOTENCY_KEY
+from console.serializers import NoBody, RejectUnknownFields, validated
+from memory.models import Message, MessageAlternative
+from roleplay import turns
+from roleplay.conversations.api.serializers import MessageSerializer, TurnSerializer
+from roleplay.conversations.services import conversations, messages
+from roleplay.models import TurnKind
+from roleplay.turns import hub
+
+# DRF's router lists a viewset's actions in name order, and the first route that matches
+# wins: the action whose route is ``messages/<id>`` is named ``update_message`` so that it
+# comes after ``messages/archive``, ``messages/rollback``... (tests call each of them).
+MESSAGE_ID = r"messages/(?P<message_id>[^/.]+)"
+MAX_CONTENT_CHARS = 16 * 1024
+MESSAGE_ID_PARAM = OpenApiParameter("message_id", OpenApiTypes.UUID, OpenApiParameter.PATH)
+
+
+class EditBody(RejectUnknownFields, serializers.Serializer):
+    content = serializers.CharField(max_length=MAX_CONTENT_CHARS, trim_whitespace=False)
+
+
+class SelectBody(RejectUnknownFields, serializers.Serializer):
+    index = serializers.IntegerField(min_value=0, max_value=10_000)
+
+
+class RollbackToBody(RejectUnknownFields, serializers.Serializer):
+    message_id = serializers.UUIDField()
+
+
+class OpeningBody(RejectUnknownFields, serializers.Serializer):
+    index = serializers.IntegerField(min_value=0, max_value=10_000)
+
+
+class OpeningSerializer(serializers.Serializer):
+    greeting_index = serializers.IntegerField(allow_null=True)
+    greetings = serializers.IntegerField()
+    opening = serializers.CharField(allow_blank=True)
+
+
+class TurnBody(RejectUnknownFields, serializers.Serializer):
+    """A turn without a socket: it runs to its end before the answer comes back."""
+
+    kind = serializers.ChoiceField(
+        choices=[TurnKind.CHAT, TurnKind.REGENERATE, TurnKind.CONTINUE], default=TurnKind.CHAT
+    )
+    client_message_id = serializers.CharField(min_length=1, max_length=100)
+    content = serializers.CharField(
+        max_length=MAX_CONTENT_CHARS, required=False, default="", allow_blank=True
+    )
+
+
+class AlternativeSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = MessageAlternative
+        fields = ["index", "content", "status", "metadata", "created_at"]
+
+
+class AlternativeListSerializer(serializers.Serializer):
+    selected = serializers.IntegerField()
+    results = AlternativeSerializer(many=True)
+
+
+class DeletedIdsSerializer(serializers.Serializer):
+    deleted = serializers.ListField(child=serializers.UUIDField())
+
+
+class TurnResultSerializer(serializers.Serializer):
+    turn = TurnSerializer()
+    reply = MessageSerializer(allow_null=True)
+
+
+def editor_of(request) -> str:
+    """Who changes a message through the API: the token's name, or the console user."""
+    principal = request.user
+    if getattr(principal, "token", None) is not None:
+        return f"token:{principal.token.name}"
+    user = getattr(principal, "user", None)
+    return f"user:{user.get_username()}" if user is not None else "api"
+
+
+def _announce(conversation, event: dict) -> None:
+    async_to_sync(hub.announce)(conversation.id, event)
+
+
+class MessageActions:
+    """Actions of the conversation viewset on its messages and turns."""
+
+    @extend_schema(request=EditBody, responses=MessageSerializer, parameters=[MESSAGE_ID_PARAM])
+    @action(detail=True, methods=["patch"], url_path=MESSAGE_ID)
+    def update_message(self, request, pk=None, message_id=None):
+        """Replace a message's text; the edit is recorded (who, when, hashes)."""
+        conversation = self.get_object()
+        content = validated(EditBody, request)["content"]
+        if not content.strip():
+            raise BadRequest("empty_content", "content must not be only white space")
+        message = messages.edit_message(
+            conversation, message_id, content, editor=editor_of(request)
+        )
+        _announce(conversation, hub.message_updated(message))
+        return Response(MessageSerializer(message).data)
+
+    @extend_schema(responses={200: DeletedIdsSerializer}, parameters=[MESSAGE_ID_PARAM])
+    @update_message.mapping.delete
+    def delete_message(self, request, pk=None, message_id=None):
+        """Delete one message; the messages before and after it stay."""
+        conversation = self.get_object()
+        ids = messages.delete_message(conversation, message_id)
+        _announce(conversation, {"type": "messages.deleted", "message_ids": ids})
+        return Response({"deleted": ids})
+
+    @extend_schema(request=OpeningBody, responses=OpeningSerializer)
+    @action(detail=True, methods=["post"], url_path="opening")
+    def opening(self, request, pk=None):
+        """Open the conversation with another of the card's greetings (0 its first message,
+        n its n-th alternate greeting), before its first message only."""
+        conversation = self.get_object()
+        index = validated(OpeningBody, request)["index"]
+        state = conversations.opening_state(conversations.select_opening(conversation, index))
+        _announce(conversation, {"type": "conversation.updated", **state})
+        return Response(state)
+
+    @extend_schema(responses=AlternativeListSerializer, parameters=[MESSAGE_ID_PARAM])
+    @action(detail=True, methods=["get"], url_path=f"{MESSAGE_ID}/alternatives")
+    def alternatives(self, request, pk=None, message_id=None):
+        """A message's alternatives (swipes), in order, and which one it shows."""
+        conversation = self.get_object()
+        message = messages.message_of(conversation, message_id)
+        rows = MessageAlternative.objects.filter(message=message).order_by("index")
+        return Response(
+            {
+                "selected": message.selected_alternative,
+                "results": AlternativeSerializer(rows, many=True).data,
+            }
+        )
+
+    @extend_schema(request=SelectBody, responses=MessageSerializer, parameters=[MESSAGE_ID_PARAM])
+    @action(detail=True, methods=["post"], url_path=f"{MESSAGE_ID}/select-alternative")
+    def select_alternative(self, request, pk=None, message_id=None):
+        """Make one alternative the text history and every capability see."""
+        conversation = self.get_object()
+        index = validated(SelectBody, request)["index"]
+        message = messages.select_alternative(conversation, message_id, index)
+        _announce(conversation, hub.message_updated(message))
+        return Response(MessageSerializer(message).data)
+
+    @extend_schema(request=NoBody, responses=DeletedIdsSerializer)
+    @action(detail=True, methods=["post"], url_path="messages/delete-last")
+    def delete_last(self, request, pk=None):
+        """Delete the last exchange (the last player message and what follows it)."""
+        conversation = self.get_object()
+        validated(NoBody, request)
+        ids = messages.delete_last_exchange(conversation)
+        _announce(conversation, {"type": "messages.deleted", "message_ids": ids})
+        return Response({"deleted": ids})
+
+    @extend_schema(request=RollbackToBody, responses=DeletedIdsSerializer)
+    @action(detail=True, methods=["post"], url_path="messages/rollback-to")
+    def rollback_to(self, request, pk=None):
+        """Delete a message and every later one."""
+        conversation = self.get_object()
+        message_id = validated(RollbackToBody, request)["message_id"]
+        ids = messages.rollback_to(conversation, message_id)
+        _announce(conversation, {"type": "messages.deleted", "message_ids": ids})
+        return Response({"deleted": ids})
+
+    @extend_schema(
+        request=TurnBody,
+        responses={201: TurnResultSerializer, 200: TurnResultSerializer},
+        parameters=[IDEMPOTENCY_KEY],
+    )
+    @action(detail=True, methods=["post"], url_path="turns/run")
+    def run_turn(self, request, pk=None):
+        """Run a turn (``chat``, ``regenerate`` or ``continue``) to its end and return it with
+        its reply. Idempotent by ``client_message_id``: a repeat returns the earlier turn
+        (200) as it is now; sockets on the conversation see the turn stream as usual."""
+        conversation = self.get_object()
+        body = validated(TurnBody, request)
+        if body["kind"] == TurnKind.CHAT and not body["content"].strip():
+            raise BadRequest("empty_content", "a chat turn needs content")
+        before = conversation.turns.filter(client_message_id=body["client_message_id"]).exists()
+        turn = turns.run_to_end(
+            conversation, body["client_message_id"], body["content"], kind=body["kind"]
+        )
+        reply = Message.objects.filter(tenant=request.tenant, pk=turn.assistant_message_id).first()
+        data = {"turn": TurnSerializer(turn).data, "reply": reply and MessageSerializer(reply).data}
+        return Response(data, status=200 if before else 201)

@@ -1,0 +1,63 @@
+"""The model config's REST shapes: a config (its key named by an environment variable, never
+stored) and the Test button's request."""
+
+from __future__ import annotations
+
+from rest_framework import serializers
+
+from console.serializers import (
+    StrictSerializer,
+    TenantRelatedField,
+)
+from roleplay.llm.configs.selectors import api_key_status
+from roleplay.llm.configs.services import MODEL_CONFIG_FIELDS
+from roleplay.models import (
+    ModelConfig,
+    Preset,
+)
+
+
+class ModelConfigSerializer(StrictSerializer):
+    """How to reach a model. ``api_key_env`` names an environment variable; keys never
+    appear here (``api_key_configured`` says whether that variable is set). ``preset`` is the
+    tenant's preset its prompts come from; null means the shipped default preset."""
+
+    api_key_configured = serializers.SerializerMethodField()
+    preset = TenantRelatedField(Preset, allow_null=True, required=False)
+
+    class Meta:
+        model = ModelConfig
+        fields = [
+            "id",
+            *MODEL_CONFIG_FIELDS,
+            "api_key_configured",
+            "is_default",
+            "is_demo",
+            "created_at",
+            "updated_at",
+        ]
+        read_only_fields = ["id", "is_demo", "created_at", "updated_at"]
+
+    def get_api_key_configured(self, obj) -> bool:
+        return api_key_status(obj) == "set"
+
+
+class ConfigTestSerializer(serializers.Serializer):
+    """``POST /api/v1/model-configs/{id}/test``: one short streamed reply through the gateway
+    to a turn-shaped prompt (recorded as a ``ModelCall``, purpose ``console_test``). A
+    failure is an answer too: ``ok`` false with the gateway's code, and the models the
+    server lists when it can; a success may carry ``warnings`` (an empty reply, an order of
+    messages the server refused)."""
+
+    ok = serializers.BooleanField()
+    latency_ms = serializers.FloatField()
+    text = serializers.CharField()
+    model = serializers.CharField()
+    input_tokens = serializers.IntegerField()
+    output_tokens = serializers.IntegerField()
+    total_tokens = serializers.IntegerField()
+    attempts = serializers.IntegerField()
+    error_code = serializers.CharField(allow_null=True)
+    error_message = serializers.CharField(allow_null=True)
+    offered_models = serializers.ListField(child=serializers.CharField())
+    warnings = serializers.ListField(child=serializers.CharField())

@@ -1,0 +1,79 @@
+"""Reads of players and their personas: who a player is in a conversation (one raw SQL
+read on the turn's path), their personas and sessions, the console's list."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from console.lists import matching, row_count
+from console.models import Player
+from console.rows import prepared
+from console.scoping import scoped
+from roleplay.characters.selectors import without_avatars
+from roleplay.models import (
+    Conversation,
+    Persona,
+)
+
+
+@dataclass(frozen=True)
+class ActivePersona:
+    """Who the player is in a conversation: ``{{user}}`` is ``name``, ``{{persona}}`` is
+    ``description``. ``source`` says where it came from: the ``conversation``'s choice,
+    the player's ``default``, or the ``player`` themselves (no persona: their name)."""
+
+    name: str
+    description: str
+    source: str
+    persona_id: str | None = None
+
+
+# Every turn without a chosen persona reads this; pinned to the ORM read
+# (``Persona.objects.filter(player_id=..., is_default=True)``) by
+# tests/fastpaths/test_turn_reads.py.
+_DEFAULT_PERSONA_SQL = f"""
+    SELECT id, name, description FROM {Persona._meta.db_table}
+    WHERE player_id = %s AND is_default
+"""
+
+
+def persona_for(conversation: Conversation) -> ActivePersona:
+    """The conversation's persona, else its player's default one, else a plain persona
+    named after the player (display name, else external id)."""
+    chosen = conversation.persona
+    if chosen is not None:
+        return ActivePersona(chosen.name, chosen.description, "conversation", str(chosen.pk))
+    with prepared(_DEFAULT_PERSONA_SQL, [conversation.player_id]) as cursor:  # one at most
+        row = cursor.fetchone()
+    if row is not None:
+        return ActivePersona(row[1], row[2], "default", str(row[0]))
+    player = conversation.player
+    return ActivePersona(player.display_name or player.external_id, "", "player")
+
+
+def player_personas(tenant, player):
+    """The player's personas, the default first, without avatar bytes."""
+    return without_avatars(scoped(Persona, tenant).filter(player=player)).order_by(
+        "-is_default", "name", "created_at"
+    )
+
+
+def player_sessions(tenant, player) -> list[str]:
+    """The message store's session ids of the player's conversations."""
+    rows = Conversation.objects.filter(tenant=tenant, player=player).values_list("pk", flat=True)
+    return [str(pk) for pk in rows]
+
+
+PLAYER_SEARCH = ("external_id", "display_name")
+
+
+def player_list(tenant, query: str | None = None):
+    """Players with how many personas and conversations each has, newest first."""
+    return (
+        matching(scoped(Player, tenant), query, PLAYER_SEARCH)
+        .annotate(
+            persona_count=row_count(Persona, tenant, "player"),
+            conversation_count=row_count(Conversation, tenant, "player"),
+        )
+        .order_by("-created_at", "-pk")
+    )

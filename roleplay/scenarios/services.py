@@ -1,0 +1,149 @@
+"""Writes of scenarios: create, compare-and-set update, delete.
+
+Every door comes here. The config objects are validated by ``roleplay.scenarios.config`` (the
+seed's field names; a bad one is a 422 ``validation_error`` naming its dotted path), then
+checked against the tenant on save, not at the first turn: every model config a part that
+is on names must be one of the tenant's (by id or by name), and its preset (else the shipped
+default) must hold the role prompt that part needs (``orchestrator``, ``specialist_<name>``,
+``director``, ``auto_reply``, ``compactor``).
+"""
+
+from __future__ import annotations
+
+from django.db import transaction
+
+from console import failures
+from console.storable import unstorable_at
+from roleplay.errors import RoleplayError
+from roleplay.llm.configs.selectors import model_configs_by_ref
+from roleplay.models import Character, Conversation, Scenario
+from roleplay.presets.selectors import effective_preset
+from roleplay.prompting.presets import NamedPromptMissing
+from roleplay.scenarios.config import ScenarioInvalid, as_json, check_scenario, model_config_refs
+from roleplay.services import rows
+
+SCENARIO_FIELDS = ("name", "description", "model_config", "preset")
+# The API's names of the config objects (the seed's) -> the model's fields.
+CONFIG_FIELDS = {
+    "agenticV2": "agentic_v2",
+    "storyV1": "story_v1",
+    "compact": "compact",
+    "preActorDirector": "pre_actor_director",
+    "memoryRuntime": "memory_runtime",  # a string: internal, external or off
+    "externalMemory": "external_memory",
+    "worldbook": "worldbook",
+}
+
+
+class ScenarioConfigInvalid(RoleplayError, failures.Invalid):
+    """A config object breaks a rule (422 ``validation_error``; ``details.field`` is its
+    dotted path, in the seed's names)."""
+
+    default_code = "validation_error"
+
+    def __init__(self, field: str, message: str, **details) -> None:
+        super().__init__(message=f"{field}: {message}", details={"field": field, **details})
+
+
+class ScenarioVersionConflict(RoleplayError, failures.Conflict):
+    """Another save moved the scenario past the version the caller edited (409
+    ``revision_conflict``; ``details.current_version``)."""
+
+    default_code = "revision_conflict"
+
+    def __init__(self, current: int, expected: int) -> None:
+        super().__init__(
+            message=f"the scenario is at version {current}, not {expected}; reload and retry",
+            details={"current_version": current, "expected_version": expected},
+        )
+
+
+def create_scenario(tenant, **fields) -> Scenario:
+    scenario = Scenario(tenant=tenant)
+    _apply(scenario, fields)
+    rows.save(scenario)
+    return scenario
+
+
+def update_scenario(scenario: Scenario, *, version: int, **fields) -> Scenario:
+    """Change ``fields`` of a scenario still at ``version`` (else 409); the version moves."""
+    _apply(scenario, fields)
+    values = {name: getattr(scenario, name) for name in (*SCENARIO_FIELDS, *CONFIG_FIELDS.values())}
+    rows.compare_and_set(scenario, values, version=version, conflict=ScenarioVersionConflict)
+    return scenario
+
+
+@transaction.atomic
+def delete_scenario(scenario: Scenario) -> None:
+    """Delete it; characters and conversations that named it run without a scenario."""
+    Character.objects.filter(tenant_id=scenario.tenant_id, default_scenario=scenario).update(
+        default_scenario=None
+    )
+    Conversation.objects.filter(tenant_id=scenario.tenant_id, scenario=scenario).update(
+        scenario=None
+    )
+    scenario.delete()
+
+
+def _apply(scenario: Scenario, fields: dict) -> None:
+    """Set ``fields`` (the config objects by the seed's names) and check the whole result."""
+    configs = {name: fields.pop(name) for name in list(fields) if name in CONFIG_FIELDS}
+    for name, value in configs.items():
+        found = unstorable_at(value, name)
+        if found is not None:  # PostgreSQL's jsonb holds no NUL and no lone surrogate
+            raise ScenarioConfigInvalid(found[0], found[1])
+    rows.check_same_tenant(
+        scenario.tenant_id,
+        **{name: fields[name] for name in ("model_config", "preset") if name in fields},
+    )
+    rows.assign(scenario, fields, SCENARIO_FIELDS)
+    current = {seed: getattr(scenario, field) for seed, field in CONFIG_FIELDS.items()}
+    current.update(configs)
+    actor = scenario.model_config
+    actor_refs = (str(actor.pk), actor.name) if actor is not None else ()
+    try:
+        config = check_scenario(
+            {name: value for name, value in current.items() if value is not None},
+            actor_config_id=actor_refs,
+        )
+    except ScenarioInvalid as exc:
+        raise ScenarioConfigInvalid(exc.field, exc.message) from None
+    _check_worldbook_tenant(scenario, config)
+    _check_references(scenario.tenant_id, config)
+    stored = as_json(config)
+    for seed, field in CONFIG_FIELDS.items():
+        setattr(scenario, field, stored[seed])
+    rows.check(scenario)
+
+
+def _check_worldbook_tenant(scenario: Scenario, config) -> None:
+    """``worldbook.tenantId``, when given, names the scenario's own tenant (its id or name):
+    a scenario never selects from another tenant's books."""
+    named = config.worldbook.tenantId if config.worldbook is not None else None
+    if named is not None and named not in (str(scenario.tenant_id), scenario.tenant.name):
+        raise ScenarioConfigInvalid(
+            "worldbook.tenantId", "must name this scenario's own tenant (its id or name)"
+        )
+
+
+def _check_references(tenant_id, config) -> None:
+    refs = model_config_refs(config)
+    if not refs:
+        return
+    by_ref = model_configs_by_ref(tenant_id, [ref for _field, ref, _role in refs])
+    for field, ref, role in refs:
+        row = by_ref.get(ref)
+        if row is None:
+            raise ScenarioConfigInvalid(field, f"no model config {ref!r} in this tenant")
+        if role is None:
+            continue
+        preset = effective_preset(row)
+        try:
+            preset.named(role)
+        except NamedPromptMissing as exc:
+            raise ScenarioConfigInvalid(
+                field,
+                f"model config {row.name!r}: {exc.message}",
+                preset=preset.name,
+                role=role,
+            ) from None
