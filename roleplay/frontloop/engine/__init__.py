@@ -4,3 +4,26 @@ skills (``config``, ``skills``), the menu of tools (``menu``), reading a control
 (``fallbacks``), which segment gets a picture (``visual_beat``), the image-prompt block
 (``image_prompt``), the controller's prompt and messages (``prompt``), and the driver over
 injected ports (``loop``, ``ports``, ``steps``, ``record``). ``docs/front-loop.md``."""
+
+from .config import DirectorConfig, parse_director
+from .errors import DirectorInvalid
+from .loop import LoopSettings, run_front_loop
+from .ports import ControllerError, FrontPorts, ScheduleReceipt, SegmentResult
+from .record import FrontLoopOutcome, LoopRecord, Segment
+from .requests import ToolRequest
+
+__all__ = [
+    "ControllerError",
+    "DirectorConfig",
+    "DirectorInvalid",
+    "FrontLoopOutcome",
+    "FrontPorts",
+    "LoopRecord",
+    "LoopSettings",
+    "ScheduleReceipt",
+    "Segment",
+    "SegmentResult",
+    "ToolRequest",
+    "parse_director",
+    "run_front_loop",
+]
