@@ -20,7 +20,9 @@ from roleplay.llm.errors import (
 )
 from roleplay.llm.provider import ModelClient
 from roleplay.llm.providers import build_provider
-from roleplay.llm.providers.openai_compat import OpenAICompatProvider, _call_parts, refused_params
+from roleplay.llm.providers.openai_answers import call_parts
+from roleplay.llm.providers.openai_compat import OpenAICompatProvider
+from roleplay.llm.providers.openai_errors import refused_params
 from roleplay.llm.scripted_server import Reply, ScriptedOpenAIServer
 from roleplay.llm.types import CallRecord, ModelRequest, ProviderConfig, StreamDone, TextDelta
 
@@ -345,11 +347,11 @@ async def test_a_refusal_that_names_no_optional_parameter_is_not_sent_again(
 def test_tool_arguments_sent_as_an_object_are_taken_as_json() -> None:
     # the protocol sends a JSON string; some servers send the object itself
     wire = {"id": "c1", "function": {"name": "set_mood", "arguments": {"mood": "wry é"}}}
-    call_id, name, arguments = _call_parts(wire)
+    call_id, name, arguments = call_parts(wire)
     assert (call_id, name) == ("c1", "set_mood")
     assert json.loads(arguments) == {"mood": "wry é"}
     with pytest.raises(ModelBadResponse):
-        _call_parts({"id": "c2", "function": {"name": "set_mood", "arguments": ["mood"]}})
+        call_parts({"id": "c2", "function": {"name": "set_mood", "arguments": ["mood"]}})
 
 
 @pytest.mark.asyncio

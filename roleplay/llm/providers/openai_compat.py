@@ -16,32 +16,20 @@ defensively below, since nothing validated it.
 from __future__ import annotations
 
 import asyncio
-import email.utils
-import json
 import logging
-import re
 import ssl
 import time
 import weakref
-from collections.abc import AsyncGenerator, Sequence
+from collections.abc import AsyncGenerator
 from functools import lru_cache
 from typing import Any
 
 import httpx2
 import openai
 
-from console.tokens import count_messages, count_tokens
-
 from ..errors import (
-    ModelAuthError,
-    ModelBadRequest,
     ModelBadResponse,
-    ModelConnectionError,
-    ModelContentFiltered,
-    ModelContextExceeded,
     ModelError,
-    ModelRateLimited,
-    ModelServerError,
     ModelTimeout,
 )
 from ..provider import Interruptible, Provider, await_or_cancel, openai_tools
@@ -54,9 +42,19 @@ from ..types import (
     StreamDone,
     StreamEvent,
     TextDelta,
-    ToolCall,
     Usage,
 )
+from .openai_answers import (
+    call_parts,
+    completion_result,
+    first_choice,
+    json_list,
+    json_object,
+    json_text,
+    merge_tool_fragment,
+    read_usage,
+)
+from .openai_errors import apply_refused, map_openai_error, refused_params
 
 logger = logging.getLogger(__name__)
 
@@ -67,47 +65,6 @@ CONTINUE_NUDGE = (
     "Continue your last reply from exactly where it stops. Do not repeat any of it; write "
     "only what comes next, with capitalization and punctuation that join on seamlessly."
 )
-_CONTENT_FILTER_CODES = {"content_filter", "content_policy_violation", "content_filtered"}
-# A request the server's own validation refused, though it answered 500 (llama.cpp's Python
-# server does, for a ``response_format`` it does not take): not retried, like a 400.
-_VALIDATION_WORDS = re.compile(r"\d+ validation errors?\b.*'loc'|literal_error", re.DOTALL)
-# How servers say the prompt does not fit: OpenAI's and llama.cpp's code, and the words of
-# vLLM ("maximum context length"), llama.cpp's C++ server ("exceeds the available context
-# size"), Ollama and others.
-_CONTEXT_CODES = {"context_length_exceeded", "exceed_context_size_error"}
-_CONTEXT_WORDS = re.compile(
-    r"maximum context length|context (?:length|window|size) (?:exceeded|is exceeded)"
-    r"|exceeds? (?:the )?(?:available )?context (?:size|window|length)"
-    r"|prompt is too long|too many tokens in the prompt",
-    re.IGNORECASE,
-)
-
-
-def refused_params(params: dict[str, Any], said: str) -> dict[str, str | None]:
-    """What of ``params`` a server's refusal (its 400 or 422, ``said``) names as a parameter
-    it does not take, and what to send instead: nothing (None) or the same value under
-    another name. ``stream_options`` and ``parallel_tool_calls`` change nothing the call
-    means (older and stricter servers do not know them); a sampling parameter the model
-    does not support (OpenAI's reasoning models: only the default) is left to the server;
-    ``max_tokens`` is ``max_completion_tokens`` where a server asks for that name."""
-    lowered = said.lower()
-    found: dict[str, str | None] = {}
-    for key in params:
-        if key in ("stream_options", "parallel_tool_calls") and key in said:
-            found[key] = None
-        elif key in ("temperature", "top_p") and key in said and "unsupported" in lowered:
-            found[key] = None
-        elif key == "max_tokens" and "max_completion_tokens" in said:
-            found[key] = "max_completion_tokens"
-    return found
-
-
-def _apply_refused(params: dict[str, Any], refused: dict[str, str | None]) -> None:
-    for key, instead in refused.items():
-        if key in params:
-            value = params.pop(key)
-            if instead is not None:
-                params[instead] = value
 
 
 @lru_cache(maxsize=1)
@@ -209,7 +166,7 @@ class OpenAICompatProvider(Provider):
         (:func:`refused_params`) is sent again without it (a server names one at a time),
         and this provider never sends it again. So is one whose chat template refuses the
         order of the messages (:mod:`roles`), reshaped from then on."""
-        _apply_refused(params, self.refused)
+        apply_refused(params, self.refused)
         while True:
             try:
                 return await self._send(params, timeout, stream=stream)
@@ -234,7 +191,7 @@ class OpenAICompatProvider(Provider):
                     sorted(refused),
                 )
                 self.refused.update(refused)
-                _apply_refused(params, refused)
+                apply_refused(params, refused)
 
     async def _send(self, params: dict[str, Any], timeout: float, *, stream: bool) -> Any:
         return await self._client().post(
@@ -264,19 +221,19 @@ class OpenAICompatProvider(Provider):
             # so a server trickling bytes cannot hold a non-streamed call forever.
             async with asyncio.timeout(deadline):
                 response = await await_or_cancel(self._post(params, deadline, stream=False), cancel)
-            choice = _first_choice(response)
-            message = _object(choice.get("message"), "message")
-            content = strip_reasoning(_text(message.get("content"), "message content"))
-            raw_calls = [_call_parts(call) for call in _list(message.get("tool_calls"))]
-            finish_reason = _text(choice.get("finish_reason"), "finish_reason") or "stop"
-            usage = _usage(response.get("usage"))
+            choice = first_choice(response)
+            message = json_object(choice.get("message"), "message")
+            content = strip_reasoning(json_text(message.get("content"), "message content"))
+            raw_calls = [call_parts(call) for call in json_list(message.get("tool_calls"))]
+            finish_reason = json_text(choice.get("finish_reason"), "finish_reason") or "stop"
+            usage = read_usage(response.get("usage"))
         except TimeoutError as exc:
             raise ModelTimeout(f"no complete response within {deadline:g}s") from exc
         except (ModelError, asyncio.CancelledError):
             raise
         except Exception as exc:
             raise map_openai_error(exc) from exc
-        return _result(
+        return completion_result(
             self.config.model, request.messages, content, raw_calls, finish_reason, usage, started
         )
 
@@ -305,24 +262,24 @@ class OpenAICompatProvider(Provider):
                     except StopAsyncIteration:
                         break
                     seen = True
-                    chunk = _object(chunk, "stream chunk")
+                    chunk = json_object(chunk, "stream chunk")
                     if chunk.get("usage") is not None:
-                        usage = _usage(chunk["usage"])
-                    for choice in _list(chunk.get("choices")):
-                        choice = _object(choice, "choice")
+                        usage = read_usage(chunk["usage"])
+                    for choice in json_list(chunk.get("choices")):
+                        choice = json_object(choice, "choice")
                         if choice.get("index", 0) != 0:
                             continue
                         delta = choice.get("delta")
                         if delta is not None:
-                            delta = _object(delta, "delta")
-                            for fragment in _list(delta.get("tool_calls")):
-                                _merge_tool_fragment(calls, _object(fragment, "tool call"))
-                            text = scratchpad.feed(_text(delta.get("content"), "delta content"))
+                            delta = json_object(delta, "delta")
+                            for fragment in json_list(delta.get("tool_calls")):
+                                merge_tool_fragment(calls, json_object(fragment, "tool call"))
+                            text = scratchpad.feed(json_text(delta.get("content"), "delta content"))
                             if text:
                                 parts.append(text)
                                 yield TextDelta(text)
                         if choice.get("finish_reason"):
-                            finish_reason = _text(choice["finish_reason"], "finish_reason")
+                            finish_reason = json_text(choice["finish_reason"], "finish_reason")
         except (ModelError, asyncio.CancelledError, GeneratorExit):
             raise
         except Exception as exc:
@@ -353,7 +310,7 @@ class OpenAICompatProvider(Provider):
         raw_calls = [(c[0], c[1], c[2]) for _, c in sorted(calls.items())]
         content = "".join(parts)
         yield StreamDone(
-            _result(
+            completion_result(
                 self.config.model,
                 request.messages,
                 content,
@@ -363,199 +320,3 @@ class OpenAICompatProvider(Provider):
                 started,
             )
         )
-
-
-def _object(value: Any, what: str) -> dict[str, Any]:
-    if not isinstance(value, dict):
-        raise ModelBadResponse(f"{what} is not a JSON object")
-    return value
-
-
-def _list(value: Any) -> list[Any]:
-    """A JSON array, with null and absent read as empty."""
-    if value is None:
-        return []
-    if not isinstance(value, list):
-        raise ModelBadResponse("expected a JSON array")
-    return value
-
-
-def _text(value: Any, what: str) -> str:
-    """A JSON string, with null and absent read as empty."""
-    if value is None:
-        return ""
-    if not isinstance(value, str):
-        raise ModelBadResponse(f"{what} is not a string")
-    return value
-
-
-def _first_choice(response: Any) -> dict[str, Any]:
-    choices = _list(_object(response, "response").get("choices"))
-    if not choices:
-        raise ModelBadResponse("response has no choices")
-    return _object(choices[0], "choice")
-
-
-def _call_parts(call: Any) -> tuple[str, str, str]:
-    """(id, name, arguments) of one complete tool call. Arguments are a JSON string by the
-    protocol; a server that sends them as an object already (some do) is taken at its word."""
-    call = _object(call, "tool call")
-    function = _object(call.get("function") or {}, "tool call function")
-    arguments = function.get("arguments")
-    if isinstance(arguments, dict):
-        arguments = json.dumps(arguments, ensure_ascii=False)
-    return (
-        _text(call.get("id"), "tool call id"),
-        _text(function.get("name"), "tool call name"),
-        _text(arguments, "tool call arguments"),
-    )
-
-
-def _merge_tool_fragment(calls: dict[int, list[str]], fragment: dict[str, Any]) -> None:
-    """Assemble streamed tool calls: the id and name come once, arguments in pieces.
-
-    Servers differ: some repeat the id and the whole name in every piece (llama.cpp's
-    Python server), some leave out ``index`` (then a piece with a known id, or without an
-    id, continues the call before it)."""
-    call_id, name, arguments = _call_parts(fragment)
-    index = fragment.get("index")
-    if not isinstance(index, int) or isinstance(index, bool):
-        known = [i for i, entry in calls.items() if call_id and entry[0] == call_id]
-        if known:
-            index = known[0]
-        elif not call_id and calls:
-            index = max(calls)
-        else:
-            index = len(calls)
-    entry = calls.setdefault(index, ["", "", ""])
-    if call_id:
-        entry[0] = call_id
-    if name and name != entry[1]:
-        entry[1] = name if entry[1] and name.startswith(entry[1]) else entry[1] + name
-    entry[2] += arguments
-
-
-def _usage(raw: Any) -> Usage | None:
-    if not isinstance(raw, dict):
-        return None
-    prompt = raw.get("prompt_tokens")
-    completion = raw.get("completion_tokens")
-    if not isinstance(prompt, int) or not isinstance(completion, int):
-        return None
-    total = raw.get("total_tokens")
-    total = total if isinstance(total, int) and total > 0 else prompt + completion
-    return Usage(prompt, completion, total)
-
-
-def _result(
-    model: str,
-    messages: list[dict[str, Any]],
-    content: str,
-    raw_calls: Sequence[tuple[str | None, str | None, str | None]],
-    finish_reason: str,
-    usage: Usage | None,
-    started: float,
-) -> CompletionResult:
-    if finish_reason == "content_filter":
-        raise ModelContentFiltered("the provider's content filter stopped the reply")
-    tool_calls = [parse_tool_call(*raw) for raw in raw_calls]
-    if usage is None:  # servers without usage reporting: count as the budgets do
-        output = count_tokens(content) + sum(
-            count_tokens(call.name) + count_tokens(json.dumps(call.arguments))
-            for call in tool_calls
-        )
-        usage = Usage.of(count_messages(messages), output)
-    return CompletionResult(
-        content=content,
-        tool_calls=tool_calls,
-        usage=usage,
-        model=model,
-        finish_reason=finish_reason,
-        latency_ms=(time.perf_counter() - started) * 1000.0,
-        attempts=1,
-    )
-
-
-def parse_tool_call(call_id: str | None, name: str | None, arguments: str | None) -> ToolCall:
-    """A ToolCall with parsed arguments; malformed JSON is a bad response (retryable)."""
-    if not name:
-        raise ModelBadResponse("tool call without a function name")
-    try:
-        parsed = json.loads(arguments) if arguments and arguments.strip() else {}
-    except json.JSONDecodeError as exc:
-        raise ModelBadResponse(f"tool call {name!r} has invalid JSON arguments: {exc}") from exc
-    if not isinstance(parsed, dict):
-        raise ModelBadResponse(f"tool call {name!r} arguments are not a JSON object")
-    return ToolCall(id=call_id or f"call_{name}", name=name, arguments=parsed)
-
-
-def map_openai_error(exc: BaseException) -> ModelError:
-    """Translate an SDK/transport exception into the gateway's error vocabulary."""
-    if isinstance(exc, ModelError):
-        return exc
-    if isinstance(exc, openai.APITimeoutError | httpx2.TimeoutException | TimeoutError):
-        return ModelTimeout(str(exc) or "request timed out")
-    if isinstance(exc, openai.APIConnectionError | httpx2.TransportError):
-        return ModelConnectionError(_describe(exc))
-    if isinstance(exc, openai.APIResponseValidationError):
-        return ModelBadResponse(_describe(exc))
-    if isinstance(exc, openai.APIStatusError):
-        return _status_error(exc)
-    if isinstance(exc, openai.APIError):  # an error event inside a stream
-        return ModelServerError(_describe(exc))
-    if isinstance(exc, ValueError):  # invalid JSON body or SSE data line
-        return ModelBadResponse(f"malformed response: {exc}")
-    if isinstance(exc, httpx2.HTTPError):
-        return ModelConnectionError(_describe(exc))
-    return ModelError("model_error", _describe(exc), False)
-
-
-def _status_error(exc: openai.APIStatusError) -> ModelError:
-    status = exc.status_code
-    message = f"HTTP {status}: {exc.message}"
-    retry_after = _retry_after(exc.response.headers)
-    code = (exc.code or "").lower()
-    if status == 429:
-        return ModelRateLimited(message, status=status, retry_after=retry_after)
-    if status == 408:
-        return ModelTimeout(message, status=status, retry_after=retry_after)
-    if status in (401, 403):
-        return ModelAuthError(message, status=status)
-    if code in _CONTENT_FILTER_CODES:
-        return ModelContentFiltered(message, status=status)
-    if status < 500 and (code in _CONTEXT_CODES or _CONTEXT_WORDS.search(message)):
-        return ModelContextExceeded(message, status=status)
-    if status >= 500 and not _VALIDATION_WORDS.search(message):
-        return ModelServerError(message, status=status, retry_after=retry_after)
-    return ModelBadRequest(message, status=status)
-
-
-def _retry_after(headers: Any) -> float | None:
-    """Seconds from ``retry-after-ms`` or ``Retry-After`` (seconds or an HTTP date)."""
-    raw_ms = headers.get("retry-after-ms")
-    if raw_ms:
-        try:
-            return max(float(raw_ms) / 1000.0, 0.0)
-        except ValueError:
-            pass
-    raw = headers.get("retry-after")
-    if not raw:
-        return None
-    try:
-        return max(float(raw), 0.0)
-    except ValueError:
-        pass
-    try:
-        when = email.utils.parsedate_to_datetime(raw)
-    except (TypeError, ValueError):
-        return None
-    return max(when.timestamp() - time.time(), 0.0)
-
-
-def _describe(exc: BaseException) -> str:
-    """The exception and its transport cause: "Connection error." alone says too little."""
-    text = f"{type(exc).__name__}: {exc}"
-    cause = exc.__cause__
-    if cause is not None and str(cause):
-        text += f" ({type(cause).__name__}: {cause})"
-    return text
