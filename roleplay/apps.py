@@ -12,6 +12,7 @@ class RoleplayConfig(AppConfig):
         from roleplay.compact import ahead as compact_ahead
         from roleplay.compact import plugin as compact
         from roleplay.compact.services import history  # noqa: F401
+        from roleplay.frontloop import plugin as frontloop
         from roleplay.memory_plugin import context as memory_context
         from roleplay.memory_plugin import external as memory_external
         from roleplay.memory_plugin import learning as memory_learning
@@ -36,5 +37,6 @@ class RoleplayConfig(AppConfig):
             story,
             compact,
             compact_ahead,
+            frontloop,
         ):
             PLUGINS.register(module.PLUGIN)

@@ -31,6 +31,9 @@ capability may run for a character other than the Actor's, so it names it explic
 ``director``                    ``characterName``, ``maxStateChars`` (the state's upper bound,
                                 at most 8,000)
 ``compactor``                   ``characterName``, ``maxSummaryTokens`` (the compact config's)
+``front_controller``            ``characterName``: the front tool loop's controller
+                                (``docs/front-loop.md``); the skills and the player's input
+                                come in its messages
 ``story_writer``                ``characterName``; Story places it in the Actor's prompt, in
                                 the same system block as ``[CURRENT STORY STAGE]`` (the
                                 seed's POV writer stage instructions), read from the Actor's
@@ -48,12 +51,14 @@ from __future__ import annotations
 
 from functools import cache
 
+from roleplay.frontloop.engine.prompt import FRONT_CONTROLLER_PROMPT
 from roleplay.prompting.director_state import DIRECTOR_STATE_HEADER, DIRECTOR_STATE_SECTIONS
 from roleplay.prompting.presets import (
     AUTO_REPLY,
     CHAT_HISTORY,
     COMPACTOR,
     DIRECTOR,
+    FRONT_CONTROLLER,
     MAIN,
     ORCHESTRATOR,
     POST_HISTORY,
@@ -245,6 +250,7 @@ def role_templates() -> dict[str, str]:
     templates[DIRECTOR] = DIRECTOR_TEMPLATE
     templates[COMPACTOR] = COMPACTOR_TEMPLATE
     templates[STORY_WRITER] = STORY_WRITER_TEMPLATE
+    templates[FRONT_CONTROLLER] = FRONT_CONTROLLER_PROMPT
     return templates
 
 

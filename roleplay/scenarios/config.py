@@ -37,6 +37,8 @@ from pydantic import (
     field_validator,
 )
 
+from roleplay.frontloop.engine import DirectorInvalid, parse_director
+from roleplay.frontloop.engine.prompt import FRONT_CONTROLLER_ROLE
 from roleplay.prompting.presets import SPECIALIST_TOOLS
 from roleplay.scenarios.worldbook_config import WorldbookConfig
 from story.engine.policy import PolicyInvalid, parse_policy
@@ -171,9 +173,21 @@ class Compact(_Strict):
     recursive: Recursive | None = None
 
 
+class DirectorSkill(_Strict):
+    """A skill of the front tool loop, in its stored (object) form: the loop's own parser
+    (``roleplay.frontloop.engine.skills``) read it first, legacy strings included."""
+
+    name: str
+    afterActorTools: list[Literal["generate_image"]] = Field(default_factory=list)  # noqa: N815
+    prompt: str | None = None
+
+
 class PreActorDirector(_Strict):
+    """The front tool loop (``docs/front-loop.md``): the controller's model config, its
+    skills, the image prompt producer's system prompt."""
+
     modelConfigId: ConfigId  # noqa: N815
-    skills: list[ConfigId] = Field(default_factory=list, max_length=50)
+    skills: list[DirectorSkill] = Field(default_factory=list, max_length=50)
     imagePromptProducerPrompt: str | None = Field(None, max_length=20000)  # noqa: N815
 
 
@@ -222,6 +236,7 @@ def check_scenario(data: Any, *, actor_config_id: str | Collection[str] | None) 
                 "compact.contentPolicy",
                 "is not supported: the compactor's preset prompt expresses content policy",
             )
+    data = _director_read(data)
     try:
         config = ScenarioConfig.model_validate(data)
     except ValidationError as exc:
@@ -241,6 +256,18 @@ def check_scenario(data: Any, *, actor_config_id: str | Collection[str] | None) 
     if config.memoryRuntime == "external" and config.externalMemory is None:
         raise ScenarioInvalid("externalMemory", "is required when memoryRuntime is external")
     return config
+
+
+def _director_read(data: Any) -> Any:
+    """``data`` with its ``preActorDirector`` read by the front loop's parser (skills as
+    objects, legacy strings read as ``{name}``; every rejection names its field)."""
+    if not isinstance(data, dict) or data.get("preActorDirector") is None:
+        return data
+    try:
+        director = parse_director(data["preActorDirector"])
+    except DirectorInvalid as exc:
+        raise ScenarioInvalid(exc.field, exc.message) from None
+    return {**data, "preActorDirector": director.to_json()}
 
 
 def _check_agentic(v2: AgenticV2 | None, compact: Compact | None, actor: Collection[str]) -> None:
@@ -342,7 +369,8 @@ def model_config_refs(config: ScenarioConfig) -> list[tuple[str, str, str | None
         ref = config.compact.compactorModelConfigId
         refs.append(("compact.compactorModelConfigId", ref, "compactor"))
     if config.preActorDirector is not None:
-        refs.append(("preActorDirector.modelConfigId", config.preActorDirector.modelConfigId, None))
+        ref = config.preActorDirector.modelConfigId
+        refs.append(("preActorDirector.modelConfigId", ref, FRONT_CONTROLLER_ROLE))
     return refs
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import copy
 
+from roleplay.frontloop.engine import DirectorConfig, parse_director
 from roleplay.models import (
     Conversation,
     Scenario,
@@ -89,3 +90,12 @@ def auto_reply_config(scenario: Scenario | None) -> AgenticV2 | None:
         return None
     config = AgenticV2.model_validate(scenario.agentic_v2, strict=False)
     return config if config.enabled and config.modelConfigs.autoReply else None
+
+
+def front_loop_config(scenario: Scenario | None) -> DirectorConfig | None:
+    """The scenario's ``preActorDirector`` (the front tool loop) when it has one; else None.
+    Story's turns never run it (the two cannot be saved together)."""
+    if scenario is None or not scenario.pre_actor_director:
+        return None
+    raw = scenario.pre_actor_director
+    return _parsed(scenario, "preActorDirector", raw, lambda: parse_director(raw))

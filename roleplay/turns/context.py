@@ -112,6 +112,9 @@ class TurnContext:
     _capabilities: tuple[dict[str, str], tuple[str, ...]] | None = field(default=None, repr=False)
     # The reply as stored, once committed (what post-turn phases read of it).
     reply: str | None = None
+    # What plug-ins keep in the reply message's metadata beside its text (the front loop's
+    # ``segments``), stored with a new message or a regenerated alternative.
+    message_metadata: dict[str, Any] = field(default_factory=dict)
     # (what it was assembled from, the Actor prompt): see actor_prompt.
     _prompt: tuple[tuple, AssembledPrompt] | None = field(default=None, repr=False)
 

@@ -10,6 +10,10 @@ and implements any of these hooks, each optional:
   ``required``, ``applies``, ``kinds``: ``phases.run_stage``).
 - ``tools(ctx)`` / ``call(ctx, call)``: the tools offered to the Actor this turn, and the
   answer (a JSON object) to one of its calls, between streaming rounds.
+- ``generate(ctx, reply)``: drive the reply instead of the one direct Actor call: stream
+  it in segments (``reply.segment(max_tokens=..., separator=...)``, each a normal Actor
+  call) and return True; False leaves the turn to the next plug-in, then to the direct
+  call (``turns.reply``). The front tool loop is one.
 - ``beside(ctx)``: a durable record written with the reply, in the transaction that
   commits it, for a turn that entered the Actor (the Agent V2 background run).
 - ``after_commit``: a Phase run once the reply is committed, before ``turn.completed``.
@@ -41,6 +45,7 @@ if TYPE_CHECKING:
 
     from .context import TurnContext
     from .phases import Phase, Stage
+    from .reply import Reply
 
 # Rounds of tool calls a reply may take; the last offers no tools, so the reply ends in text.
 TOOL_ROUNDS = 3
@@ -80,6 +85,11 @@ class TurnPlugin:
         """The answer to one call of a tool this plug-in offered (a call of a name no
         plug-in offered comes to the first that offered any: answer it as unknown)."""
         raise NotImplementedError
+
+    async def generate(self, ctx: TurnContext, reply: Reply) -> bool:
+        """Stream the reply through ``reply`` (segments) and return True, or return False
+        (before streaming anything) to leave it to the direct Actor call."""
+        return False
 
     def beside(self, ctx: TurnContext) -> Callable[[], None] | None:
         """A record to write with the reply (in its transaction, in a savepoint), or None."""
@@ -146,6 +156,7 @@ class Registry:
             if _overrides(p, "read")
         )
         self.toolers = tuple(p for p in self.ordered if _overrides(p, "tools"))
+        self.generators = tuple(p.generate for p in self.ordered if _overrides(p, "generate"))
         self.besides = tuple(p.beside for p in self.ordered if _overrides(p, "beside"))
         self.after_replies = tuple(
             p.after_reply for p in self.ordered if _overrides(p, "after_reply")

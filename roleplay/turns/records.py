@@ -148,17 +148,19 @@ def finish_turn(
     trace=None,
     config=None,
     also: Sequence[Callable[[], None]] = (),
+    metadata: dict | None = None,
 ) -> bool:
     """Commit the reply (partial text kept on failure) and close the turn: a new message for
     ``chat``, a new alternative for a regenerate, more text for a continue; ``also`` the
     records that go with it (the plug-ins' ``beside`` hooks, the Actor's ``ModelCall`` rows), in
-    the same transaction. False, and nothing written, when the turn was closed already: a
+    the same transaction; ``metadata`` what plug-ins keep beside a new message's or
+    alternative's text. False, and nothing written, when the turn was closed already: a
     sweep found its process silent (``expire_abandoned``) and kept its flushed text instead.
 
     The records are written plainly after the reply; should one fail, the whole transaction
     is done again with each record in a savepoint of its own (the failure logged, the reply
     and the other records kept), so the usual turn pays no savepoint round trips."""
-    close = partial(_close, turn, content, status, usage, error_code, trace, config)
+    close = partial(_close, turn, content, status, usage, error_code, trace, config, metadata)
     if also:
         try:
             return close(lambda: _write_plainly(also))
@@ -179,8 +181,12 @@ def _write_plainly(work: Sequence[Callable[[], None]]) -> None:
             raise _RecordFailed from exc
 
 
-def _close(turn, content, status, usage, error_code, trace, config, records) -> bool:
-    metadata = {"turn_id": str(turn.id), **({"error": error_code} if error_code else {})}
+def _close(turn, content, status, usage, error_code, trace, config, extra, records) -> bool:
+    metadata = {
+        "turn_id": str(turn.id),
+        **(extra or {}),
+        **({"error": error_code} if error_code else {}),
+    }
     with transaction.atomic():
         closed = Turn.objects.filter(pk=turn.pk, status=TurnStatus.RUNNING).update(
             status=status,

@@ -14,7 +14,6 @@ import asyncio
 import logging
 import time
 from collections.abc import Awaitable, Callable
-from dataclasses import replace
 from functools import partial
 
 from django.utils import timezone
@@ -24,23 +23,19 @@ from console.logging import turn_id_var
 from memory.models import Message
 from roleplay.conversations.services import titles as conversation_titles
 from roleplay.llm.errors import ModelCancelled, ModelError
-from roleplay.llm.gateway import Gateway
-from roleplay.llm.speaker import SpeakerLabel
-from roleplay.llm.types import ModelRequest, StreamDone, TextDelta
 from roleplay.models import Turn, TurnStatus
-from roleplay.prompting.assembly import AssembledPrompt, ContextOverflow
+from roleplay.prompting.assembly import ContextOverflow
 from roleplay.turns import cancels, hub
 from roleplay.turns.hub import TurnFanout
 from roleplay.turns.priority import STARTS
 
 from . import phases, streamed_text
-from .context import TurnContext, actor_prompt, load_context
-from .plugin import PLUGINS, TOOL_ROUNDS, PluginFailed, answer_calls, offered_tools
+from .context import TurnContext, load_context
+from .plugin import PLUGINS, PluginFailed
 from .records import LEASE, STORAGE_ERRORS, answers_new_message, finish_turn
+from .reply import Reply
 
 logger = logging.getLogger(__name__)
-
-RENEW_EVERY = 10.0
 
 # turn id -> (conversation id, cancel event), for turns generating in this process.
 RUNNING: dict[str, tuple[str, asyncio.Event]] = {}
@@ -70,11 +65,13 @@ async def run_turn(
             raise ctx
         trace = ctx.trace
         await phases.run_stage("pre_actor", ctx, emit, cancel, partial(_renew_lease, turn))
-        entered = partial(_beside, ctx, with_reply)
+        reply = Reply(
+            ctx, emit, cancel, parts, partial(_beside, ctx, with_reply),
+            partial(_renew_lease, turn), with_reply,
+        )  # fmt: skip
         async with streamed_text.kept(turn, parts):  # kept if this process dies mid-stream
-            usage, result = await _stream_reply(
-                ctx, emit, cancel, parts, entered=entered, writes=with_reply
-            )
+            await _generate(ctx, reply)
+        usage, result = reply.usage(), reply.result
         finish_reason = result.finish_reason if result else None  # "length": cut short
         trace["model"] = {
             "model": result.model if result else None,
@@ -92,6 +89,7 @@ async def run_turn(
             trace=trace,
             config=ctx.config,
             also=with_reply,
+            metadata=ctx.message_metadata,
         )
         if not closed:  # the sweep took this turn for dead and kept its streamed text
             await _tell_abandoned(turn, emit)
@@ -133,6 +131,15 @@ async def run_turn(
         turn_id_var.reset(token)
 
 
+async def _generate(ctx: TurnContext, reply: Reply) -> None:
+    """The reply: a plug-in that drives the turn (its ``generate`` hook, the front tool
+    loop) streams it in segments; otherwise one Actor call (direct generation)."""
+    for generate in PLUGINS.generators:
+        if await generate(ctx, reply):
+            return
+    await reply.segment()
+
+
 def _beside(ctx: TurnContext, writes: list[Callable[[], None]]) -> None:
     """The plug-ins' records to write with the reply, once the Actor is asked."""
     for beside in PLUGINS.besides:
@@ -152,80 +159,6 @@ async def _give_title(ctx: TurnContext) -> str | None:
     except Exception:
         logger.warning("could not title conversation %s", ctx.conversation.pk, exc_info=True)
         return None
-
-
-async def _stream_reply(
-    ctx: TurnContext,
-    emit: Emit,
-    cancel: asyncio.Event,
-    parts: list[str],
-    entered: Callable[[], None] = lambda: None,
-    writes: list[Callable[[], None]] | None = None,
-):
-    """Assemble the Actor prompt, stream the reply into ``parts``; (usage, result). When a
-    plug-in offers tools (its ``tools`` hook), their calls are answered between rounds.
-    ``entered`` is called once the prompt is assembled and the Actor is asked; the calls'
-    ``ModelCall`` rows go to ``writes``, written with the reply."""
-    turn = ctx.turn
-    prompt = actor_prompt(ctx)
-    ctx.trace["prompt"] = prompt_trace(prompt)
-    gateway = Gateway(
-        turn.tenant, ctx.config, "actor", turn_id=turn.id, run_db=run_db, writes=writes
-    )
-    tools, owners = offered_tools(ctx)
-    messages = list(prompt.messages)
-    request = ModelRequest(
-        messages,
-        tools=tools,
-        continue_final_message=ctx.continuing is not None,
-        tolerate_missing_stream_metadata=ctx.tolerate_missing_stream_metadata,
-    )
-    seq, result, renewed = 0, None, time.monotonic()
-    # A continue goes on from text already stored: only a new reply may open with a label.
-    label = SpeakerLabel(None if ctx.continuing is not None else ctx.character.name)
-    entered()
-
-    async def send(text: str) -> None:
-        nonlocal seq
-        parts.append(text)
-        await emit({"type": "delta", "turn_id": str(turn.id), "seq": seq, "text": text})
-        seq += 1
-
-    for round_ in range(TOOL_ROUNDS + 1):
-        async for event in gateway.stream(request, cancel=cancel):
-            if time.monotonic() - renewed > RENEW_EVERY:
-                renewed = time.monotonic()
-                await _renew_lease(turn)
-            if isinstance(event, TextDelta):
-                text = label.feed(event.text)
-                if text:
-                    await send(text)
-            elif isinstance(event, StreamDone):
-                result = event.result
-        if not tools or result is None or not result.tool_calls:
-            break
-        messages = messages + await answer_calls(ctx, owners, result)
-        last = round_ + 1 == TOOL_ROUNDS
-        request = replace(request, messages=messages, tool_choice="none" if last else "auto")
-    held = label.finish()
-    if held:
-        await send(held)
-    return _usage(result), result
-
-
-def prompt_trace(prompt: AssembledPrompt) -> dict:
-    """What the console shows of the assembled prompt: each message's source and tokens."""
-    trace = {
-        "messages": len(prompt.messages),
-        "tokens": prompt.prompt_tokens,
-        "budget": prompt.budget,
-        "dropped_history": prompt.dropped_history,
-        "parts": [[part.source, part.role, part.tokens] for part in prompt.parts],
-    }
-    for name in ("unavailable", "unknown_macros", "missing_variables"):
-        if getattr(prompt, name):
-            trace[name] = list(getattr(prompt, name))
-    return trace
 
 
 async def _committed(ctx: TurnContext, emit: Emit) -> None:
@@ -356,17 +289,6 @@ async def settle(timeout: float = 30.0) -> None:
 def _keep(task: asyncio.Task) -> None:
     _TASKS.add(task)
     task.add_done_callback(_TASKS.discard)
-
-
-def _usage(result) -> dict:
-    if result is None:
-        return {}
-    u = result.usage
-    return {
-        "input_tokens": u.input_tokens,
-        "output_tokens": u.output_tokens,
-        "total_tokens": u.total_tokens,
-    }
 
 
 def _attempts(result) -> int:

@@ -7,9 +7,15 @@ from __future__ import annotations
 
 from functools import cached_property
 
+from roleplay.frontloop.engine import DirectorConfig
 from roleplay.models import Scenario
 from roleplay.scenarios.config import AgenticV2, Compact, ExternalMemory, StoryV1
-from roleplay.scenarios.selectors import agentic_config, compact_config, story_config
+from roleplay.scenarios.selectors import (
+    agentic_config,
+    compact_config,
+    front_loop_config,
+    story_config,
+)
 from roleplay.scenarios.worldbook_config import DEFAULT, WorldbookConfig
 
 
@@ -44,6 +50,11 @@ class ScenarioSettings:
     def compact(self) -> Compact | None:
         """``compact`` when it is on (``selectors.compact_config``)."""
         return compact_config(self.scenario)
+
+    @cached_property
+    def front_loop(self) -> DirectorConfig | None:
+        """``preActorDirector`` when the scenario has one (``selectors.front_loop_config``)."""
+        return front_loop_config(self.scenario)
 
     @cached_property
     def worldbook(self) -> WorldbookConfig:

@@ -20,6 +20,7 @@ TEMPLATE_VARIABLES = {
     "director": {"characterName", "maxStateChars"},
     "compactor": {"characterName", "maxSummaryTokens"},
     "story_writer": {"characterName"},
+    "front_controller": {"characterName"},
     **{name: {"characterName"} for name in p.SPECIALISTS},
 }
 

@@ -52,6 +52,7 @@ def test_the_shipped_plugins_keep_the_turns_order():
         "story",
         "compact",
         "compact_ahead",
+        "frontloop",
     ]
     assert [name for name, _ in PLUGINS.readers] == [
         "worldbook",

@@ -27,8 +27,9 @@ FRONT_CONTROLLER_ROLE = "front_controller"
 MAX_PLAYER_INPUT_CHARS = 100_000
 
 FRONT_CONTROLLER_PROMPT = """\
-You control one roleplay reply. You never write any text the player sees: the reply is \
-written by the character's Actor, which you run through the functions you are given.
+You control one roleplay reply of {{getvar::characterName}}. You never write any text the \
+player sees: the reply is written by the character's Actor, which you run through the \
+functions you are given.
 
 How to run the reply:
 - Call exactly one function at a time, then read its result before choosing the next one. \
