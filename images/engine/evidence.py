@@ -107,22 +107,25 @@ def judge(evidence: object, asset_urls: Sequence[str], allowed: Sequence[str]) -
     if not isinstance(evidence, Mapping):
         return Judgement("unknown", [Verdict(u, "unverified", NO_EVIDENCE) for u in asset_urls])
     status = _status(evidence.get("moderation_status"))
-    items = _items(evidence)
+    items = evidence_items(evidence)
     by_url: dict[str, Any] = {}
     for item in items:
         url = item.get("asset_url") if isinstance(item, Mapping) else None
         if isinstance(url, str) and url not in by_url:
             by_url[url] = item
+    strangers = bool(set(by_url) - set(asset_urls))  # items naming no image of ours
     verdicts = []
     for url in asset_urls:
         if status != COMPLETED:
             verdicts.append(Verdict(url, "unverified", STATUS_NOT_COMPLETED))
+        elif url not in by_url and strangers:
+            verdicts.append(Verdict(url, "unverified", URL_MISMATCH))
         else:
             verdicts.append(judge_item(by_url.get(url), url, allowed))
     return Judgement(status, verdicts)
 
 
-def _items(evidence: Mapping[str, Any]) -> list[Any]:
+def evidence_items(evidence: Mapping[str, Any]) -> list[Any]:
     """Every moderation item of the evidence: its jobs' lists, or a top-level list."""
     found: list[Any] = []
     jobs = evidence.get("jobs")
