@@ -16,6 +16,7 @@ urlpatterns = [
         SpectacularSwaggerView.as_view(url_name="schema", permission_classes=[]),
         name="docs",
     ),
+    path("api/v1/", include("images.api.urls")),
     path("api/v1/", include("roleplay.api.urls")),
     path("v1/", include("worldbook.api.urls")),
     path("v1/", include("roleplay.api.memory_service_urls")),

@@ -63,3 +63,11 @@ def get_slot(tenant, message_id, index: int) -> ImageSlot:
     if slot is None:
         raise not_found("no such image slot")
     return slot
+
+
+def get_image_config_by_id(tenant, config_id) -> ImageConfig:
+    """The tenant's config by its id (a path's): a malformed or foreign id is a 404."""
+    found = scoped(ImageConfig, tenant).filter(pk=canonical_uuid(config_id)).first()
+    if found is None:
+        raise not_found("no such image config")
+    return found

@@ -15,11 +15,11 @@ from typing import Any
 from images.engine.request import (
     OUT_OF_RANGE,
     REQUIRED,
-    UNKNOWN,
     WRONG_TYPE,
     Violation,
     integer_problem,
     text_problem,
+    unknown_fields,
     url_problem,
 )
 
@@ -117,11 +117,7 @@ def config_problems(fields: object, *, creating: bool) -> list[Violation]:
     """Every rule the given fields break, field by field (no rule across fields)."""
     if not isinstance(fields, dict):
         return [Violation("body", "invalid_body", "the body must be a JSON object")]
-    found = [
-        Violation(str(key)[:100], UNKNOWN, f"unknown field {str(key)[:100]!r}")
-        for key in fields
-        if key not in FIELDS
-    ]
+    found = unknown_fields(fields, FIELDS)
     if creating:
         found += [
             Violation(name, REQUIRED, f"{name} is required")

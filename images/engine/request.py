@@ -14,6 +14,7 @@ first violation's and whose ``details`` are ``{"field": <first>, "errors": [ever
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
@@ -149,11 +150,7 @@ def violations(body: object) -> list[Violation]:
     """Every rule ``body`` breaks (empty: it is a valid request)."""
     if not isinstance(body, dict):
         return [Violation("body", NOT_AN_OBJECT, "the body must be a JSON object")]
-    found: list[Violation] = []
-    for key in body:
-        if key not in FIELDS:
-            shown = key if isinstance(key, str) and not unstorable(key) else repr(key)
-            found.append(Violation(str(shown)[:100], UNKNOWN, f"unknown field {shown[:100]!r}"))
+    found = unknown_fields(body, FIELDS)
     for problem in (
         text_problem("prompt", body.get("prompt"), max_bytes=MAX_PROMPT_BYTES),
         text_problem("image_config", body.get("image_config"), max_bytes=MAX_CONFIG_REF_BYTES),
@@ -166,6 +163,19 @@ def violations(body: object) -> list[Violation]:
     for side in ("width", "height"):
         if body.get(side) is not None:
             found.extend(_some(integer_problem(side, body[side], 1, MAX_SAFE_INTEGER)))
+    return found
+
+
+def unknown_fields(body: dict[Any, Any], known: Iterable[str]) -> list[Violation]:
+    """A violation per key of ``body`` not in ``known``, named so any JSON can carry it (a
+    key that is not valid Unicode is shown escaped)."""
+    names = set(known)
+    found = []
+    for key in body:
+        if key not in names:
+            text = str(key)
+            shown = text if not unstorable(text) else ascii(text)
+            found.append(Violation(shown[:100], UNKNOWN, f"unknown field {shown[:100]!r}"))
     return found
 
 
