@@ -8,6 +8,7 @@ import pytest
 from django.core import signing as django_signing
 
 from images import signing
+from images.errors import NotFound
 from images.models import ImageConfig, ImageJob
 from tests.api.helpers import assert_error
 from tests.images.conftest import make_config
@@ -136,7 +137,7 @@ def test_another_tenant_never_sees_an_image_even_with_a_guessed_url(
     fake = django_signing.dumps({"t": str(image_config.tenant_id), "n": name}, salt="other")
     assert_error(api.get(signing.FILES_PATH + fake), 404, "not_found")
     assert signing.name_from(token, image_config.tenant_id, max_age=60) == name
-    with pytest.raises(Exception):
+    with pytest.raises(NotFound):
         signing.name_from(token, image_config.tenant_id, max_age=-1)
     # And no config of another tenant can be used or read.
     mine = make_config(other_tenant, images_llm, name="theirs")

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from images import files, signing
-from images.errors import Conflict, Invalid, NotFound
+from images.errors import Conflict, ImagesError, Invalid, NotFound
 from images.models import ImageJob
 from images.services.configs import update_image_config
 from images.services.jobs import generate_assets
@@ -100,7 +100,7 @@ def test_an_idempotency_key_answers_the_first_result(tenant, images_llm, image_c
 def test_a_backend_failure_is_a_502_and_replays_as_one(tenant, images_llm, image_config):
     images_llm.images.script.status = 500
     for _ in range(2):
-        with pytest.raises(Exception) as caught:
+        with pytest.raises(ImagesError) as caught:
             generate_assets(tenant, body(), key="bad", fingerprint="f")
         assert caught.value.code == "backend_error"
     assert len(images_llm.images.requests) == 1
