@@ -27,6 +27,7 @@ BY_PARAMETER = {
     "job_id": lambda w: w.objects.job.pk,
     "quarantine_id": lambda w: w.objects.quarantine.pk,
     "version": lambda w: w.objects.checkpoint.version,
+    "signed": lambda w: w.image_token,  # a signed image link's token (images.signing)
 }
 
 
@@ -43,6 +44,14 @@ class Tenancy:
     revision: int
     token: object
     raw_token: str
+    image_config: object
+    image_slot: object
+
+    @property
+    def image_token(self) -> str:
+        from images.signing import token_for
+
+        return token_for(self.tenant.pk, self.image_slot.file)
 
     @property
     def tenant(self):
@@ -50,8 +59,11 @@ class Tenancy:
 
     def object_for(self, model):
         from console.models import ApiToken
+        from images.models import ImageConfig
         from worldbook.models import Book
 
+        if model is ImageConfig:
+            return self.image_config
         if model is Book:
             return Book.objects.get(pk=self.book_id)
         if model is ApiToken:
@@ -80,6 +92,7 @@ class Tenancy:
         ids.append(objects.scenario.pk)
         ids.append(objects.quarantine.pk)
         ids.append(objects.checkpoint.scenario_id)
+        ids += [self.image_config.pk, self.image_slot.pk]
         return [self.label, self.book_id, self.token.prefix, *map(str, ids)]
 
 
@@ -93,4 +106,26 @@ def build_tenancy(tenant, base_url: str, label: str, api_client_for) -> Tenancy:
     bindings = {"bindings": [{"book_id": created["book_id"]}]}
     response = client.put(f"/v1/prompt-bindings?prompt_id={PROMPT_ID}", bindings, format="json")
     assert response.status_code == 200, response.content[:300]
-    return Tenancy(label, objects, created["book_id"], created["revision"], token, raw)
+    config, slot = build_images(tenant, base_url, label, objects)
+    return Tenancy(
+        label, objects, created["book_id"], created["revision"], token, raw, config, slot
+    )
+
+
+def build_images(tenant, base_url: str, label: str, objects: World):
+    """An image config on the scripted server and a ready picture of the last message."""
+    from images.services.configs import create_image_config
+    from images.services.slots import draw_slot, reserve_slot
+
+    config = create_image_config(
+        tenant, name=f"{label}-images", provider="openai_compatible", base_url=base_url,
+        default_width=64, default_height=64, timeout_seconds=10,
+    )  # fmt: skip
+    message = objects.messages[-1]
+    slot = reserve_slot(
+        tenant, objects.conversation.pk, message.id, 0, f"{label}: the lighthouse at dusk",
+        config, session_id=objects.conversation.session_id, enqueue=False,
+    )  # fmt: skip
+    slot = draw_slot(slot.pk)
+    assert slot is not None and slot.status == "ready", slot and (slot.status, slot.code)
+    return config, slot
