@@ -21,6 +21,7 @@ urlpatterns = [
     path("v1/", include("worldbook.api.urls")),
     path("v1/", include("roleplay.api.memory_service_urls")),
     path("console/worldbooks/", include("worldbook.urls")),
+    path("console/images/", include("images.urls")),
     path("", include("console.urls_console")),
     path("", include("roleplay.urls")),
 ]

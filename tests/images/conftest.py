@@ -39,3 +39,11 @@ def a1111_config(tenant, images_llm):
         tenant, images_llm, name="forge", provider="automatic1111",
         base_url=images_llm.root_url, moderation_mode="none",
     )  # fmt: skip
+
+
+@pytest.fixture
+def console_client(db):
+    """``console_client(tenant, role)``: a Django client signed in as a new console user."""
+    from tests.matrix.conftest import console_client as matrix_console_client
+
+    return matrix_console_client.__wrapped__(db)
