@@ -281,6 +281,7 @@ SPECTACULAR_SETTINGS = {
         "MemoryEntryStatusEnum": "memory.models.EntryStatus",
         "MemoryEntryOriginEnum": "memory.models.EntryOrigin",
         "RecallKindEnum": ["message", "entry"],
+        "ProviderEnum": "roleplay.models.Provider",
         "ImageProviderEnum": ["openai_compatible", "automatic1111"],
     },
     # 3.1: schema objects are JSON Schema 2020-12, the dialect the pydantic models emit.

@@ -62,7 +62,8 @@ class Violation:
     message: str
 
     def as_dict(self) -> dict[str, str]:
-        return {"field": self.field, "code": self.code, "message": self.message}
+        """``loc`` as in every validation error of the API (``console.errors``)."""
+        return {"field": self.field, "loc": self.field, "code": self.code, "message": self.message}
 
 
 def _utf8_size(text: str) -> int:
