@@ -135,8 +135,11 @@ class ImageConfigOut(_Strict):
     updated_at: datetime
 
 
-class ImageConfigList(_Strict):
-    image_configs: list[ImageConfigOut]
+class ImageConfigPage(_Strict):
+    count: int
+    next: str | None
+    previous: str | None
+    results: list[ImageConfigOut]
 
 
 class ConfigTestOut(_Strict):

@@ -20,11 +20,15 @@ from console.body_limit import BodyLimit
 from console.errors import ApiError
 from console.idempotency import IDEMPOTENCY_KEY, MAX_KEY_LENGTH, request_fingerprint
 from console.models import Scope
+from console.pagination import MAX_OFFSET, Pagination
 from console.renderers import FastJSONRenderer
 from console.storable import unstorable
 from images import files, selectors, signing
 from images.api import schemas
-from images.errors import invalid, not_found
+from images.engine.config import FIELDS as CONFIG_FIELDS
+from images.engine.request import FIELDS as REQUEST_FIELDS
+from images.engine.request import unknown_fields
+from images.errors import BadRequest, not_found
 from images.models import ImageConfig
 from images.services import configs
 from images.services.config_test import run_config_test
@@ -35,17 +39,34 @@ SIGNED = OpenApiParameter(
     "signed", OpenApiTypes.STR, OpenApiParameter.PATH,
     description="The signed, expiring token of an image link (as the API handed it out).",
 )  # fmt: skip
+PAGE_PARAMETERS = [
+    OpenApiParameter("limit", {"type": "integer", "minimum": 1, "maximum": Pagination.max_limit},
+                     OpenApiParameter.QUERY, required=False),
+    OpenApiParameter("offset", {"type": "integer", "minimum": 0, "maximum": MAX_OFFSET},
+                     OpenApiParameter.QUERY, required=False),
+]  # fmt: skip
 BACKEND_FAILED = OpenApiResponse(
     OpenApiTypes.OBJECT,
     description="The image backend refused the request (recorded; never resent).",
 )
 
 
-def _body(request) -> dict:
+def _body(request, known) -> dict:
+    """The JSON object sent, its shape checked as every ``/api/v1/`` body's is: not an object,
+    or a field the operation does not take, is a 400 ``validation_error`` listing each
+    ``loc``. The fields' own rules are the capability's 422s."""
     data = request.data
     if not isinstance(data, dict):
-        raise invalid("invalid_body", "body", "the body must be a JSON object")
+        raise _shape([{"loc": "body", "msg": "expected a JSON object"}])
+    unknown = unknown_fields(data, known)
+    if unknown:
+        raise _shape([{"loc": v.field, "msg": "unknown field"} for v in unknown])
     return data
+
+
+def _shape(errors: list[dict]) -> BadRequest:
+    message = "; ".join(f"{e['loc']}: {e['msg']}" for e in errors[:5])
+    return BadRequest("validation_error", message, {"errors": errors})
 
 
 def config_out(config: ImageConfig) -> dict:
@@ -64,14 +85,19 @@ class ImagesView(BodyLimit, APIView):
 
 
 class ConfigsView(ImagesView):
-    @extend_schema(operation_id="v1_image_configs_list", responses=schemas.ImageConfigList)
+    @extend_schema(
+        operation_id="v1_image_configs_list",
+        responses=schemas.ImageConfigPage,
+        parameters=PAGE_PARAMETERS,
+    )
     def get(self, request):
-        rows = selectors.image_configs(request.tenant)
-        return Response({"image_configs": [config_out(c) for c in rows]})
+        paginator = Pagination()
+        rows = paginator.paginate_queryset(selectors.image_configs(request.tenant), request, self)
+        return paginator.get_paginated_response([config_out(c) for c in rows])
 
     @extend_schema(request=schemas.ImageConfigCreate, responses={201: schemas.ImageConfigOut})
     def post(self, request):
-        config = configs.create_image_config(request.tenant, **_body(request))
+        config = configs.create_image_config(request.tenant, **_body(request, CONFIG_FIELDS))
         return Response(config_out(config), status=201)
 
 
@@ -90,7 +116,8 @@ class ConfigDetailView(ImagesView):
     )
     def patch(self, request, config_id):
         config = self.config(request, config_id)
-        return Response(config_out(configs.update_image_config(config, **_body(request))))
+        fields = _body(request, CONFIG_FIELDS)
+        return Response(config_out(configs.update_image_config(config, **fields)))
 
     @extend_schema(parameters=[CONFIG_ID], responses={204: None})
     def delete(self, request, config_id):
@@ -106,8 +133,8 @@ class ConfigTestView(ImagesView):
     @extend_schema(parameters=[CONFIG_ID], request=None, responses=schemas.ConfigTestOut)
     def post(self, request, config_id):
         config = selectors.get_image_config_by_id(request.tenant, config_id)
-        if request.data:
-            raise invalid("unknown_field", "body", "this action takes no body")
+        if request.data not in (None, {}):
+            _body(request, ())
         return Response(dataclasses.asdict(run_config_test(request.tenant, config)))
 
 
@@ -137,7 +164,7 @@ class GenerationsView(ImagesView):
         parameters=[IDEMPOTENCY_KEY],
     )
     def post(self, request):
-        payload = _body(request)
+        payload = _body(request, REQUEST_FIELDS)
         key = idempotency_key(request)
         fingerprint = request_fingerprint(payload) if key else ""
         answer = generate_assets(request.tenant, payload, key=key, fingerprint=fingerprint)

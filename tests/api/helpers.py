@@ -167,6 +167,12 @@ def valid_body(route: Route, method: str, world) -> dict:
             "persona": {"player": world.player.id, "name": "n"},
             "preset": {"name": "n"},
             "scenario": {"name": "n"},
+            "imageconfig": {
+                "name": "n",
+                "provider": "openai_compatible",
+                "base_url": world.image_config.base_url,
+            },
+            "imagegeneration": {"prompt": "a key", "image_config": str(world.image_config.pk)},
         }.get(basename, {})
     return {
         "conversation-archive": {"keep_recent": 0},

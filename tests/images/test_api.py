@@ -29,7 +29,7 @@ def test_config_crud(api, images_llm):
     config = created.json()
     assert config["api_key_configured"] is False and config["moderation_mode"] == "backend"
     path = f"/api/v1/image-configs/{config['id']}/"
-    assert api.get("/api/v1/image-configs").json()["image_configs"][0]["id"] == config["id"]
+    assert api.get("/api/v1/image-configs").json()["results"][0]["id"] == config["id"]
     patched = api.patch(path, {"moderation_mode": "none"}, format="json")
     assert patched.json()["moderation_mode"] == "none"
     assert api.delete(path).status_code == 204
@@ -44,13 +44,22 @@ def test_config_crud(api, images_llm):
         ({"provider": "automatic1111"}, "invalid_combination", "moderation_mode"),
         ({"base_url": "file:///etc"}, "invalid_url", "base_url"),
         ({"name": "a\u0000b"}, "invalid_text", "name"),
-        ({"extra": 1}, "unknown_field", "extra"),
     ],
 )
 def test_each_bad_config_field_is_a_422_naming_it(api, images_llm, extra, code, field):
     response = api.post("/api/v1/image-configs", create_body(images_llm, **extra), format="json")
     assert assert_error(response, 422, code)["details"]["field"] == field
     assert not ImageConfig.objects.exists()
+
+
+def test_a_body_of_another_shape_is_a_400_naming_each_field(api, images_llm, image_config):
+    response = api.post(GENERATIONS, {"prompt": "x", "image_config": "scripted", "size": 1},
+                        format="json")  # fmt: skip
+    assert assert_error(response, 400, "validation_error")["details"]["errors"] == [
+        {"loc": "size", "msg": "unknown field"}
+    ]
+    assert_error(api.post(GENERATIONS, [1], format="json"), 400, "validation_error")
+    assert images_llm.images.requests == []
 
 
 def test_the_test_button_draws_one_picture(api, tenant, images_llm, image_config):

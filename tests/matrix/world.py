@@ -44,14 +44,10 @@ class Tenancy:
     revision: int
     token: object
     raw_token: str
-    image_config: object
-    image_slot: object
 
     @property
     def image_token(self) -> str:
-        from images.signing import token_for
-
-        return token_for(self.tenant.pk, self.image_slot.file)
+        return self.objects.image_token
 
     @property
     def tenant(self):
@@ -63,7 +59,7 @@ class Tenancy:
         from worldbook.models import Book
 
         if model is ImageConfig:
-            return self.image_config
+            return self.objects.image_config
         if model is Book:
             return Book.objects.get(pk=self.book_id)
         if model is ApiToken:
@@ -92,7 +88,7 @@ class Tenancy:
         ids.append(objects.scenario.pk)
         ids.append(objects.quarantine.pk)
         ids.append(objects.checkpoint.scenario_id)
-        ids += [self.image_config.pk, self.image_slot.pk]
+        ids += [objects.image_config.pk, objects.image_slot.pk]
         return [self.label, self.book_id, self.token.prefix, *map(str, ids)]
 
 
@@ -106,26 +102,4 @@ def build_tenancy(tenant, base_url: str, label: str, api_client_for) -> Tenancy:
     bindings = {"bindings": [{"book_id": created["book_id"]}]}
     response = client.put(f"/v1/prompt-bindings?prompt_id={PROMPT_ID}", bindings, format="json")
     assert response.status_code == 200, response.content[:300]
-    config, slot = build_images(tenant, base_url, label, objects)
-    return Tenancy(
-        label, objects, created["book_id"], created["revision"], token, raw, config, slot
-    )
-
-
-def build_images(tenant, base_url: str, label: str, objects: World):
-    """An image config on the scripted server and a ready picture of the last message."""
-    from images.services.configs import create_image_config
-    from images.services.slots import draw_slot, reserve_slot
-
-    config = create_image_config(
-        tenant, name=f"{label}-images", provider="openai_compatible", base_url=base_url,
-        default_width=64, default_height=64, timeout_seconds=10,
-    )  # fmt: skip
-    message = objects.messages[-1]
-    slot = reserve_slot(
-        tenant, objects.conversation.pk, message.id, 0, f"{label}: the lighthouse at dusk",
-        config, session_id=objects.conversation.session_id, enqueue=False,
-    )  # fmt: skip
-    slot = draw_slot(slot.pk)
-    assert slot is not None and slot.status == "ready", slot and (slot.status, slot.code)
-    return config, slot
+    return Tenancy(label, objects, created["book_id"], created["revision"], token, raw)
