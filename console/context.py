@@ -16,6 +16,7 @@ NAV = [
     ("Players", "players", Role.VIEWER),
     ("Memory", "memory_entries", Role.VIEWER),
     ("Models", "model_configs", Role.VIEWER),
+    ("Images", "image_configs", Role.VIEWER),
     ("Presets", "presets", Role.VIEWER),
     ("Run modes", "scenarios", Role.VIEWER),
     ("API tokens", "tokens", Role.ADMIN),

@@ -9,6 +9,7 @@ servers would listen.
 
 from __future__ import annotations
 
+import json
 import os
 from datetime import timedelta
 from pathlib import Path
@@ -63,6 +64,7 @@ INSTALLED_APPS = [
     "memory",
     "worldbook",
     "story",
+    "images",
     "roleplay",
 ]
 
@@ -148,6 +150,31 @@ USE_TZ = True
 STATIC_URL = "/static/"
 STATICFILES_DIRS = [BASE_DIR / "static"]
 STATIC_ROOT = embedded.VAR_DIR / "static"  # collectstatic target, for a CDN or proxy in front
+
+# Generated images (docs/images.md): files under MEDIA_ROOT/images/<tenant>/ by default; any
+# Django storage backend (an S3-compatible one) by IMAGES_STORAGE_BACKEND and its options as
+# JSON in IMAGES_STORAGE_OPTIONS. They are never served from a public URL: only through the
+# signed, expiring links of images.signing.
+MEDIA_ROOT = Path(os.environ.get("MEDIA_ROOT") or embedded.VAR_DIR / "media")
+STORAGES = {
+    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
+    "images": {
+        "BACKEND": os.environ.get(
+            "IMAGES_STORAGE_BACKEND", "django.core.files.storage.FileSystemStorage"
+        ),
+        "OPTIONS": json.loads(os.environ.get("IMAGES_STORAGE_OPTIONS") or "null")
+        or {"location": str(MEDIA_ROOT / "images")},
+    },
+}
+IMAGES_URL_MAX_AGE_SECONDS = int(os.environ.get("IMAGES_URL_MAX_AGE_SECONDS", "3600"))
+IMAGES_MAX_BYTES = int(os.environ.get("IMAGES_MAX_BYTES", str(20 * 1024 * 1024)))
+IMAGES_MAX_SIDE = int(os.environ.get("IMAGES_MAX_SIDE", "8192"))
+IMAGES_MAX_PIXELS = int(os.environ.get("IMAGES_MAX_PIXELS", "40000000"))
+IMAGES_THUMBNAIL_SIDE = int(os.environ.get("IMAGES_THUMBNAIL_SIDE", "256"))
+# An image URL answer is fetched only from public addresses; this lets loopback through too
+# (a backend on the same machine; the tests). Private networks are never fetched.
+IMAGES_ALLOW_LOOPBACK_FETCH = _env_bool("IMAGES_ALLOW_LOOPBACK_FETCH", False)
 # Prepared worldbook revisions shared by every process of this machine (worldbook/compiled.py);
 # WORLDBOOK_CACHE_ENTRIES bounds the entries each process keeps prepared in memory.
 WORLDBOOK_COMPILED_DIR = Path(
@@ -221,6 +248,7 @@ CELERY_BEAT_SCHEDULE: dict = {
     "consolidation-sweep": {"task": "roleplay.consolidation_sweep", "schedule": 60.0},
     "beliefs-sweep": {"task": "roleplay.beliefs_sweep", "schedule": 300.0},
     "story-settlement-sweep": {"task": "roleplay.story_settlement_sweep", "schedule": 60.0},
+    "image-slots-sweep": {"task": "images.sweep_slots", "schedule": 60.0},
 }
 
 REST_FRAMEWORK = {
@@ -253,6 +281,8 @@ SPECTACULAR_SETTINGS = {
         "MemoryEntryStatusEnum": "memory.models.EntryStatus",
         "MemoryEntryOriginEnum": "memory.models.EntryOrigin",
         "RecallKindEnum": ["message", "entry"],
+        "ProviderEnum": "roleplay.models.Provider",
+        "ImageProviderEnum": ["openai_compatible", "automatic1111"],
     },
     # 3.1: schema objects are JSON Schema 2020-12, the dialect the pydantic models emit.
     "OAS_VERSION": "3.1.0",

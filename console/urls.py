@@ -16,10 +16,12 @@ urlpatterns = [
         SpectacularSwaggerView.as_view(url_name="schema", permission_classes=[]),
         name="docs",
     ),
+    path("api/v1/", include("images.api.urls")),
     path("api/v1/", include("roleplay.api.urls")),
     path("v1/", include("worldbook.api.urls")),
     path("v1/", include("roleplay.memory_plugin.api.service_urls")),
     path("console/worldbooks/", include("worldbook.urls")),
+    path("console/images/", include("images.urls")),
     path("", include("console.urls_console")),
     path("", include("roleplay.urls")),
 ]

@@ -32,6 +32,10 @@ os.environ.setdefault("PLANNING_RELAY", "0")
 os.environ.setdefault(
     "WORLDBOOK_COMPILED_DIR", f"{os.environ[embedded.RUN_DIR_ENV]}/worldbook-compiled"
 )
+# Images of this run (children share them), gone with the run dir; the scripted image server
+# listens on loopback, which the image fetch guard lets through only when told to.
+os.environ.setdefault("MEDIA_ROOT", f"{os.environ[embedded.RUN_DIR_ENV]}/media")
+os.environ.setdefault("IMAGES_ALLOW_LOOPBACK_FETCH", "1")
 if EMBEDDED_REDIS:
     os.environ["REDIS_URL"] = embedded.expected_redis_url()  # the run's private server
 

@@ -25,7 +25,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 PYPROJECT = ROOT / "pyproject.toml"
-PACKAGES = ("console", "roleplay", "worldbook", "memory", "story")
+PACKAGES = ("console", "roleplay", "worldbook", "memory", "story", "images")
 CONTRACTS = {"pure": "pure", "pure-tokenizer": "takes_token_counter"}
 """Contract id -> the ``[tool.house]`` key its ``source_modules`` come from."""
 

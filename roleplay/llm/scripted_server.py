@@ -25,6 +25,7 @@ from typing import Any
 from console.embedding.hashing import HashingEmbedder
 from console.tokens import count_messages, count_tokens
 
+from .scripted_images import ScriptedImages
 from .wire import ClientGone, TrackingServer, WireHandler, envelope, error_body
 
 
@@ -136,6 +137,8 @@ class ScriptedOpenAIServer:
         self.embedding_dimensions = 64
         self.embedding_status = 200
         self._embedding_requests: list[dict[str, Any]] = []
+        # The image routes' script and records (``scripted_images``).
+        self.images = ScriptedImages()
         self._httpd: _Server | None = None
         self._thread: threading.Thread | None = None
 
@@ -176,6 +179,11 @@ class ScriptedOpenAIServer:
         host, port = self._httpd.server_address[:2]
         return f"http://{host!s}:{port}/v1"
 
+    @property
+    def root_url(self) -> str:
+        """The server without ``/v1``: an Automatic1111 config's base URL."""
+        return self.base_url.removesuffix("/v1")
+
     # --- scripting and inspection ------------------------------------------------------
 
     def enqueue(self, *replies: Reply) -> None:
@@ -192,6 +200,7 @@ class ScriptedOpenAIServer:
             self._embedding_requests.clear()
             self._disconnects = 0
         self.embedding_status, self.embedding_dimensions = 200, 64
+        self.images.reset()
 
     @property
     def requests(self) -> list[dict[str, Any]]:
@@ -288,7 +297,11 @@ class _Handler(WireHandler):
         return self.server.owner
 
     def do_GET(self) -> None:
-        if self.path.rstrip("/") == "/v1/models":
+        if self.path.startswith("/files/"):
+            status, data, headers = self.owner.images.file(self.path)
+            content_type = self.owner.images.script.content_type
+            self.send_raw(status, data or b"", content_type if data else "text/plain", headers)
+        elif self.path.rstrip("/") == "/v1/models":
             body = {
                 "object": "list",
                 "data": [{"id": self.owner.model, "object": "model", "owned_by": "scripted"}],
@@ -306,6 +319,8 @@ class _Handler(WireHandler):
         if self.path.rstrip("/") == "/v1/embeddings":
             self.send_json(*self.owner._embeddings(request, self.headers.get("Authorization")))
             return
+        if self._image_route(request):
+            return
         if self.path.rstrip("/") != "/v1/chat/completions":
             self.send_json(404, error_body(404, f"no route {self.path}"))
             return
@@ -322,6 +337,27 @@ class _Handler(WireHandler):
 
     def before_last_write(self) -> None:
         self._record_timing()
+
+    def _image_route(self, request: dict[str, Any]) -> bool:
+        """Answer an image or moderation request (``scripted_images``); False for others."""
+        images, path = self.owner.images, self.path.rstrip("/")
+        routes = {
+            "/images/generations": lambda: images.generations(request, self.owner.root_url),
+            "/moderations": lambda: images.moderations(request),
+            "/sdapi/v1/txt2img": lambda: images.txt2img(request),
+        }
+        suffix = next((s for s in routes if path.endswith(s)), None)
+        if suffix is None:
+            return False
+        answer = routes[suffix]
+        try:
+            if suffix != "/moderations":
+                images.record(suffix.lstrip("/"), request)
+                self.wait(images.script.delay, self.owner._stopping)
+            self.send_json(*answer())
+        except (ClientGone, ConnectionError, TimeoutError):
+            self.close_connection = True
+        return True
 
     def _record_timing(self, abandoned: bool = False) -> None:
         """Record this request's timing once, *before* its last bytes are written.

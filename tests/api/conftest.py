@@ -60,6 +60,15 @@ class World:
     job: object = None
     quarantine: object = None
     checkpoint: object = None
+    image_config: object = None
+    image_slot: object = None
+
+    @property
+    def image_token(self) -> str:
+        """The signed link token of the world's ready picture (``images.signing``)."""
+        from images.signing import token_for
+
+        return token_for(self.tenant.pk, self.image_slot.file)
 
     def ids_for(self, route) -> dict:
         """The ids of ``route``'s path in this world: ``pk`` its object of the route's model,
@@ -90,13 +99,17 @@ class World:
                 ids[name] = self.quarantine.pk
             elif name == "version":
                 ids[name] = self.checkpoint.version
+            elif name == "config_id":
+                ids[name] = self.image_config.pk
+            elif name == "signed":
+                ids[name] = self.image_token
             else:
                 raise LookupError(f"no {name!r} in the test world: add it to World.ids_for")
         return ids
 
     def object_for(self, model):
         objects = (self.model_config, self.character, self.player, self.conversation)
-        for obj in (*objects, self.persona, self.preset, self.scenario):
+        for obj in (*objects, self.persona, self.preset, self.scenario, self.image_config):
             if isinstance(obj, model):
                 return obj
         raise LookupError(
@@ -184,6 +197,7 @@ def build_world(tenant, base_url: str, label: str) -> World:
     )  # fmt: skip
     quarantine = _story_with_a_quarantine(tenant, conversation, scenario, messages, label)
     checkpoint = _compact_checkpoint(tenant, conversation, messages, base_url, label)
+    image_config, image_slot = _images(tenant, conversation, messages, base_url, label)
     return World(
         tenant,
         config,
@@ -200,7 +214,27 @@ def build_world(tenant, base_url: str, label: str) -> World:
         job,
         quarantine,
         checkpoint,
+        image_config,
+        image_slot,
     )
+
+
+def _images(tenant, conversation, messages, base_url: str, label: str):
+    """An image config on the scripted server and a ready picture of the last message."""
+    from images.services.configs import create_image_config
+    from images.services.slots import draw_slot, reserve_slot
+
+    config = create_image_config(
+        tenant, name=f"{label}-images", provider="openai_compatible", base_url=base_url,
+        default_width=64, default_height=64, timeout_seconds=10,
+    )  # fmt: skip
+    slot = reserve_slot(
+        tenant, conversation.pk, messages[-1].id, 0, f"{label}: the lighthouse at dusk", config,
+        session_id=conversation.session_id, enqueue=False,
+    )  # fmt: skip
+    slot = draw_slot(slot.pk)
+    assert slot is not None and slot.status == "ready", slot and (slot.status, slot.code)
+    return config, slot
 
 
 def _compact_checkpoint(tenant, conversation, messages, base_url: str, label: str):

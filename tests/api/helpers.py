@@ -17,7 +17,7 @@ from django.urls.resolvers import RegexPattern
 
 API_PREFIX = "/api/v1/"
 # Apps whose tables hold product data: every 4xx must leave all of them untouched.
-PROJECT_APPS = ("console", "memory", "roleplay", "worldbook", "story")
+PROJECT_APPS = ("console", "memory", "roleplay", "worldbook", "story", "images")
 # ``last_used_at`` of a token moves on any authenticated call (at most once a minute): its
 # table is compared by row count only.
 COUNT_ONLY_TABLES = {"console_apitoken"}
@@ -167,6 +167,12 @@ def valid_body(route: Route, method: str, world) -> dict:
             "persona": {"player": world.player.id, "name": "n"},
             "preset": {"name": "n"},
             "scenario": {"name": "n"},
+            "imageconfig": {
+                "name": "n",
+                "provider": "openai_compatible",
+                "base_url": world.image_config.base_url,
+            },
+            "imagegeneration": {"prompt": "a key", "image_config": str(world.image_config.pk)},
         }.get(basename, {})
     return {
         "conversation-archive": {"keep_recent": 0},

@@ -121,7 +121,8 @@ def test_scope_table_is_enforced_per_route(api_client_for, tenant, own):
     """Reads and writes of each route against each single-scope token."""
     expected_write = {"modelconfig": "admin", "character": "content", "player": "play",
                       "conversation": "play", "persona": "play", "preset": "content",
-                      "scenario": "content"}  # fmt: skip
+                      "scenario": "content", "imageconfig": "admin",
+                      "imagegeneration": "content"}  # fmt: skip
     clients = {scope: api_client_for(tenant, [scope]) for scope in ("admin", "content", "play")}
     for route in api_routes():
         basename = route.name.split("-")[0]

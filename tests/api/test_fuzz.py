@@ -100,6 +100,7 @@ def body_strategy(template: str, method: str):
 # Writes that take no body (an empty object, which the fuzzer still sends junk to).
 BODILESS = {
     "conversation-ws-ticket",
+    "imageconfig-test",
     "conversation-delete-last",
     "player-memory-clear",
     "player-memory-job-retry",

@@ -73,6 +73,7 @@ ID_FIELDS = {
     "book_id": lambda w: w.book_id,
     "revision": lambda w: w.revision,
     "expected_revision": lambda w: w.revision,
+    "image_config": lambda w: str(w.objects.image_config.pk),
 }
 
 

@@ -13,6 +13,7 @@ import json
 import re
 
 from console.models import ApiToken, Player
+from images.models import ImageConfig
 from roleplay.models import Character, Conversation, ModelConfig, Persona, Preset, Scenario
 from tests.matrix.world import BY_PARAMETER, PROMPT_ID
 
@@ -50,6 +51,9 @@ PK_MODELS = {
     "model_config_delete": ModelConfig,
     "model_config_make_default": ModelConfig,
     "model_config_test": ModelConfig,
+    "image_config_edit": ImageConfig,
+    "image_config_delete": ImageConfig,
+    "image_config_test": ImageConfig,
     "token_revoke": ApiToken,
     "preset_edit": Preset,
     "preset_delete": Preset,

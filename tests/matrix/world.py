@@ -27,6 +27,7 @@ BY_PARAMETER = {
     "job_id": lambda w: w.objects.job.pk,
     "quarantine_id": lambda w: w.objects.quarantine.pk,
     "version": lambda w: w.objects.checkpoint.version,
+    "signed": lambda w: w.image_token,  # a signed image link's token (images.signing)
 }
 
 
@@ -45,13 +46,20 @@ class Tenancy:
     raw_token: str
 
     @property
+    def image_token(self) -> str:
+        return self.objects.image_token
+
+    @property
     def tenant(self):
         return self.objects.tenant
 
     def object_for(self, model):
         from console.models import ApiToken
+        from images.models import ImageConfig
         from worldbook.models import Book
 
+        if model is ImageConfig:
+            return self.objects.image_config
         if model is Book:
             return Book.objects.get(pk=self.book_id)
         if model is ApiToken:
@@ -80,6 +88,7 @@ class Tenancy:
         ids.append(objects.scenario.pk)
         ids.append(objects.quarantine.pk)
         ids.append(objects.checkpoint.scenario_id)
+        ids += [objects.image_config.pk, objects.image_slot.pk]
         return [self.label, self.book_id, self.token.prefix, *map(str, ids)]
 
 

@@ -1,0 +1,1 @@
+"""Console pages of images: image configs (list, new, edit, delete, Test)."""

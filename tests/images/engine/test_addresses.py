@@ -1,0 +1,59 @@
+"""The SSRF guard's rules: which URLs are fetched and which addresses may be reached."""
+
+from __future__ import annotations
+
+import pytest
+
+from images.engine import addresses as a
+from images.errors import Invalid
+
+REFUSED = [
+    "10.0.0.1", "172.16.5.4", "192.168.1.1", "127.0.0.1", "127.8.9.10", "0.0.0.0",
+    "169.254.169.254", "100.64.0.1", "224.0.0.1", "255.255.255.255", "240.0.0.1",
+    "::1", "::", "fe80::1", "fc00::1", "fd12:3456::1", "ff02::1", "::ffff:127.0.0.1",
+    "::ffff:10.0.0.1", "::ffff:169.254.169.254", "2002:7f00:1::1", "2001::1", "192.0.2.1",
+    "198.18.0.1", "not-an-ip", "", "1.1.1.1%eth0x",
+]  # fmt: skip
+PUBLIC = ["1.1.1.1", "8.8.8.8", "93.184.216.34", "2606:4700:4700::1111", "::ffff:8.8.8.8"]
+
+
+@pytest.mark.parametrize("address", REFUSED)
+def test_private_and_special_addresses_are_refused(address):
+    with pytest.raises(Invalid) as caught:
+        a.check_addresses([address])
+    assert caught.value.code == a.FETCH_REFUSED
+
+
+@pytest.mark.parametrize("address", PUBLIC)
+def test_public_addresses_are_allowed(address):
+    assert a.check_addresses([address])
+
+
+def test_one_bad_address_among_good_ones_refuses_the_host():
+    with pytest.raises(Invalid):
+        a.check_addresses(["8.8.8.8", "10.0.0.1"])
+    with pytest.raises(Invalid):
+        a.check_addresses([])
+
+
+def test_allowing_loopback_lets_loopback_through_and_nothing_else():
+    assert a.check_addresses(["127.0.0.1", "::1", "::ffff:127.0.0.1"], allow_loopback=True)
+    for address in ("10.0.0.1", "169.254.169.254", "0.0.0.0", "192.168.0.1"):
+        with pytest.raises(Invalid):
+            a.check_addresses([address], allow_loopback=True)
+
+
+@pytest.mark.parametrize(
+    "url",
+    ["ftp://a.example/x", "file:///etc/passwd", "gopher://a.example/", "https://u:p@a.example/",
+     "https://u@a.example/", "http:///x", "https://a.example:99999/", "https://a.example:x/",
+     None, 1, "", "x" * 9000],
+)  # fmt: skip
+def test_only_plain_http_urls_are_fetched(url):
+    with pytest.raises(Invalid):
+        a.fetch_target(url)
+
+
+def test_a_fetch_target_names_host_and_port():
+    assert a.fetch_target("https://img.example/a.png") == a.Target("https", "img.example", 443)
+    assert a.fetch_target("HTTP://img.example:8080/a") == a.Target("http", "img.example", 8080)
