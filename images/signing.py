@@ -28,6 +28,14 @@ def url_for(tenant_id, name: str) -> str:
     return f"{FILES_PATH}{token_for(tenant_id, name)}" if name else ""
 
 
+CONSOLE_FILES_PATH = "/console/images/files/"
+
+
+def console_url_for(tenant_id, name: str) -> str:
+    """The same link for a console page (a signed-in user of the tenant)."""
+    return f"{CONSOLE_FILES_PATH}{token_for(tenant_id, name)}/" if name else ""
+
+
 def name_from(token: str, tenant_id, *, max_age: int | None = None) -> str:
     """The storage name a link names, for a caller of ``tenant_id``; a 404 otherwise."""
     age = settings.IMAGES_URL_MAX_AGE_SECONDS if max_age is None else max_age

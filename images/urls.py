@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from images.views import configs
+from images.views import configs, files
 
 urlpatterns = [
     path("", configs.config_list, name="image_configs"),
@@ -10,4 +10,5 @@ urlpatterns = [
     path("<uuid:pk>/", configs.config_edit, name="image_config_edit"),
     path("<uuid:pk>/delete/", configs.config_delete, name="image_config_delete"),
     path("<uuid:pk>/test/", configs.config_test, name="image_config_test"),
+    path("files/<str:signed>/", files.image_file, name="image_file"),
 ]

@@ -7,11 +7,13 @@ class RoleplayConfig(AppConfig):
 
     def ready(self) -> None:
         # Modules imported for their signal receivers.
+        from images.signals import slot_changed
         from roleplay.agentic import plugin as agentic
         from roleplay.agentic.services import agent_state  # noqa: F401
         from roleplay.compact import ahead as compact_ahead
         from roleplay.compact import plugin as compact
         from roleplay.compact.services import history  # noqa: F401
+        from roleplay.frontloop import pictures
         from roleplay.frontloop import plugin as frontloop
         from roleplay.memory_plugin import context as memory_context
         from roleplay.memory_plugin import external as memory_external
@@ -22,6 +24,8 @@ class RoleplayConfig(AppConfig):
         from roleplay.story_plugin import phase as story
         from roleplay.turns import history_events  # noqa: F401
         from roleplay.turns.plugin import PLUGINS
+
+        slot_changed.connect(pictures.announce_slot, dispatch_uid="frontloop-pictures")
         from roleplay.worldbook_plugin import context as worldbook
 
         # The turn's plug-ins (docs/turn-plugins.md): their order is their after/before,

@@ -130,6 +130,11 @@ class Scenario(TenantScopedModel):
     preset = models.ForeignKey(
         Preset, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
+    # Where the front tool loop's chat pictures are drawn (``docs/images.md``); none: the
+    # loop offers no ``generate_image``.
+    image_config = models.ForeignKey(
+        "images.ImageConfig", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
     agentic_v2 = models.JSONField(null=True, blank=True)
     story_v1 = models.JSONField(null=True, blank=True)
     compact = models.JSONField(null=True, blank=True)

@@ -100,3 +100,12 @@ def write_diary(self, conversation_id: str, through_round: int) -> str:
     if delay is not None:
         raise self.retry(countdown=delay, max_retries=None)
     return outcome
+
+
+@shared_task(acks_late=True, ignore_result=True, name="roleplay.draw_chat_picture")
+def draw_chat_picture(slot_id: str, request: dict) -> str:
+    """A chat picture of the front loop: its prompt written, then drawn
+    (``roleplay.frontloop.pictures.draw``)."""
+    from roleplay.frontloop import pictures
+
+    return pictures.draw(slot_id, request)

@@ -96,6 +96,28 @@ def _queue(slot: ImageSlot) -> None:
         _finish(slot, SlotStatus.FAILED, QUEUE_UNAVAILABLE)
 
 
+def reprompt(slot_id, prompt: str) -> bool:
+    """Set the prompt of a slot not yet attempted (a caller that writes the prompt after
+    reserving, e.g. with a model): True when it was still pending and untried."""
+    problem = text_problem("prompt", prompt, max_bytes=MAX_PROMPT_BYTES)
+    if problem:
+        raise refusal([problem])
+    return bool(
+        ImageSlot.objects.filter(
+            pk=canonical_uuid(slot_id), status=SlotStatus.PENDING, attempted_at__isnull=True
+        ).update(prompt=prompt, updated_at=timezone.now())
+    )
+
+
+def note_prompt(slot_id, choice: dict) -> None:
+    """Keep how the slot's prompt was written (the producer's, or the fallback and why)
+    beside the backend's evidence."""
+    slot = ImageSlot.objects.filter(pk=canonical_uuid(slot_id)).first()
+    if slot is not None:
+        evidence = {**(slot.evidence or {}), "prompt": choice}
+        ImageSlot.objects.filter(pk=slot.pk).update(evidence=evidence)
+
+
 def draw_slot(slot_id) -> ImageSlot | None:
     """Draw one pending slot, once. A slot already attempted (a task delivered again), no
     longer pending or gone is left as it is."""

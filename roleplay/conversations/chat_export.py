@@ -13,6 +13,8 @@ from __future__ import annotations
 import re
 from collections import defaultdict
 
+from images import signing
+from images.selectors import slots_of_messages
 from memory import selectors as message_reads
 from memory.models import MessageAlternative
 from roleplay.characters.downloads import FileOut
@@ -41,11 +43,17 @@ def export_chat(tenant, conversation: Conversation, fmt: str) -> FileOut:
     ).order_by("message_id", "index")
     for message_id, content in rows.values_list("message_id", "content"):
         alternatives[str(message_id)].append(content)
+    pictures: defaultdict[str, list[str]] = defaultdict(list)
+    replies = [m.pk for m in messages if m.role == "assistant"]
+    for slot in slots_of_messages(tenant, replies) if replies else ():
+        if slot.status == "ready" and slot.file:
+            pictures[str(slot.message_id)].append(signing.url_for(slot.tenant_id, slot.file))
     lines = [
         Line(
             role=m.role,
             content=m.content,
             sent_ms=m.ts,
+            images=tuple(pictures.get(str(m.pk), ())),
             **_swipes(alternatives.get(str(m.pk), []), m.selected_alternative),
         )
         for m in messages

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 from django.db.models import Count
 
+from images import signing
+from images.selectors import slots_of_messages
 from memory import selectors as message_reads
 from memory.models import Message, MessageAlternative
 from roleplay.models import Conversation, Turn, TurnKind, TurnStatus
@@ -35,6 +37,27 @@ def transcript(conversation: Conversation, limit: int = TRANSCRIPT_LIMIT) -> lis
     for message in messages:
         message.alternative_count = counts.get(message.id, 0)
     return messages
+
+
+def attach_pictures(conversation: Conversation, messages: list[Message]) -> None:
+    """Set ``pictures`` on each reply: its image slots (``images``), each with its status and,
+    when drawn, signed links for the console page. One query."""
+    replies = [m.id for m in messages if m.role == "assistant"]
+    by_message: dict = {}
+    for slot in slots_of_messages(conversation.tenant, replies) if replies else ():
+        by_message.setdefault(slot.message_id, []).append(
+            {
+                "index": slot.index,
+                "status": slot.status,
+                "code": slot.code,
+                "url": signing.console_url_for(slot.tenant_id, slot.file),
+                "thumbnail_url": signing.console_url_for(
+                    slot.tenant_id, slot.thumbnail or slot.file
+                ),
+            }
+        )
+    for message in messages:
+        message.pictures = by_message.get(message.id, [])
 
 
 def mark_cut_short(conversation: Conversation, messages: list[Message]) -> None:

@@ -34,6 +34,7 @@ def play(request, conversation_id):
     )
     history = play_selectors.transcript(conversation)
     play_selectors.mark_cut_short(conversation, history)
+    play_selectors.attach_pictures(conversation, history)
     context = {
         "conversation": conversation,
         "character": conversation.character,

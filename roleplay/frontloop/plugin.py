@@ -30,10 +30,13 @@ from roleplay.models import ModelConfig, TurnKind
 from roleplay.presets.selectors import effective_preset
 from roleplay.prompting.macros import MacroContext, expand_macros
 from roleplay.prompting.presets import NamedPromptMissing
+from roleplay.turns import hub
 from roleplay.turns.context import TurnContext
+from roleplay.turns.phases import Phase
 from roleplay.turns.plugin import PluginFailed, TurnPlugin
 from roleplay.turns.reply import Reply
 
+from . import pictures
 from .ports import Pictures, TurnPorts
 
 LOOP_KINDS = frozenset({TurnKind.CHAT, TurnKind.REGENERATE, TurnKind.CONTINUE})
@@ -48,15 +51,36 @@ class FrontLoopState:
     pictures: Pictures = field(default_factory=Pictures)
 
 
+async def _pictures(ctx: TurnContext, run) -> None:
+    """The pictures the reply scheduled: their slots on the stored message, the drawings
+    queued, ``image.scheduled`` to the sockets (``pictures.reserve``)."""
+    state = ctx.slot(FrontLoopState)
+    director = ctx.settings.front_loop
+    events = await run_db(pictures.reserve, ctx, list(state.pictures.wanted), director)
+    for event in events:
+        await hub.announce(str(ctx.conversation.pk), event)
+    ctx.trace.setdefault("front_loop", {})["slots"] = [e["index"] for e in events]
+
+
 class FrontLoopPlugin(TurnPlugin):
     name = "frontloop"
     after = ("compact",)
+    settle = Phase(
+        name="frontloop_pictures",
+        run=_pictures,
+        kinds=LOOP_KINDS,
+        applies=lambda ctx: bool(ctx.slot(FrontLoopState).pictures.wanted) and ctx.record,
+    )
 
     async def generate(self, ctx: TurnContext, reply: Reply) -> bool:
         director = ctx.settings.front_loop
         if director is None or ctx.kind not in LOOP_KINDS:
             return False
         state = ctx.slot(FrontLoopState)
+        scenario = ctx.scenario
+        state.pictures.available = bool(
+            director.wants_images and scenario is not None and scenario.image_config_id
+        )
         controller = await run_db(_controller_config, ctx.turn.tenant_id, director)
         ports = TurnPorts(ctx, reply, controller, state.pictures)
         settings = LoopSettings(

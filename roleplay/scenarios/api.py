@@ -11,6 +11,7 @@ from rest_framework import serializers
 from console.models import Scope
 from console.serializers import StrictSerializer, TenantRelatedField, Versioned
 from console.viewsets import ServiceWrites
+from images.models import ImageConfig
 from roleplay.models import ModelConfig, Preset, Scenario
 from roleplay.scenarios import services as scenarios
 
@@ -34,6 +35,12 @@ class ScenarioSerializer(Versioned, StrictSerializer):
 
     model_config = TenantRelatedField(ModelConfig, allow_null=True, required=False)
     preset = TenantRelatedField(Preset, allow_null=True, required=False)
+    image_config = TenantRelatedField(
+        ImageConfig,
+        allow_null=True,
+        required=False,
+        help_text="Where the front tool loop's chat pictures are drawn (/api/v1/image-configs/).",
+    )
     agenticV2 = ConfigObjectField(source="agentic_v2", required=False, allow_null=True)  # noqa: N815
     storyV1 = ConfigObjectField(source="story_v1", required=False, allow_null=True)  # noqa: N815
     compact = ConfigObjectField(required=False, allow_null=True)
@@ -56,6 +63,7 @@ class ScenarioSerializer(Versioned, StrictSerializer):
             "description",
             "model_config",
             "preset",
+            "image_config",
             "agenticV2",
             "storyV1",
             "compact",

@@ -19,6 +19,7 @@ from typing import Any
 from django import forms
 
 from console.scoping import scoped
+from images.models import ImageConfig
 from roleplay.models import ModelConfig, Preset
 from roleplay.scenarios import guide
 from roleplay.scenarios import services as scenarios
@@ -71,6 +72,14 @@ class ScenarioForm(forms.Form):
         empty_label="The model config's",
         help_text="The prompt preset for the replies; by default the model config's own.",
     )
+    image_config = forms.ModelChoiceField(
+        queryset=ImageConfig.objects.none(),
+        required=False,
+        empty_label="None",
+        label="Pictures",
+        help_text="The image config that draws chat pictures (with a pre-reply director whose "
+        "skill lists generate_image).",
+    )
     memoryRuntime = forms.ChoiceField(  # noqa: N815
         choices=[
             ("internal", "This platform's memory"),
@@ -93,6 +102,7 @@ class ScenarioForm(forms.Form):
         self.config_names = {str(c.pk): c.name for c in configs} | {c.name: c.name for c in configs}
         self.fields["model_config"].queryset = scoped(ModelConfig, tenant).order_by("name")
         self.fields["preset"].queryset = scoped(Preset, tenant).order_by("name")
+        self.fields["image_config"].queryset = scoped(ImageConfig, tenant).order_by("name")
         self.guided: set[str] = set()
         for box in CONFIG_BOXES:
             self.fields[box] = forms.CharField(
@@ -266,7 +276,7 @@ class ScenarioForm(forms.Form):
 
     def top_fields(self):
         return [self[name] for name in ("name", "description", "model_config", "preset",
-                                        "memoryRuntime")]  # fmt: skip
+                                        "image_config", "memoryRuntime")]  # fmt: skip
 
 
 def _relative(setting: Setting) -> str:

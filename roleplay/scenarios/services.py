@@ -22,7 +22,7 @@ from roleplay.prompting.presets import NamedPromptMissing
 from roleplay.scenarios.config import ScenarioInvalid, as_json, check_scenario, model_config_refs
 from roleplay.services import rows
 
-SCENARIO_FIELDS = ("name", "description", "model_config", "preset")
+SCENARIO_FIELDS = ("name", "description", "model_config", "preset", "image_config")
 # The API's names of the config objects (the seed's) -> the model's fields.
 CONFIG_FIELDS = {
     "agenticV2": "agentic_v2",

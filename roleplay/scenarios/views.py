@@ -30,6 +30,7 @@ def _initial(scenario: Scenario) -> dict:
         "description": scenario.description,
         "model_config": scenario.model_config_id,
         "preset": scenario.preset_id,
+        "image_config": scenario.image_config_id,
         "memoryRuntime": scenario.memory_runtime,
         "version": scenario.version,
     }
@@ -37,7 +38,8 @@ def _initial(scenario: Scenario) -> dict:
 
 def _save(form: ScenarioForm, request, scenario: Scenario | None) -> Scenario | None:
     data = {
-        name: form.cleaned_data[name] for name in ("name", "description", "model_config", "preset")
+        name: form.cleaned_data[name]
+        for name in ("name", "description", "model_config", "preset", "image_config")
     }
     for seed in scenarios.CONFIG_FIELDS:
         data[seed] = form.cleaned_data[seed]

@@ -169,6 +169,7 @@ export function reconcile(fresh, keep) {
       wanted.push(mine);
     } else if (mine) {
       applyState(mine, stateOf(item));
+      keepPictures(mine, item);
       wanted.push(mine);
     } else {
       const imported = document.importNode(item, true);
@@ -188,4 +189,12 @@ export function reconcile(fresh, keep) {
   wanted.forEach(function (li, i) {
     if (transcript.children[i] !== li) transcript.insertBefore(li, transcript.children[i] || null);
   });
+}
+
+/** The pictures of a re-read message (`fresh`) in the shown one (`li`), when they differ. */
+function keepPictures(li, fresh) {
+  const mine = li.querySelector(".msg-pictures");
+  const theirs = fresh.querySelector(".msg-pictures");
+  if (!mine || !theirs || mine.innerHTML === theirs.innerHTML) return;
+  mine.replaceWith(document.importNode(theirs, true));
 }

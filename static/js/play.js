@@ -7,6 +7,7 @@ import * as T from "./play-transcript.js";
 import { closeEditor, initControls, refresh, releasePendingEdits } from "./play-controls.js";
 import { initScroll, toLatest } from "./play-scroll.js";
 import { initSuggestions } from "./play-suggestions.js";
+import * as Pictures from "./play-pictures.js";
 
 const root = document.getElementById("play");
 const conversationId = root.dataset.conversation;
@@ -280,6 +281,10 @@ const EVENTS = {
     if (msg.greeting_index !== undefined) T.setOpening(msg);
   },
   "auto_reply.options": (msg) => suggestions.show(msg),
+  "image.scheduled": Pictures.scheduled,
+  "image.ready": Pictures.ready,
+  "image.blocked": Pictures.failed,
+  "image.failed": Pictures.failed,
   error: function (msg) {
     // Stop is a normal outcome: the reply keeps what it had, and Continue goes on from it.
     if (msg.code === "turn_cancelled") showStatus("Stopped.");

@@ -35,6 +35,8 @@ class Line:
     sent_ms: int
     alternatives: tuple[str, ...] = ()
     selected: int = 0
+    # The message's drawn pictures, as links (SillyTavern's ``extra.image`` is the first).
+    images: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -83,6 +85,8 @@ def _sillytavern(chat: Chat) -> list[dict]:
         items.append(opening)
     for line in chat.lines:
         item = _message(chat, line.role, line.content, line.sent_ms)
+        if line.images:
+            item["extra"] = {"image": line.images[0], "images": list(line.images)}
         if line.alternatives:
             item["swipes"] = list(line.alternatives)
             item["swipe_id"] = line.selected

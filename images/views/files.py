@@ -1,0 +1,25 @@
+"""A stored image on a console page (the play page's pictures): the same signed, expiring
+link as ``/api/v1/images/files/<signed>``, for a signed-in console user of the link's
+tenant. Anything wrong is the same 404; there is no listing."""
+
+from __future__ import annotations
+
+from django.http import Http404, HttpResponse
+
+from console.access import console_view
+from images import files, signing
+from images.errors import ImagesError
+
+
+@console_view()
+def image_file(request, signed: str):
+    try:
+        name = signing.name_from(signed, request.tenant.pk)
+    except ImagesError as exc:
+        raise Http404("no such image") from exc
+    if not files.exists(name):
+        raise Http404("no such image")
+    response = HttpResponse(files.read(name), content_type=files.mime_of(name))
+    response["Cache-Control"] = "private, max-age=300"
+    response["X-Content-Type-Options"] = "nosniff"
+    return response
