@@ -508,3 +508,6 @@ class CompactPreparation(CheckpointContent):
     scenario = models.ForeignKey(Scenario, on_delete=models.CASCADE, related_name="+")
     base_version = models.PositiveIntegerField()
     created_at = models.DateTimeField(auto_now=True)
+
+
+from roleplay.frontloop.models import VisualWorld, VisualWorldRevision  # noqa: E402, F401

@@ -109,3 +109,11 @@ def draw_chat_picture(slot_id: str, request: dict) -> str:
     from roleplay.frontloop import pictures
 
     return pictures.draw(slot_id, request)
+
+
+@shared_task(acks_late=True, ignore_result=True, name="roleplay.update_visual_world")
+def update_visual_world(conversation_id: str, turn_id: str, story: str, ref: str) -> str:
+    """The visual world after a turn that drew pictures (``frontloop.world``)."""
+    from roleplay.frontloop import world
+
+    return world.update_after_turn(conversation_id, turn_id, story, ref)

@@ -96,17 +96,26 @@ def _queue(slot: ImageSlot) -> None:
         _finish(slot, SlotStatus.FAILED, QUEUE_UNAVAILABLE)
 
 
-def reprompt(slot_id, prompt: str) -> bool:
+def reprompt(slot_id, prompt: str, *, aspect: tuple[int, int] | None = None) -> bool:
     """Set the prompt of a slot not yet attempted (a caller that writes the prompt after
-    reserving, e.g. with a model): True when it was still pending and untried."""
+    reserving, e.g. with a model), and with ``aspect`` (width, height ratio) its size: the
+    config's longer side kept, the other side to the ratio, multiples of 8. True when it was
+    still pending and untried."""
     problem = text_problem("prompt", prompt, max_bytes=MAX_PROMPT_BYTES)
     if problem:
         raise refusal([problem])
-    return bool(
-        ImageSlot.objects.filter(
-            pk=canonical_uuid(slot_id), status=SlotStatus.PENDING, attempted_at__isnull=True
-        ).update(prompt=prompt, updated_at=timezone.now())
+    pending = ImageSlot.objects.filter(
+        pk=canonical_uuid(slot_id), status=SlotStatus.PENDING, attempted_at__isnull=True
     )
+    values: dict = {"prompt": prompt, "updated_at": timezone.now()}
+    slot = pending.first()
+    if slot is not None and aspect and slot.width and slot.height and min(aspect) > 0:
+        longest = max(slot.width, slot.height)
+        w, h = aspect
+        scale = longest / max(w, h)
+        values["width"] = max(8, round(w * scale / 8) * 8)
+        values["height"] = max(8, round(h * scale / 8) * 8)
+    return bool(pending.update(**values))
 
 
 def note_prompt(slot_id, choice: dict) -> None:

@@ -6,6 +6,7 @@ from roleplay.characters.api.avatars import CharacterAvatarView
 from roleplay.characters.api.card_import import CharacterImportView
 from roleplay.compact.api import CheckpointEditViewSet
 from roleplay.conversations.api.chat_import import ConversationImportView
+from roleplay.frontloop.api import VisualWorldViewSet
 from roleplay.memory_plugin.api.settings import MemorySettingsView
 from roleplay.players.api import PersonaAvatarView, PersonaViewSet
 from roleplay.presets.api import PresetViewSet
@@ -72,5 +73,15 @@ urlpatterns = [
         )
         for verb, handler in (("edit", "edit"), ("regenerate", "regenerate"), ("delete", "remove"))
     ],
+    re_path(
+        r"^conversations/(?P<pk>[^/.]+)/visual-world/?$",
+        VisualWorldViewSet.as_view({"get": "read", "put": "edit"}),
+        name="conversation-visual-world",
+    ),
+    re_path(
+        r"^conversations/(?P<pk>[^/.]+)/visual-world/restore/?$",
+        VisualWorldViewSet.as_view({"post": "restore"}),
+        name="conversation-visual-world-restore",
+    ),
     path("", include(router.urls)),
 ]

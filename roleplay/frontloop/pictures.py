@@ -9,10 +9,13 @@ ended, each drawn in Celery.
 2. ``draw`` (that task): the image prompt producer (the controller's model config, with
    ``imagePromptProducerPrompt``, else the shipped one; ``ModelCall.purpose =
    "image_prompt"``) writes one ``<image_prompt>`` block from the player's request, the
-   segment, the picture's number and the character's appearance; a failure falls back to a
+   segment, the picture's number, the character's appearance and the conversation's visual
+   world (``world``: read once, with the turn's first picture); a failure falls back to a
    block in the segment, else its text (``engine.image_prompt.choose_prompt``), and the
    degradation is kept in the slot's evidence. Then the image backend draws the slot
    (``images.services.slots.draw_slot``: ``ready``, ``blocked`` or ``failed``).
+   Once per turn with pictures, ``roleplay.update_visual_world`` rewrites the visual world
+   from the reply (``world.update_after_turn``), so the next pictures keep faces and places.
 3. ``announce_slot`` (a receiver of ``images.signals.slot_changed``): a slot's final state
    goes to the conversation's sockets as ``image.ready {message_id, index, url,
    thumbnail_url}`` (signed, expiring links), ``image.blocked`` or ``image.failed {code}``.
@@ -31,6 +34,8 @@ from console.db import run_db
 from images import signing
 from images.models import ImageSlot, SlotStatus
 from images.services import slots
+from roleplay.frontloop import world
+from roleplay.frontloop.engine import world as rules
 from roleplay.frontloop.engine.image_prompt import choose_prompt
 from roleplay.frontloop.engine.prompt import DEFAULT_IMAGE_PROMPT_PRODUCER_PROMPT
 from roleplay.llm.configs.selectors import model_configs_by_ref
@@ -57,6 +62,8 @@ def reserve(ctx, wanted: list[tuple[int, int, str]], director) -> list[dict[str,
     config = scenario.image_config if scenario is not None else None
     if config is None or turn.assistant_message_id is None:
         return []
+    revision, state = world.world_of(ctx.conversation)  # prepared with the first picture
+    visual_state = rules.describe(state)
     events = []
     for index, _segment, text in wanted:
         first = choose_prompt(None, text, producer_error="not written yet")
@@ -76,6 +83,8 @@ def reserve(ctx, wanted: list[tuple[int, int, str]], director) -> list[dict[str,
                 "producer_prompt": director.image_prompt_producer_prompt,
                 "appearance": ctx.character.description[:4000],
                 "turn_id": str(turn.id),
+                "visual_state": visual_state,
+                "world_revision": revision,
             },
         )
         events.append(
@@ -85,6 +94,10 @@ def reserve(ctx, wanted: list[tuple[int, int, str]], director) -> list[dict[str,
                 "message_id": str(turn.assistant_message_id),
                 "index": index,
             }
+        )
+    if events:
+        task_send.named("roleplay.update_visual_world").delay(
+            str(ctx.conversation.pk), str(turn.id), ctx.reply or "", director.model_config_id
         )
     return events
 
@@ -96,12 +109,20 @@ def draw(slot_id: str, request: dict[str, Any]) -> str:
         return "gone"
     choice = _produce(slot, request)
     if choice.prompt is not None:
-        slots.reprompt(slot_id, choice.prompt.block())
+        slots.reprompt(slot_id, choice.prompt.block(), aspect=_ratio(choice.prompt.aspect))
     drawn = slots.draw_slot(slot_id)
     if drawn is None:
         return "gone"
     slots.note_prompt(slot_id, choice.to_json())
     return drawn.status
+
+
+def _ratio(aspect: str | None) -> tuple[int, int] | None:
+    """``"16:9"`` as (16, 9); None for none."""
+    if not aspect or ":" not in aspect:
+        return None
+    w, _, h = aspect.partition(":")
+    return (int(w), int(h)) if w.strip().isdigit() and h.strip().isdigit() else None
 
 
 def _produce(slot: ImageSlot, request: dict[str, Any]):
@@ -114,7 +135,7 @@ def _produce(slot: ImageSlot, request: dict[str, Any]):
         f"<player_request>{request.get('player_input', '')}</player_request>\n"
         f"<segment>{segment}</segment>\n<image_number>{int(request.get('index', 0)) + 1}"
         f"</image_number>\n<appearance>{request.get('appearance', '')}</appearance>\n"
-        "<visual_state></visual_state>"
+        f"<visual_state>{request.get('visual_state', '')}</visual_state>"
     )
     gateway = Gateway(slot.tenant, config, PRODUCER_PURPOSE, turn_id=request.get("turn_id"),
                       run_db=run_db)  # fmt: skip

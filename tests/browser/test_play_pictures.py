@@ -14,7 +14,7 @@ from images.models import ImageSlot
 from roleplay.frontloop import pictures
 from roleplay.llm.scripted_server import Reply
 from tests.browser.play_support import PlayPage
-from tests.frontloop.test_frontloop_pictures import BLOCK, _scenario, call
+from tests.frontloop.pictures_support import BLOCK, call, picture_scenario
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -22,7 +22,7 @@ pytestmark = pytest.mark.django_db(transaction=True)
 @pytest.fixture
 def pictured(operator_user, tenant, conversation, model_config, llm):
     llm.images.reset()
-    return _scenario(tenant, conversation, model_config, llm)
+    return picture_scenario(tenant, conversation, model_config, llm)
 
 
 def test_the_picture_shows_drawing_then_the_image(pictured, llm, browser_page, login, orm):

@@ -7,78 +7,17 @@ reply stays as it was stored."""
 from __future__ import annotations
 
 import json
-import time
 
 import pytest
 
 from images.models import ImageSlot
 from memory.models import Message
 from roleplay.llm.scripted_server import Reply
-from roleplay.models import ModelCall, ModelConfig, Turn
-from roleplay.scenarios.services import create_scenario
-from tests.images.conftest import make_config
+from roleplay.models import ModelCall, Turn
+from tests.frontloop.pictures_support import call, final, picture_scenario, run, script
 from tests.ws.test_chat_socket import connect, receive_until
 
 pytestmark = pytest.mark.django_db(transaction=True)
-
-BLOCK = '<image_prompt camera="medium" aspect="1:1">Mira gives the guard a brass key</image_prompt>'
-SKILL = {"name": "illustrate", "afterActorTools": ["generate_image"]}
-
-
-def call(name: str, **arguments) -> Reply:
-    return Reply(tool_calls=[{"name": name, "arguments": arguments}])
-
-
-def _scenario(tenant, conversation, model_config, server, *, image_config=True):
-    ModelConfig.objects.create(
-        tenant=tenant, name="controller", provider="openai_compatible",
-        model="controller-model", base_url=server.base_url, context_limit=4096,
-        max_output_tokens=128, timeout_ms=5000,
-    )  # fmt: skip
-    config = make_config(tenant, server, name="pictures") if image_config else None
-    scenario = create_scenario(
-        tenant, name="Pictured", model_config=model_config, image_config=config,
-        preActorDirector={"modelConfigId": "controller", "skills": [SKILL]},
-    )  # fmt: skip
-    conversation.scenario = scenario
-    conversation.save(update_fields=["scenario"])
-    return conversation
-
-
-@pytest.fixture
-def pictured(tenant, conversation, model_config, llm):
-    llm.images.reset()
-    return _scenario(tenant, conversation, model_config, llm)
-
-
-def run(api, conversation, text: str, key: str) -> dict:
-    response = api.post(
-        f"/api/v1/conversations/{conversation.pk}/turns/run",
-        {"client_message_id": key, "content": text},
-        format="json",
-    )
-    assert response.status_code == 201, response.content
-    return response.json()
-
-
-def final(message_id, timeout: float = 60.0) -> ImageSlot:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        slot = ImageSlot.objects.filter(message_id=message_id).first()
-        if slot is not None and slot.status != "pending":
-            return slot
-        time.sleep(0.1)
-    raise AssertionError("the slot never ended")
-
-
-def script(llm, producer: Reply | None = None) -> None:
-    llm.enqueue(
-        call("actor"),
-        Reply(content="Mira hands the guard the key."),
-        call("generate_image"),
-        call("over"),
-        producer or Reply(content=BLOCK),
-    )
 
 
 def test_one_picture_is_bound_to_the_reply_and_drawn(celery_worker, api, pictured, llm):
@@ -90,6 +29,7 @@ def test_one_picture_is_bound_to_the_reply_and_drawn(celery_worker, api, picture
     assert (slot.status, slot.index, str(slot.conversation_id)) == ("ready", 0, str(pictured.pk))
     assert slot.file and slot.thumbnail
     assert "brass key" in slot.prompt and slot.evidence["prompt"]["source"] == "producer"
+    assert slot.prompt.startswith('<image_prompt camera="medium" aspect="1:1">')
     [drawn] = llm.images.requests
     assert "brass key" in json.dumps(drawn)
     turn = Turn.objects.get(pk=body["turn"]["id"])
@@ -130,7 +70,7 @@ def test_a_producer_failure_draws_the_segment_and_says_so(celery_worker, api, pi
 def test_without_an_image_config_generate_image_is_not_offered(
     api, tenant, conversation, model_config, llm
 ):
-    _scenario(tenant, conversation, model_config, llm, image_config=False)
+    picture_scenario(tenant, conversation, model_config, llm, image_config=False)
     llm.enqueue(call("actor"), Reply(content="Words only."), call("over"))
     run(api, conversation, "Show me.", "p-5")
     controller = [r for r in llm.requests if r["model"] == "controller-model"][0]

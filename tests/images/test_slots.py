@@ -162,3 +162,14 @@ def test_a_message_deleted_from_the_history_takes_its_slots(
         messages.delete_messages_by_timestamps(tenant, session, [gone.ts])
     assert [s.pk for s in selectors.slots_of_messages(tenant, [kept.id, gone.id])] == [slot_kept.pk]
     assert not files.exists(slot_gone.file) and files.exists(slot_kept.file)
+
+
+def test_a_reprompt_sets_the_prompt_and_the_size_of_an_untried_slot(tenant, image_config):
+    slot = slots.reserve_slot(tenant, uuid.uuid4(), uuid.uuid4(), 0, "first", image_config,
+                        enqueue=False)  # fmt: skip
+    assert slots.reprompt(slot.pk, "second", aspect=(16, 9))
+    slot.refresh_from_db()
+    assert slot.prompt == "second" and (slot.width, slot.height) == (64, 32)  # 64 x 36 -> 8s
+    assert slots.reprompt(slot.pk, "third", aspect=(1, 0)) and slot.width == 64  # a zero is ignored
+    ImageSlot.objects.filter(pk=slot.pk).update(attempted_at=slot.created_at)
+    assert not slots.reprompt(slot.pk, "too late")

@@ -43,6 +43,7 @@ PK_MODELS = {
     "conversation_story_quarantine": Conversation,
     "conversation_summaries": Conversation,
     "conversation_summary": Conversation,
+    "conversation_visual_world": Conversation,
     "memory_documents": Conversation,
     "memory_document": Conversation,
     "conversation_memory_pack": Conversation,

@@ -1,0 +1,66 @@
+"""Console page of a conversation's visual world (``frontloop.world``): the state in force
+(each character's appearance, clothing and injuries, and the scene), an editor of it as
+JSON (compare-and-set on the revision edited), and its revisions, each restorable."""
+
+from __future__ import annotations
+
+import json
+
+from django.contrib import messages
+from django.shortcuts import redirect, render
+from django.urls import reverse
+
+from console.access import console_view
+from console.failures import DomainError
+from console.scoping import get_scoped_or_404
+from roleplay.frontloop import world
+from roleplay.frontloop.engine.world import MAX_CHARACTERS, MAX_SCENE, MAX_TRAIT
+from roleplay.models import Conversation
+
+MAX_POSTED_CHARS = 60_000
+
+
+@console_view()
+def visual_world(request, pk):
+    conversation = get_scoped_or_404(
+        Conversation.objects.select_related("character"), request.tenant, pk=pk
+    )
+    here = reverse("conversation_visual_world", args=[conversation.pk])
+    if request.method == "POST":
+        _post(request, conversation)
+        return redirect(here)
+    revision, state = world.world_of(conversation)
+    context = {
+        "conversation": conversation,
+        "revision": revision,
+        "state": state,
+        "state_json": json.dumps(state, ensure_ascii=False, indent=2),
+        "revisions": world.revisions(conversation),
+        "limits": {"characters": MAX_CHARACTERS, "trait": MAX_TRAIT, "scene": MAX_SCENE},
+    }
+    return render(request, "roleplay/visual_world.html", context)
+
+
+def _post(request, conversation) -> None:
+    try:
+        expected = int(request.POST.get("revision", ""))
+    except ValueError:
+        messages.error(request, "The page was out of date: reload it and try again.")
+        return
+    try:
+        if "restore" in request.POST:
+            to = int(request.POST.get("restore", ""))
+            new = world.restore(conversation, expected=expected, revision=to)
+            messages.success(request, f"Revision {to} is in force again (revision {new}).")
+            return
+        text = request.POST.get("state", "")
+        if len(text) > MAX_POSTED_CHARS:
+            messages.error(request, f"The state is longer than {MAX_POSTED_CHARS} characters.")
+            return
+        state = json.loads(text)
+        new = world.commit(conversation, expected=expected, state=state, source="operator")
+        messages.success(request, f"Saved as revision {new}.")
+    except (ValueError, json.JSONDecodeError):
+        messages.error(request, "The state is not valid JSON.")
+    except DomainError as exc:
+        messages.error(request, exc.message)
