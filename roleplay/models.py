@@ -454,60 +454,9 @@ class PlanningRun(TenantScopedModel):
         ]
 
 
-class CheckpointContent(TenantScopedModel):
-    """What a compaction checkpoint holds (``compact.checkpoint.Checkpoint``): the summary,
-    the first and last covered message ids, the covered count and content fingerprint, the
-    config fingerprint, the format version, the version it extends (``chain``) and audit
-    data."""
-
-    chain = models.PositiveIntegerField(null=True, blank=True)
-    summary = models.JSONField()
-    first_message_id = models.UUIDField()
-    last_message_id = models.UUIDField()
-    covered_count = models.PositiveIntegerField()
-    fingerprint = models.CharField(max_length=64)
-    config_fingerprint = models.CharField(max_length=64)
-    format_version = models.PositiveIntegerField(default=1)
-    audit = models.JSONField(default=dict)
-
-    class Meta:
-        abstract = True
-
-
-class CompactCheckpoint(CheckpointContent):
-    """One version of a conversation's compaction checkpoint under a scenario (seed 002,
-    Compact): every version is kept; ``chain`` names the version it extends. ``status``
-    ``active`` is the one a turn may continue from; ``invalidated`` when the history it
-    covers changed (or an operator deleted it). Versions are written by compare-and-set on
-    the newest version number (``compact.services.checkpoints``)."""
-
-    conversation = models.ForeignKey(Conversation, on_delete=models.CASCADE, related_name="+")
-    scenario = models.ForeignKey(Scenario, on_delete=models.CASCADE, related_name="+")
-    version = models.PositiveIntegerField()
-    status = models.CharField(max_length=16, default="active")
-    reason = models.CharField(max_length=64, blank=True, default="")
-    created_at = models.DateTimeField(auto_now_add=True)
-
-    class Meta:
-        constraints = [
-            models.UniqueConstraint(
-                fields=["conversation", "scenario", "version"], name="compact_checkpoint_unique"
-            )
-        ]
-
-
-class CompactPreparation(CheckpointContent):
-    """The next compaction checkpoint, prepared in the background after a turn whose next
-    prompt will pass the trigger (``compact.services.prepare``), so the compactor call is
-    off the next turn's path. One per conversation (for the scenario it ran), replaced by
-    the next one; a turn adopts it (saving it as version ``base_version + 1`` by
-    compare-and-set) only while ``base_version`` is still the newest version and the
-    messages it covers are unchanged."""
-
-    conversation = models.OneToOneField(Conversation, on_delete=models.CASCADE, related_name="+")
-    scenario = models.ForeignKey(Scenario, on_delete=models.CASCADE, related_name="+")
-    base_version = models.PositiveIntegerField()
-    created_at = models.DateTimeField(auto_now=True)
-
-
+from roleplay.compact.models import (  # noqa: E402, F401
+    CheckpointContent,
+    CompactCheckpoint,
+    CompactPreparation,
+)
 from roleplay.frontloop.models import VisualWorld, VisualWorldRevision  # noqa: E402, F401

@@ -147,7 +147,7 @@ def draw_slot(slot_id) -> ImageSlot | None:
     except ImagesError as exc:
         return _finish(slot, SlotStatus.FAILED, exc.code)
     image = drawn.images[0]
-    slot.evidence = drawn.evidence
+    slot.evidence = {**(slot.evidence or {}), **(drawn.evidence or {})}  # a caller's notes kept
     if image.verdict is not None and image.verdict.outcome == "blocked":
         return _finish(slot, SlotStatus.BLOCKED, image.code)
     if not image.shown or image.data is None or image.info is None:

@@ -110,11 +110,9 @@ def draw(slot_id: str, request: dict[str, Any]) -> str:
     choice = _produce(slot, request)
     if choice.prompt is not None:
         slots.reprompt(slot_id, choice.prompt.block(), aspect=_ratio(choice.prompt.aspect))
+    slots.note_prompt(slot_id, choice.to_json())  # kept beside the backend's evidence
     drawn = slots.draw_slot(slot_id)
-    if drawn is None:
-        return "gone"
-    slots.note_prompt(slot_id, choice.to_json())
-    return drawn.status
+    return drawn.status if drawn is not None else "gone"
 
 
 def _ratio(aspect: str | None) -> tuple[int, int] | None:

@@ -95,20 +95,7 @@ async def run_turn(
             await _tell_abandoned(turn, emit)
             return
         ctx.reply = (ctx.continuing or "") + content
-        await _committed(ctx, emit)
-        title = await _give_title(ctx)
-        await emit(
-            {
-                "type": "turn.completed",
-                "turn_id": str(turn.id),
-                "kind": turn.kind,
-                "assistant_message_id": str(turn.assistant_message_id),
-                "usage": usage,
-                "content": (ctx.continuing or "") + content,
-                "finish_reason": finish_reason,
-                **({"title": title} if title else {}),
-            }
-        )
+        await _completed(ctx, emit, usage, finish_reason)
     except (ModelCancelled, asyncio.CancelledError) as exc:
         await _fail(turn, parts, trace, TurnStatus.CANCELLED, "turn_cancelled", "cancelled", emit,
                     with_reply)  # fmt: skip
@@ -129,6 +116,26 @@ async def run_turn(
         await _after_commit(ctx, emit)
     finally:
         turn_id_var.reset(token)
+
+
+async def _completed(ctx: TurnContext, emit: Emit, usage: dict, finish_reason) -> None:
+    """The reply is committed: the phases ``turn.completed`` waits for, the title of a
+    first exchange, then ``turn.completed`` itself."""
+    turn = ctx.turn
+    await _committed(ctx, emit)
+    title = await _give_title(ctx)
+    await emit(
+        {
+            "type": "turn.completed",
+            "turn_id": str(turn.id),
+            "kind": turn.kind,
+            "assistant_message_id": str(turn.assistant_message_id),
+            "usage": usage,
+            "content": ctx.reply,
+            "finish_reason": finish_reason,
+            **({"title": title} if title else {}),
+        }
+    )
 
 
 async def _generate(ctx: TurnContext, reply: Reply) -> None:
