@@ -1,11 +1,10 @@
-"""Answering with an image: avatars and PNG card exports.
+"""Answering with an image: avatars, PNG card exports, stored pictures.
 
 DRF negotiates a renderer before the view runs, so a client that sends ``Accept: image/png``
 (as browsers and image loaders do) must find one: :class:`ImageRenderer`. Errors of those
 views still go out as the one JSON error format (:class:`ImageAnswers`), whatever the
-client accepted. The image itself is a plain ``HttpResponse`` (``roleplay.characters.downloads``),
-which
-DRF passes through.
+client accepted. The image itself is a plain ``HttpResponse`` (avatars, card exports,
+stored pictures), which DRF passes through.
 """
 
 from __future__ import annotations

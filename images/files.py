@@ -16,6 +16,7 @@ from collections.abc import Iterable
 from django.conf import settings
 from django.core.files.base import ContentFile
 from django.core.files.storage import storages
+from django.http import HttpResponse
 from PIL import Image
 
 from images.engine.image_bytes import ImageInfo
@@ -85,3 +86,14 @@ def mime_of(name: str) -> str:
     ext = name.rsplit(".", 1)[-1].lower()
     return {"png": "image/png", "jpg": "image/jpeg", "jpeg": "image/jpeg",
             "webp": "image/webp"}.get(ext, "application/octet-stream")  # fmt: skip
+
+
+def answer(name: str):
+    """The stored file ``name`` as an HTTP answer (private, briefly cached, its type not
+    sniffed), or None when it is gone. The caller has checked who may see it."""
+    if not exists(name):
+        return None
+    response = HttpResponse(read(name), content_type=mime_of(name))
+    response["Cache-Control"] = "private, max-age=300"
+    response["X-Content-Type-Options"] = "nosniff"
+    return response

@@ -9,19 +9,17 @@ from __future__ import annotations
 
 import dataclasses
 
-from django.http import HttpResponse
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
-from rest_framework.renderers import BaseRenderer
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from console.body_limit import BodyLimit
 from console.errors import ApiError
 from console.idempotency import IDEMPOTENCY_KEY, MAX_KEY_LENGTH, request_fingerprint
+from console.image_answers import ImageAnswers
 from console.models import Scope
 from console.pagination import MAX_OFFSET, Pagination
-from console.renderers import FastJSONRenderer
 from console.storable import unstorable
 from images import files, selectors, signing
 from images.api import schemas
@@ -171,43 +169,21 @@ class GenerationsView(ImagesView):
         return Response(answer)
 
 
-class ImageRenderer(BaseRenderer):
-    """Accepts ``image/*`` requests (an error is still written as JSON)."""
-
-    media_type = "image/*"
-    format = "image"
-    charset = None
-    render_style = "binary"
-
-    def render(self, data, accepted_media_type=None, renderer_context=None) -> bytes:
-        return data if isinstance(data, bytes) else FastJSONRenderer().render(data)
-
-
 IMAGE_TYPES = ("image/png", "image/jpeg", "image/webp")
 
 
-class FileView(ImagesView):
+class FileView(ImageAnswers, ImagesView):
     """A stored image by its signed link: the signature, its age and the caller's tenant are
     checked; anything wrong is a 404. No listing exists."""
 
     read_scopes = (Scope.ADMIN, Scope.CONTENT, Scope.PLAY)
-    renderer_classes = [FastJSONRenderer, ImageRenderer]
-
-    def finalize_response(self, request, response, *args, **kwargs):
-        if isinstance(response, Response) and response.status_code >= 400:
-            request.accepted_renderer = FastJSONRenderer()
-            request.accepted_media_type = FastJSONRenderer.media_type
-        return super().finalize_response(request, response, *args, **kwargs)
 
     @extend_schema(
         parameters=[SIGNED],
         responses={(200, kind): OpenApiTypes.BINARY for kind in IMAGE_TYPES},
     )
     def get(self, request, signed):
-        name = signing.name_from(signed, request.tenant.pk)
-        if not files.exists(name):
+        response = files.answer(signing.name_from(signed, request.tenant.pk))
+        if response is None:
             raise not_found("no such image")
-        response = HttpResponse(files.read(name), content_type=files.mime_of(name))
-        response["Cache-Control"] = "private, max-age=300"
-        response["X-Content-Type-Options"] = "nosniff"
         return response

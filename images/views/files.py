@@ -4,7 +4,7 @@ tenant. Anything wrong is the same 404; there is no listing."""
 
 from __future__ import annotations
 
-from django.http import Http404, HttpResponse
+from django.http import Http404
 
 from console.access import console_view
 from images import files, signing
@@ -17,9 +17,7 @@ def image_file(request, signed: str):
         name = signing.name_from(signed, request.tenant.pk)
     except ImagesError as exc:
         raise Http404("no such image") from exc
-    if not files.exists(name):
+    response = files.answer(name)
+    if response is None:
         raise Http404("no such image")
-    response = HttpResponse(files.read(name), content_type=files.mime_of(name))
-    response["Cache-Control"] = "private, max-age=300"
-    response["X-Content-Type-Options"] = "nosniff"
     return response
