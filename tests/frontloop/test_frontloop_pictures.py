@@ -112,3 +112,15 @@ def test_a_chat_export_keeps_the_picture_s_link(celery_worker, api, pictured, ll
     link = pictured_line["extra"]["image"]
     assert link.startswith("/api/v1/images/files/")
     assert api.get(link).status_code == 200
+
+
+def test_deleting_the_conversation_deletes_its_pictures(celery_worker, api, pictured, llm):
+    from images import files
+
+    script(llm)
+    reply = run(api, pictured, "Show me.", "p-8")["reply"]
+    slot = final(reply["id"])
+    assert slot.status == "ready" and files.exists(slot.file)
+    assert api.delete(f"/api/v1/conversations/{pictured.pk}/").status_code == 204
+    assert not ImageSlot.objects.filter(pk=slot.pk).exists()
+    assert not files.exists(slot.file) and not files.exists(slot.thumbnail)

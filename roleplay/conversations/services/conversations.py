@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from django.db import transaction
 
+from images.services.slots import delete_slots_of_conversation
 from memory.forget import forget
 from roleplay.characters.selectors import greeting_choices, greeting_for
 from roleplay.conversations.services.messages import quiet
@@ -156,7 +157,7 @@ def delete_conversation(conversation: Conversation) -> None:
 @transaction.atomic
 def delete_conversations(tenant, conversations) -> int:
     """Delete the tenant's ``conversations`` (a queryset), their turns, stored messages,
-    memory documents and worldbook state; returns how many went.
+    memory documents, worldbook state and pictures (rows and files); returns how many went.
 
     The rows are locked first, so a turn cannot start in them meanwhile; a turn still
     generating (its lease is live) would store its reply after the delete, so it makes the
@@ -175,8 +176,9 @@ def delete_conversations(tenant, conversations) -> int:
             message=f"a reply is being generated in conversation {busy}; retry when it ends",
             details={"conversation_id": str(busy)},
         )
-    for conversation_id in ids:  # messages, session memory, documents, handoffs
+    for conversation_id in ids:  # messages, session memory, documents, handoffs, pictures
         forget(tenant, scope="session", session_id=str(conversation_id))
+        delete_slots_of_conversation(tenant, conversation_id)
     worldbooks.forget_conversations(tenant, ids)
     Conversation.objects.filter(pk__in=ids).delete()
     return len(ids)
