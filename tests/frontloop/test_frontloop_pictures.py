@@ -14,7 +14,7 @@ from images.models import ImageSlot
 from memory.models import Message
 from roleplay.llm.scripted_server import Reply
 from roleplay.models import ModelCall, Turn
-from tests.frontloop.pictures_support import call, final, picture_scenario, run, script
+from tests.frontloop.pictures_support import BLOCK, call, final, picture_scenario, run, script
 from tests.ws.test_chat_socket import connect, receive_until
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -124,3 +124,19 @@ def test_deleting_the_conversation_deletes_its_pictures(celery_worker, api, pict
     assert api.delete(f"/api/v1/conversations/{pictured.pk}/").status_code == 204
     assert not ImageSlot.objects.filter(pk=slot.pk).exists()
     assert not files.exists(slot.file) and not files.exists(slot.thumbnail)
+
+
+def test_a_visual_beat_pictures_itself_once(celery_worker, api, pictured, llm):
+    llm.enqueue(
+        call("actor", responseMode="visual_beat"),
+        Reply(content="The key glints in the torchlight."),
+        call("generate_image"),  # the same segment: refused as already scheduled
+        call("over"),
+        Reply(content=BLOCK),
+    )
+    body = run(api, pictured, "Show me.", "p-9")
+    slot = final(body["reply"]["id"])
+    assert slot.status == "ready"
+    assert ImageSlot.objects.filter(conversation_id=pictured.pk).count() == 1
+    log = Turn.objects.get(pk=body["turn"]["id"]).trace["front_loop"]["log"]
+    assert [e.get("by") for e in log if e.get("tool") == "generate_image"][0] == "visual_beat"
