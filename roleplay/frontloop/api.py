@@ -24,7 +24,7 @@ from roleplay.models import Conversation
 MAX_REVISION = 2**31 - 1
 
 
-class RevisionSerializer(serializers.Serializer):
+class VisualWorldRevisionSerializer(serializers.Serializer):
     revision = serializers.IntegerField()
     source = serializers.CharField()
     turn_id = serializers.UUIDField(allow_null=True)
@@ -32,18 +32,18 @@ class RevisionSerializer(serializers.Serializer):
     state = serializers.JSONField()
 
 
-class WorldSerializer(serializers.Serializer):
+class VisualWorldSerializer(serializers.Serializer):
     revision = serializers.IntegerField()
     state = serializers.JSONField()
-    revisions = RevisionSerializer(many=True, required=False)
+    revisions = VisualWorldRevisionSerializer(many=True, required=False)
 
 
-class EditBody(RejectUnknownFields, serializers.Serializer):
+class VisualWorldEdit(RejectUnknownFields, serializers.Serializer):
     revision = serializers.IntegerField(min_value=0, max_value=MAX_REVISION)
     state = serializers.JSONField()
 
 
-class RestoreBody(RejectUnknownFields, serializers.Serializer):
+class VisualWorldRestore(RejectUnknownFields, serializers.Serializer):
     revision = serializers.IntegerField(min_value=0, max_value=MAX_REVISION)
     to = serializers.IntegerField(min_value=1, max_value=MAX_REVISION)
 
@@ -52,33 +52,33 @@ class VisualWorldViewSet(TenantGenericViewSet):
     model = Conversation
     required_scope = Scope.ADMIN
     read_scopes = (Scope.ADMIN, Scope.CONTENT, Scope.PLAY)
-    serializer_class = WorldSerializer
+    serializer_class = VisualWorldSerializer
 
     def _answer(self, conversation) -> Response:
         revision, state = world.world_of(conversation)
         rows = world.revisions(conversation)
         data = {"revision": revision, "state": state, "revisions": rows}
-        return Response(WorldSerializer(data).data)
+        return Response(VisualWorldSerializer(data).data)
 
-    @extend_schema(responses=WorldSerializer)
+    @extend_schema(responses=VisualWorldSerializer)
     def read(self, request, pk=None):
         """The visual world in force and its newest revisions."""
         return self._answer(self.get_object())
 
-    @extend_schema(request=EditBody, responses=WorldSerializer)
+    @extend_schema(request=VisualWorldEdit, responses=VisualWorldSerializer)
     def edit(self, request, pk=None):
         """An operator's state over ``revision`` (compare-and-set)."""
         conversation = self.get_object()
-        body = validated(EditBody, request)
+        body = validated(VisualWorldEdit, request)
         world.commit(
             conversation, expected=body["revision"], state=body["state"], source="operator"
         )
         return self._answer(conversation)
 
-    @extend_schema(request=RestoreBody, responses=WorldSerializer)
+    @extend_schema(request=VisualWorldRestore, responses=VisualWorldSerializer)
     def restore(self, request, pk=None):
         """Revision ``to``'s state in force again, over ``revision``."""
         conversation = self.get_object()
-        body = validated(RestoreBody, request)
+        body = validated(VisualWorldRestore, request)
         world.restore(conversation, expected=body["revision"], revision=body["to"])
         return self._answer(conversation)

@@ -198,6 +198,7 @@ def build_world(tenant, base_url: str, label: str) -> World:
     quarantine = _story_with_a_quarantine(tenant, conversation, scenario, messages, label)
     checkpoint = _compact_checkpoint(tenant, conversation, messages, base_url, label)
     image_config, image_slot = _images(tenant, conversation, messages, base_url, label)
+    _visual_world(conversation)
     return World(
         tenant,
         config,
@@ -217,6 +218,13 @@ def build_world(tenant, base_url: str, label: str) -> World:
         image_config,
         image_slot,
     )
+
+
+def _visual_world(conversation) -> None:
+    """A first revision of the conversation's visual world (what a restore names)."""
+    from roleplay.frontloop import world
+
+    world.commit(conversation, expected=0, state={"scene": "the gate"}, source="operator")
 
 
 def _images(tenant, conversation, messages, base_url: str, label: str):

@@ -183,6 +183,8 @@ def valid_body(route: Route, method: str, world) -> dict:
         "conversation-opening": {"index": 0},
         "conversation-run-turn": {"client_message_id": "c-1", "content": "Hello."},
         "conversation-memory-document": {"expectedRevision": 0, "memory": {"scene": "gate"}},
+        "conversation-visual-world": {"revision": 1, "state": {"scene": "noon"}},
+        "conversation-visual-world-restore": {"revision": 1, "to": 1},
         "player-memory-entries": {"kind": "preference", "scope": "shared", "content": "be warm"},
         "player-memory-entry": {"version": 1},  # PATCH (nothing but the version) and DELETE
         "player-memory-entry-accept": {"version": 1},

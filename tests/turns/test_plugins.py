@@ -70,7 +70,7 @@ def test_the_shipped_plugins_keep_the_turns_order():
     assert stages == {
         "pre_actor": ["memory_prepare", "story", "compact"],
         "committed": ["memory_commit"],
-        "post_turn": ["story_save", "compact_ahead"],
+        "post_turn": ["story_save", "compact_ahead", "frontloop_pictures"],
     }
     assert check_plugins() == []
 
