@@ -28,18 +28,8 @@ from roleplay.llm.errors import ModelError
 from roleplay.llm.gateway import Gateway, provider_config
 from roleplay.llm.types import CompletionResult, ModelRequest
 from roleplay.models import ModelConfig
-from roleplay.presets.selectors import effective_preset
-from roleplay.prompting.macros import MacroContext, expand_macros
-from roleplay.prompting.presets import NamedPromptMissing
+from roleplay.presets.roles import RoleUnavailable, role_system
 from roleplay.scenarios.config import AgenticV2
-
-
-class RoleUnavailable(ModelError):
-    """A model config the scenario names, or its role prompt, is gone (changed after the
-    scenario was saved): the run fails with ``model_config_missing``."""
-
-    def __init__(self, message: str) -> None:
-        super().__init__("model_config_missing", message, retryable=False)
 
 
 class OverBudget(ModelError):
@@ -48,15 +38,6 @@ class OverBudget(ModelError):
 
     def __init__(self, message: str) -> None:
         super().__init__("context_overflow", message, retryable=False)
-
-
-def role_system(config: ModelConfig | None, template: str, variables: dict[str, str]) -> str:
-    """The role template ``template`` of ``config``'s preset, its macros expanded."""
-    try:
-        text = effective_preset(config).named(template).content
-    except NamedPromptMissing as exc:
-        raise RoleUnavailable(exc.message) from None
-    return expand_macros(text, MacroContext(variables=variables)).text
 
 
 class TenantModels:

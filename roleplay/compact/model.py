@@ -16,7 +16,6 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 
 from console.tokens import count_messages, count_tokens
-from roleplay.agentic.gateway import role_system
 from roleplay.compact.engine import checkpoint as cp
 from roleplay.compact.engine import groups as grouping
 from roleplay.compact.engine import protocol
@@ -24,6 +23,7 @@ from roleplay.llm.configs.selectors import model_configs_by_ref
 from roleplay.llm.errors import ModelError
 from roleplay.llm.gateway import Gateway
 from roleplay.llm.types import ModelRequest
+from roleplay.presets.roles import role_system
 from roleplay.scenarios.config import Compact, Reliability
 
 DEFAULT_RELIABILITY = Reliability()

@@ -23,13 +23,12 @@ from console.db import run_db
 from roleplay.frontloop.engine import DirectorConfig
 from roleplay.frontloop.engine.loop import LoopSettings, run_front_loop
 from roleplay.frontloop.engine.prompt import FRONT_CONTROLLER_PROMPT, FRONT_CONTROLLER_ROLE
-from roleplay.frontloop.engine.record import FrontLoopOutcome, LoopRecord
+from roleplay.frontloop.engine.record import LoopRecord
 from roleplay.llm.configs.selectors import model_configs_by_ref
 from roleplay.llm.gateway import provider_config
 from roleplay.models import ModelConfig, TurnKind
-from roleplay.presets.selectors import effective_preset
+from roleplay.presets.roles import RoleUnavailable, role_system
 from roleplay.prompting.macros import MacroContext, expand_macros
-from roleplay.prompting.presets import NamedPromptMissing
 from roleplay.turns import hub
 from roleplay.turns.context import TurnContext
 from roleplay.turns.phases import Phase
@@ -47,7 +46,6 @@ MAX_TRACE_STEPS = 40  # the loop notes at most ~3 entries a step, 13 steps
 class FrontLoopState:
     """What the loop left for the rest of the turn (the pictures to draw once committed)."""
 
-    outcome: FrontLoopOutcome | None = None
     pictures: Pictures = field(default_factory=Pictures)
 
 
@@ -81,18 +79,18 @@ class FrontLoopPlugin(TurnPlugin):
         state.pictures.available = bool(
             director.wants_images and scenario is not None and scenario.image_config_id
         )
-        controller = await run_db(_controller_config, ctx.turn.tenant_id, director)
+        controller, prompt = await run_db(_controller, ctx, director)
         ports = TurnPorts(ctx, reply, controller, state.pictures)
         settings = LoopSettings(
             director,
             player_input=ctx.user_input or "",
-            controller_prompt=_controller_prompt(ctx, controller),
+            controller_prompt=prompt,
             actor_max_tokens=provider_config(ctx.config).max_output_tokens,
             image_config=state.pictures.available,
         )
         record = LoopRecord()
         try:
-            state.outcome = outcome = await run_front_loop(ports, settings, record=record)
+            outcome = await run_front_loop(ports, settings, record=record)
         finally:
             ctx.trace["front_loop"] = _trace(record, controller, director)
         ctx.trace["front_loop"]["ending"] = outcome.ending
@@ -105,22 +103,20 @@ class FrontLoopPlugin(TurnPlugin):
         return True
 
 
-def _controller_config(tenant_id, director: DirectorConfig) -> ModelConfig | None:
-    """The controller's model config (by id or name); None when it is gone, and then the
-    controller's calls fail and the loop falls back to direct generation."""
+def _controller(ctx: TurnContext, director: DirectorConfig) -> tuple[ModelConfig | None, str]:
+    """The controller's model config (by id or name; None when it is gone, and then its
+    calls fail and the loop falls back to direct generation) and its system prompt: the
+    ``front_controller`` role prompt of its preset (``presets.roles``), the character named;
+    the shipped text when the preset lost it after the scenario was saved."""
     ref = director.model_config_id
-    return model_configs_by_ref(tenant_id, [ref]).get(ref)
-
-
-def _controller_prompt(ctx: TurnContext, config: ModelConfig | None) -> str:
-    """The ``front_controller`` role prompt of the controller config's preset, the character
-    named; the shipped text when the preset lost it after the scenario was saved."""
-    try:
-        text = effective_preset(config).named(FRONT_CONTROLLER_ROLE).content
-    except NamedPromptMissing:
-        text = FRONT_CONTROLLER_PROMPT
+    config = model_configs_by_ref(ctx.turn.tenant_id, [ref]).get(ref)
     variables = {"characterName": ctx.character.name}
-    return expand_macros(text, MacroContext(variables=variables)).text
+    try:
+        return config, role_system(config, FRONT_CONTROLLER_ROLE, variables)
+    except RoleUnavailable:
+        return config, expand_macros(
+            FRONT_CONTROLLER_PROMPT, MacroContext(variables=variables)
+        ).text
 
 
 def _trace(record: LoopRecord, controller: ModelConfig | None, director) -> dict[str, Any]:

@@ -25,7 +25,6 @@ from console.db import run_db
 from memory import selectors as message_reads
 from roleplay.agentic.engine import autoreply
 from roleplay.agentic.engine import inputs as agentic_inputs
-from roleplay.agentic.gateway import role_system
 from roleplay.errors import NotFound, RoleplayError
 from roleplay.llm.configs.selectors import model_configs_by_ref
 from roleplay.llm.errors import ModelError
@@ -33,6 +32,7 @@ from roleplay.llm.gateway import Gateway
 from roleplay.llm.types import ModelRequest
 from roleplay.models import Conversation, PlanningRun
 from roleplay.players.selectors import persona_for
+from roleplay.presets.roles import role_system
 from roleplay.scenarios.config import AgenticV2
 from roleplay.scenarios.selectors import auto_reply_config, scenario_for, story_config
 from roleplay.story_plugin.services import auto_reply as story_auto_reply

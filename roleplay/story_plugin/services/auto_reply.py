@@ -16,12 +16,12 @@ from typing import Any
 
 from console import failures
 from roleplay.agentic.engine.autoreply import ENDS_ATTEMPTS, character_part, script_ok
-from roleplay.agentic.gateway import role_system
 from roleplay.errors import NotFound, RoleplayError
 from roleplay.llm.errors import ModelError
 from roleplay.llm.gateway import Gateway
 from roleplay.llm.types import ModelRequest
 from roleplay.players.selectors import persona_for
+from roleplay.presets.roles import role_system
 from roleplay.prompting.presets import AUTO_REPLY
 from story.engine import autoreply
 
