@@ -19,45 +19,19 @@ import re
 
 from django.core.exceptions import ValidationError
 
-ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,99}$")
-# Prefixes of common API key formats (OpenAI/Anthropic, Stripe, GitHub, Hugging Face, Slack,
-# AWS, Google, GitLab). Matched case-insensitively at the start of the value.
-KEY_PREFIXES = (
-    "sk-",
-    "sk_",
-    "pk_",
-    "rk_",
-    "ghp_",
-    "gho_",
-    "ghs_",
-    "github_pat_",
-    "hf_",
-    "xox",
-    "akia",
-    "asia",
-    "aiza",
-    "glpat",
-)
-# A single name segment this long that mixes letters and digits is a secret, not a word.
-_RANDOM_SEGMENT = re.compile(r"^(?=.*[A-Za-z])(?=.*[0-9])[A-Za-z0-9]{20,}$")
+from console.secrets import is_key_name
+
 SECRET_KEY_NAME = re.compile(
     r"api[_-]?key|secret|password|authorization|bearer|access[_-]?token|auth[_-]?token", re.I
 )
 EXTRA_MAX_CHARS = 16_000
 
 
-def looks_like_key(value: str) -> bool:
-    lowered = value.lower()
-    if lowered.startswith(KEY_PREFIXES):
-        return True
-    return any(_RANDOM_SEGMENT.match(part) for part in value.split("_"))
-
-
 def validate_api_key_env(value: str) -> None:
     value = (value or "").strip()
     if not value:
         return
-    if not ENV_NAME.match(value) or looks_like_key(value):
+    if not is_key_name(value):
         raise ValidationError(
             "Must be an environment variable NAME (e.g. OPENAI_API_KEY), not the key itself."
         )

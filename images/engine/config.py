@@ -9,9 +9,9 @@ or not at all; a slot's deadline must leave room for its backend call.
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
+from console.secrets import is_key_name
 from images.engine.request import (
     OUT_OF_RANGE,
     REQUIRED,
@@ -30,11 +30,6 @@ MAX_CLASS_CHARS = 100
 BAD_CHOICE = "invalid_choice"
 LOOKS_LIKE_A_KEY = "api_key_not_allowed"
 RULE = "invalid_combination"
-
-ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,99}$")
-KEY_PREFIXES = ("sk-", "sk_", "pk_", "rk_", "ghp_", "gho_", "ghs_", "github_pat_", "hf_", "xox",
-                "akia", "asia", "aiza", "glpat", "r8_")  # fmt: skip
-_RANDOM_SEGMENT = re.compile(r"^(?=.*[A-Za-z])(?=.*[0-9])[A-Za-z0-9]{20,}$")
 
 # field -> (kind, argument): text (max bytes, required), url (required), int (low, high),
 # choice (choices), classes.
@@ -57,17 +52,11 @@ FIELDS: dict[str, tuple[str, Any]] = {
 REQUIRED_ON_CREATE = ("name", "provider", "base_url")
 
 
-def looks_like_key(value: str) -> bool:
-    if value.lower().startswith(KEY_PREFIXES):
-        return True
-    return any(_RANDOM_SEGMENT.match(part) for part in value.split("_"))
-
-
 def _env(field: str, value: object) -> Violation | None:
     if not isinstance(value, str):
         return Violation(field, WRONG_TYPE, f"{field} must be a string")
     value = value.strip()
-    if value and (not ENV_NAME.match(value) or looks_like_key(value)):
+    if value and not is_key_name(value):
         message = "Must be an environment variable NAME (e.g. IMAGE_API_KEY), not the key itself."
         return Violation(field, LOOKS_LIKE_A_KEY, message)
     return None

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from roleplay.validation import looks_like_key
+from console.secrets import looks_like_key
 from tests.api.helpers import assert_error, error_locs
 
 SECRET = "sk-live-7f3a9c1e5b2d4f6a8c0e2b4d6f8a0c2e"
