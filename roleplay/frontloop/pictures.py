@@ -42,7 +42,6 @@ from roleplay.llm.configs.selectors import model_configs_by_ref
 from roleplay.llm.errors import ModelError
 from roleplay.llm.gateway import Gateway
 from roleplay.llm.types import ModelRequest
-from roleplay.models import Conversation
 from roleplay.turns import hub
 
 log = logging.getLogger(__name__)
@@ -55,9 +54,10 @@ FINAL_EVENTS = {
 }
 
 
-def reserve(ctx, wanted: list[tuple[int, int, str]], director) -> list[dict[str, Any]]:
-    """Write the slots of ``wanted`` ((image index, segment index, text)) on the turn's
-    stored message and queue each drawing; the ``image.scheduled`` events to send."""
+def reserve(ctx, wanted: list[str], director) -> list[dict[str, Any]]:
+    """Write a slot for each picture of ``wanted`` (the pictured segments' texts, in image
+    order) on the turn's stored message and queue each drawing; the ``image.scheduled``
+    events to send."""
     turn, scenario = ctx.turn, ctx.scenario
     config = scenario.image_config if scenario is not None else None
     if config is None or turn.assistant_message_id is None:
@@ -65,7 +65,7 @@ def reserve(ctx, wanted: list[tuple[int, int, str]], director) -> list[dict[str,
     revision, state = world.world_of(ctx.conversation)  # prepared with the first picture
     visual_state = rules.describe(state)
     events = []
-    for index, _segment, text in wanted:
+    for index, text in enumerate(wanted):
         first = choose_prompt(None, text, producer_error="not written yet")
         if first.prompt is None:
             continue
@@ -162,8 +162,6 @@ def announce_slot(sender, *, slot, status, **_) -> None:
         event["thumbnail_url"] = signing.url_for(slot.tenant_id, slot.thumbnail or slot.file)
     else:
         event["code"] = slot.code
-    if not Conversation.objects.filter(pk=slot.conversation_id).exists():
-        return
     try:
         async_to_sync(hub.announce)(str(slot.conversation_id), event)
     except Exception:  # a socket layer in trouble costs the event, never the picture

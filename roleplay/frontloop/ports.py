@@ -38,9 +38,10 @@ CONTROLLER_MAX_TOKENS = 512
 
 @dataclass
 class Pictures:
-    """The pictures the loop scheduled in this reply: (image index, segment index, text)."""
+    """The pictures the loop scheduled in this reply: each pictured segment's text, the
+    image index being the place in the list."""
 
-    wanted: list[tuple[int, int, str]] = field(default_factory=list)
+    wanted: list[str] = field(default_factory=list)
     available: bool = False
 
 
@@ -107,12 +108,11 @@ class TurnPorts:
         if not self.pictures.available:
             return ScheduleReceipt(False, "no_image_config")
         index = len(self.pictures.wanted)
-        self.pictures.wanted.append((index, segment.index, segment.text))
+        self.pictures.wanted.append(segment.text)
         return ScheduleReceipt(True, detail={"image": index, "status": "scheduled"})
 
     async def schedule_dio(self) -> ScheduleReceipt:
         return ScheduleReceipt(False, "not_wired")
 
     def cancelled(self) -> bool:
-        cancel = self.reply.cancel
-        return bool(getattr(cancel, "is_set", lambda: False)())
+        return self.reply.cancel.is_set()

@@ -12,6 +12,7 @@ from django.urls import reverse
 
 from console.access import console_view
 from console.failures import DomainError
+from console.numbers import parse_int
 from console.scoping import get_scoped_or_404
 from roleplay.frontloop import world
 from roleplay.frontloop.engine.world import MAX_CHARACTERS, MAX_SCENE, MAX_TRAIT
@@ -42,14 +43,14 @@ def visual_world(request, pk):
 
 
 def _post(request, conversation) -> None:
-    try:
-        expected = int(request.POST.get("revision", ""))
-    except ValueError:
+    expected = parse_int(request.POST.get("revision"), low=0)
+    restore = request.POST.get("restore")
+    to = parse_int(restore, low=1)
+    if expected is None or (restore is not None and to is None):
         messages.error(request, "The page was out of date: reload it and try again.")
         return
     try:
-        if "restore" in request.POST:
-            to = int(request.POST.get("restore", ""))
+        if to is not None:
             new = world.restore(conversation, expected=expected, revision=to)
             messages.success(request, f"Revision {to} is in force again (revision {new}).")
             return
@@ -60,7 +61,7 @@ def _post(request, conversation) -> None:
         state = json.loads(text)
         new = world.commit(conversation, expected=expected, state=state, source="operator")
         messages.success(request, f"Saved as revision {new}.")
-    except (ValueError, json.JSONDecodeError):
+    except ValueError:  # json.JSONDecodeError included
         messages.error(request, "The state is not valid JSON.")
     except DomainError as exc:
         messages.error(request, exc.message)

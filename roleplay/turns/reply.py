@@ -13,6 +13,7 @@ what the player saw.
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field, replace
@@ -73,7 +74,7 @@ class Reply:
 
     ctx: TurnContext
     emit: Emit
-    cancel: object
+    cancel: asyncio.Event
     parts: list[str]
     entered: Callable[[], None] = lambda: None
     renew: Callable[[], Awaitable[None]] | None = None
