@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import uuid
 from collections.abc import Iterable
 
 from django.db.models import Q, QuerySet
@@ -54,6 +55,14 @@ def slots_of_messages(tenant, message_ids: Iterable) -> list[ImageSlot]:
     ids = [i for i in (canonical_uuid(m) for m in message_ids) if i]
     found = scoped(ImageSlot, tenant).filter(message_id__in=ids)
     return list(found.order_by("message_id", "index"))
+
+
+def slots_by_message(tenant, message_ids: Iterable) -> dict[uuid.UUID, list[ImageSlot]]:
+    """The slots of the given messages, by message id, each message's in index order."""
+    found: dict[uuid.UUID, list[ImageSlot]] = {}
+    for slot in slots_of_messages(tenant, message_ids):
+        found.setdefault(slot.message_id, []).append(slot)
+    return found
 
 
 def get_slot(tenant, message_id, index: int) -> ImageSlot:

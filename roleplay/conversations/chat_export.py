@@ -14,7 +14,7 @@ import re
 from collections import defaultdict
 
 from images import signing
-from images.selectors import slots_of_messages
+from images.selectors import slots_by_message
 from memory import selectors as message_reads
 from memory.models import MessageAlternative
 from roleplay.characters.downloads import FileOut
@@ -43,17 +43,14 @@ def export_chat(tenant, conversation: Conversation, fmt: str) -> FileOut:
     ).order_by("message_id", "index")
     for message_id, content in rows.values_list("message_id", "content"):
         alternatives[str(message_id)].append(content)
-    pictures: defaultdict[str, list[str]] = defaultdict(list)
     replies = [m.pk for m in messages if m.role == "assistant"]
-    for slot in slots_of_messages(tenant, replies) if replies else ():
-        if slot.status == "ready" and slot.file:
-            pictures[str(slot.message_id)].append(signing.url_for(slot.tenant_id, slot.file))
+    pictures = slots_by_message(tenant, replies) if replies else {}
     lines = [
         Line(
             role=m.role,
             content=m.content,
             sent_ms=m.ts,
-            images=tuple(pictures.get(str(m.pk), ())),
+            images=_drawn(pictures.get(m.pk, ())),
             **_swipes(alternatives.get(str(m.pk), []), m.selected_alternative),
         )
         for m in messages
@@ -81,3 +78,10 @@ def _swipes(texts: list[str], selected: int) -> dict:
     if len(texts) < 2 or not 0 <= selected < len(texts):
         return {}
     return {"alternatives": tuple(texts), "selected": selected}
+
+
+def _drawn(slots) -> tuple[str, ...]:
+    """The links of a message's drawn pictures (``extra.image`` in SillyTavern's file)."""
+    return tuple(
+        signing.url_for(s.tenant_id, s.file) for s in slots if s.status == "ready" and s.file
+    )

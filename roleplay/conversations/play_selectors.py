@@ -13,7 +13,7 @@ from __future__ import annotations
 from django.db.models import Count
 
 from images import signing
-from images.selectors import slots_of_messages
+from images.selectors import slots_by_message
 from memory import selectors as message_reads
 from memory.models import Message, MessageAlternative
 from roleplay.models import Conversation, Turn, TurnKind, TurnStatus
@@ -43,9 +43,9 @@ def attach_pictures(conversation: Conversation, messages: list[Message]) -> None
     """Set ``pictures`` on each reply: its image slots (``images``), each with its status and,
     when drawn, signed links for the console page. One query."""
     replies = [m.id for m in messages if m.role == "assistant"]
-    by_message: dict = {}
-    for slot in slots_of_messages(conversation.tenant, replies) if replies else ():
-        by_message.setdefault(slot.message_id, []).append(
+    by_message = slots_by_message(conversation.tenant, replies) if replies else {}
+    for message in messages:
+        message.pictures = [
             {
                 "index": slot.index,
                 "status": slot.status,
@@ -55,9 +55,8 @@ def attach_pictures(conversation: Conversation, messages: list[Message]) -> None
                     slot.tenant_id, slot.thumbnail or slot.file
                 ),
             }
-        )
-    for message in messages:
-        message.pictures = by_message.get(message.id, [])
+            for slot in by_message.get(message.id, ())
+        ]
 
 
 def mark_cut_short(conversation: Conversation, messages: list[Message]) -> None:
