@@ -48,3 +48,26 @@ async def run_db(fn: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> T:
     context = contextvars.copy_context()
     call = functools.partial(context.run, _in_thread, fn, *args, **kwargs)
     return await asyncio.get_running_loop().run_in_executor(_executor(), call)
+
+
+RECONNECT_DELAY_MAX_S = 2.0
+
+
+def cap_reconnect_delay(limit: float = RECONNECT_DELAY_MAX_S) -> None:
+    """psycopg's pool retries a database that went away with a delay that doubles without
+    bound (1, 2, 4 … 64 s), so after a restart of half a minute the pool could take another
+    half minute to notice it is back, and every turn meanwhile fails. Capped, a restarted
+    database is in use again within ``limit`` seconds; one connection attempt per
+    ``limit`` seconds against a down server costs nothing."""
+    from psycopg_pool.base import AttemptWithBackoff
+
+    original = AttemptWithBackoff.update_delay
+    if getattr(original, "capped", False):
+        return
+
+    def update_delay(self: AttemptWithBackoff, now: float) -> None:
+        original(self, now)
+        self.delay = min(self.delay, limit)
+
+    update_delay.capped = True  # type: ignore[attr-defined]
+    AttemptWithBackoff.update_delay = update_delay  # type: ignore[method-assign]

@@ -144,7 +144,7 @@ def test_a_database_restart_mid_turn(own_database, llm):
         daphne.stop()
 
 
-def wait_closed(conninfo: str, turn_id: str, timeout: float = 30) -> None:
+def wait_closed(conninfo: str, turn_id: str, timeout: float = 90) -> None:
     """Until the turn is no longer ``running`` (closed by the background retry)."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
