@@ -1,0 +1,1 @@
+"""DIO's pure rules: derived ids, the backend protocol, the slot replacement rules."""
