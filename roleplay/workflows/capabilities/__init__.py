@@ -1,0 +1,2 @@
+"""The registered capabilities, one module each; importing this package registers them
+(``roleplay.apps`` does at start). Add a module and its import below."""
