@@ -15,6 +15,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal, Protocol
 
+from console.failures import Unavailable
+
 TaskState = Literal["processing", "succeeded", "failed", "timed_out"]
 TERMINAL: frozenset[str] = frozenset({"succeeded", "failed", "timed_out"})
 
@@ -95,14 +97,9 @@ class ActivePrompt:
     source_version_id: str | None = None
 
 
-class DioError(Exception):
+class DioError(Unavailable):
     """A backend failure with a stable code (``dio_unavailable``, ``dio_identity_mismatch``,
-    ``dio_duplicate``, ``dio_hash_mismatch`` …)."""
-
-    def __init__(self, code: str, message: str = "") -> None:
-        super().__init__(message or code)
-        self.code = code
-        self.message = message or code
+    ``dio_duplicate``, ``dio_hash_mismatch`` …): ``DioError(code, message)``."""
 
 
 class DioBackend(Protocol):

@@ -16,6 +16,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
+from console.failures import BadGateway
+
 ProjectTo = Literal["foundation_context", "turn_context", "none"]
 PROJECT_TO: tuple[str, ...] = ("foundation_context", "turn_context", "none")
 NodeStatus = Literal["succeeded", "failed", "blocked", "not_run"]
@@ -73,14 +75,9 @@ class CapabilityCall:
     dependencies: Mapping[str, NodeOutput]
 
 
-class CapabilityError(Exception):
+class CapabilityError(BadGateway):
     """A capability's failure with a stable code (``bad_input``, ``timeout``,
-    ``upstream_error``, ``forbidden_url`` …)."""
-
-    def __init__(self, code: str, message: str = "") -> None:
-        super().__init__(message or code)
-        self.code = code
-        self.message = message or code
+    ``upstream_error``, ``forbidden_url`` …): ``CapabilityError(code, message)``."""
 
 
 class Capability(Protocol):
