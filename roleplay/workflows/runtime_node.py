@@ -1,0 +1,207 @@
+"""A ``bounded_runtime`` node's input, and the runtime it makes for one run's scope.
+
+The node input: ``{modelConfigId, rolePrompt? | systemPrompt? (exactly one), tools:
+[capability names], limits?, stateKey?, commitState?, stateSchema?, emitPrompt?, mode?}``.
+``tools`` are built through the registry for the same ``RunScope`` as the node (so a tool
+sees this conversation and nothing wider); ``bounded_runtime`` itself is not a tool.
+
+What is saved: with ``commitState``, the model's final answer must be a JSON object (a
+```` ```json ```` fence around it is accepted); it is the state candidate when it also
+passes ``stateSchema`` (when given): the operator's whitelist. Anything else leaves the
+state unchanged (``prepare_commit`` answers None) — arbitrary text never becomes state.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from jsonschema import Draft202012Validator
+from jsonschema.exceptions import SchemaError
+
+from console.db import run_db
+from roleplay.llm.configs.selectors import model_configs_by_ref
+from roleplay.presets.roles import RoleUnavailable, role_system
+from roleplay.workflows import registry
+from roleplay.workflows.engine.contracts import Capability, CapabilityCall, CapabilityError
+from roleplay.workflows.engine.runtime import (
+    LimitsError,
+    RunContext,
+    SlowTurnRuntime,
+    StateCandidate,
+    limits_from,
+)
+from roleplay.workflows.runtime_model import GatewayModel
+from roleplay.workflows.runtime_store import DEFAULT_KEY, ConversationStateStore
+
+NAME = "bounded_runtime"
+MODES = ("slow", "fast+slow")
+MAX_TOOLS = 16
+HISTORY_ROLES = ("user", "assistant", "system")
+
+INPUT_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "modelConfigId": {"type": "string", "minLength": 1, "maxLength": 100},
+        "rolePrompt": {"type": "string", "minLength": 1, "maxLength": 100},
+        "systemPrompt": {"type": "string", "minLength": 1, "maxLength": 20_000},
+        "tools": {
+            "type": "array",
+            "items": {"type": "string", "minLength": 1, "maxLength": 100},
+            "maxItems": MAX_TOOLS,
+            "uniqueItems": True,
+        },
+        "limits": {"type": "object"},
+        "stateKey": {"type": "string", "pattern": r"^[A-Za-z0-9_.:-]{1,100}$"},
+        "commitState": {"type": "boolean"},
+        "stateSchema": {"type": "object"},
+        "emitPrompt": {"type": "boolean"},
+        "mode": {"enum": list(MODES)},
+    },
+    "required": ["modelConfigId", "tools"],
+    "oneOf": [{"required": ["rolePrompt"]}, {"required": ["systemPrompt"]}],
+    "additionalProperties": False,
+}
+_VALIDATOR = Draft202012Validator(INPUT_SCHEMA)
+
+
+def check_input(raw: Mapping[str, Any]) -> dict[str, Any]:
+    """The node input, valid, or ``bad_input`` naming the field."""
+    errors = sorted(_VALIDATOR.iter_errors(dict(raw)), key=str)
+    if errors:
+        where = "/".join(str(p) for p in errors[0].absolute_path) or "(root)"
+        message = errors[0].message
+        if errors[0].validator == "oneOf":
+            message = "give exactly one of rolePrompt and systemPrompt"
+        raise CapabilityError("bad_input", f"{where}: {message}")
+    node = dict(raw)
+    try:
+        limits_from(node.get("limits"))
+    except LimitsError as exc:
+        raise CapabilityError("bad_input", str(exc)) from None
+    if NAME in node["tools"]:
+        raise CapabilityError("bad_input", "tools: the runtime cannot be its own tool")
+    missing = sorted(set(node["tools"]) - registry.registered())
+    if missing:
+        raise CapabilityError("bad_input", f"tools: not registered: {', '.join(missing)}")
+    if "stateSchema" in node:
+        try:
+            Draft202012Validator.check_schema(node["stateSchema"])
+        except SchemaError as exc:
+            raise CapabilityError("bad_input", f"stateSchema: {exc.message}") from None
+    return node
+
+
+@dataclass(frozen=True)
+class _Described:
+    """A registered capability with its registry description, for the tool definition."""
+
+    inner: Capability
+    description: str
+
+    @property
+    def name(self) -> str:
+        return self.inner.name
+
+    @property
+    def input_schema(self) -> Mapping[str, Any]:
+        return self.inner.input_schema
+
+    async def execute(self, call: CapabilityCall, cancel):
+        return await self.inner.execute(call, cancel)
+
+
+def tools_for(names: Sequence[str], scope: registry.RunScope) -> list[Capability]:
+    built: list[Capability] = []
+    for name in names:
+        entry = registry.entry(name)
+        if entry is None:
+            raise CapabilityError("bad_input", f"tools: not registered: {name}")
+        built.append(_Described(registry.build(name, scope), entry.description))
+    return built
+
+
+def _model_side(tenant_id: Any, node: Mapping[str, Any]) -> tuple[Any, Any, str]:
+    """(the tenant, the model config, the system prompt); on a database thread."""
+    ref = node["modelConfigId"]
+    config = model_configs_by_ref(tenant_id, [ref]).get(ref)
+    if config is None:
+        raise CapabilityError("model_config_missing", f"no model config {ref!r}")
+    if "systemPrompt" in node:
+        return config.tenant, config, node["systemPrompt"]
+    try:
+        system = role_system(config, node["rolePrompt"], {})
+    except RoleUnavailable as exc:
+        raise CapabilityError("model_config_missing", exc.message) from None
+    return config.tenant, config, system
+
+
+def parse_state(text: str) -> Any:
+    """The JSON object in a final answer (fenced or bare); None when there is none."""
+    fenced = re.fullmatch(r"\s*```(?:json)?\s*(.*?)\s*```\s*", text, flags=re.S)
+    body = fenced.group(1) if fenced else text
+    try:
+        value = json.loads(body)
+    except ValueError:
+        return None
+    return value if isinstance(value, dict) else None
+
+
+def commit_rule(node: Mapping[str, Any]):
+    """``prepare_commit`` for the node: the module doc's rule, or None (analysis only)."""
+    if not node.get("commitState"):
+        return None
+    schema = node.get("stateSchema")
+    validator = Draft202012Validator(schema) if schema is not None else None
+
+    def prepare(final, tool_results, context) -> StateCandidate | None:
+        state = parse_state(final.get("content") or "")
+        if state is None or (validator is not None and not validator.is_valid(state)):
+            return None
+        tools = tuple(r["name"] for r in tool_results if r.get("status") == "ok")
+        return StateCandidate(state, tools_called=tools)
+
+    return prepare
+
+
+def history_of(scope: registry.RunScope) -> list[dict[str, str]]:
+    """The turn's history as the turn plug-in put it in ``scope.extra["history"]``
+    (``{role, content}`` items); anything else in it is left out."""
+    items = scope.extra.get("history") or ()
+    return [
+        {"role": item["role"], "content": item["content"]}
+        for item in items
+        if isinstance(item, Mapping)
+        and item.get("role") in HISTORY_ROLES
+        and isinstance(item.get("content"), str)
+    ]
+
+
+async def runtime_for(
+    node: Mapping[str, Any], scope: registry.RunScope
+) -> tuple[SlowTurnRuntime, ConversationStateStore]:
+    """The runtime a node runs, and its state store."""
+    tenant, config, system = await run_db(_model_side, scope.tenant_id, node)
+    store = ConversationStateStore(
+        scope.tenant_id, scope.conversation_id, node.get("stateKey") or DEFAULT_KEY
+    )
+    runtime = SlowTurnRuntime(
+        GatewayModel(tenant, config, turn_id=scope.turn_id),
+        system,
+        tools_for(node["tools"], scope),
+        state=store,
+        limits=limits_from(node.get("limits")),
+        prepare_commit=commit_rule(node),
+    )
+    return runtime, store
+
+
+def context_for(query: str, scope: registry.RunScope) -> RunContext:
+    return RunContext(
+        input=query,
+        history=history_of(scope),
+        request_id=str(scope.turn_id or ""),
+    )

@@ -1,0 +1,120 @@
+"""``fast+slow``: the bounded runtime beside the Actor, durable in Celery.
+
+When its node runs (before the Actor, in the turn's workflow), :func:`start` reads the
+state once and freezes the run's material — the player's input, the history, the saved
+state and its revision, the node's config and the run's scope — into a ``RuntimeRun`` row,
+committed on its own, then sends the Celery task ``roleplay.run_workflow_runtime``; the node
+answers at once (``{mode, runId, status: "queued", revision}``) and the Actor goes on. The
+worker (:func:`execute`) runs the runtime on that frozen snapshot, so it reads exactly what
+the Actor read, and its commit compares with the frozen revision: a write that landed
+meanwhile makes it ``stale_write_rejected``. The task claims its row by one conditional
+UPDATE (``queued`` → ``running``), so a second delivery of a claimed run does nothing; the
+result is kept on the row.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Mapping
+from typing import Any
+
+from django.utils import timezone
+
+from console import task_send
+from console.db import run_db
+from roleplay.workflows import registry
+from roleplay.workflows.engine.contracts import CapabilityError
+from roleplay.workflows.engine.runtime import RuntimeResult, StateSnapshot
+from roleplay.workflows.runtime_node import context_for, history_of, runtime_for
+from roleplay.workflows.runtime_store import DEFAULT_KEY, read
+from roleplay.workflows.state_models import RuntimeRun, RuntimeRunStatus
+
+log = logging.getLogger(__name__)
+TASK = "roleplay.run_workflow_runtime"
+
+
+def _scope_json(scope: registry.RunScope) -> dict[str, Any]:
+    def text(value: Any) -> str | None:
+        return None if value is None else str(value)
+
+    return {
+        "tenant_id": text(scope.tenant_id),
+        "conversation_id": text(scope.conversation_id),
+        "scenario_id": text(scope.scenario_id),
+        "player_id": text(scope.player_id),
+        "turn_id": text(scope.turn_id),
+        "history": history_of(scope),
+    }
+
+
+def _record(scope: registry.RunScope, node_id: str, node: Mapping[str, Any], query: str) -> dict:
+    key = node.get("stateKey") or DEFAULT_KEY
+    frozen = read(scope.tenant_id, scope.conversation_id, key)
+    row = RuntimeRun.objects.create(
+        tenant_id=scope.tenant_id,
+        conversation_id=scope.conversation_id,
+        turn_id=scope.turn_id,
+        node_id=node_id,
+        state_key=key,
+        snapshot={
+            "node": dict(node),
+            "query": query,
+            "scope": _scope_json(scope),
+            "state": frozen.state,
+            "revision": frozen.revision,
+        },
+    )
+    return {"runId": str(row.pk), "revision": frozen.revision}
+
+
+async def start(
+    scope: registry.RunScope, node_id: str, node: Mapping[str, Any], query: str
+) -> dict[str, Any]:
+    """Freeze and record the run, send its task; the node's value."""
+    recorded = await run_db(_record, scope, node_id, node, query)
+    task_send.send(task_send.named(TASK), recorded["runId"])
+    return {"mode": "fast+slow", "status": "queued", **recorded}
+
+
+def _claim(run_id: str) -> RuntimeRun | None:
+    claimed = RuntimeRun.objects.filter(pk=run_id, status=RuntimeRunStatus.QUEUED).update(
+        status=RuntimeRunStatus.RUNNING, started_at=timezone.now()
+    )
+    return RuntimeRun.objects.get(pk=run_id) if claimed else None
+
+
+async def _run(row: RuntimeRun) -> RuntimeResult:
+    frozen = row.snapshot
+    saved = frozen["scope"]
+    scope = registry.RunScope(
+        tenant_id=saved["tenant_id"],
+        conversation_id=saved["conversation_id"],
+        scenario_id=saved["scenario_id"],
+        player_id=saved["player_id"],
+        turn_id=saved["turn_id"],
+        extra={"history": saved["history"]},
+    )
+    runtime, _store = await runtime_for(frozen["node"], scope)
+    snapshot = StateSnapshot(frozen["state"], frozen["revision"])
+    return await runtime.run(context_for(frozen["query"], scope), snapshot=snapshot)
+
+
+def execute(run_id: str) -> str:
+    """The task's body: run the frozen run once; its status (``skipped`` when another
+    delivery has it)."""
+    row = _claim(run_id)
+    if row is None:
+        return "skipped"
+    try:
+        result = asyncio.run(_run(row)).as_json()
+    except CapabilityError as exc:
+        result = {"status": "failed", "error": {"code": exc.code, "message": exc.message}}
+    except Exception as exc:  # a bug must still close the run, not leave it running
+        log.exception("workflow runtime run %s failed", run_id)
+        result = {"status": "failed", "error": {"code": "internal_error", "message": str(exc)}}
+    status = RuntimeRunStatus.COMPLETED if result["status"] == "completed" else "failed"
+    RuntimeRun.objects.filter(pk=run_id).update(
+        status=status, result=result, finished_at=timezone.now()
+    )
+    return status

@@ -1,0 +1,242 @@
+"""The bounded runtime in the product, end to end against the scripted model server: the
+``bounded_runtime`` capability's model calls the gateway (recorded as ``workflow_runtime``
+calls), calls a registered capability as a tool, answers, and its state is committed by
+compare-and-set on ``WorkflowState``; the next run reads the new revision. Also the store's
+compare-and-set under a race, bad node input, a failed run, and ``fast+slow`` in Celery."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+
+import pytest
+from asgiref.sync import sync_to_async
+
+from roleplay.llm.scripted_server import Reply
+from roleplay.models import ModelCall
+from roleplay.workflows import registry
+from roleplay.workflows.engine.contracts import CapabilityCall, CapabilityError, CapabilityValue
+from roleplay.workflows.engine.runtime import StateCandidate
+from roleplay.workflows.runtime_store import ConversationStateStore
+from roleplay.workflows.state_models import RuntimeRun, WorkflowState
+
+pytestmark = [pytest.mark.asyncio, pytest.mark.django_db(transaction=True)]
+
+QUERY = "I hand over the copper key."
+HISTORY = [{"role": "assistant", "content": "Lia waits by the gate for the key."}]
+
+
+class GateRules:
+    """A registered capability the runtime may call: the gate's rules for a topic."""
+
+    name = "test_gate_rules"
+    input_schema = {
+        "type": "object",
+        "properties": {"topic": {"type": "string", "enum": ["gate", "bridge"]}},
+        "required": ["topic"],
+        "additionalProperties": False,
+    }
+    calls: list = []
+
+    def __init__(self, scope: registry.RunScope) -> None:
+        self.scope = scope
+
+    async def execute(self, call: CapabilityCall, cancel) -> CapabilityValue:
+        GateRules.calls.append((self.scope.conversation_id, dict(call.input), call.query))
+        return CapabilityValue({"rule": "Only the captain's key opens the north gate."})
+
+
+@pytest.fixture
+def gate_rules():
+    registry.register(
+        GateRules.name,
+        GateRules,
+        description="The rules of a gate.",
+        input_schema=GateRules.input_schema,
+    )
+    GateRules.calls = []
+    yield GateRules
+    registry._REGISTRY.pop(GateRules.name, None)
+
+
+def scope_of(conversation, turn_id=None) -> registry.RunScope:
+    return registry.RunScope(
+        tenant_id=conversation.tenant_id,
+        conversation_id=conversation.pk,
+        scenario_id=None,
+        player_id=conversation.player_id,
+        turn_id=turn_id,
+        extra={"history": HISTORY},
+    )
+
+
+async def run_node(conversation, node: dict, node_id: str = "continuity") -> CapabilityValue:
+    capability = registry.build("bounded_runtime", scope_of(conversation))
+    call = CapabilityCall(node_id, node, QUERY, {})
+    return await capability.execute(call, asyncio.Event())
+
+
+def node_for(model_config, **more) -> dict:
+    return {
+        "modelConfigId": str(model_config.pk),
+        "systemPrompt": "Check continuity. Answer the new state as one JSON object.",
+        "tools": ["test_gate_rules"],
+        "stateKey": "continuity",
+        "commitState": True,
+        "emitPrompt": True,
+        **more,
+    }
+
+
+async def test_the_model_calls_a_tool_then_answers_and_the_state_is_committed(
+    conversation, model_config, llm, gate_rules
+):
+    llm.enqueue(
+        Reply(tool_calls=[{"name": "test_gate_rules", "arguments": {"topic": "gate"}}]),
+        Reply(content='{"key": "with the captain"}'),
+    )
+    value = await run_node(conversation, node_for(model_config))
+
+    summary = value.value
+    assert (summary["status"], summary["stateOutcome"], summary["revision"]) == (
+        "completed", "committed", 1
+    )  # fmt: skip
+    assert summary["calls"] == 2 and summary["toolCalls"] == 1
+    assert summary["toolResults"][0]["value"] == {
+        "rule": "Only the captain's key opens the north gate."
+    }
+    assert value.prompt_content == '{"key": "with the captain"}'
+    assert gate_rules.calls == [(conversation.pk, {"topic": "gate"}, QUERY)]
+
+    first, second = llm.requests
+    assert [m["role"] for m in first["messages"]] == ["system", "system", "assistant", "user"]
+    assert first["messages"][1]["content"] == "Saved state: none yet (revision 0)."
+    assert first["messages"][-1]["content"] == QUERY
+    assert [t["function"]["name"] for t in first["tools"]] == ["test_gate_rules"]
+    told = second["messages"][-1]
+    assert told["role"] == "tool"
+    assert json.loads(told["content"])["value"]["rule"].startswith("Only the captain's key")
+
+    row = await WorkflowState.objects.aget(conversation=conversation, key="continuity")
+    assert (row.state, row.revision) == ({"key": "with the captain"}, 1)
+    purposes = [p async for p in ModelCall.objects.values_list("purpose", flat=True)]
+    assert purposes == ["workflow_runtime", "workflow_runtime"]
+
+    # The next run reads the saved state at its new revision and moves it on.
+    llm.enqueue(Reply(content='```json\n{"key": "returned"}\n```'))
+    again = await run_node(conversation, node_for(model_config))
+    assert (again.value["stateOutcome"], again.value["revision"]) == ("committed", 2)
+    saved = llm.requests[-1]["messages"][1]["content"]
+    assert saved == 'Saved state (revision 1):\n{"key": "with the captain"}'
+    await row.arefresh_from_db()
+    assert (row.state, row.revision) == ({"key": "returned"}, 2)
+
+
+async def test_an_answer_that_is_not_a_valid_state_leaves_it_unchanged(
+    conversation, model_config, llm, gate_rules
+):
+    llm.enqueue(Reply(content="The key is with the captain now."), Reply(content='{"key": 3}'))
+    value = await run_node(conversation, node_for(model_config))
+    assert value.value["stateOutcome"] == "unchanged"
+    schema = {"type": "object", "properties": {"key": {"type": "string"}}}
+    value = await run_node(conversation, node_for(model_config, stateSchema=schema))
+    assert value.value["stateOutcome"] == "unchanged"
+    assert not await WorkflowState.objects.filter(conversation=conversation).aexists()
+
+
+async def test_the_store_compares_and_sets(conversation, other_tenant):
+    store = ConversationStateStore(conversation.tenant_id, conversation.pk, "k")
+    assert tuple(await store.get()) == (None, 0)
+    first, second = await asyncio.gather(
+        store.compare_and_set(0, StateCandidate({"n": 1})),
+        store.compare_and_set(0, StateCandidate({"n": 2})),
+    )
+    assert sorted([first, second]) == [False, True]
+    state, revision = await store.get()
+    assert revision == 1
+    assert await store.compare_and_set(1, StateCandidate({"n": 3}))
+    assert not await store.compare_and_set(1, StateCandidate({"n": 4}))
+    assert tuple(await store.get()) == ({"n": 3}, 2)
+    # another tenant's conversation id reads nothing of it
+    other = ConversationStateStore(other_tenant.pk, conversation.pk, "k")
+    assert tuple(await other.get()) == (None, 0)
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        ({"tools": ["no_such_tool"]}, "not registered"),
+        ({"tools": ["bounded_runtime"]}, "its own tool"),
+        ({"rolePrompt": "director"}, "exactly one"),
+        ({"limits": {"maxSteps": 0}}, "maxSteps"),
+        ({"mode": "fast"}, "mode"),
+        ({"extra": 1}, "extra"),
+        ({"stateSchema": {"type": 3}}, "stateSchema"),
+    ],
+)
+async def test_bad_node_input_is_a_coded_error(conversation, model_config, change, message):
+    with pytest.raises(CapabilityError) as caught:
+        await run_node(conversation, {**node_for(model_config, tools=[]), **change})
+    assert caught.value.code == "bad_input"
+    assert message in caught.value.message
+
+
+async def test_a_missing_model_config_is_a_coded_error(conversation, model_config):
+    with pytest.raises(CapabilityError) as caught:
+        await run_node(conversation, node_for(model_config, tools=[], modelConfigId="gone"))
+    assert caught.value.code == "model_config_missing"
+
+
+async def test_a_failed_run_fails_the_node_and_keeps_the_state(
+    conversation, model_config, llm, gate_rules
+):
+    call = {"name": "test_gate_rules", "arguments": {"topic": "gate"}}
+    llm.enqueue(*[Reply(tool_calls=[call])] * 2)
+    with pytest.raises(CapabilityError) as caught:
+        await run_node(conversation, node_for(model_config, limits={"maxSteps": 2}))
+    assert caught.value.code == "max_steps_exceeded"
+    assert not await WorkflowState.objects.filter(conversation=conversation).aexists()
+
+
+async def test_fast_slow_runs_in_celery_on_the_frozen_snapshot(
+    conversation, model_config, llm, celery_worker
+):
+    store = ConversationStateStore(conversation.tenant_id, conversation.pk, "continuity")
+    assert await store.compare_and_set(0, StateCandidate({"key": "at the gate"}))
+    llm.enqueue(Reply(content='{"key": "with the captain"}'))
+    value = await run_node(conversation, node_for(model_config, tools=[], mode="fast+slow"))
+    assert value.value["mode"] == "fast+slow" and value.value["status"] == "queued"
+    assert value.value["revision"] == 1 and value.prompt_content is None
+
+    run = await sync_to_async(_finished)(value.value["runId"])
+    assert run.status == "completed", run.result
+    assert run.result["stateOutcome"] == "committed" and run.result["revision"] == 2
+    asked = llm.requests[-1]["messages"]
+    assert asked[1]["content"] == 'Saved state (revision 1):\n{"key": "at the gate"}'
+    assert asked[2:] == [*HISTORY, {"role": "user", "content": QUERY}]
+    assert tuple(await store.get()) == ({"key": "with the captain"}, 2)
+
+
+async def test_fast_slow_compares_with_the_frozen_revision(
+    conversation, model_config, llm, celery_worker
+):
+    """A write that lands between the turn's freeze and the background commit wins; the
+    background's is rejected as stale."""
+    store = ConversationStateStore(conversation.tenant_id, conversation.pk, "continuity")
+    llm.enqueue(Reply(content='{"key": "late"}', delay=1.0))
+    value = await run_node(conversation, node_for(model_config, tools=[], mode="fast+slow"))
+    assert await store.compare_and_set(0, StateCandidate({"key": "first"}))
+    run = await sync_to_async(_finished)(value.value["runId"])
+    assert run.result["stateOutcome"] == "stale_write_rejected"
+    assert tuple(await store.get()) == ({"key": "first"}, 1)
+
+
+def _finished(run_id: str, timeout: float = 30.0) -> RuntimeRun:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        run = RuntimeRun.objects.get(pk=run_id)
+        if run.status in ("completed", "failed"):
+            return run
+        time.sleep(0.1)
+    raise AssertionError(f"run {run_id} did not finish")
