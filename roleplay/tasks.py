@@ -127,3 +127,12 @@ def run_workflow_runtime(run_id: str) -> str:
     from roleplay.workflows import runtime_runs
 
     return runtime_runs.execute(run_id)
+
+
+@shared_task(name="roleplay.requeue_workflow_runtime_runs")
+def requeue_workflow_runtime_runs() -> dict:
+    """Send again the ``fast+slow`` runtime runs whose task was lost or whose worker died;
+    give up on a run after ``runtime_runs.MAX_DELIVERIES``. Runs every minute."""
+    from roleplay.workflows import runtime_runs
+
+    return runtime_runs.requeue_stalled()

@@ -4,13 +4,15 @@ call with the runtime's messages and tool definitions (retries and the recorded
 
 The gateway already parses tool-call arguments (a reply with malformed JSON arguments is a
 bad response, retried, then a ``model_error``); usage is what the server reported, else
-counted with cl100k. The product does not price calls, so ``cost_usd`` is None: a node that
-sets ``maxCostUsd`` fails with ``usage_missing`` rather than running unpriced.
+counted with cl100k. Model configs carry no prices: a node prices its calls with
+``pricing: {inputUsdPerMillion, outputUsdPerMillion}``; without it ``cost_usd`` is None, and
+a node that sets ``maxCostUsd`` fails with ``usage_missing`` rather than running unpriced.
 """
 
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -30,7 +32,15 @@ class GatewayModel:
     config: Any  # roleplay.models.ModelConfig
     turn_id: Any = None
     purpose: str = PURPOSE
+    pricing: Mapping[str, float] | None = None
     call_ids: list[str] = field(default_factory=list)
+
+    def cost(self, input_tokens: int, output_tokens: int) -> float | None:
+        if self.pricing is None:
+            return None
+        per_input = self.pricing["inputUsdPerMillion"]
+        per_output = self.pricing["outputUsdPerMillion"]
+        return (input_tokens * per_input + output_tokens * per_output) / 1_000_000
 
     async def complete(self, request: ModelRequest, cancel: asyncio.Event) -> ModelReply:
         gateway = Gateway(
@@ -48,6 +58,10 @@ class GatewayModel:
         return ModelReply(
             content=result.content,
             tool_calls=tuple(ToolRequest(c.id, c.name, c.arguments) for c in result.tool_calls),
-            usage=Usage(result.usage.input_tokens, result.usage.output_tokens),
+            usage=Usage(
+                result.usage.input_tokens,
+                result.usage.output_tokens,
+                self.cost(result.usage.input_tokens, result.usage.output_tokens),
+            ),
             model=result.model,
         )

@@ -1,7 +1,8 @@
 """A ``bounded_runtime`` node's input, and the runtime it makes for one run's scope.
 
 The node input: ``{modelConfigId, rolePrompt? | systemPrompt? (exactly one), tools:
-[capability names], limits?, stateKey?, commitState?, stateSchema?, emitPrompt?, mode?}``.
+[capability names], limits?, stateKey?, commitState?, stateSchema?, emitPrompt?, mode?,
+pricing?}``.
 ``tools`` are built through the registry for the same ``RunScope`` as the node (so a tool
 sees this conversation and nothing wider); ``bounded_runtime`` itself is not a tool.
 
@@ -60,6 +61,15 @@ INPUT_SCHEMA: dict[str, Any] = {
         "stateSchema": {"type": "object"},
         "emitPrompt": {"type": "boolean"},
         "mode": {"enum": list(MODES)},
+        "pricing": {
+            "type": "object",
+            "properties": {
+                "inputUsdPerMillion": {"type": "number", "minimum": 0, "maximum": 10_000},
+                "outputUsdPerMillion": {"type": "number", "minimum": 0, "maximum": 10_000},
+            },
+            "required": ["inputUsdPerMillion", "outputUsdPerMillion"],
+            "additionalProperties": False,
+        },
     },
     "required": ["modelConfigId", "tools"],
     "oneOf": [{"required": ["rolePrompt"]}, {"required": ["systemPrompt"]}],
@@ -189,7 +199,7 @@ async def runtime_for(
         scope.tenant_id, scope.conversation_id, node.get("stateKey") or DEFAULT_KEY
     )
     runtime = SlowTurnRuntime(
-        GatewayModel(tenant, config, turn_id=scope.turn_id),
+        GatewayModel(tenant, config, turn_id=scope.turn_id, pricing=node.get("pricing")),
         system,
         tools_for(node["tools"], scope),
         state=store,

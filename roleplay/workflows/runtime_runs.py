@@ -7,9 +7,17 @@ committed on its own, then sends the Celery task ``roleplay.run_workflow_runtime
 answers at once (``{mode, runId, status: "queued", revision}``) and the Actor goes on. The
 worker (:func:`execute`) runs the runtime on that frozen snapshot, so it reads exactly what
 the Actor read, and its commit compares with the frozen revision: a write that landed
-meanwhile makes it ``stale_write_rejected``. The task claims its row by one conditional
-UPDATE (``queued`` → ``running``), so a second delivery of a claimed run does nothing; the
-result is kept on the row.
+meanwhile makes it ``stale_write_rejected``. The result is kept on the row.
+
+Durable: the row is committed before its task is sent, and a send that fails (the broker
+is down) leaves it for :func:`requeue_stalled` (every minute), which also sends again a
+run queued :data:`STALLED_QUEUED` ago that never started, and one running
+:data:`STALLED_RUNNING` ago (its worker died); a run sent :data:`MAX_DELIVERIES` times is
+closed ``failed`` (``background_abandoned``). A delivery claims its row by one conditional
+UPDATE (``queued`` → ``running``, its start time as the fencing token): a second delivery
+of a claimed run does nothing, and only the delivery holding the claim closes the run. Two
+deliveries of one run compare with the same frozen revision, so at most one of them writes
+the state.
 """
 
 from __future__ import annotations
@@ -17,8 +25,11 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Mapping
+from datetime import timedelta
 from typing import Any
 
+from django.db.models import F, Q
+from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from console import task_send
@@ -32,6 +43,9 @@ from roleplay.workflows.state_models import RuntimeRun, RuntimeRunStatus
 
 log = logging.getLogger(__name__)
 TASK = "roleplay.run_workflow_runtime"
+STALLED_QUEUED = timedelta(minutes=2)
+STALLED_RUNNING = timedelta(minutes=16)  # past the longest run (timeoutMs ≤ 15 minutes)
+MAX_DELIVERIES = 5
 
 
 def _scope_json(scope: registry.RunScope) -> dict[str, Any]:
@@ -57,6 +71,8 @@ def _record(scope: registry.RunScope, node_id: str, node: Mapping[str, Any], que
         turn_id=scope.turn_id,
         node_id=node_id,
         state_key=key,
+        deliveries=1,
+        sent_at=timezone.now(),
         snapshot={
             "node": dict(node),
             "query": query,
@@ -71,15 +87,49 @@ def _record(scope: registry.RunScope, node_id: str, node: Mapping[str, Any], que
 async def start(
     scope: registry.RunScope, node_id: str, node: Mapping[str, Any], query: str
 ) -> dict[str, Any]:
-    """Freeze and record the run, send its task; the node's value."""
+    """Freeze and record the run, send its task; the node's value. A send that fails
+    leaves the run for the sweep: the node still answers ``queued``."""
     recorded = await run_db(_record, scope, node_id, node, query)
-    task_send.send(task_send.named(TASK), recorded["runId"])
+    try:
+        task_send.send(task_send.named(TASK), recorded["runId"])
+    except Exception:
+        log.exception("workflow runtime run %s not sent; the sweep sends it", recorded["runId"])
+        await run_db(_unsent, recorded["runId"])
     return {"mode": "fast+slow", "status": "queued", **recorded}
 
 
+def _unsent(run_id: str) -> None:
+    RuntimeRun.objects.filter(pk=run_id).update(sent_at=None, deliveries=F("deliveries") - 1)
+
+
+def requeue_stalled() -> dict[str, int]:
+    """The sweep (``roleplay.requeue_workflow_runtime_runs``, module doc)."""
+    now = timezone.now()
+    stalled = RuntimeRun.objects.alias(since=Coalesce("sent_at", "created_at")).filter(
+        Q(status=RuntimeRunStatus.QUEUED, sent_at__isnull=True)
+        | Q(status=RuntimeRunStatus.QUEUED, since__lt=now - STALLED_QUEUED)
+        | Q(status=RuntimeRunStatus.RUNNING, started_at__lt=now - STALLED_RUNNING)
+    )
+    abandoned = {"code": "background_abandoned", "message": "its task was lost too often"}
+    given_up = stalled.filter(deliveries__gte=MAX_DELIVERIES).update(
+        status=RuntimeRunStatus.FAILED,
+        result={"status": "failed", "error": abandoned},
+        finished_at=now,
+    )
+    sent = 0
+    for run_id in stalled.filter(deliveries__lt=MAX_DELIVERIES).values_list("pk", flat=True)[:500]:
+        RuntimeRun.objects.filter(pk=run_id).update(
+            status=RuntimeRunStatus.QUEUED, sent_at=now, deliveries=F("deliveries") + 1
+        )
+        task_send.send(task_send.named(TASK), str(run_id))
+        sent += 1
+    return {"requeued": sent, "abandoned": given_up}
+
+
 def _claim(run_id: str) -> RuntimeRun | None:
+    claim = timezone.now()
     claimed = RuntimeRun.objects.filter(pk=run_id, status=RuntimeRunStatus.QUEUED).update(
-        status=RuntimeRunStatus.RUNNING, started_at=timezone.now()
+        status=RuntimeRunStatus.RUNNING, started_at=claim
     )
     return RuntimeRun.objects.get(pk=run_id) if claimed else None
 
@@ -102,7 +152,7 @@ async def _run(row: RuntimeRun) -> RuntimeResult:
 
 def execute(run_id: str) -> str:
     """The task's body: run the frozen run once; its status (``skipped`` when another
-    delivery has it)."""
+    delivery has it, ``superseded`` when the sweep gave it to another meanwhile)."""
     row = _claim(run_id)
     if row is None:
         return "skipped"
@@ -113,8 +163,17 @@ def execute(run_id: str) -> str:
     except Exception as exc:  # a bug must still close the run, not leave it running
         log.exception("workflow runtime run %s failed", run_id)
         result = {"status": "failed", "error": {"code": "internal_error", "message": str(exc)}}
-    status = RuntimeRunStatus.COMPLETED if result["status"] == "completed" else "failed"
-    RuntimeRun.objects.filter(pk=run_id).update(
-        status=status, result=result, finished_at=timezone.now()
+    if not _close(row, result):
+        return "superseded"
+    return result["status"]
+
+
+def _close(row: RuntimeRun, result: dict[str, Any]) -> bool:
+    """Keep ``result`` on the run, if this delivery still holds its claim."""
+    status = (
+        RuntimeRunStatus.COMPLETED if result["status"] == "completed" else RuntimeRunStatus.FAILED
     )
-    return status
+    closed = RuntimeRun.objects.filter(
+        pk=row.pk, status=RuntimeRunStatus.RUNNING, started_at=row.started_at
+    ).update(status=status, result=result, finished_at=timezone.now())
+    return closed == 1

@@ -55,9 +55,22 @@ class RuntimeRun(TenantScopedModel):
     )
     snapshot = models.JSONField()
     result = models.JSONField(null=True, blank=True)
+    # How many times its task was sent, and when last (None: never sent, e.g. the broker
+    # was down); the sweep sends again what was lost, at most ``MAX_DELIVERIES`` times.
+    deliveries = models.PositiveSmallIntegerField(default=0)
+    sent_at = models.DateTimeField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
+    # Set by each claim: the fencing token of the delivery that runs it (only that one
+    # closes it).
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
-        indexes = [models.Index(fields=["conversation", "created_at"], name="runtime_run_conv")]
+        indexes = [
+            models.Index(fields=["conversation", "created_at"], name="runtime_run_conv"),
+            models.Index(
+                fields=["created_at"],
+                condition=models.Q(status__in=["queued", "running"]),
+                name="runtime_run_open",
+            ),
+        ]

@@ -145,6 +145,29 @@ async def test_an_answer_that_is_not_a_valid_state_leaves_it_unchanged(
     assert not await WorkflowState.objects.filter(conversation=conversation).aexists()
 
 
+async def test_a_cost_limit_needs_a_price_and_is_kept(conversation, model_config, llm):
+    usage = {"prompt_tokens": 600_000, "completion_tokens": 100_000}
+    with pytest.raises(CapabilityError) as caught:
+        llm.enqueue(Reply(content="{}", usage=usage))
+        await run_node(conversation, node_for(model_config, tools=[], limits={"maxCostUsd": 1}))
+    assert caught.value.code == "usage_missing"
+
+    pricing = {"inputUsdPerMillion": 1.0, "outputUsdPerMillion": 4.0}  # this call: $1.00
+    llm.enqueue(Reply(content="{}", usage=usage))
+    value = await run_node(
+        conversation,
+        node_for(model_config, tools=[], limits={"maxCostUsd": 1}, pricing=pricing),
+    )
+    assert value.value["usage"]["cost_usd"] == pytest.approx(1.0)
+    llm.enqueue(Reply(content="{}", usage=usage))
+    with pytest.raises(CapabilityError) as caught:
+        await run_node(
+            conversation,
+            node_for(model_config, tools=[], limits={"maxCostUsd": 0.99}, pricing=pricing),
+        )
+    assert caught.value.code == "cost_budget_exceeded"
+
+
 async def test_the_store_compares_and_sets(conversation, other_tenant):
     store = ConversationStateStore(conversation.tenant_id, conversation.pk, "k")
     assert tuple(await store.get()) == (None, 0)
