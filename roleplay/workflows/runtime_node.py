@@ -1,8 +1,8 @@
 """A ``bounded_runtime`` node's input, and the runtime it makes for one run's scope.
 
 The node input: ``{modelConfigId, rolePrompt? | systemPrompt? (exactly one), tools:
-[capability names], limits?, stateKey?, commitState?, stateSchema?, emitPrompt?, mode?,
-pricing?}``.
+[capability names], limits?, stateKey?, commitState?, stateSchema?, emitPrompt?,
+historyMessages? (0–50, default 20), mode?, pricing?}``.
 ``tools`` are built through the registry for the same ``RunScope`` as the node (so a tool
 sees this conversation and nothing wider); ``bounded_runtime`` itself is not a tool.
 
@@ -24,6 +24,7 @@ from jsonschema import Draft202012Validator
 from jsonschema.exceptions import SchemaError
 
 from console.db import run_db
+from memory.selectors import get_history
 from roleplay.llm.configs.selectors import model_configs_by_ref
 from roleplay.presets.roles import RoleUnavailable, role_system
 from roleplay.workflows import registry
@@ -35,6 +36,7 @@ from roleplay.workflows.engine.runtime import (
     StateCandidate,
     limits_from,
 )
+from roleplay.workflows.engine.runtime.tools import plain
 from roleplay.workflows.runtime_model import GatewayModel
 from roleplay.workflows.runtime_store import DEFAULT_KEY, ConversationStateStore
 
@@ -42,6 +44,7 @@ NAME = "bounded_runtime"
 MODES = ("slow", "fast+slow")
 MAX_TOOLS = 16
 HISTORY_ROLES = ("user", "assistant", "system")
+DEFAULT_HISTORY = 20
 
 INPUT_SCHEMA: dict[str, Any] = {
     "type": "object",
@@ -60,6 +63,7 @@ INPUT_SCHEMA: dict[str, Any] = {
         "commitState": {"type": "boolean"},
         "stateSchema": {"type": "object"},
         "emitPrompt": {"type": "boolean"},
+        "historyMessages": {"type": "integer", "minimum": 0, "maximum": 50},
         "mode": {"enum": list(MODES)},
         "pricing": {
             "type": "object",
@@ -80,7 +84,8 @@ _VALIDATOR = Draft202012Validator(INPUT_SCHEMA)
 
 def check_input(raw: Mapping[str, Any]) -> dict[str, Any]:
     """The node input, valid, or ``bad_input`` naming the field."""
-    errors = sorted(_VALIDATOR.iter_errors(dict(raw)), key=str)
+    raw = plain(raw)
+    errors = sorted(_VALIDATOR.iter_errors(raw), key=str)
     if errors:
         where = "/".join(str(p) for p in errors[0].absolute_path) or "(root)"
         message = errors[0].message
@@ -177,17 +182,39 @@ def commit_rule(node: Mapping[str, Any]):
     return prepare
 
 
-def history_of(scope: registry.RunScope) -> list[dict[str, str]]:
-    """The turn's history as the turn plug-in put it in ``scope.extra["history"]``
-    (``{role, content}`` items); anything else in it is left out."""
-    items = scope.extra.get("history") or ()
+def _clean(items: Any) -> list[dict[str, str]]:
     return [
         {"role": item["role"], "content": item["content"]}
-        for item in items
+        for item in items or ()
         if isinstance(item, Mapping)
         and item.get("role") in HISTORY_ROLES
         and isinstance(item.get("content"), str)
+        and item["content"].strip()
     ]
+
+
+def _stored_history(tenant_id: Any, session_id: str, limit: int) -> list[dict[str, str]]:
+    rows = get_history(tenant_id, session_id, limit=limit + 1)
+    return _clean({"role": m.role, "content": m.content} for m in rows)
+
+
+async def history_for(
+    scope: registry.RunScope, node: Mapping[str, Any], query: str
+) -> list[dict[str, str]]:
+    """The turn's history, at most ``historyMessages`` (default 20) items: the scope's
+    ``extra["history"]`` when the caller gave one, else the conversation's stored messages
+    (``extra["session_id"]``). The player's message of this turn, when already stored, is
+    left out (it is the run's input)."""
+    limit = node.get("historyMessages", DEFAULT_HISTORY)
+    if "history" in scope.extra:
+        items = _clean(scope.extra["history"])
+    elif scope.extra.get("session_id") and limit:
+        items = await run_db(_stored_history, scope.tenant_id, scope.extra["session_id"], limit)
+    else:
+        items = []
+    if items and items[-1]["role"] == "user" and items[-1]["content"] == query:
+        items = items[:-1]
+    return items[-limit:] if limit else []
 
 
 async def runtime_for(
@@ -209,9 +236,5 @@ async def runtime_for(
     return runtime, store
 
 
-def context_for(query: str, scope: registry.RunScope) -> RunContext:
-    return RunContext(
-        input=query,
-        history=history_of(scope),
-        request_id=str(scope.turn_id or ""),
-    )
+def context_for(query: str, history: list[dict[str, str]], scope: registry.RunScope) -> RunContext:
+    return RunContext(input=query, history=history, request_id=str(scope.turn_id or ""))

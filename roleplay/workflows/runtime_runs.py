@@ -37,7 +37,7 @@ from console.db import run_db
 from roleplay.workflows import registry
 from roleplay.workflows.engine.contracts import CapabilityError
 from roleplay.workflows.engine.runtime import RuntimeResult, StateSnapshot
-from roleplay.workflows.runtime_node import context_for, history_of, runtime_for
+from roleplay.workflows.runtime_node import context_for, history_for, runtime_for
 from roleplay.workflows.runtime_store import DEFAULT_KEY, read
 from roleplay.workflows.state_models import RuntimeRun, RuntimeRunStatus
 
@@ -48,7 +48,7 @@ STALLED_RUNNING = timedelta(minutes=16)  # past the longest run (timeoutMs ≤ 1
 MAX_DELIVERIES = 5
 
 
-def _scope_json(scope: registry.RunScope) -> dict[str, Any]:
+def _scope_json(scope: registry.RunScope, history: list[dict[str, str]]) -> dict[str, Any]:
     def text(value: Any) -> str | None:
         return None if value is None else str(value)
 
@@ -58,11 +58,17 @@ def _scope_json(scope: registry.RunScope) -> dict[str, Any]:
         "scenario_id": text(scope.scenario_id),
         "player_id": text(scope.player_id),
         "turn_id": text(scope.turn_id),
-        "history": history_of(scope),
+        "history": history,
     }
 
 
-def _record(scope: registry.RunScope, node_id: str, node: Mapping[str, Any], query: str) -> dict:
+def _record(
+    scope: registry.RunScope,
+    node_id: str,
+    node: Mapping[str, Any],
+    query: str,
+    history: list[dict[str, str]],
+) -> dict:
     key = node.get("stateKey") or DEFAULT_KEY
     frozen = read(scope.tenant_id, scope.conversation_id, key)
     row = RuntimeRun.objects.create(
@@ -76,7 +82,7 @@ def _record(scope: registry.RunScope, node_id: str, node: Mapping[str, Any], que
         snapshot={
             "node": dict(node),
             "query": query,
-            "scope": _scope_json(scope),
+            "scope": _scope_json(scope, history),
             "state": frozen.state,
             "revision": frozen.revision,
         },
@@ -89,7 +95,8 @@ async def start(
 ) -> dict[str, Any]:
     """Freeze and record the run, send its task; the node's value. A send that fails
     leaves the run for the sweep: the node still answers ``queued``."""
-    recorded = await run_db(_record, scope, node_id, node, query)
+    history = await history_for(scope, node, query)
+    recorded = await run_db(_record, scope, node_id, node, query, history)
     try:
         task_send.send(task_send.named(TASK), recorded["runId"])
     except Exception:
@@ -147,7 +154,8 @@ async def _run(row: RuntimeRun) -> RuntimeResult:
     )
     runtime, _store = await runtime_for(frozen["node"], scope)
     snapshot = StateSnapshot(frozen["state"], frozen["revision"])
-    return await runtime.run(context_for(frozen["query"], scope), snapshot=snapshot)
+    context = context_for(frozen["query"], saved["history"], scope)
+    return await runtime.run(context, snapshot=snapshot)
 
 
 def execute(run_id: str) -> str:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import json
 import time
+from types import MappingProxyType
 
 import pytest
 from asgiref.sync import sync_to_async
@@ -60,20 +61,21 @@ def gate_rules():
     registry._REGISTRY.pop(GateRules.name, None)
 
 
-def scope_of(conversation, turn_id=None) -> registry.RunScope:
+def scope_of(conversation, extra=None) -> registry.RunScope:
     return registry.RunScope(
         tenant_id=conversation.tenant_id,
         conversation_id=conversation.pk,
         scenario_id=None,
         player_id=conversation.player_id,
-        turn_id=turn_id,
-        extra={"history": HISTORY},
+        turn_id=None,
+        extra={"history": HISTORY} if extra is None else extra,
     )
 
 
-async def run_node(conversation, node: dict, node_id: str = "continuity") -> CapabilityValue:
-    capability = registry.build("bounded_runtime", scope_of(conversation))
-    call = CapabilityCall(node_id, node, QUERY, {})
+async def run_node(conversation, node: dict, node_id="continuity", extra=None) -> CapabilityValue:
+    capability = registry.build("bounded_runtime", scope_of(conversation, extra))
+    # as the workflow executor hands it: a read-only mapping
+    call = CapabilityCall(node_id, MappingProxyType(node), QUERY, {})
     return await capability.execute(call, asyncio.Event())
 
 
@@ -166,6 +168,38 @@ async def test_a_cost_limit_needs_a_price_and_is_kept(conversation, model_config
             node_for(model_config, tools=[], limits={"maxCostUsd": 0.99}, pricing=pricing),
         )
     assert caught.value.code == "cost_budget_exceeded"
+
+
+async def test_without_a_given_history_the_stored_messages_are_read(
+    conversation, model_config, llm
+):
+    """The turn plug-in gives the session id: the runtime reads the latest stored messages
+    (``historyMessages`` of them), without the player's message of this turn."""
+    lines = [("user", "Hello."), ("assistant", "Lia nods."), ("user", "Where is the gate?"),
+             ("assistant", "North."), ("user", QUERY)]  # fmt: skip
+    await sync_to_async(_store_messages)(conversation, lines)
+    llm.enqueue(Reply(content="{}"))
+    node = node_for(model_config, tools=[], historyMessages=2)
+    await run_node(conversation, node, extra={"session_id": conversation.session_id})
+    messages = llm.requests[-1]["messages"]
+    assert messages[2:] == [
+        {"role": "user", "content": "Where is the gate?"},
+        {"role": "assistant", "content": "North."},
+        {"role": "user", "content": QUERY},
+    ]
+
+
+def _store_messages(conversation, lines) -> None:
+    from memory.models import Message
+
+    for ts, (role, content) in enumerate(lines, start=1):
+        Message.objects.create(
+            tenant_id=conversation.tenant_id,
+            session_id=conversation.session_id,
+            role=role,
+            content=content,
+            ts=ts,
+        )
 
 
 async def test_the_store_compares_and_sets(conversation, other_tenant):

@@ -249,3 +249,22 @@ def test_the_result_as_json():
     assert body["usage"] == {"input_tokens": 3, "output_tokens": 4, "total_tokens": 7,
                              "cost_usd": 0.01}  # fmt: skip
     assert body["stateOutcome"] == "unchanged" and body["calls"] == 1
+
+
+def test_read_only_schemas_and_arguments_are_validated_as_json():
+    """The workflow executor hands inputs as read-only mappings: they validate as objects."""
+    from types import MappingProxyType
+
+    schema = MappingProxyType(
+        {
+            "type": "object",
+            "properties": MappingProxyType({"text": MappingProxyType({"type": "string"})}),
+            "required": ("text",),
+        }
+    )
+    echo = Echo(input_schema=schema)
+    arguments = MappingProxyType({"text": "gate"})
+    rt, model = make([tools_reply("echo", args=arguments), final()], echo=echo)
+    result = asyncio.run(rt.run(CONTEXT))
+    assert result.tool_results[0]["status"] == "ok"
+    assert model.requests[0].tools[0]["function"]["parameters"]["required"] == ["text"]

@@ -24,6 +24,7 @@ from roleplay.workflows.runtime_node import (
     NAME,
     check_input,
     context_for,
+    history_for,
     runtime_for,
 )
 
@@ -47,7 +48,8 @@ class BoundedRuntime:
                 await runtime_runs.start(self.scope, call.node_id, node, call.query)
             )
         runtime, _store = await runtime_for(node, self.scope)
-        result = await runtime.run(context_for(call.query, self.scope), cancel)
+        history = await history_for(self.scope, node, call.query)
+        result = await runtime.run(context_for(call.query, history, self.scope), cancel)
         if result.status == "failed":
             error = result.error or {"code": "runtime_failed", "message": "the run failed"}
             raise CapabilityError(error["code"], error["message"])

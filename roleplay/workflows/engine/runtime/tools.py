@@ -25,6 +25,16 @@ from ..contracts import Capability, CapabilityCall, CapabilityError, CapabilityV
 from .ports import ToolRequest
 
 
+def plain(value: Any) -> Any:
+    """``value`` with read-only mappings (the executor hands inputs as such) made dicts and
+    tuples lists, as JSON Schema knows them."""
+    if isinstance(value, Mapping):
+        return {key: plain(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [plain(item) for item in value]
+    return value
+
+
 class Toolbox:
     """The capabilities by name, their definitions and their validators."""
 
@@ -34,7 +44,7 @@ class Toolbox:
         for capability in capabilities:
             if capability.name in self.by_name:
                 raise ValueError(f"tool {capability.name!r} is given twice")
-            schema = dict(capability.input_schema or {"type": "object"})
+            schema = plain(capability.input_schema or {"type": "object"})
             cls = validators.validator_for(schema, default=validators.Draft202012Validator)
             try:
                 cls.check_schema(schema)
@@ -50,7 +60,7 @@ class Toolbox:
                 "function": {
                     "name": name,
                     "description": str(getattr(capability, "description", "") or name),
-                    "parameters": dict(capability.input_schema or {"type": "object"}),
+                    "parameters": plain(capability.input_schema or {"type": "object"}),
                 },
             }
             for name, capability in self.by_name.items()
@@ -68,6 +78,7 @@ class Toolbox:
                 raise CapabilityError("bad_arguments", f"arguments are not JSON: {exc}") from exc
         if not isinstance(raw, Mapping):
             raise CapabilityError("bad_arguments", "arguments must be a JSON object")
+        raw = plain(raw)
         errors = sorted(self._validators[request.name].iter_errors(raw), key=str)
         if errors:
             where = "/".join(str(p) for p in errors[0].absolute_path) or "(root)"
@@ -134,7 +145,7 @@ def assistant_message(content: str, calls: Sequence[ToolRequest]) -> dict[str, A
                     "name": call.name,
                     "arguments": call.arguments
                     if isinstance(call.arguments, str)
-                    else json.dumps(call.arguments, ensure_ascii=False),
+                    else json.dumps(plain(call.arguments), ensure_ascii=False),
                 },
             }
             for call in calls
