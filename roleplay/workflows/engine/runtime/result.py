@@ -8,17 +8,17 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from console.failures import BadGateway
+
 Status = Literal["completed", "failed"]
 StateOutcome = Literal["committed", "unchanged", "stale_write_rejected"]
 
 
-class RuntimeFailure(Exception):
-    """Ends a run as ``failed`` with a stable ``code``."""
+class RuntimeFailure(BadGateway):
+    """Ends a run as ``failed`` with a stable ``code``. The run returns it as its result;
+    raised further (a caller that re-raises it), it is the product's one coded error."""
 
-    def __init__(self, code: str, message: str = "") -> None:
-        super().__init__(message or code)
-        self.code = code
-        self.message = message or code
+    default_code = "runtime_failed"
 
 
 @dataclass
