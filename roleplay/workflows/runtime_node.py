@@ -4,7 +4,8 @@ The node input: ``{modelConfigId, rolePrompt? | systemPrompt? (exactly one), too
 [capability names], limits?, stateKey?, commitState?, stateSchema?, emitPrompt?,
 historyMessages? (0–50, default 20), mode?, pricing?}``.
 ``tools`` are built through the registry for the same ``RunScope`` as the node (so a tool
-sees this conversation and nothing wider); ``bounded_runtime`` itself is not a tool.
+sees this conversation and nothing wider); ``bounded_runtime`` itself is not a tool. The
+results of the node's completed dependencies follow the system prompt (``earlier_steps``).
 
 What is saved: with ``commitState``, the model's final answer must be a JSON object (a
 ```` ```json ```` fence around it is accepted); it is the state candidate when it also
@@ -28,7 +29,12 @@ from memory.selectors import get_history
 from roleplay.llm.configs.selectors import model_configs_by_ref
 from roleplay.presets.roles import RoleUnavailable, role_system
 from roleplay.workflows import registry
-from roleplay.workflows.engine.contracts import Capability, CapabilityCall, CapabilityError
+from roleplay.workflows.engine.contracts import (
+    Capability,
+    CapabilityCall,
+    CapabilityError,
+    NodeOutput,
+)
 from roleplay.workflows.engine.runtime import (
     LimitsError,
     RunContext,
@@ -45,6 +51,7 @@ MODES = ("slow", "fast+slow")
 MAX_TOOLS = 16
 HISTORY_ROLES = ("user", "assistant", "system")
 DEFAULT_HISTORY = 20
+MAX_DEPENDENCY_CHARS = 4_000
 
 INPUT_SCHEMA: dict[str, Any] = {
     "type": "object",
@@ -217,11 +224,29 @@ async def history_for(
     return items[-limit:] if limit else []
 
 
+def earlier_steps(dependencies: Mapping[str, NodeOutput]) -> str:
+    """The completed dependencies' results, for the system prompt: each node's prompt
+    content, else its value as JSON, clipped to :data:`MAX_DEPENDENCY_CHARS`."""
+    lines = []
+    for node_id, output in dependencies.items():
+        result = output.result
+        text = result.prompt_content
+        if not text:
+            text = json.dumps(plain(result.value), ensure_ascii=False, default=str)
+        if len(text) > MAX_DEPENDENCY_CHARS:
+            text = text[: MAX_DEPENDENCY_CHARS - 1] + "…"
+        lines.append(f"[{node_id}]\n{text}")
+    return "Results of the earlier steps of this workflow:\n" + "\n\n".join(lines) if lines else ""
+
+
 async def runtime_for(
-    node: Mapping[str, Any], scope: registry.RunScope
+    node: Mapping[str, Any], scope: registry.RunScope, earlier: str = ""
 ) -> tuple[SlowTurnRuntime, ConversationStateStore]:
-    """The runtime a node runs, and its state store."""
+    """The runtime a node runs, and its state store; ``earlier`` (the dependencies'
+    results) follows the system prompt."""
     tenant, config, system = await run_db(_model_side, scope.tenant_id, node)
+    if earlier:
+        system = f"{system}\n\n{earlier}"
     store = ConversationStateStore(
         scope.tenant_id, scope.conversation_id, node.get("stateKey") or DEFAULT_KEY
     )

@@ -2,12 +2,13 @@
 
 When its node runs (before the Actor, in the turn's workflow), :func:`start` reads the
 state once and freezes the run's material — the player's input, the history, the saved
-state and its revision, the node's config and the run's scope — into a ``RuntimeRun`` row,
-committed on its own, then sends the Celery task ``roleplay.run_workflow_runtime``; the node
-answers at once (``{mode, runId, status: "queued", revision}``) and the Actor goes on. The
-worker (:func:`execute`) runs the runtime on that frozen snapshot, so it reads exactly what
-the Actor read, and its commit compares with the frozen revision: a write that landed
-meanwhile makes it ``stale_write_rejected``. The result is kept on the row.
+state and its revision, the node's config, its dependencies' results and the run's scope —
+into a ``RuntimeRun`` row, committed on its own, then sends the Celery task
+``roleplay.run_workflow_runtime``; the node answers at once (``{mode, runId, status:
+"queued", revision}``) and the Actor goes on. The worker (:func:`execute`) runs the
+runtime on that frozen snapshot, so it reads exactly what the Actor read, and its commit
+compares with the frozen revision: a write that landed meanwhile makes it
+``stale_write_rejected``. The result is kept on the row.
 
 Durable: the row is committed before its task is sent, and a send that fails (the broker
 is down) leaves it for :func:`requeue_stalled` (every minute), which also sends again a
@@ -68,6 +69,7 @@ def _record(
     node: Mapping[str, Any],
     query: str,
     history: list[dict[str, str]],
+    earlier: str,
 ) -> dict:
     key = node.get("stateKey") or DEFAULT_KEY
     frozen = read(scope.tenant_id, scope.conversation_id, key)
@@ -82,6 +84,7 @@ def _record(
         snapshot={
             "node": dict(node),
             "query": query,
+            "earlier": earlier,
             "scope": _scope_json(scope, history),
             "state": frozen.state,
             "revision": frozen.revision,
@@ -91,12 +94,12 @@ def _record(
 
 
 async def start(
-    scope: registry.RunScope, node_id: str, node: Mapping[str, Any], query: str
+    scope: registry.RunScope, node_id: str, node: Mapping[str, Any], query: str, earlier: str = ""
 ) -> dict[str, Any]:
     """Freeze and record the run, send its task; the node's value. A send that fails
     leaves the run for the sweep: the node still answers ``queued``."""
     history = await history_for(scope, node, query)
-    recorded = await run_db(_record, scope, node_id, node, query, history)
+    recorded = await run_db(_record, scope, node_id, node, query, history, earlier)
     try:
         task_send.send(task_send.named(TASK), recorded["runId"])
     except Exception:
@@ -152,7 +155,7 @@ async def _run(row: RuntimeRun) -> RuntimeResult:
         turn_id=saved["turn_id"],
         extra={"history": saved["history"]},
     )
-    runtime, _store = await runtime_for(frozen["node"], scope)
+    runtime, _store = await runtime_for(frozen["node"], scope, frozen.get("earlier", ""))
     snapshot = StateSnapshot(frozen["state"], frozen["revision"])
     context = context_for(frozen["query"], saved["history"], scope)
     return await runtime.run(context, snapshot=snapshot)

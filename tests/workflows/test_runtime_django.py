@@ -22,54 +22,15 @@ from roleplay.workflows.engine.runtime import StateCandidate
 from roleplay.workflows.runtime_store import ConversationStateStore
 from roleplay.workflows.state_models import RuntimeRun, WorkflowState
 
+from .runtime_support import HISTORY, QUERY, registered_gate_rules, scope_of
+
 pytestmark = [pytest.mark.asyncio, pytest.mark.django_db(transaction=True)]
-
-QUERY = "I hand over the copper key."
-HISTORY = [{"role": "assistant", "content": "Lia waits by the gate for the key."}]
-
-
-class GateRules:
-    """A registered capability the runtime may call: the gate's rules for a topic."""
-
-    name = "test_gate_rules"
-    input_schema = {
-        "type": "object",
-        "properties": {"topic": {"type": "string", "enum": ["gate", "bridge"]}},
-        "required": ["topic"],
-        "additionalProperties": False,
-    }
-    calls: list = []
-
-    def __init__(self, scope: registry.RunScope) -> None:
-        self.scope = scope
-
-    async def execute(self, call: CapabilityCall, cancel) -> CapabilityValue:
-        GateRules.calls.append((self.scope.conversation_id, dict(call.input), call.query))
-        return CapabilityValue({"rule": "Only the captain's key opens the north gate."})
 
 
 @pytest.fixture
 def gate_rules():
-    registry.register(
-        GateRules.name,
-        GateRules,
-        description="The rules of a gate.",
-        input_schema=GateRules.input_schema,
-    )
-    GateRules.calls = []
-    yield GateRules
-    registry._REGISTRY.pop(GateRules.name, None)
-
-
-def scope_of(conversation, extra=None) -> registry.RunScope:
-    return registry.RunScope(
-        tenant_id=conversation.tenant_id,
-        conversation_id=conversation.pk,
-        scenario_id=None,
-        player_id=conversation.player_id,
-        turn_id=None,
-        extra={"history": HISTORY} if extra is None else extra,
-    )
+    with registered_gate_rules() as capability:
+        yield capability
 
 
 async def run_node(conversation, node: dict, node_id="continuity", extra=None) -> CapabilityValue:

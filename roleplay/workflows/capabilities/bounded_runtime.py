@@ -1,7 +1,7 @@
 """The capability ``bounded_runtime``: a workflow node that runs the bounded model-and-tool
 runtime (``engine.runtime``) with the node's model config, system or role prompt, tools
 (other registered capabilities, built for the same run), limits and state key
-(``runtime_node``).
+(``runtime_node``); the results of its completed dependencies follow its system prompt.
 
 ``mode: "slow"`` (the default) awaits the run: the node's value is the run's summary
 (status, final, tool results, usage, calls, state outcome, revision) and, with
@@ -24,6 +24,7 @@ from roleplay.workflows.runtime_node import (
     NAME,
     check_input,
     context_for,
+    earlier_steps,
     history_for,
     runtime_for,
 )
@@ -43,11 +44,11 @@ class BoundedRuntime:
 
     async def execute(self, call: CapabilityCall, cancel: asyncio.Event) -> CapabilityValue:
         node = check_input(call.input)
+        earlier = earlier_steps(call.dependencies)
         if node.get("mode") == "fast+slow":
-            return CapabilityValue(
-                await runtime_runs.start(self.scope, call.node_id, node, call.query)
-            )
-        runtime, _store = await runtime_for(node, self.scope)
+            started = await runtime_runs.start(self.scope, call.node_id, node, call.query, earlier)
+            return CapabilityValue(started)
+        runtime, _store = await runtime_for(node, self.scope, earlier)
         history = await history_for(self.scope, node, call.query)
         result = await runtime.run(context_for(call.query, history, self.scope), cancel)
         if result.status == "failed":
