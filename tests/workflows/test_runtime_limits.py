@@ -189,3 +189,9 @@ def test_no_call_starts_at_the_deadline():
     assert code(result) == "timeout"
     assert result.calls == len(model.requests) == 1
     assert echo.seen == [] and result.tool_results == []
+
+
+def test_a_late_reply_still_counts_its_usage():
+    result, _ = run([final(usage=Usage(7, 3))], Limits(timeout_ms=1000), seconds=2)
+    assert code(result) == "timeout"
+    assert result.usage["total_tokens"] == 10 and result.calls == 1

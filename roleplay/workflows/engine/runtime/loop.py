@@ -173,8 +173,8 @@ class _Job:
             detail = f"{code}: {exc}" if isinstance(code, str) else str(exc)
             raise RuntimeFailure("model_error", detail) from exc
         self.result.calls += 1
+        add_usage(self.limits, self.totals, reply.usage)  # spent even when it came too late
         self.checkpoint(starting=False)
-        add_usage(self.limits, self.totals, reply.usage)
         return reply
 
     async def run_tools(self, messages: list[dict[str, Any]], reply: ModelReply) -> None:
