@@ -19,6 +19,12 @@ UPDATE (``queued`` → ``running``, its start time as the fencing token): a seco
 of a claimed run does nothing, and only the delivery holding the claim closes the run. Two
 deliveries of one run compare with the same frozen revision, so at most one of them writes
 the state.
+
+Cancel propagates (seed: an explicit cancel reaches both paths; a failed Actor alone does
+not): the turn's cancel, set while the run may still be going, is forwarded to the run
+(:func:`forward_cancel`, :func:`request_cancel`): a queued run is closed ``failed``
+(``cancelled``) before it starts, a running one's worker sees the request within
+:data:`CANCEL_POLL_S` and stops its model call or tools. What a tool already did stays done.
 """
 
 from __future__ import annotations
@@ -47,6 +53,12 @@ TASK = "roleplay.run_workflow_runtime"
 STALLED_QUEUED = timedelta(minutes=2)
 STALLED_RUNNING = timedelta(minutes=16)  # past the longest run (timeoutMs ≤ 15 minutes)
 MAX_DELIVERIES = 5
+CANCEL_POLL_S = 0.5
+CANCELLED = {
+    "status": "failed",
+    "error": {"code": "cancelled", "message": "the turn was cancelled"},
+}
+_watchers: set[asyncio.Task] = set()  # held so they are not collected while they wait
 
 
 def _scope_json(scope: registry.RunScope, history: list[dict[str, str]]) -> dict[str, Any]:
@@ -108,6 +120,42 @@ async def start(
     return {"mode": "fast+slow", "status": "queued", **recorded}
 
 
+def request_cancel(run_id: str) -> None:
+    """Cancel the run: closed now if it has not started, else flagged for its worker."""
+    queued = RuntimeRun.objects.filter(pk=run_id, status=RuntimeRunStatus.QUEUED)
+    if not queued.update(
+        status=RuntimeRunStatus.FAILED, result=CANCELLED, finished_at=timezone.now()
+    ):
+        RuntimeRun.objects.filter(pk=run_id, status=RuntimeRunStatus.RUNNING).update(
+            cancel_requested=True
+        )
+
+
+def forward_cancel(cancel: asyncio.Event, run_id: str, within_s: float) -> None:
+    """Forward ``cancel`` (the turn's) to the run if it is set within ``within_s`` (the
+    run's own deadline, after which there is nothing left to stop)."""
+
+    async def watch() -> None:
+        try:
+            await asyncio.wait_for(cancel.wait(), timeout=within_s)
+        except TimeoutError:
+            return
+        await run_db(request_cancel, run_id)
+
+    task = asyncio.ensure_future(watch())
+    _watchers.add(task)
+    task.add_done_callback(_watchers.discard)
+
+
+async def _watch_requests(run_id: Any, cancel: asyncio.Event) -> None:
+    """In the worker: set the run's ``cancel`` once a cancel is requested."""
+    while not cancel.is_set():
+        await asyncio.sleep(CANCEL_POLL_S)
+        flagged = RuntimeRun.objects.filter(pk=run_id, cancel_requested=True)
+        if await run_db(flagged.exists):
+            cancel.set()
+
+
 def _unsent(run_id: str) -> None:
     RuntimeRun.objects.filter(pk=run_id).update(sent_at=None, deliveries=F("deliveries") - 1)
 
@@ -158,7 +206,12 @@ async def _run(row: RuntimeRun) -> RuntimeResult:
     runtime, _store = await runtime_for(frozen["node"], scope, frozen.get("earlier", ""))
     snapshot = StateSnapshot(frozen["state"], frozen["revision"])
     context = context_for(frozen["query"], saved["history"], scope)
-    return await runtime.run(context, snapshot=snapshot)
+    cancel = asyncio.Event()
+    watcher = asyncio.ensure_future(_watch_requests(row.pk, cancel))
+    try:
+        return await runtime.run(context, cancel, snapshot=snapshot)
+    finally:
+        watcher.cancel()
 
 
 def execute(run_id: str) -> str:

@@ -58,6 +58,8 @@ class RuntimeRun(TenantScopedModel):
     # How many times its task was sent, and when last (None: never sent, e.g. the broker
     # was down); the sweep sends again what was lost, at most ``MAX_DELIVERIES`` times.
     deliveries = models.PositiveSmallIntegerField(default=0)
+    # The turn was cancelled after the run was sent: its worker stops at the next check.
+    cancel_requested = models.BooleanField(default=False)
     sent_at = models.DateTimeField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     # Set by each claim: the fencing token of the delivery that runs it (only that one

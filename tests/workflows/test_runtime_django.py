@@ -33,11 +33,13 @@ def gate_rules():
         yield capability
 
 
-async def run_node(conversation, node: dict, node_id="continuity", extra=None) -> CapabilityValue:
+async def run_node(
+    conversation, node: dict, node_id="continuity", extra=None, cancel=None
+) -> CapabilityValue:
     capability = registry.build("bounded_runtime", scope_of(conversation, extra))
     # as the workflow executor hands it: a read-only mapping
     call = CapabilityCall(node_id, MappingProxyType(node), QUERY, {})
-    return await capability.execute(call, asyncio.Event())
+    return await capability.execute(call, cancel or asyncio.Event())
 
 
 def node_for(model_config, **more) -> dict:
@@ -248,6 +250,29 @@ async def test_fast_slow_compares_with_the_frozen_revision(
     run = await sync_to_async(_finished)(value.value["runId"])
     assert run.result["stateOutcome"] == "stale_write_rejected"
     assert tuple(await store.get()) == ({"key": "first"}, 1)
+
+
+async def test_the_turns_cancel_stops_a_running_fast_slow_run(
+    conversation, model_config, llm, celery_worker
+):
+    llm.enqueue(Reply(hang=True))
+    cancel = asyncio.Event()
+    node = node_for(model_config, tools=[], mode="fast+slow")
+    value = await run_node(conversation, node, cancel=cancel)
+    run_id = value.value["runId"]
+    await sync_to_async(_until)(run_id, "running")
+    cancel.set()  # the player stops the turn while the background run waits on its model
+    run = await sync_to_async(_finished)(run_id)
+    assert run.status == "failed" and run.result["error"]["code"] == "cancelled"
+    assert run.cancel_requested
+    assert not await WorkflowState.objects.filter(conversation=conversation).aexists()
+
+
+def _until(run_id: str, status: str, timeout: float = 30.0) -> None:
+    deadline = time.monotonic() + timeout
+    while RuntimeRun.objects.get(pk=run_id).status != status:
+        assert time.monotonic() < deadline, f"run {run_id} never {status}"
+        time.sleep(0.05)
 
 
 def _finished(run_id: str, timeout: float = 30.0) -> RuntimeRun:

@@ -105,6 +105,14 @@ def test_a_second_delivery_does_nothing_and_a_superseded_one_does_not_close(
     assert other.status == "running"
 
 
+def test_a_cancel_before_the_run_starts_closes_it(conversation, model_config):
+    run = frozen_run(conversation, model_config, deliveries=1, sent_at=timezone.now())
+    runtime_runs.request_cancel(str(run.pk))
+    run.refresh_from_db()
+    assert run.status == "failed" and run.result["error"]["code"] == "cancelled"
+    assert runtime_runs.execute(str(run.pk)) == "skipped"  # its task, arriving later
+
+
 def test_the_sweep_is_on_the_beat_schedule():
     from django.conf import settings
 

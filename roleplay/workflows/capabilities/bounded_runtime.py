@@ -9,7 +9,8 @@ runtime (``engine.runtime``) with the node's model config, system or role prompt
 A failed run fails the node with the run's code (a required node then fails the workflow).
 ``mode: "fast+slow"`` freezes the snapshot and sends the run to Celery beside the Actor
 (``runtime_runs``): the node's value is the queued run's id and frozen revision, and it
-offers no prompt content (the Actor does not wait for it).
+offers no prompt content (the Actor does not wait for it). The turn's cancel, set while the
+run may still go, cancels it.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from dataclasses import dataclass
 
 from roleplay.workflows import registry, runtime_runs
 from roleplay.workflows.engine.contracts import CapabilityCall, CapabilityError, CapabilityValue
+from roleplay.workflows.engine.runtime import limits_from
 from roleplay.workflows.runtime_node import (
     INPUT_SCHEMA,
     NAME,
@@ -47,6 +49,9 @@ class BoundedRuntime:
         earlier = earlier_steps(call.dependencies)
         if node.get("mode") == "fast+slow":
             started = await runtime_runs.start(self.scope, call.node_id, node, call.query, earlier)
+            timeout_s = limits_from(node.get("limits")).timeout_ms / 1000.0
+            within = runtime_runs.STALLED_QUEUED.total_seconds() + timeout_s
+            runtime_runs.forward_cancel(cancel, started["runId"], within)
             return CapabilityValue(started)
         runtime, _store = await runtime_for(node, self.scope, earlier)
         history = await history_for(self.scope, node, call.query)
