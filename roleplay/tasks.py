@@ -124,9 +124,10 @@ def update_visual_world(conversation_id: str, turn_id: str, story: str, ref: str
 def run_workflow_runtime(run_id: str) -> str:
     """One ``fast+slow`` bounded-runtime run on the snapshot its turn froze; a second
     delivery of a claimed run does nothing (``workflows.runtime_runs``)."""
+    from roleplay.turns import hub
     from roleplay.workflows import runtime_runs
 
-    return runtime_runs.execute(run_id)
+    return runtime_runs.execute(run_id, announce=hub.announce)
 
 
 @shared_task(name="roleplay.requeue_workflow_runtime_runs")

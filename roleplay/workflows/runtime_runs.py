@@ -8,7 +8,9 @@ into a ``RuntimeRun`` row, committed on its own, then sends the Celery task
 "queued", revision}``) and the Actor goes on. The worker (:func:`execute`) runs the
 runtime on that frozen snapshot, so it reads exactly what the Actor read, and its commit
 compares with the frozen revision: a write that landed meanwhile makes it
-``stale_write_rejected``. The result is kept on the row.
+``stale_write_rejected``. The result is kept on the row, and
+``workflow_runtime.completed {run_id, turn_id, node_id, status, state_outcome, revision,
+error_code}`` goes to the conversation's sockets.
 
 Durable: the row is committed before its task is sent, and a send that fails (the broker
 is down) leaves it for :func:`requeue_stalled` (every minute), which also sends again a
@@ -31,7 +33,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from datetime import timedelta
 from typing import Any
 
@@ -58,6 +60,8 @@ CANCELLED = {
     "status": "failed",
     "error": {"code": "cancelled", "message": "the turn was cancelled"},
 }
+Announce = Callable[[Any, dict], Awaitable[None]]
+"""Sends one event to a conversation's sockets (``roleplay.turns.hub.announce``)."""
 _watchers: set[asyncio.Task] = set()  # held so they are not collected while they wait
 
 
@@ -214,9 +218,11 @@ async def _run(row: RuntimeRun) -> RuntimeResult:
         watcher.cancel()
 
 
-def execute(run_id: str) -> str:
+def execute(run_id: str, announce: Announce | None = None) -> str:
     """The task's body: run the frozen run once; its status (``skipped`` when another
-    delivery has it, ``superseded`` when the sweep gave it to another meanwhile)."""
+    delivery has it, ``superseded`` when the sweep gave it to another meanwhile). Once it
+    closes, ``announce`` (the task passes the socket hub's) tells the conversation's sockets
+    ``workflow_runtime.completed``: a service never imports the socket layer."""
     row = _claim(run_id)
     if row is None:
         return "skipped"
@@ -229,7 +235,22 @@ def execute(run_id: str) -> str:
         result = {"status": "failed", "error": {"code": "internal_error", "message": str(exc)}}
     if not _close(row, result):
         return "superseded"
+    if announce is not None:
+        asyncio.run(announce(row.conversation_id, completed_event(row, result)))
     return result["status"]
+
+
+def completed_event(row: RuntimeRun, result: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "type": "workflow_runtime.completed",
+        "run_id": str(row.pk),
+        "turn_id": str(row.turn_id) if row.turn_id else None,
+        "node_id": row.node_id,
+        "status": result["status"],
+        "state_outcome": result.get("stateOutcome", "unchanged"),
+        "revision": result.get("revision"),
+        "error_code": (result.get("error") or {}).get("code"),
+    }
 
 
 def _close(row: RuntimeRun, result: dict[str, Any]) -> bool:

@@ -222,13 +222,28 @@ async def test_a_failed_run_fails_the_node_and_keeps_the_state(
 async def test_fast_slow_runs_in_celery_on_the_frozen_snapshot(
     conversation, model_config, llm, celery_worker
 ):
+    from tests.ws.test_chat_socket import connect, receive_until
+
     store = ConversationStateStore(conversation.tenant_id, conversation.pk, "continuity")
     assert await store.compare_and_set(0, StateCandidate({"key": "at the gate"}))
+    comm = await connect(conversation)
     llm.enqueue(Reply(content='{"key": "with the captain"}'))
     value = await run_node(conversation, node_for(model_config, tools=[], mode="fast+slow"))
     assert value.value["mode"] == "fast+slow" and value.value["status"] == "queued"
     assert value.value["revision"] == 1 and value.prompt_content is None
 
+    events = await receive_until(comm, "workflow_runtime.completed", timeout=30)
+    await comm.disconnect()
+    assert events[-1] == {
+        "type": "workflow_runtime.completed",
+        "run_id": value.value["runId"],
+        "turn_id": None,
+        "node_id": "continuity",
+        "status": "completed",
+        "state_outcome": "committed",
+        "revision": 2,
+        "error_code": None,
+    }
     run = await sync_to_async(_finished)(value.value["runId"])
     assert run.status == "completed", run.result
     assert run.result["stateOutcome"] == "committed" and run.result["revision"] == 2
