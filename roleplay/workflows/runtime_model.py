@@ -12,6 +12,8 @@ a node that sets ``maxCostUsd`` fails with ``usage_missing`` rather than running
 from __future__ import annotations
 
 import asyncio
+import json
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -65,3 +67,15 @@ class GatewayModel:
             ),
             model=result.model,
         )
+
+
+def json_object_in(text: str) -> dict[str, Any] | None:
+    """The JSON object a model answered (bare, or in a ```` ```json ```` fence); None when
+    the answer is not one."""
+    fenced = re.fullmatch(r"\s*```(?:json)?\s*(.*?)\s*```\s*", text, flags=re.S)
+    body = fenced.group(1) if fenced else text
+    try:
+        value = json.loads(body)
+    except ValueError:
+        return None
+    return value if isinstance(value, dict) else None

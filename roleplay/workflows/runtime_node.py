@@ -2,7 +2,8 @@
 
 The node input: ``{modelConfigId, rolePrompt? | systemPrompt? (exactly one), tools:
 [capability names], limits?, stateKey?, commitState?, stateSchema?, emitPrompt?,
-historyMessages? (0–50, default 20), mode?, pricing?}``.
+historyMessages? (0–50, default 20), gate? ({systemPrompt, modelConfigId?}), mode?,
+pricing?}``.
 ``tools`` are built through the registry for the same ``RunScope`` as the node (so a tool
 sees this conversation and nothing wider); ``bounded_runtime`` itself is not a tool. The
 results of the node's completed dependencies follow the system prompt (``earlier_steps``).
@@ -16,7 +17,6 @@ state unchanged (``prepare_commit`` answers None) — arbitrary text never becom
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -43,7 +43,8 @@ from roleplay.workflows.engine.runtime import (
     limits_from,
 )
 from roleplay.workflows.engine.runtime.tools import plain
-from roleplay.workflows.runtime_model import GatewayModel
+from roleplay.workflows.runtime_gate import GATE_SCHEMA, model_gate
+from roleplay.workflows.runtime_model import GatewayModel, json_object_in
 from roleplay.workflows.runtime_store import DEFAULT_KEY, ConversationStateStore
 
 NAME = "bounded_runtime"
@@ -71,6 +72,7 @@ INPUT_SCHEMA: dict[str, Any] = {
         "stateSchema": {"type": "object"},
         "emitPrompt": {"type": "boolean"},
         "historyMessages": {"type": "integer", "minimum": 0, "maximum": 50},
+        "gate": GATE_SCHEMA,
         "mode": {"enum": list(MODES)},
         "pricing": {
             "type": "object",
@@ -146,30 +148,31 @@ def tools_for(names: Sequence[str], scope: registry.RunScope) -> list[Capability
     return built
 
 
-def _model_side(tenant_id: Any, node: Mapping[str, Any]) -> tuple[Any, Any, str]:
-    """(the tenant, the model config, the system prompt); on a database thread."""
+@dataclass(frozen=True)
+class ModelSide:
+    tenant: Any
+    config: Any  # the loop's ModelConfig
+    system: str
+    gate_config: Any = None  # the gate's, when the node has a gate
+
+
+def _model_side(tenant_id: Any, node: Mapping[str, Any]) -> ModelSide:
+    """The node's model configs and system prompt, read on a database thread."""
     ref = node["modelConfigId"]
-    config = model_configs_by_ref(tenant_id, [ref]).get(ref)
-    if config is None:
-        raise CapabilityError("model_config_missing", f"no model config {ref!r}")
+    gate_ref = (node.get("gate") or {}).get("modelConfigId") or ref
+    configs = model_configs_by_ref(tenant_id, [ref, gate_ref])
+    for wanted in (ref, gate_ref) if "gate" in node else (ref,):
+        if wanted not in configs:
+            raise CapabilityError("model_config_missing", f"no model config {wanted!r}")
+    config = configs[ref]
+    gate_config = configs[gate_ref] if "gate" in node else None
     if "systemPrompt" in node:
-        return config.tenant, config, node["systemPrompt"]
+        return ModelSide(config.tenant, config, node["systemPrompt"], gate_config)
     try:
         system = role_system(config, node["rolePrompt"], {})
     except RoleUnavailable as exc:
         raise CapabilityError("model_config_missing", exc.message) from None
-    return config.tenant, config, system
-
-
-def parse_state(text: str) -> Any:
-    """The JSON object in a final answer (fenced or bare); None when there is none."""
-    fenced = re.fullmatch(r"\s*```(?:json)?\s*(.*?)\s*```\s*", text, flags=re.S)
-    body = fenced.group(1) if fenced else text
-    try:
-        value = json.loads(body)
-    except ValueError:
-        return None
-    return value if isinstance(value, dict) else None
+    return ModelSide(config.tenant, config, system, gate_config)
 
 
 def commit_rule(node: Mapping[str, Any]):
@@ -180,7 +183,7 @@ def commit_rule(node: Mapping[str, Any]):
     validator = Draft202012Validator(schema) if schema is not None else None
 
     def prepare(final, tool_results, context) -> StateCandidate | None:
-        state = parse_state(final.get("content") or "")
+        state = json_object_in(final.get("content") or "")
         if state is None or (validator is not None and not validator.is_valid(state)):
             return None
         tools = tuple(r["name"] for r in tool_results if r.get("status") == "ok")
@@ -244,18 +247,23 @@ async def runtime_for(
 ) -> tuple[SlowTurnRuntime, ConversationStateStore]:
     """The runtime a node runs, and its state store; ``earlier`` (the dependencies'
     results) follows the system prompt."""
-    tenant, config, system = await run_db(_model_side, scope.tenant_id, node)
-    if earlier:
-        system = f"{system}\n\n{earlier}"
+    side = await run_db(_model_side, scope.tenant_id, node)
+    system = f"{side.system}\n\n{earlier}" if earlier else side.system
+    gate = None
+    if side.gate_config is not None:
+        gate = model_gate(
+            side.tenant, side.gate_config, node["gate"]["systemPrompt"], scope.turn_id
+        )
     store = ConversationStateStore(
         scope.tenant_id, scope.conversation_id, node.get("stateKey") or DEFAULT_KEY
     )
     runtime = SlowTurnRuntime(
-        GatewayModel(tenant, config, turn_id=scope.turn_id, pricing=node.get("pricing")),
+        GatewayModel(side.tenant, side.config, turn_id=scope.turn_id, pricing=node.get("pricing")),
         system,
         tools_for(node["tools"], scope),
         state=store,
         limits=limits_from(node.get("limits")),
+        gate=gate,
         prepare_commit=commit_rule(node),
     )
     return runtime, store

@@ -165,6 +165,43 @@ def _store_messages(conversation, lines) -> None:
         )
 
 
+GATE = {"systemPrompt": "Does this turn change a fact? Answer {run, reason, confidence}."}
+
+
+async def test_a_gate_that_says_no_skips_the_loop(conversation, model_config, llm, gate_rules):
+    llm.enqueue(Reply(content='{"run": false, "reason": "small talk", "confidence": 0.9}'))
+    value = await run_node(conversation, node_for(model_config, gate=GATE))
+    summary = value.value
+    assert (summary["status"], summary["calls"], summary["final"]) == ("completed", 0, None)
+    assert summary["gate"]["run"] is False and summary["gate"]["reason"] == "small talk"
+    assert summary["gate"]["latencyMs"] >= 0
+    assert summary["stateOutcome"] == "unchanged" and value.prompt_content is None
+    assert len(llm.requests) == 1 and "tools" not in llm.requests[0]
+    assert llm.requests[0]["messages"][0]["content"] == GATE["systemPrompt"]
+    purposes = [p async for p in ModelCall.objects.values_list("purpose", flat=True)]
+    assert purposes == ["workflow_runtime_gate"]  # the gate's cost is recorded
+
+
+async def test_a_gate_that_says_yes_runs_the_loop(conversation, model_config, llm, gate_rules):
+    llm.enqueue(Reply(content='{"run": true}'), Reply(content='{"key": "moved"}'))
+    value = await run_node(conversation, node_for(model_config, gate=GATE))
+    assert value.value["calls"] == 1 and value.value["stateOutcome"] == "committed"
+    assert value.value["gate"]["run"] is True
+
+
+@pytest.mark.parametrize(
+    "answer", ["yes, run it", '{"run": "yes"}', '{"run": true, "mood": "curious"}', "[true]"]
+)
+async def test_a_gate_answer_of_another_shape_fails_the_node(
+    conversation, model_config, llm, gate_rules, answer
+):
+    llm.enqueue(Reply(content=answer))
+    with pytest.raises(CapabilityError) as caught:
+        await run_node(conversation, node_for(model_config, gate=GATE))
+    assert caught.value.code == "gate_invalid"
+    assert len(llm.requests) == 1
+
+
 async def test_the_store_compares_and_sets(conversation, other_tenant):
     store = ConversationStateStore(conversation.tenant_id, conversation.pk, "k")
     assert tuple(await store.get()) == (None, 0)
