@@ -243,6 +243,10 @@ PLANNING_RELAY = os.environ.get("PLANNING_RELAY", "1") != "0"
 CELERY_BEAT_SCHEDULE: dict = {
     "expire-abandoned-turns": {"task": "roleplay.expire_abandoned_turns", "schedule": 60.0},
     "requeue-planning-runs": {"task": "roleplay.requeue_planning_runs", "schedule": 60.0},
+    "requeue-workflow-runtime-runs": {
+        "task": "roleplay.requeue_workflow_runtime_runs",
+        "schedule": 60.0,
+    },
     "requeue-memory-jobs": {"task": "memory.requeue_jobs", "schedule": 60.0},
     "rebuild-recall": {"task": "memory.rebuild_recall", "schedule": 60.0},
     "consolidation-sweep": {"task": "roleplay.consolidation_sweep", "schedule": 60.0},

@@ -117,3 +117,23 @@ def update_visual_world(conversation_id: str, turn_id: str, story: str, ref: str
     from roleplay.frontloop import world
 
     return world.update_after_turn(conversation_id, turn_id, story, ref)
+
+
+# The turn sends it with one Redis command; nobody reads its result (it is on the row).
+@shared_task(acks_late=True, ignore_result=True, name="roleplay.run_workflow_runtime")
+def run_workflow_runtime(run_id: str) -> str:
+    """One ``fast+slow`` bounded-runtime run on the snapshot its turn froze; a second
+    delivery of a claimed run does nothing (``workflows.runtime_runs``)."""
+    from roleplay.turns import hub
+    from roleplay.workflows import runtime_runs
+
+    return runtime_runs.execute(run_id, announce=hub.announce)
+
+
+@shared_task(name="roleplay.requeue_workflow_runtime_runs")
+def requeue_workflow_runtime_runs() -> dict:
+    """Send again the ``fast+slow`` runtime runs whose task was lost or whose worker died;
+    give up on a run after ``runtime_runs.MAX_DELIVERIES``. Runs every minute."""
+    from roleplay.workflows import runtime_runs
+
+    return runtime_runs.requeue_stalled()
