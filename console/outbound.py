@@ -147,6 +147,19 @@ def _resolved(infos) -> list[str]:
     return [str(info[4][0]) for info in infos]
 
 
+async def check_url(url: str, policy: Policy) -> Target:
+    """``url``'s target once its host resolved to allowed addresses only, or
+    :class:`Refused`: a clear refusal before a client library is involved (the guarded
+    backend still checks the address it connects to)."""
+    target = url_target(url)
+    try:
+        infos = await anyio.getaddrinfo(target.host, target.port, type=socket.SOCK_STREAM)
+    except (OSError, UnicodeError) as exc:
+        raise Refused("the host does not resolve") from exc
+    check_addresses(_resolved(infos), policy)
+    return target
+
+
 class GuardedBackend(httpcore.SyncBackend):
     """Connects only to checked addresses of the host asked for (httpx, blocking)."""
 

@@ -117,3 +117,87 @@ def run_capability(name: str, tenant, node_input, *, query: str = "", dependenci
         return await capability.execute(call, cancel)
 
     return async_to_sync(run)()
+
+
+class McpTestServer:
+    """A small MCP server (the ``mcp`` package's ``MCPServer``, streamable HTTP) under
+    uvicorn in a thread, on a free loopback port: ``gate_rule`` (takes the turn's query),
+    ``scene`` (takes the dependencies), ``secret`` (never allowed), ``boom`` (fails) and
+    ``slow`` (answers after 30 s). ``calls`` records what each tool received."""
+
+    def __init__(self) -> None:
+        import socket
+
+        import uvicorn
+        from mcp.server.mcpserver import MCPServer
+
+        self.calls: list[tuple[str, dict]] = []
+        mcp = MCPServer("gate-rules", log_level="WARNING")
+
+        @mcp.tool()
+        def gate_rule(location: str, query: str = "") -> str:
+            """The rule at a location."""
+            self.calls.append(("gate_rule", {"location": location, "query": query}))
+            return f"At the {location}: a written pass is needed; a key is not a pass."
+
+        @mcp.tool()
+        def scene(dependencies: dict, note: str = "") -> str:
+            """A scene requirement from what earlier nodes found."""
+            self.calls.append(("scene", {"dependencies": dependencies, "note": note}))
+            rule = dependencies.get("rule", {}).get("value", {}).get("text", "")
+            return f"The guard checks for a pass. {rule}"
+
+        @mcp.tool()
+        def secret() -> str:
+            self.calls.append(("secret", {}))
+            return "the vault code"
+
+        @mcp.tool()
+        def boom() -> str:
+            raise ValueError("the rule book is on fire")
+
+        @mcp.tool()
+        async def slow() -> str:
+            import anyio
+
+            await anyio.sleep(30)
+            return "late"
+
+        self._socket = socket.socket()
+        self._socket.bind(("127.0.0.1", 0))
+        self.port = self._socket.getsockname()[1]
+        app = mcp.streamable_http_app(host="127.0.0.1")
+        config = uvicorn.Config(app, log_level="warning", timeout_graceful_shutdown=1)
+        self._server = uvicorn.Server(config)
+        self._thread = threading.Thread(
+            target=self._server.run, kwargs={"sockets": [self._socket]}, daemon=True
+        )
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/mcp"
+
+    def start(self) -> McpTestServer:
+        import time
+
+        self._thread.start()
+        deadline = time.monotonic() + 30
+        while not self._server.started:
+            if time.monotonic() > deadline or not self._thread.is_alive():
+                raise RuntimeError("the test MCP server did not start")
+            time.sleep(0.02)
+        return self
+
+    def stop(self) -> None:
+        self._server.should_exit = True
+        self._thread.join(15)
+        self._socket.close()
+
+
+@pytest.fixture
+def mcp_server():
+    server = McpTestServer().start()
+    try:
+        yield server
+    finally:
+        server.stop()
