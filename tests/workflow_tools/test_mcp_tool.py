@@ -157,3 +157,16 @@ def test_a_key_named_but_not_set_is_key_missing(tenant, mcp_server, monkeypatch)
 def test_bad_node_input_is_bad_input(tenant, registered, mcp_server, node_input):
     refused(tenant, node_input, "bad_input")
     assert mcp_server.calls == []
+
+
+def test_both_capabilities_are_registered_with_their_input_schemas(tenant):
+    from roleplay.workflows import registry
+    from roleplay.workflows.engine.tool_inputs import HTTP_INPUT_SCHEMA, MCP_INPUT_SCHEMA
+
+    assert {"http_tool", "mcp_tool"} <= registry.registered()
+    assert registry.entry("http_tool").input_schema is HTTP_INPUT_SCHEMA
+    assert registry.entry("mcp_tool").input_schema is MCP_INPUT_SCHEMA
+    scope = registry.RunScope(tenant.pk, None, None, None)
+    for name in ("http_tool", "mcp_tool"):
+        capability = registry.build(name, scope)
+        assert capability.name == name and capability.input_schema["type"] == "object"
