@@ -17,6 +17,7 @@ NAV = [
     ("Memory", "memory_entries", Role.VIEWER),
     ("Models", "model_configs", Role.VIEWER),
     ("Images", "image_configs", Role.VIEWER),
+    ("Tools", "workflow_tools", Role.VIEWER),
     ("Presets", "presets", Role.VIEWER),
     ("Run modes", "scenarios", Role.VIEWER),
     ("API tokens", "tokens", Role.ADMIN),

@@ -175,6 +175,10 @@ IMAGES_THUMBNAIL_SIDE = int(os.environ.get("IMAGES_THUMBNAIL_SIDE", "256"))
 # An image URL answer is fetched only from public addresses; this lets loopback through too
 # (a backend on the same machine; the tests). Private networks are never fetched.
 IMAGES_ALLOW_LOOPBACK_FETCH = _env_bool("IMAGES_ALLOW_LOOPBACK_FETCH", False)
+# Workflow tools (HTTP endpoints, MCP servers) are called only at public addresses; these let
+# a tool on this machine (the tests) or in the same private network through. Never link-local.
+WORKFLOW_TOOLS_ALLOW_LOOPBACK = _env_bool("WORKFLOW_TOOLS_ALLOW_LOOPBACK", False)
+WORKFLOW_TOOLS_ALLOW_PRIVATE = _env_bool("WORKFLOW_TOOLS_ALLOW_PRIVATE", False)
 # Prepared worldbook revisions shared by every process of this machine (worldbook/compiled.py);
 # WORLDBOOK_CACHE_ENTRIES bounds the entries each process keeps prepared in memory.
 WORLDBOOK_COMPILED_DIR = Path(

@@ -22,6 +22,7 @@ urlpatterns = [
     path("v1/", include("roleplay.memory_plugin.api.service_urls")),
     path("console/worldbooks/", include("worldbook.urls")),
     path("console/images/", include("images.urls")),
+    path("console/workflow-tools/", include("roleplay.workflows.tools.urls")),
     path("", include("console.urls_console")),
     path("", include("roleplay.urls")),
 ]

@@ -461,3 +461,4 @@ from roleplay.compact.models import (  # noqa: E402, F401
 )
 from roleplay.frontloop.models import VisualWorld, VisualWorldRevision  # noqa: E402, F401
 from roleplay.workflows.state_models import RuntimeRun, WorkflowState  # noqa: E402, F401
+from roleplay.workflows.tool_models import HttpToolEndpoint, McpServer  # noqa: E402, F401

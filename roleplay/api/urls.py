@@ -12,6 +12,7 @@ from roleplay.players.api import PersonaAvatarView, PersonaViewSet
 from roleplay.presets.api import PresetViewSet
 from roleplay.scenarios.api import ScenarioViewSet
 from roleplay.story_plugin.api import StoryQuarantineViewSet
+from roleplay.workflows.tools.api import HttpToolEndpointViewSet, McpServerViewSet
 
 
 class OptionalSlashRouter(DefaultRouter):
@@ -36,6 +37,8 @@ router.register("conversations", views.ConversationViewSet, basename="conversati
 router.register("personas", PersonaViewSet, basename="persona")
 router.register("presets", PresetViewSet, basename="preset")
 router.register("scenarios", ScenarioViewSet, basename="scenario")
+router.register("workflow-tools/http", HttpToolEndpointViewSet, basename="httptoolendpoint")
+router.register("workflow-tools/mcp", McpServerViewSet, basename="mcpserver")
 
 # Views of their own (a file's body limit), ahead of the router's ``characters/{pk}``.
 urlpatterns = [

@@ -62,6 +62,8 @@ class World:
     checkpoint: object = None
     image_config: object = None
     image_slot: object = None
+    http_endpoint: object = None
+    mcp_server: object = None
 
     @property
     def image_token(self) -> str:
@@ -109,7 +111,8 @@ class World:
 
     def object_for(self, model):
         objects = (self.model_config, self.character, self.player, self.conversation)
-        for obj in (*objects, self.persona, self.preset, self.scenario, self.image_config):
+        tools = (self.http_endpoint, self.mcp_server)
+        for obj in (*objects, self.persona, self.preset, self.scenario, self.image_config, *tools):
             if isinstance(obj, model):
                 return obj
         raise LookupError(
@@ -199,6 +202,7 @@ def build_world(tenant, base_url: str, label: str) -> World:
     checkpoint = _compact_checkpoint(tenant, conversation, messages, base_url, label)
     image_config, image_slot = _images(tenant, conversation, messages, base_url, label)
     _visual_world(conversation)
+    http_endpoint, mcp_server = _workflow_tools(tenant, base_url, label)
     return World(
         tenant,
         config,
@@ -217,7 +221,24 @@ def build_world(tenant, base_url: str, label: str) -> World:
         checkpoint,
         image_config,
         image_slot,
+        http_endpoint,
+        mcp_server,
     )
+
+
+def _workflow_tools(tenant, base_url: str, label: str):
+    """An HTTP endpoint and an MCP server a workflow may call (on the scripted server, which
+    speaks no MCP: a test of the server answers ``mcp_unavailable``)."""
+    from roleplay.workflows.tools import services
+
+    endpoint = services.create_http_endpoint(
+        tenant, name=f"{label}-lore", url_prefix=f"{base_url}/lore"
+    )
+    server = services.create_mcp_server(
+        tenant, name=f"{label}-rules", url=f"{base_url}/mcp", allowed_tools=["gate_rule"],
+        timeout_ms=2_000,
+    )  # fmt: skip
+    return endpoint, server
 
 
 def _visual_world(conversation) -> None:

@@ -173,6 +173,8 @@ def valid_body(route: Route, method: str, world) -> dict:
                 "base_url": world.image_config.base_url,
             },
             "imagegeneration": {"prompt": "a key", "image_config": str(world.image_config.pk)},
+            "httptoolendpoint": {"name": "n", "url_prefix": "https://lore.example/api"},
+            "mcpserver": {"name": "n", "url": "https://tools.example/mcp", "allowed_tools": ["t"]},
         }.get(basename, {})
     return {
         "conversation-archive": {"keep_recent": 0},

@@ -106,6 +106,7 @@ BODILESS = {
     "player-memory-job-retry",
     "player-memory-job-cancel",
     "modelconfig-test",
+    "mcpserver-test",
 }
 
 

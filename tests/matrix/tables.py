@@ -15,6 +15,7 @@ import re
 from console.models import ApiToken, Player
 from images.models import ImageConfig
 from roleplay.models import Character, Conversation, ModelConfig, Persona, Preset, Scenario
+from roleplay.workflows.tool_models import HttpToolEndpoint, McpServer
 from tests.matrix.world import BY_PARAMETER, PROMPT_ID
 
 # Routes anyone may open without signing in.
@@ -55,6 +56,11 @@ PK_MODELS = {
     "image_config_edit": ImageConfig,
     "image_config_delete": ImageConfig,
     "image_config_test": ImageConfig,
+    "workflow_http_edit": HttpToolEndpoint,
+    "workflow_http_delete": HttpToolEndpoint,
+    "workflow_mcp_edit": McpServer,
+    "workflow_mcp_delete": McpServer,
+    "workflow_mcp_test": McpServer,
     "token_revoke": ApiToken,
     "preset_edit": Preset,
     "preset_delete": Preset,
