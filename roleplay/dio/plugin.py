@@ -39,7 +39,16 @@ from roleplay.turns.context import TurnContext
 from roleplay.turns.phases import Phase, PhaseRun
 from roleplay.turns.plugin import PluginFailed, TurnPlugin
 
-from .engine.ports import ActivePrompt, DioBackend, DioError, Identity, ScheduleRequest
+from .engine.ports import (
+    ActivePrompt,
+    DioBackend,
+    DioError,
+    Identity,
+    Receipt,
+    ScheduleRequest,
+    dio_conversation_id,
+    request_id,
+)
 from .engine.slots import apply_compiled, verify
 from .identity import identity_for
 
@@ -169,19 +178,33 @@ async def schedule(ctx: TurnContext) -> dict[str, Any]:
         raise DioError("no_input", "this turn has no player input to submit")
     if state.receipt is not None:
         raise DioError("dio_duplicate", "this turn submitted its input already")
-    assert state.backend is not None and state.identity is not None and state.config
-    request = ScheduleRequest(state.identity, str(ctx.turn.id), ctx.user_input or "")
+    assert state.backend is not None and state.identity is not None
+    assert state.config is not None
+    turn_id = str(ctx.turn.id)
+    request = ScheduleRequest(state.identity, turn_id, ctx.user_input or "")
     try:
         async with asyncio.timeout(state.config.timeoutMs / 1000):
             receipt = await state.backend.schedule(request)
+        _check_receipt(receipt, state.identity, turn_id)
     except DioError as exc:
         state.trace["scheduled"] = {"accepted": False, "code": exc.code}
         raise
     state.receipt = receipt.as_json()
     state.trace["scheduled"] = state.receipt
-    event = {"type": "dio.accepted", "turn_id": str(ctx.turn.id), **state.receipt}
-    await hub.announce(str(ctx.conversation.pk), event)
+    event = {"type": "dio.accepted", "turn_id": turn_id, **state.receipt}
+    try:
+        await hub.announce(str(ctx.conversation.pk), event)
+    except Exception:  # the submission stands; only the sockets missed the news
+        logger.warning("could not announce dio.accepted for turn %s", turn_id, exc_info=True)
     return dict(state.receipt)
+
+
+def _check_receipt(receipt: Receipt, identity: Identity, turn_id: str) -> None:
+    """The receipt names what was sent (the seed's derived ids), else
+    ``dio_identity_mismatch``: a backend that accepted something else did not accept this."""
+    expected = (dio_conversation_id(identity.conversation_id), request_id(turn_id))
+    if not receipt.accepted or (receipt.dio_conversation_id, receipt.request_id) != expected:
+        raise DioError("dio_identity_mismatch", "the receipt names another submission")
 
 
 def offered(ctx: TurnContext) -> bool:

@@ -165,3 +165,21 @@ async def test_the_socket_hears_dio_accepted_before_the_turn_completes(
         "appliesFrom": "next_turn",
     }
     await comm.disconnect()
+
+
+def test_a_receipt_naming_another_submission_is_not_taken_as_accepted(
+    api, tenant, conversation, model_config, llm, backend
+):
+    from roleplay.dio.engine.ports import Receipt
+
+    async def elsewhere(request):
+        return Receipt("dio_other", "other-turn:dio", "other-turn:dio:assistant")
+
+    backend.schedule = elsewhere
+    dio_scenario(tenant, conversation, model_config, llm)
+    llm.enqueue(call("schedule_dio"), call("actor"), Reply(content="Fine."), call("over"))
+    body = run(api, conversation, RAW, "d-8")
+    refused = receipt_of(controller_calls(llm)[1])
+    assert refused["accepted"] is False and refused["reason"] == "dio_identity_mismatch"
+    trace = Turn.objects.get(pk=body["turn"]["id"]).trace
+    assert trace["dio"]["scheduled"]["code"] == "dio_identity_mismatch"
