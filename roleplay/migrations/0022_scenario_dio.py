@@ -4,15 +4,14 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('roleplay', '0021_visual_world'),
+        ("roleplay", "0021_visual_world"),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='scenario',
-            name='dio',
+            model_name="scenario",
+            name="dio",
             field=models.JSONField(blank=True, null=True),
         ),
     ]

@@ -403,9 +403,7 @@ class LoadedPreset:
         if named:
             reason = f"{len(named)} enabled prompts are named roleplay; the slot must be one"
             raise CharacterSlotMissing(self, "duplicate_roleplay", reason)
-        counts = [
-            (p, referenced_variables(p.content).count(SYSTEM_PROMPT_VARIABLE)) for p in actor
-        ]
+        counts = [(p, referenced_variables(p.content).count(SYSTEM_PROMPT_VARIABLE)) for p in actor]
         total = sum(n for _p, n in counts)
         if total == 1:
             return CharacterSlot(next(p for p, n in counts if n).identifier, "placeholder")
