@@ -20,7 +20,7 @@ from roleplay.presets.services import create_preset
 from roleplay.prompting.default_preset import default_prompt_data
 from roleplay.turns import PLUGINS, begin_turn, load_context
 from roleplay.turns.phases import run_stage
-from tests.dio.support import MemoryBackend, actor_requests, call, dio_scenario, installed, run
+from tests.dio.turn_support import MemoryBackend, actor_requests, call, dio_scenario, installed, run
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

@@ -12,7 +12,7 @@ import pytest
 from roleplay.dio.identity import identity_for
 from roleplay.llm.scripted_server import Reply
 from roleplay.models import Turn
-from tests.dio.support import (
+from tests.dio.turn_support import (
     CONTROLLER_MODEL,
     MemoryBackend,
     call,
