@@ -112,6 +112,16 @@ def exception_handler(exc, context):
     return Response(error_body("internal_error", "internal error"), status=500)
 
 
+def json_400(request, exception=None):
+    """JSON for API paths, Django's page for the console: what Django refuses before any
+    view (a ``Host`` that is not allowed, a malformed request) is still the one format."""
+    if request.path.startswith(("/api/", "/v1/")):
+        return JsonResponse(error_body("bad_request", "bad request"), status=400)
+    from django.views.defaults import bad_request
+
+    return bad_request(request, exception)
+
+
 def json_404(request, exception=None):
     """JSON for API paths, Django's page for the console."""
     if request.path.startswith(("/api/", "/v1/")):

@@ -27,4 +27,5 @@ urlpatterns = [
     path("", include("roleplay.urls")),
 ]
 
+handler400 = "console.errors.json_400"
 handler404 = "console.errors.json_404"

@@ -145,6 +145,9 @@ class Scenario(TenantScopedModel):
     external_memory = models.JSONField(null=True, blank=True)
     # How turns select from the character's books (``roleplay.scenarios.worldbook_config``).
     worldbook = models.JSONField(null=True, blank=True)
+    # DIO (``roleplay.scenarios.config.Dio``): whose long-term instructions rewrite the
+    # character prompt; null is off.
+    dio = models.JSONField(null=True, blank=True)
     version = models.PositiveIntegerField(default=1)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from console.db import run_db
+from roleplay.dio import plugin as dio
 from roleplay.frontloop.engine import DirectorConfig
 from roleplay.frontloop.engine.loop import LoopSettings, run_front_loop
 from roleplay.frontloop.engine.prompt import FRONT_CONTROLLER_PROMPT, FRONT_CONTROLLER_ROLE
@@ -87,6 +88,7 @@ class FrontLoopPlugin(TurnPlugin):
             controller_prompt=prompt,
             actor_max_tokens=provider_config(ctx.config).max_output_tokens,
             image_config=state.pictures.available,
+            dio=dio.offered(ctx),
         )
         record = LoopRecord()
         try:

@@ -5,8 +5,9 @@ DIO job the loop schedules.
 
 A picture is only noted here: its slot can exist only on a stored assistant message, so the
 plug-in writes the slots once the reply is committed (``plugin``), and the turn never waits
-for a drawing. DIO is not wired yet: ``schedule_dio`` is never offered (the menu's ``dio``
-is False), and answers ``not_wired`` if called.
+for a drawing. ``schedule_dio`` is the DIO plug-in's (``roleplay.dio.plugin.schedule``): the
+player's raw input of the turn, submitted to the scenario's DIO backend; offered only when
+that plug-in made one for the turn (the menu's ``dio``).
 """
 
 from __future__ import annotations
@@ -16,6 +17,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from console.db import run_db
+from roleplay.dio import plugin as dio
+from roleplay.dio.engine.ports import DioError
 from roleplay.frontloop.engine import record as loop_record
 from roleplay.frontloop.engine.ports import (
     CONTROLLER_PURPOSE,
@@ -112,7 +115,11 @@ class TurnPorts:
         return ScheduleReceipt(True, detail={"image": index, "status": "scheduled"})
 
     async def schedule_dio(self) -> ScheduleReceipt:
-        return ScheduleReceipt(False, "not_wired")
+        try:
+            receipt = await dio.schedule(self.ctx)
+        except DioError as exc:
+            return ScheduleReceipt(False, exc.code)
+        return ScheduleReceipt(True, detail=receipt)
 
     def cancelled(self) -> bool:
         return self.reply.cancel.is_set()

@@ -151,6 +151,19 @@ class NamedPromptMissing(RoleplayError, failures.Invalid):
         )
 
 
+SlotProblem = Literal["duplicate_roleplay", "ambiguous_placeholder", "no_slot"]
+
+
+class CharacterSlotMissing(NamedPromptMissing):
+    """The preset has no single character prompt slot (:meth:`LoadedPreset.character_slot`):
+    ``problem`` (also ``details.problem``) is which of the seed's three failures it is."""
+
+    def __init__(self, preset: LoadedPreset, problem: SlotProblem, reason: str) -> None:
+        super().__init__(preset, [ROLEPLAY], reason)
+        self.problem = problem
+        self.details["problem"] = problem
+
+
 # --- validation ---------------------------------------------------------------------------
 
 _PYDANTIC_CODES = {
@@ -379,17 +392,26 @@ class LoadedPreset:
 
     def character_slot(self) -> CharacterSlot:
         """The seed's rule: the one enabled ``roleplay`` prompt, else the one
-        ``{{getvar::systemPrompt}}`` of the enabled Actor prompts, else
-        :class:`NamedPromptMissing`."""
+        ``{{getvar::systemPrompt}}`` of the enabled Actor prompts (counted as occurrences,
+        so one prompt holding it twice is ambiguous too). Otherwise
+        :class:`CharacterSlotMissing`, whose ``problem`` says which way it fails: two
+        ``roleplay`` prompts, several placeholders, or none of either. Never picks one."""
         actor = self.actor_prompts()
-        for p in actor:
-            if p.name == ROLEPLAY:
-                return CharacterSlot(p.identifier, "roleplay")
-        holders = [p for p in actor if SYSTEM_PROMPT_VARIABLE in referenced_variables(p.content)]
-        if len(holders) == 1:
-            return CharacterSlot(holders[0].identifier, "placeholder")
+        named = [p for p in actor if p.name == ROLEPLAY]
+        if len(named) == 1:
+            return CharacterSlot(named[0].identifier, "roleplay")
+        if named:
+            reason = f"{len(named)} enabled prompts are named roleplay; the slot must be one"
+            raise CharacterSlotMissing(self, "duplicate_roleplay", reason)
+        counts = [(p, referenced_variables(p.content).count(SYSTEM_PROMPT_VARIABLE)) for p in actor]
+        total = sum(n for _p, n in counts)
+        if total == 1:
+            return CharacterSlot(next(p for p, n in counts if n).identifier, "placeholder")
+        if total > 1:
+            reason = f"no roleplay prompt and {total} {{{{getvar::systemPrompt}}}} placeholders"
+            raise CharacterSlotMissing(self, "ambiguous_placeholder", reason)
         reason = "no enabled roleplay prompt and no single {{getvar::systemPrompt}} placeholder"
-        raise NamedPromptMissing(self, [ROLEPLAY], reason)
+        raise CharacterSlotMissing(self, "no_slot", reason)
 
 
 def dump_prompts(prompts: Sequence[Prompt]) -> list[dict[str, Any]]:
@@ -405,6 +427,7 @@ __all__ = [
     "COMPACTOR",
     "FRONT_CONTROLLER",
     "CharacterSlot",
+    "CharacterSlotMissing",
     "Content",
     "DEFAULT_ORDER",
     "DIRECTOR",
@@ -442,6 +465,7 @@ __all__ = [
     "SPECIALISTS",
     "SPECIALIST_TOOLS",
     "STORY_WRITER",
+    "SlotProblem",
     "SYSTEM_PROMPT_VARIABLE",
     "USER_INPUT",
     "WORLD_INFO_MARKERS",

@@ -54,6 +54,7 @@ class ScenarioSerializer(Versioned, StrictSerializer):
         source="external_memory", required=False, allow_null=True
     )
     worldbook = ConfigObjectField(required=False, allow_null=True)
+    dio = ConfigObjectField(required=False, allow_null=True)
 
     class Meta:
         model = Scenario
@@ -71,6 +72,7 @@ class ScenarioSerializer(Versioned, StrictSerializer):
             "memoryRuntime",
             "externalMemory",
             "worldbook",
+            "dio",
             "version",
             "created_at",
             "updated_at",

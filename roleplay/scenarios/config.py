@@ -1,6 +1,6 @@
 """A scenario's config objects, with the seed's field names verbatim (camelCase): ``agenticV2``,
 ``storyV1``, ``compact`` and ``preActorDirector`` (and ``worldbook``, in
-``worldbook_config``), each a pydantic model that rejects unknown fields, so a scenario
+``worldbook_config``, and ``dio``), each a pydantic model that rejects unknown fields, so a scenario
 written for the seed's system validates here. Pure: no Django.
 
 :func:`check_scenario` validates the four together with the cross-rules between them and
@@ -37,6 +37,7 @@ from pydantic import (
     field_validator,
 )
 
+from console.secrets import is_key_name
 from roleplay.frontloop.engine import DirectorInvalid, parse_director
 from roleplay.frontloop.engine.prompt import FRONT_CONTROLLER_ROLE
 from roleplay.prompting.presets import SPECIALIST_TOOLS
@@ -203,6 +204,42 @@ class ExternalMemory(_Strict):
     failClosed: bool = True  # noqa: N815
 
 
+# DIO's backend calls (the active prompt a turn reads, a submission): bounded so a slow
+# service costs a turn at most this much before it degrades to the normal prompt.
+DIO_TIMEOUT_MS = (100, 30_000)
+DIO_DEFAULT_TIMEOUT_MS = 3_000
+
+
+ServiceUrl = Annotated[str, StringConstraints(max_length=500, pattern=r"^https?://[^\s/]+")]
+KeyName = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=100)]
+
+
+class Dio(_Strict):
+    """DIO (``docs/dio.md``): ``internal`` (ours: ``modelConfigId`` compiles), ``external``
+    (the service at ``serviceUrl``, its key in the variable ``apiKeyEnv``) or ``off``;
+    ``timeoutMs`` bounds each call to it (the turn's read of the active prompt, a
+    submission). Fields of the other mode are kept, so switching back loses nothing."""
+
+    mode: Literal["internal", "external", "off"]
+    modelConfigId: ConfigId | None = None  # noqa: N815
+    serviceUrl: ServiceUrl | None = None  # noqa: N815
+    apiKeyEnv: KeyName | None = None  # noqa: N815
+    timeoutMs: int = Field(  # noqa: N815
+        DIO_DEFAULT_TIMEOUT_MS, ge=DIO_TIMEOUT_MS[0], le=DIO_TIMEOUT_MS[1]
+    )
+
+    @field_validator("apiKeyEnv")
+    @classmethod
+    def _key_name(cls, value: str | None) -> str | None:
+        if value is not None and not is_key_name(value):
+            raise ValueError("must be the name of an environment variable, not a key")
+        return value
+
+    @property
+    def on(self) -> bool:
+        return self.mode != "off"
+
+
 class ScenarioConfig(_Strict):
     """The config objects of a scenario (each absent one is off) and its memory runtime:
     ``internal`` (ours), ``external`` (``externalMemory``'s service) or ``off``."""
@@ -214,6 +251,7 @@ class ScenarioConfig(_Strict):
     memoryRuntime: Literal["internal", "external", "off"] = "internal"  # noqa: N815
     externalMemory: ExternalMemory | None = None  # noqa: N815
     worldbook: WorldbookConfig | None = None  # roleplay.scenarios.worldbook_config
+    dio: Dio | None = None
 
     @property
     def route(self) -> Literal["story", "agentic_v2", "plain"]:
@@ -255,6 +293,7 @@ def check_scenario(data: Any, *, actor_config_id: str | Collection[str] | None) 
         raise ScenarioInvalid("preActorDirector", "cannot be set together with storyV1")
     if config.memoryRuntime == "external" and config.externalMemory is None:
         raise ScenarioInvalid("externalMemory", "is required when memoryRuntime is external")
+    _check_dio(config)
     return config
 
 
@@ -268,6 +307,21 @@ def _director_read(data: Any) -> Any:
     except DirectorInvalid as exc:
         raise ScenarioInvalid(exc.field, exc.message) from None
     return {**data, "preActorDirector": director.to_json()}
+
+
+def _check_dio(config: ScenarioConfig) -> None:
+    """DIO on needs what its mode calls for, and the front tool loop: ``schedule_dio`` is
+    offered there (and the DIO page and ``POST …/dio/`` act only for a scenario whose DIO
+    is on, so the rule holds for every door)."""
+    dio = config.dio
+    if dio is None or not dio.on:
+        return
+    if dio.mode == "internal" and dio.modelConfigId is None:
+        raise ScenarioInvalid("dio.modelConfigId", "is required when mode is internal")
+    if dio.mode == "external" and dio.serviceUrl is None:
+        raise ScenarioInvalid("dio.serviceUrl", "is required when mode is external")
+    if config.preActorDirector is None:
+        raise ScenarioInvalid("dio.mode", "DIO needs preActorDirector (the front tool loop)")
 
 
 def _check_agentic(v2: AgenticV2 | None, compact: Compact | None, actor: Collection[str]) -> None:
@@ -371,6 +425,9 @@ def model_config_refs(config: ScenarioConfig) -> list[tuple[str, str, str | None
     if config.preActorDirector is not None:
         ref = config.preActorDirector.modelConfigId
         refs.append(("preActorDirector.modelConfigId", ref, FRONT_CONTROLLER_ROLE))
+    dio = config.dio
+    if dio is not None and dio.mode == "internal" and dio.modelConfigId is not None:
+        refs.append(("dio.modelConfigId", dio.modelConfigId, None))
     return refs
 
 

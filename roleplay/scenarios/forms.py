@@ -26,7 +26,7 @@ from roleplay.scenarios import services as scenarios
 from roleplay.scenarios.guide import CAPABILITIES, Setting
 from roleplay.scenarios.services import CONFIG_FIELDS
 
-# agenticV2, storyV1, compact, preActorDirector, externalMemory: JSON objects
+# agenticV2, storyV1, compact, preActorDirector, externalMemory, worldbook, dio: JSON objects
 CONFIG_BOXES = tuple(name for name in CONFIG_FIELDS if name != "memoryRuntime")
 MAX_JSON_CHARS = 100_000
 # The template whose object a capability starts from when it is switched on.
@@ -36,6 +36,10 @@ JSON_HELP = {
     '{"modelConfigId": "<id or name>", "skills": []}; not together with Story.',
     "externalMemory": 'The memory service when Memory is "external", e.g. '
     '{"url": "https://…", "apiKeyEnv": "MEMORY_KEY", "timeoutMs": 10000, "failClosed": true}.',
+    "dio": "Long-term instructions that rewrite the character prompt (needs the pre-reply "
+    'director), e.g. {"mode": "internal", "modelConfigId": "<id or name>"} or '
+    '{"mode": "external", "serviceUrl": "https://…", "apiKeyEnv": "DIO_KEY", '
+    '"timeoutMs": 3000}; empty or "off": off.',
 }
 
 

@@ -10,7 +10,7 @@ from roleplay.models import (
     Conversation,
     Scenario,
 )
-from roleplay.scenarios.config import AgenticV2, Compact, ScenarioConfig, StoryV1
+from roleplay.scenarios.config import AgenticV2, Compact, Dio, ScenarioConfig, StoryV1
 
 
 def scenario_for(conversation: Conversation) -> Scenario | None:
@@ -99,3 +99,13 @@ def front_loop_config(scenario: Scenario | None) -> DirectorConfig | None:
         return None
     raw = scenario.pre_actor_director
     return _parsed(scenario, "preActorDirector", raw, lambda: parse_director(raw))
+
+
+def dio_config(scenario: Scenario | None) -> Dio | None:
+    """The scenario's ``dio`` when it is on (``internal`` or ``external``); else None (no
+    object, or ``mode: off``)."""
+    if scenario is None or not scenario.dio:
+        return None
+    raw = scenario.dio
+    config = _parsed(scenario, "dio", raw, lambda: Dio.model_validate(raw, strict=False))
+    return config if config.on else None

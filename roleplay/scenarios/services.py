@@ -5,7 +5,8 @@ seed's field names; a bad one is a 422 ``validation_error`` naming its dotted pa
 checked against the tenant on save, not at the first turn: every model config a part that
 is on names must be one of the tenant's (by id or by name), and its preset (else the shipped
 default) must hold the role prompt that part needs (``orchestrator``, ``specialist_<name>``,
-``director``, ``auto_reply``, ``compactor``).
+``director``, ``auto_reply``, ``compactor``), and with DIO on, the Actor's preset must
+have one character prompt slot.
 """
 
 from __future__ import annotations
@@ -14,10 +15,12 @@ from django.db import transaction
 
 from console import failures
 from console.storable import unstorable_at
+from roleplay.dio.engine.ports import DioError
+from roleplay.dio.engine.slots import slot_of
 from roleplay.errors import RoleplayError
 from roleplay.llm.configs.selectors import model_configs_by_ref
 from roleplay.models import Character, Conversation, Scenario
-from roleplay.presets.selectors import effective_preset
+from roleplay.presets.selectors import effective_preset, load_preset
 from roleplay.prompting.presets import NamedPromptMissing
 from roleplay.scenarios.config import ScenarioInvalid, as_json, check_scenario, model_config_refs
 from roleplay.services import rows
@@ -32,6 +35,7 @@ CONFIG_FIELDS = {
     "memoryRuntime": "memory_runtime",  # a string: internal, external or off
     "externalMemory": "external_memory",
     "worldbook": "worldbook",
+    "dio": "dio",
 }
 
 
@@ -43,6 +47,15 @@ class ScenarioConfigInvalid(RoleplayError, failures.Invalid):
 
     def __init__(self, field: str, message: str, **details) -> None:
         super().__init__(message=f"{field}: {message}", details={"field": field, **details})
+
+
+class ScenarioDioUnfit(ScenarioConfigInvalid):
+    """DIO is on but the Actor's preset cannot take a compiled prompt (422 with the slot
+    rule's code; ``details.field`` is ``dio.mode``, ``details.preset`` the preset)."""
+
+    def __init__(self, code: str, message: str, **details) -> None:
+        super().__init__("dio.mode", message, **details)
+        self.code = code
 
 
 class ScenarioVersionConflict(RoleplayError, failures.Conflict):
@@ -110,6 +123,7 @@ def _apply(scenario: Scenario, fields: dict) -> None:
         raise ScenarioConfigInvalid(exc.field, exc.message) from None
     _check_worldbook_tenant(scenario, config)
     _check_references(scenario.tenant_id, config)
+    _check_dio_preset(scenario, config)
     stored = as_json(config)
     for seed, field in CONFIG_FIELDS.items():
         setattr(scenario, field, stored[seed])
@@ -124,6 +138,23 @@ def _check_worldbook_tenant(scenario: Scenario, config) -> None:
         raise ScenarioConfigInvalid(
             "worldbook.tenantId", "must name this scenario's own tenant (its id or name)"
         )
+
+
+def _check_dio_preset(scenario: Scenario, config) -> None:
+    """A scenario with DIO on needs an Actor preset with one character prompt slot (the
+    seed's rule, ``roleplay.dio.engine.slots``): its own preset, else its model config's,
+    else the shipped default. Refused with the rule's code (``dio_slot_missing``,
+    ``dio_slot_duplicate_roleplay``, ``dio_slot_ambiguous_placeholder``)."""
+    if config.dio is None or not config.dio.on:
+        return
+    if scenario.preset is not None:
+        preset = load_preset(scenario.preset)
+    else:
+        preset = effective_preset(scenario.model_config)
+    try:
+        slot_of(preset)
+    except DioError as exc:
+        raise ScenarioDioUnfit(exc.code, exc.message, preset=preset.name) from None
 
 
 def _check_references(tenant_id, config) -> None:

@@ -80,6 +80,7 @@ PARTS = (
     ("story_v1", "Story"),
     ("compact", "Compact"),
     ("pre_actor_director", "Pre-reply director"),
+    ("dio", "DIO"),
 )
 
 
@@ -88,7 +89,7 @@ def parts_on(scenario: Scenario) -> list[str]:
     on = []
     for field, label in PARTS:
         config = getattr(scenario, field)
-        if isinstance(config, dict) and config.get("enabled", True):
+        if isinstance(config, dict) and config.get("enabled", True) and config.get("mode") != "off":
             on.append(label)
     return on
 

@@ -9,10 +9,11 @@ from functools import cached_property
 
 from roleplay.frontloop.engine import DirectorConfig
 from roleplay.models import Scenario
-from roleplay.scenarios.config import AgenticV2, Compact, ExternalMemory, StoryV1
+from roleplay.scenarios.config import AgenticV2, Compact, Dio, ExternalMemory, StoryV1
 from roleplay.scenarios.selectors import (
     agentic_config,
     compact_config,
+    dio_config,
     front_loop_config,
     story_config,
 )
@@ -55,6 +56,11 @@ class ScenarioSettings:
     def front_loop(self) -> DirectorConfig | None:
         """``preActorDirector`` when the scenario has one (``selectors.front_loop_config``)."""
         return front_loop_config(self.scenario)
+
+    @cached_property
+    def dio(self) -> Dio | None:
+        """``dio`` when it is on (``selectors.dio_config``)."""
+        return dio_config(self.scenario)
 
     @cached_property
     def worldbook(self) -> WorldbookConfig:

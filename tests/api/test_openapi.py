@@ -142,3 +142,12 @@ def test_unknown_api_path_is_json_404(api):
     response = api.get("/api/v1/nothing-here/")
     assert response.status_code == 404
     assert response.json()["error"]["code"] == "not_found"
+
+
+def test_a_bad_host_on_an_api_path_is_json_400(api):
+    # Django refuses the Host before any view (DisallowedHost): the API still answers in its
+    # one error format, the console keeps Django's page.
+    response = api.get("/api/v1/players/", HTTP_HOST="Wfes9_")
+    assert_error(response, 400, "bad_request")
+    page = api.get("/console/", HTTP_HOST="Wfes9_")
+    assert page.status_code == 400 and not page["Content-Type"].startswith("application/json")

@@ -1,0 +1,182 @@
+"""What DIO costs a turn (``bench_dio``, and the DIO part of ``bench_workflow``).
+
+Two figures, each against the seed's goal:
+
+- ``off.extra_queries``: the queries a turn of a scenario with DIO off makes beyond the
+  same turn without the ``dio`` plug-in at all (its context load and pre-Actor stage).
+  Goal 0: DIO off reads nothing and asks no backend.
+- ``on.added_ms``: the p50/p95 the ``dio`` pre-Actor phase adds to a turn whose identity
+  has an active prompt (lookup, SHA-256, replacement in the preset's slot), measured as
+  the stage's time with DIO on minus with DIO off. Goal p50 ≤ 1 ms.
+
+``backends`` chooses the backend under the phase: ``in_process`` (a prompt held in memory:
+the turn side's own cost, verification and replacement) or ``internal`` (the product's
+backend, ``roleplay.dio.backends.backend_for``: its store's read included; a ``seed``
+callable stores the active prompt first, else the lookup finds none and the figure is the
+read alone, reported as ``found: false``). A throwaway ``bench-`` tenant holds everything
+and is deleted afterwards.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+import uuid
+from collections.abc import Callable
+from typing import Any
+
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+
+from console.models import Player, Tenant
+from memory.bench.stats import percentile
+from roleplay.models import Character, Conversation, ModelConfig, Scenario, Turn
+from roleplay.scenarios.services import create_scenario
+from roleplay.turns import PLUGINS, begin_turn, load_context
+from roleplay.turns.phases import run_stage
+
+from .engine.ports import ActivePrompt, Identity, Receipt, ScheduleRequest, TaskStatus
+from .engine.slots import sha256_of
+from .identity import identity_for
+from .plugin import DioPlugin, default_backends
+
+GOALS = {"on_added_p50_ms": 1.0, "off_extra_queries": 0}
+COMPILED = "You are Bench Keeper. You answer in short sentences. " * 20
+Seed = Callable[[Identity, str], None]
+
+
+class InProcess:
+    """A backend holding one active prompt per identity in memory."""
+
+    def __init__(self) -> None:
+        self.prompts: dict[Identity, ActivePrompt] = {}
+
+    def put(self, identity: Identity, text: str) -> None:
+        self.prompts[identity] = ActivePrompt(1, "bench-v1", text, sha256_of(text))
+
+    async def schedule(self, request: ScheduleRequest) -> Receipt:
+        raise NotImplementedError
+
+    async def task(self, request_id: str) -> TaskStatus | None:
+        return None
+
+    async def active_prompt(self, identity: Identity) -> ActivePrompt | None:
+        return self.prompts.get(identity)
+
+
+def _setup() -> tuple[Tenant, Conversation, Scenario]:
+    tenant = Tenant.objects.create(name=f"bench-{uuid.uuid4().hex[:12]}")
+    config = ModelConfig.objects.create(
+        tenant=tenant,
+        name="bench",
+        provider="openai_compatible",
+        model="bench",
+        base_url="http://127.0.0.1:9/v1",
+        context_limit=32768,
+        max_output_tokens=512,
+        is_default=True,
+    )
+    character = Character.objects.create(
+        tenant=tenant, name="Bench Keeper", description="A lighthouse keeper.", model_config=config
+    )
+    player = Player.objects.create(tenant=tenant, external_id="bench", display_name="Ann")
+    conversation = Conversation.objects.create(tenant=tenant, player=player, character=character)
+    scenario = create_scenario(
+        tenant,
+        name="bench dio",
+        model_config=config,
+        preActorDirector={"modelConfigId": "bench", "skills": []},
+        dio={"mode": "internal", "modelConfigId": "bench"},
+    )
+    conversation.scenario = scenario
+    conversation.save(update_fields=["scenario"])
+    return tenant, conversation, scenario
+
+
+def _set_dio(scenario: Scenario, mode: str) -> None:
+    dio = dict(scenario.dio or {}, mode=mode)
+    Scenario.objects.filter(pk=scenario.pk).update(dio=dio)
+
+
+async def _noop(event: dict) -> None:
+    return None
+
+
+def _stage_ms(turn: Turn, plugins: list, samples: int) -> list[float]:
+    """The pre-Actor stage's time with only ``plugins``, one fresh context per sample."""
+    out = []
+    with PLUGINS.using(plugins):
+        loop = asyncio.new_event_loop()
+        try:
+            for _ in range(samples):
+                ctx = load_context(turn, "What is at the gate?")
+                began = time.perf_counter()
+                loop.run_until_complete(run_stage("pre_actor", ctx, _noop, asyncio.Event()))
+                out.append((time.perf_counter() - began) * 1000)
+        finally:
+            loop.close()
+    return out
+
+
+def _queries(turn: Turn, plugins: list) -> int:
+    with PLUGINS.using(plugins), CaptureQueriesContext(connection) as captured:
+        ctx = load_context(turn, "What is at the gate?")
+        asyncio.run(run_stage("pre_actor", ctx, _noop, asyncio.Event()))
+    return len(captured.captured_queries)
+
+
+def measure(
+    samples: int = 200, warmup: int = 20, backend: str = "in_process", seed: Seed | None = None
+) -> dict[str, Any]:
+    """The figures of the module doc, as a dict (``--json`` prints it)."""
+    tenant, conversation, scenario = _setup()
+    try:
+        identity = identity_for(conversation)
+        if backend == "in_process":
+            held = InProcess()
+            held.put(identity, COMPILED)
+            plugin = DioPlugin(backends=lambda config: held)
+        else:
+            if seed is not None:
+                seed(identity, COMPILED)
+            plugin = DioPlugin(backends=default_backends)
+        turn = begin_turn(conversation, "bench-dio", "What is at the gate?").turn
+        _set_dio(scenario, "off")
+        off_queries = _queries(turn, [plugin]) - _queries(turn, [])
+        _stage_ms(turn, [plugin], warmup)
+        off_ms = _stage_ms(turn, [plugin], samples)
+        _set_dio(scenario, "internal")
+        _stage_ms(turn, [plugin], warmup)
+        on_ms = _stage_ms(turn, [plugin], samples)
+        check = load_context(turn, "What is at the gate?")
+        asyncio.run(_apply_once(check, plugin))
+        status = check.trace.get("dio", {})
+    finally:
+        tenant.delete()
+    added = {q: round(_p(on_ms, q) - _p(off_ms, q), 4) for q in (50, 95)}
+    return {
+        "backend": backend,
+        "samples": samples,
+        "off": {"extra_queries": off_queries, "stage_p50_ms": _p(off_ms, 50)},
+        "on": {
+            "found": status.get("status") == "applied",
+            "status": status.get("status"),
+            "stage_p50_ms": _p(on_ms, 50),
+            "added_ms": {"p50": added[50], "p95": added[95]},
+            "compiled_chars": len(COMPILED),
+        },
+        "goals": GOALS,
+        "met": {
+            "on_added_p50_ms": added[50] <= GOALS["on_added_p50_ms"],
+            "off_extra_queries": off_queries == GOALS["off_extra_queries"],
+        },
+    }
+
+
+async def _apply_once(ctx, plugin: DioPlugin) -> None:
+    with PLUGINS.using([plugin]):
+        await run_stage("pre_actor", ctx, _noop, asyncio.Event())
+
+
+def _p(values: list[float], q: int) -> float:
+    return percentile(values, q) or 0.0
