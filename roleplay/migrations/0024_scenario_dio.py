@@ -5,7 +5,7 @@ from django.db import migrations, models
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("roleplay", "0021_visual_world"),
+        ("roleplay", "0023_workflow_tools"),
     ]
 
     operations = [
