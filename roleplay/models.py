@@ -145,6 +145,9 @@ class Scenario(TenantScopedModel):
     external_memory = models.JSONField(null=True, blank=True)
     # How turns select from the character's books (``roleplay.scenarios.worldbook_config``).
     worldbook = models.JSONField(null=True, blank=True)
+    # A declared workflow run before each reply (``docs/workflows.md``): its capability
+    # graph, checked by the static planner on save and before each run.
+    workflow = models.JSONField(null=True, blank=True)
     version = models.PositiveIntegerField(default=1)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
@@ -460,3 +463,4 @@ from roleplay.compact.models import (  # noqa: E402, F401
     CompactPreparation,
 )
 from roleplay.frontloop.models import VisualWorld, VisualWorldRevision  # noqa: E402, F401
+from roleplay.workflows.models import WorkflowRun  # noqa: E402, F401

@@ -54,6 +54,13 @@ class ScenarioSerializer(Versioned, StrictSerializer):
         source="external_memory", required=False, allow_null=True
     )
     worldbook = ConfigObjectField(required=False, allow_null=True)
+    workflow = ConfigObjectField(
+        required=False,
+        allow_null=True,
+        help_text="A declared workflow {visibleCapabilities, executionGraph: {nodes}, "
+        "failurePolicy} run before each reply (docs/workflows.md); refused with a 422 "
+        "naming the node when it does not plan.",
+    )
 
     class Meta:
         model = Scenario
@@ -71,6 +78,7 @@ class ScenarioSerializer(Versioned, StrictSerializer):
             "memoryRuntime",
             "externalMemory",
             "worldbook",
+            "workflow",
             "version",
             "created_at",
             "updated_at",

@@ -214,6 +214,9 @@ class ScenarioConfig(_Strict):
     memoryRuntime: Literal["internal", "external", "off"] = "internal"  # noqa: N815
     externalMemory: ExternalMemory | None = None  # noqa: N815
     worldbook: WorldbookConfig | None = None  # roleplay.scenarios.worldbook_config
+    # A declared workflow (``docs/workflows.md``): checked by its own parser and static
+    # planner on save (``roleplay.workflows.checks``), so kept here as the JSON it is.
+    workflow: dict[str, Any] | None = None
 
     @property
     def route(self) -> Literal["story", "agentic_v2", "plain"]:

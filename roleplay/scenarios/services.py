@@ -21,6 +21,8 @@ from roleplay.presets.selectors import effective_preset
 from roleplay.prompting.presets import NamedPromptMissing
 from roleplay.scenarios.config import ScenarioInvalid, as_json, check_scenario, model_config_refs
 from roleplay.services import rows
+from roleplay.workflows.checks import checked
+from roleplay.workflows.errors import WorkflowInvalid
 
 SCENARIO_FIELDS = ("name", "description", "model_config", "preset", "image_config")
 # The API's names of the config objects (the seed's) -> the model's fields.
@@ -32,6 +34,7 @@ CONFIG_FIELDS = {
     "memoryRuntime": "memory_runtime",  # a string: internal, external or off
     "externalMemory": "external_memory",
     "worldbook": "worldbook",
+    "workflow": "workflow",
 }
 
 
@@ -110,6 +113,7 @@ def _apply(scenario: Scenario, fields: dict) -> None:
         raise ScenarioConfigInvalid(exc.field, exc.message) from None
     _check_worldbook_tenant(scenario, config)
     _check_references(scenario.tenant_id, config)
+    _check_workflow(scenario, config)
     stored = as_json(config)
     for seed, field in CONFIG_FIELDS.items():
         setattr(scenario, field, stored[seed])
@@ -124,6 +128,18 @@ def _check_worldbook_tenant(scenario: Scenario, config) -> None:
         raise ScenarioConfigInvalid(
             "worldbook.tenantId", "must name this scenario's own tenant (its id or name)"
         )
+
+
+def _check_workflow(scenario: Scenario, config) -> None:
+    """The ``workflow`` parsed and planned with the scenario's id as its profile id and the
+    capabilities registered now (``roleplay.workflows.checks``): a 422 naming the node."""
+    if config.workflow is None:
+        return
+    try:
+        checked(config.workflow, scenario.pk)
+    except WorkflowInvalid as exc:
+        details = {k: v for k, v in exc.details.items() if k != "field"}
+        raise ScenarioConfigInvalid(exc.field, exc.text, **details) from None
 
 
 def _check_references(tenant_id, config) -> None:
