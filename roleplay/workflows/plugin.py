@@ -34,6 +34,8 @@ from roleplay.turns.phases import Phase, PhaseRun
 from roleplay.turns.plugin import TurnPlugin
 from roleplay.workflows import registry, services
 from roleplay.workflows.checks import checked
+from roleplay.workflows.engine.compiler import compile_context
+from roleplay.workflows.engine.executor import execute
 
 from .errors import WorkflowFailed, WorkflowInvalid
 
@@ -79,9 +81,6 @@ async def _run(ctx: TurnContext, run: PhaseRun) -> None:
     except WorkflowInvalid as exc:
         error = {"code": exc.reason, "message": exc.text, "node": exc.node}
         return await _failed(ctx, record, error, started)
-    from roleplay.workflows.engine.compiler import compile_context
-    from roleplay.workflows.engine.executor import execute
-
     scope = _scope(ctx)
     capabilities = {n.capability: registry.build(n.capability, scope) for n in plan.nodes}
     query = ctx.user_input or ctx.continuing or ""

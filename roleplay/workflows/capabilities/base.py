@@ -25,6 +25,7 @@ MAX_PROMPT_CHARS = 8_000
 def checked_input(schema: Mapping[str, Any], value: Mapping[str, Any]) -> dict[str, Any]:
     """``value`` when it satisfies ``schema``, its defaults filled in; else ``bad_input``
     with the first error's path."""
+    value = _plain(value)
     try:
         validator = Draft202012Validator(schema)
         error = next(iter(sorted(validator.iter_errors(value), key=lambda e: list(e.path))), None)
@@ -40,6 +41,16 @@ def checked_input(schema: Mapping[str, Any], value: Mapping[str, Any]) -> dict[s
         if name not in out and "default" in spec:
             out[name] = spec["default"]
     return out
+
+
+def _plain(value: Any) -> Any:
+    """``value`` with read-only mappings (the executor hands inputs as such) made dicts and
+    tuples lists, as the JSON schema validator knows them."""
+    if isinstance(value, Mapping):
+        return {key: _plain(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [_plain(item) for item in value]
+    return value
 
 
 def query_of(call: CapabilityCall, given: Any) -> str:
