@@ -21,8 +21,7 @@ from roleplay.presets.selectors import effective_preset
 from roleplay.prompting.presets import NamedPromptMissing
 from roleplay.scenarios.config import ScenarioInvalid, as_json, check_scenario, model_config_refs
 from roleplay.services import rows
-from roleplay.workflows.checks import checked
-from roleplay.workflows.errors import WorkflowInvalid
+from roleplay.workflows.checks import WorkflowInvalid, checked
 
 SCENARIO_FIELDS = ("name", "description", "model_config", "preset", "image_config")
 # The API's names of the config objects (the seed's) -> the model's fields.

@@ -19,6 +19,8 @@ from roleplay.workflows.engine.spec import WorkflowSpec, parse_workflow
 
 from .errors import WorkflowInvalid
 
+__all__ = ["WorkflowInvalid", "checked", "problems_by_node"]
+
 FIELD = "workflow"
 NODES = f"{FIELD}.executionGraph.nodes"
 

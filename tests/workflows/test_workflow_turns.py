@@ -217,14 +217,14 @@ def test_runs_are_listed_over_rest_scoped_to_the_tenant(
 
 
 def test_the_console_lists_a_conversations_runs_with_node_traces(
-    console_client,
+    console_client,  # noqa: F811
     api,
     tenant,
     conversation,
     model_config,
     writer,
     gate_book,
-    llm,  # noqa: F811
+    llm,
 ):
     broken = rules_node(capability="model_call", required=False)
     broken["input"] = {"modelConfigId": "no-such-config", "rolePrompt": "scene_writer"}
