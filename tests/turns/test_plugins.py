@@ -50,6 +50,7 @@ def test_the_shipped_plugins_keep_the_turns_order():
         "memory_tools",
         "agentic",
         "story",
+        "workflow",
         "compact",
         "compact_ahead",
         "frontloop",
@@ -68,7 +69,7 @@ def test_the_shipped_plugins_keep_the_turns_order():
         for s in ("pre_actor", "committed", "post_turn")
     }
     assert stages == {
-        "pre_actor": ["memory_prepare", "story", "compact"],
+        "pre_actor": ["memory_prepare", "story", "workflow", "compact"],
         "committed": ["memory_commit"],
         "post_turn": ["story_save", "compact_ahead", "frontloop_pictures"],
     }
