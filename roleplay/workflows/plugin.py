@@ -90,13 +90,22 @@ async def _run(ctx: TurnContext, run: PhaseRun) -> None:
     record["nodes"] = [asdict(t) for t in result.traces]
     if run.cancel.is_set():  # the player's cancel: the turn ends as cancelled, not failed
         _keep(ctx, record, "failed", {"code": "cancelled", "message": "cancelled"}, started)
+        await _write_now(ctx)
         return
-    compiled = compile_context(plan, result)
-    record["placed"] = _place(ctx, compiled.foundation_context, compiled.turn_context)
     if result.status != "succeeded":
         error = dict(result.error or {"code": "node_failed", "message": "a required node failed"})
         return await _failed(ctx, record, error, started)
+    compiled = compile_context(plan, result)
+    record["placed"] = _place(ctx, compiled.foundation_context, compiled.turn_context)
     _keep(ctx, record, "succeeded", None, started)
+
+
+async def _write_now(ctx: TurnContext) -> None:
+    """The run's record written at once: a turn that ends here has no ``after_reply``."""
+    state = ctx.slot(WorkflowState)
+    if ctx.record and state.record is not None:
+        await run_db(services.record_run, ctx.turn, state.record)
+        state.record = None
 
 
 async def _failed(ctx, record: dict, error: dict, started: float) -> None:
@@ -104,10 +113,7 @@ async def _failed(ctx, record: dict, error: dict, started: float) -> None:
     node."""
     error.setdefault("node", None)
     _keep(ctx, record, "failed", error, started)
-    state = ctx.slot(WorkflowState)
-    if ctx.record and state.record is not None:
-        await run_db(services.record_run, ctx.turn, state.record)
-        state.record = None
+    await _write_now(ctx)
     node = error.get("node")
     where = f"node {node!r}" if node else "the workflow"
     raise WorkflowFailed(
