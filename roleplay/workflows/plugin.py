@@ -13,9 +13,11 @@ two regions are placed as blocks of the Actor's prompt:
   (depth 0, a system message), where the seed's example puts the scene's requirements.
 
 A failed workflow (a required node failed, or it no longer plans) fails the turn with
-``workflow_failed`` naming the node, as the seed's Harness fails the run: the seed's
-``failurePolicy`` is about memory steps only, and a node that may fail without failing the
-turn is declared ``required: false``. An optional node's failure is in the trace (and the
+``workflow_failed`` naming the node, as the seed's Harness fails the run; a node that may
+fail without failing the turn is declared ``required: false``. The seed's ``failurePolicy``
+is about memory steps: ``memoryRecall: continue_without_memory`` makes the
+``memory_recall`` nodes optional (``memoryIngest`` concerns no node: a workflow writes no
+memory). An optional node's failure is in the trace (and the
 run's record), its dependents still ran. Every run is a
 :class:`~.models.WorkflowRun`: written after the reply (``after_reply``), or at once when
 it fails the turn (a failed turn has no ``after_reply``).
@@ -24,7 +26,7 @@ it fails the turn (a failed turn has no ``after_reply``).
 from __future__ import annotations
 
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from typing import Any
 
 from console.db import run_db
@@ -35,6 +37,7 @@ from roleplay.turns.plugin import TurnPlugin
 from roleplay.workflows import registry, services
 from roleplay.workflows.checks import checked
 from roleplay.workflows.engine.compiler import compile_context
+from roleplay.workflows.engine.contracts import Plan
 from roleplay.workflows.engine.executor import execute
 
 from .errors import WorkflowFailed, WorkflowInvalid
@@ -45,6 +48,8 @@ DEADLINE_S = 120.0
 MARGIN_S = 5.0
 FOUNDATION_BLOCK = "workflow:foundation"
 TURN_BLOCK = "workflow:turn"
+MEMORY_RECALL = "memory_recall"
+CONTINUE_WITHOUT_MEMORY = "continue_without_memory"
 
 
 @dataclass
@@ -77,10 +82,11 @@ async def _run(ctx: TurnContext, run: PhaseRun) -> None:
     started = time.perf_counter()
     record: dict[str, Any] = {"scenario_id": scenario.pk, "nodes": [], "placed": {}}
     try:
-        _spec, plan = checked(raw, scenario.pk)
+        spec, plan = checked(raw, scenario.pk)
     except WorkflowInvalid as exc:
         error = {"code": exc.reason, "message": exc.text, "node": exc.node}
         return await _failed(ctx, record, error, started)
+    plan = _with_policy(plan, spec.failure_policy.memory_recall)
     scope = _scope(ctx)
     capabilities = {n.capability: registry.build(n.capability, scope) for n in plan.nodes}
     query = ctx.user_input or ctx.continuing or ""
@@ -98,6 +104,18 @@ async def _run(ctx: TurnContext, run: PhaseRun) -> None:
     compiled = compile_context(plan, result)
     record["placed"] = _place(ctx, compiled.foundation_context, compiled.turn_context)
     _keep(ctx, record, "succeeded", None, started)
+
+
+def _with_policy(plan: Plan, memory_recall: str) -> Plan:
+    """``failurePolicy.memoryRecall: continue_without_memory`` (the seed's memory-step
+    policy): a ``memory_recall`` node's failure does not fail the run, as if it were
+    declared optional; ``fail_turn`` (the default) leaves each node as declared."""
+    if memory_recall != CONTINUE_WITHOUT_MEMORY:
+        return plan
+    nodes = tuple(
+        replace(n, required=False) if n.capability == MEMORY_RECALL else n for n in plan.nodes
+    )
+    return replace(plan, nodes=nodes)
 
 
 async def _write_now(ctx: TurnContext) -> None:

@@ -238,3 +238,36 @@ def test_the_console_lists_a_conversations_runs_with_node_traces(
     text = page.content.decode()
     assert 'class="node-failed"><td>rules</td>' in text
     assert "model_config_missing" in text and 'class="node-succeeded"><td>scene</td>' in text
+
+
+def recall_node():
+    # limit 0 is outside memory_recall's schema: the node fails with bad_input
+    return {"id": "memories", "capability": "memory_recall", "input": {"limit": 0}}
+
+
+@pytest.mark.parametrize("policy", ["fail_turn", None])
+def test_a_failing_memory_recall_fails_the_turn_by_default(
+    api, tenant, conversation, model_config, llm, policy
+):
+    scenario = run_with(tenant, conversation, model_config, [recall_node()])
+    if policy:
+        scenario.workflow = {**scenario.workflow, "failurePolicy": {"memoryRecall": policy}}
+        scenario.save(update_fields=["workflow"])
+    turn = play(api, conversation)
+    assert turn.status == "failed" and turn.error_code == "workflow_failed"
+    run = WorkflowRun.objects.get(conversation=conversation)
+    assert run.error["node"] == "memories" and run.error["cause"] == "bad_input"
+
+
+def test_continue_without_memory_lets_a_failing_memory_recall_go(
+    api, tenant, conversation, model_config, llm
+):
+    scenario = run_with(tenant, conversation, model_config, [recall_node()])
+    policy = {"memoryRecall": "continue_without_memory"}
+    scenario.workflow = {**scenario.workflow, "failurePolicy": policy}
+    scenario.save(update_fields=["workflow"])
+    turn = play(api, conversation)
+    assert turn.status == "complete", turn.trace.get("error")
+    run = WorkflowRun.objects.get(conversation=conversation)
+    assert run.status == "succeeded"
+    assert run.nodes[0]["status"] == "failed" and run.nodes[0]["error"]["code"] == "bad_input"
