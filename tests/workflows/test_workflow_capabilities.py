@@ -74,3 +74,15 @@ def test_another_tenants_conversation_is_not_found(conversation, other_tenant):
     with pytest.raises(CapabilityError) as caught:
         call(registry.build("memory_recall", foreign), {})
     assert caught.value.code == "not_found"
+
+
+@pytest.mark.parametrize("runtime", ["off", "external"])
+def test_memory_recall_reads_nothing_when_the_scenario_keeps_no_memory_here(
+    tenant, conversation, model_config, runtime
+):
+    from roleplay.models import Scenario
+
+    scenario = Scenario.objects.create(tenant=tenant, name="No memory", memory_runtime=runtime)
+    found = call(registry.build("memory_recall", scope_of(conversation, scenario.pk)), {})
+    assert found.value == {"query": "the gate", "items": [], "degraded": False, "runtime": runtime}
+    assert found.prompt_content is None

@@ -4,8 +4,10 @@ player's messages (each with its neighbours) and active memory entries, filtered
 tenant, player and the conversation's character, with this conversation's session entries.
 
 Input ``{query?, limit?, kinds?}``: the node's query, else the player's words; at most
-``limit`` items (5; 1–50). Value ``{query, items: [{kind, id, text, score, …}], degraded}``;
-prompt content: each item's text on its own line.
+``limit`` items (5; 1–50). Value ``{query, items: [{kind, id, text, score, …}], degraded,
+runtime}``; prompt content: each item's text on its own line. A scenario whose
+``memoryRuntime`` is ``off`` (no memory) or ``external`` (the memory is another service's)
+recalls nothing here.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from typing import Any
 
 from console.db import run_db
 from memory.recall import search
+from roleplay.models import Scenario
 from roleplay.workflows import registry
 from roleplay.workflows.engine.contracts import CapabilityCall, CapabilityValue
 
@@ -37,7 +40,20 @@ SCHEMA: dict[str, Any] = {
 }
 
 
-def _recall(conversation, query: str, limit: int, kinds) -> dict[str, Any]:
+def _runtime(conversation, scenario_id) -> str:
+    """The scenario's memory runtime (``internal`` without a scenario)."""
+    found = (
+        Scenario.objects.filter(tenant_id=conversation.tenant_id, pk=scenario_id)
+        .values_list("memory_runtime", flat=True)
+        .first()
+    )
+    return found or "internal"
+
+
+def _recall(conversation, scenario_id, query: str, limit: int, kinds) -> dict[str, Any]:
+    runtime = _runtime(conversation, scenario_id) if scenario_id else "internal"
+    if runtime != "internal":  # "off": no memory; "external": it lives in another service
+        return {"query": query, "items": [], "degraded": False, "runtime": runtime}
     found = search.recall(
         conversation.tenant,
         conversation.player,
@@ -49,7 +65,12 @@ def _recall(conversation, query: str, limit: int, kinds) -> dict[str, Any]:
             kinds=tuple(kinds or search.KINDS),
         ),
     )
-    return {"query": query, "items": found["items"], "degraded": found["degraded"]}
+    return {
+        "query": query,
+        "items": found["items"],
+        "degraded": found["degraded"],
+        "runtime": runtime,
+    }
 
 
 class MemoryRecall:
@@ -65,7 +86,9 @@ class MemoryRecall:
         if not query.strip():
             return CapabilityValue(value={"query": "", "items": [], "degraded": False})
         conversation = await conversation_of(self.scope)
-        value = await run_db(_recall, conversation, query, given["limit"], given.get("kinds"))
+        value = await run_db(
+            _recall, conversation, self.scope.scenario_id, query, given["limit"], given.get("kinds")
+        )
         text = "\n".join(f"- {item['text']}" for item in value["items"] if item.get("text"))
         return CapabilityValue(value=value, prompt_content=clipped(text) or None)
 
