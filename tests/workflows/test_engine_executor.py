@@ -373,3 +373,28 @@ async def test_every_node_has_a_trace_with_times_status_and_output_size():
     body = {"value": {"rule": "手令"}, "promptContent": "Check the pass.", "artifacts": []}
     assert first.output_bytes == len(json.dumps(body, ensure_ascii=False).encode("utf-8"))
     assert (first.capability, first.status, first.error) == ("echo", "succeeded", None)
+
+
+async def test_a_cancel_after_a_required_failure_keeps_that_failure_as_the_cause():
+    log: list = []
+    cancel = asyncio.Event()
+    y_started = asyncio.Event()
+
+    async def fail_then_cancel(
+        call: CapabilityCall, cancel_event: asyncio.Event
+    ) -> CapabilityValue:
+        await y_started.wait()
+        cancel_event.set()  # the turn is stopped as the failure lands
+        raise CapabilityError("bad_input", "no location")
+
+    async def forever(call: CapabilityCall, cancel_event: asyncio.Event) -> CapabilityValue:
+        y_started.set()
+        await asyncio.Event().wait()
+        raise AssertionError("unreachable")
+
+    caps = {"fail": Probe("fail", log, fail_then_cancel), "hang": Probe("hang", log, forever)}
+    the_plan = plan(node("x", cap="fail", parallel=True), node("y", cap="hang", parallel=True))
+    result = await run(the_plan, caps, cancel=cancel)
+    assert result.error["code"] == "required_node_failed" and result.error["cause"] == "bad_input"
+    assert result.traces[1].status == "failed" and result.traces[1].error["code"] == "cancelled"
+    assert ("cancelled", "y") in log

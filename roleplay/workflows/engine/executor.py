@@ -231,7 +231,8 @@ class _Run:
             trace = self.traces[node.id]
             trace.ended_ms = self._ms()
             trace.status, trace.error = "failed", {"code": code, "message": message}
-        self.error = {"code": code, "message": message}
+        if self.error is None:  # a required node's failure came first: it stays the cause
+            self.error = {"code": code, "message": message}
 
     def _result(self) -> WorkflowResult:
         """Unstarted nodes: ``blocked`` behind a failed required node, else ``not_run``."""
