@@ -34,7 +34,7 @@ GATE = workflow(
         "scene",
         "model_call",
         dependsOn=["rules"],
-        input={"modelConfigId": "actor", "rolePrompt": "scene_writer"},
+        input={"modelConfigId": "actor", "rolePrompt": "director"},
     ),
 )
 
@@ -86,6 +86,20 @@ def test_a_bad_field_is_a_422_naming_its_path_and_node(api, actor):
     assert error["details"]["errors"][0]["code"] == "wrong_type"
     not_object = assert_error(_post(api, actor, ["a"]), 422, "validation_error")
     assert not_object["details"]["field"].startswith("workflow")
+    assert not Scenario.objects.exists()
+
+
+@pytest.mark.parametrize(
+    ("ref", "role", "expected"),
+    [("ghost", "director", "no model config 'ghost'"), ("actor", "no_such_role", "no_such_role")],
+)
+def test_a_model_call_names_a_config_of_the_tenant_holding_the_role(
+    api, actor, ref, role, expected
+):
+    scene = node("scene", "model_call", input={"modelConfigId": ref, "rolePrompt": role})
+    error = assert_error(_post(api, actor, workflow(node("rules"), scene)), 422, "validation_error")
+    assert error["details"]["field"] == "workflow.executionGraph.nodes.1.input.modelConfigId"
+    assert error["details"]["node"] == "scene" and expected in error["message"]
     assert not Scenario.objects.exists()
 
 

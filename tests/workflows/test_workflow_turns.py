@@ -152,12 +152,21 @@ def test_gate_rules_then_scene_requirement_reach_the_actor(
     assert all(n["output_bytes"] > 0 for n in run.nodes)
 
 
+def gone_later(tenant, writer):
+    """A model config named when the workflow is saved, deleted before the turn runs."""
+    return ModelConfig.objects.create(
+        tenant=tenant, name="gone", provider="llama_cpp", model="m", preset=writer.preset
+    )
+
+
 def test_a_failing_optional_node_leaves_its_dependent_running(
     api, tenant, conversation, model_config, writer, gate_book, llm
 ):
+    gone = gone_later(tenant, writer)
     broken = rules_node(capability="model_call", required=False, projectTo="turn_context")
-    broken["input"] = {"modelConfigId": "no-such-config", "rolePrompt": "scene_writer"}
+    broken["input"] = {"modelConfigId": "gone", "rolePrompt": "scene_writer"}
     run_with(tenant, conversation, model_config, [broken, scene_node()])
+    gone.delete()
     llm.enqueue(Reply(content=SCENE), Reply(content="Show me your warrant."))
     turn = play(api, conversation)
     assert turn.status == "complete", turn.trace.get("error")
@@ -175,9 +184,11 @@ def test_a_failing_optional_node_leaves_its_dependent_running(
 def test_a_failing_required_node_fails_the_turn_naming_it(
     api, tenant, conversation, model_config, writer, gate_book, llm
 ):
+    gone = gone_later(tenant, writer)
     broken = scene_node()
-    broken["input"] = {**broken["input"], "rolePrompt": "no_such_role"}
+    broken["input"] = {**broken["input"], "modelConfigId": "gone"}
     run_with(tenant, conversation, model_config, [rules_node(), broken])
+    gone.delete()
     turn = play(api, conversation)
     assert turn.status == "failed" and turn.error_code == "workflow_failed"
     assert by_model(llm, "scripted-model") == []  # the Actor was never asked
@@ -226,9 +237,11 @@ def test_the_console_lists_a_conversations_runs_with_node_traces(
     gate_book,
     llm,
 ):
+    gone = gone_later(tenant, writer)
     broken = rules_node(capability="model_call", required=False)
-    broken["input"] = {"modelConfigId": "no-such-config", "rolePrompt": "scene_writer"}
+    broken["input"] = {"modelConfigId": "gone", "rolePrompt": "scene_writer"}
     run_with(tenant, conversation, model_config, [broken, scene_node()])
+    gone.delete()
     llm.enqueue(Reply(content=SCENE), Reply(content="Warrant?"))
     play(api, conversation)
     page = console_client(tenant, "viewer").get(
