@@ -86,3 +86,25 @@ def test_memory_recall_reads_nothing_when_the_scenario_keeps_no_memory_here(
     found = call(registry.build("memory_recall", scope_of(conversation, scenario.pk)), {})
     assert found.value == {"query": "the gate", "items": [], "degraded": False, "runtime": runtime}
     assert found.prompt_content is None
+
+
+def test_state_read_gives_the_agent_state_in_force_read_only(tenant, conversation, model_config):
+    from memory import services as message_store
+    from roleplay.agentic.services import agent_state
+    from roleplay.models import AgentStateRevision
+    from roleplay.scenarios.services import create_scenario
+
+    scenario = create_scenario(tenant, name="S", model_config=model_config)
+    reply = message_store.save_message(
+        tenant, conversation.session_id, role="assistant", content="Here."
+    )
+    agent_state.commit(
+        conversation, scenario, expected_head=0, state="The guard distrusts keys.",
+        tools_called=[], source_turn=1, source_message_id=reply.pk,
+    )  # fmt: skip
+    capability = registry.build("state_read", scope_of(conversation, scenario.pk))
+    found = call(capability, {"parts": ["agent"]})
+    assert found.value["agent"]["state"] == "The guard distrusts keys."
+    assert found.value["agent"]["revision"] == 1 and found.value["story"] is None
+    assert found.prompt_content == "[STATE]\nThe guard distrusts keys."
+    assert AgentStateRevision.objects.filter(conversation=conversation).count() == 1
