@@ -25,6 +25,7 @@ it fails the turn (a failed turn has no ``after_reply``).
 
 from __future__ import annotations
 
+import asyncio
 import time
 from dataclasses import asdict, dataclass, replace
 from typing import Any
@@ -90,13 +91,17 @@ async def _run(ctx: TurnContext, run: PhaseRun) -> None:
     scope = _scope(ctx)
     capabilities = {n.capability: registry.build(n.capability, scope) for n in plan.nodes}
     query = ctx.user_input or ctx.continuing or ""
-    result = await execute(
-        plan, capabilities, query=query, cancel=run.cancel, timeout_s=DEADLINE_S - MARGIN_S
+    running = asyncio.ensure_future(
+        execute(plan, capabilities, query=query, cancel=run.cancel, timeout_s=DEADLINE_S - MARGIN_S)
     )
+    try:
+        result = await asyncio.shield(running)
+    except asyncio.CancelledError:  # the player's cancel stops the phase: keep the run
+        await _cancelled(ctx, record, running, started)
+        raise
     record["nodes"] = [asdict(t) for t in result.traces]
-    if run.cancel.is_set():  # the player's cancel: the turn ends as cancelled, not failed
-        _keep(ctx, record, "failed", {"code": "cancelled", "message": "cancelled"}, started)
-        await _write_now(ctx)
+    if run.cancel.is_set():  # the turn ends as cancelled, not failed
+        await _cancelled(ctx, record, running, started)
         return
     if result.status != "succeeded":
         error = dict(result.error or {"code": "node_failed", "message": "a required node failed"})
@@ -116,6 +121,17 @@ def _with_policy(plan: Plan, memory_recall: str) -> Plan:
         replace(n, required=False) if n.capability == MEMORY_RECALL else n for n in plan.nodes
     )
     return replace(plan, nodes=nodes)
+
+
+async def _cancelled(ctx: TurnContext, record: dict, running: asyncio.Future, started) -> None:
+    """The run as the executor ended it on the same cancel (its nodes' traces), kept."""
+    try:
+        result = await asyncio.wait_for(running, MARGIN_S)
+        record["nodes"] = [asdict(t) for t in result.traces]
+    except (TimeoutError, asyncio.CancelledError):
+        running.cancel()
+    _keep(ctx, record, "failed", {"code": "cancelled", "message": "cancelled"}, started)
+    await _write_now(ctx)
 
 
 async def _write_now(ctx: TurnContext) -> None:
