@@ -49,3 +49,24 @@ async def test_a_cancel_during_the_workflow_cancels_the_turn(
     assert [n["status"] for n in run.nodes] == ["succeeded", "failed"]
     assert run.nodes[1]["error"]["code"] == "cancelled"
     await comm.disconnect()
+
+
+async def test_the_players_error_event_names_the_failed_node(
+    tenant,
+    conversation,
+    model_config,
+    writer,  # noqa: F811
+    gate_book,  # noqa: F811
+    llm,
+):
+    nodes = [rules_node(), scene_node()]
+    await sync_to_async(run_with)(tenant, conversation, model_config, nodes)
+    await writer.adelete()  # the scene's model config is gone after the save
+    comm = await connect(conversation)
+    await send(comm, type="user_message", client_message_id="c1", content="I show the key.")
+    events = await until(comm, "turn.completed", timeout=20)
+    error = events[-1]
+    assert error["type"] == "error" and error["code"] == "workflow_failed"
+    assert "node 'scene' failed" in error["message"]
+    assert "model_config_missing" in error["message"]
+    await comm.disconnect()
