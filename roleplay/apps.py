@@ -25,7 +25,8 @@ class RoleplayConfig(AppConfig):
         from roleplay.story_plugin import phase as story
         from roleplay.turns import history_events  # noqa: F401
         from roleplay.turns.plugin import PLUGINS
-        from roleplay.workflows import capabilities  # noqa: F401  (registers them)
+        from roleplay.workflows import capabilities  # noqa: F401 - registers them
+        from roleplay.workflows import plugin as workflow
 
         slot_changed.connect(pictures.announce_slot, dispatch_uid="frontloop-pictures")
         from roleplay.worldbook_plugin import context as worldbook
@@ -45,5 +46,6 @@ class RoleplayConfig(AppConfig):
             compact_ahead,
             frontloop,
             dio,
+            workflow,
         ):
             PLUGINS.register(module.PLUGIN)

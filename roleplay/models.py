@@ -148,6 +148,9 @@ class Scenario(TenantScopedModel):
     # DIO (``roleplay.scenarios.config.Dio``): whose long-term instructions rewrite the
     # character prompt; null is off.
     dio = models.JSONField(null=True, blank=True)
+    # A declared workflow run before each reply (``docs/workflows.md``): its capability
+    # graph, checked by the static planner on save and before each run.
+    workflow = models.JSONField(null=True, blank=True)
     version = models.PositiveIntegerField(default=1)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
@@ -463,5 +466,6 @@ from roleplay.compact.models import (  # noqa: E402, F401
     CompactPreparation,
 )
 from roleplay.frontloop.models import VisualWorld, VisualWorldRevision  # noqa: E402, F401
+from roleplay.workflows.models import WorkflowRun  # noqa: E402, F401
 from roleplay.workflows.state_models import RuntimeRun, WorkflowState  # noqa: E402, F401
 from roleplay.workflows.tool_models import HttpToolEndpoint, McpServer  # noqa: E402, F401

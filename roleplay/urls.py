@@ -19,6 +19,7 @@ from roleplay.players import views as views_personas
 from roleplay.presets import views as views_presets
 from roleplay.scenarios import views as views_scenarios
 from roleplay.story_plugin import views as views_story
+from roleplay.workflows import views as workflow_views
 
 urlpatterns = [
     path("play/<uuid:conversation_id>/", views_play.play, name="play"),
@@ -104,6 +105,11 @@ urlpatterns = [
         "console/conversations/<uuid:pk>/visual-world/",
         frontloop_views.visual_world,
         name="conversation_visual_world",
+    ),
+    path(
+        "console/conversations/<uuid:pk>/workflow-runs/",
+        workflow_views.conversation_workflow_runs,
+        name="conversation_workflow_runs",
     ),
     path(
         "console/conversations/<uuid:pk>/summaries/",

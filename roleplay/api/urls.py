@@ -12,6 +12,7 @@ from roleplay.players.api import PersonaAvatarView, PersonaViewSet
 from roleplay.presets.api import PresetViewSet
 from roleplay.scenarios.api import ScenarioViewSet
 from roleplay.story_plugin.api import StoryQuarantineViewSet
+from roleplay.workflows.api import WorkflowCapabilitiesView
 from roleplay.workflows.tools.api import HttpToolEndpointViewSet, McpServerViewSet
 
 
@@ -55,6 +56,11 @@ urlpatterns = [
         r"^personas/(?P<pk>[^/.]+)/avatar/?$", PersonaAvatarView.as_view(), name="persona-avatar"
     ),
     re_path(r"^memory/settings/?$", MemorySettingsView.as_view(), name="memory-settings"),
+    re_path(
+        r"^workflow-capabilities/?$",
+        WorkflowCapabilitiesView.as_view(),
+        name="workflow-capabilities",
+    ),
     re_path(
         r"^conversations/(?P<pk>[^/.]+)/story/quarantine/?$",
         StoryQuarantineViewSet.as_view({"get": "list"}),

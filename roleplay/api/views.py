@@ -60,6 +60,7 @@ from roleplay.models import Character, Conversation, ModelConfig
 from roleplay.players.api import PlayerSerializer
 from roleplay.players.services import players
 from roleplay.story_plugin.api import StoryActions
+from roleplay.workflows.api import WorkflowRunActions
 from roleplay.worldbook_plugin.context import replayed_decisions
 
 TURN_ID_PARAM = OpenApiParameter("turn_id", OpenApiTypes.UUID, OpenApiParameter.PATH)
@@ -119,6 +120,7 @@ class ConversationViewSet(
     PlanningActions,
     ConversationCardReads,
     ChatExportActions,
+    WorkflowRunActions,
     ServiceWrites,
 ):
     model = Conversation

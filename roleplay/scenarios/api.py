@@ -55,6 +55,13 @@ class ScenarioSerializer(Versioned, StrictSerializer):
     )
     worldbook = ConfigObjectField(required=False, allow_null=True)
     dio = ConfigObjectField(required=False, allow_null=True)
+    workflow = ConfigObjectField(
+        required=False,
+        allow_null=True,
+        help_text="A declared workflow {visibleCapabilities, executionGraph: {nodes}, "
+        "failurePolicy} run before each reply (docs/workflows.md); refused with a 422 "
+        "naming the node when it does not plan.",
+    )
 
     class Meta:
         model = Scenario
@@ -73,6 +80,7 @@ class ScenarioSerializer(Versioned, StrictSerializer):
             "externalMemory",
             "worldbook",
             "dio",
+            "workflow",
             "version",
             "created_at",
             "updated_at",

@@ -252,6 +252,9 @@ class ScenarioConfig(_Strict):
     externalMemory: ExternalMemory | None = None  # noqa: N815
     worldbook: WorldbookConfig | None = None  # roleplay.scenarios.worldbook_config
     dio: Dio | None = None
+    # A declared workflow (``docs/workflows.md``): checked by its own parser and static
+    # planner on save (``roleplay.workflows.checks``), so kept here as the JSON it is.
+    workflow: dict[str, Any] | None = None
 
     @property
     def route(self) -> Literal["story", "agentic_v2", "plain"]:

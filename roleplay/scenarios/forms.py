@@ -34,6 +34,10 @@ FRESH = {"agenticV2": "continuity", "storyV1": "story", "compact": "long_chats"}
 JSON_HELP = {
     "preActorDirector": "Runs a director before each reply, e.g. "
     '{"modelConfigId": "<id or name>", "skills": []}; not together with Story.',
+    "workflow": "Steps run before each reply: "
+    '{"visibleCapabilities": ["worldbook_search"], "executionGraph": {"nodes": '
+    '[{"id": "rules", "capability": "worldbook_search", "input": {"limit": 3}}]}}; '
+    "empty: none.",
     "externalMemory": 'The memory service when Memory is "external", e.g. '
     '{"url": "https://…", "apiKeyEnv": "MEMORY_KEY", "timeoutMs": 10000, "failClosed": true}.',
     "dio": "Long-term instructions that rewrite the character prompt (needs the pre-reply "
@@ -276,7 +280,8 @@ class ScenarioForm(forms.Form):
         return out
 
     def other_boxes(self):
-        return [self[box] for box in CONFIG_BOXES if box not in CAPABILITIES]
+        """The JSON boxes without a section of their own (the workflow has its editor)."""
+        return [self[box] for box in CONFIG_BOXES if box not in CAPABILITIES and box != "workflow"]
 
     def top_fields(self):
         return [self[name] for name in ("name", "description", "model_config", "preset",

@@ -24,7 +24,10 @@ from roleplay.presets.selectors import effective_preset, load_preset
 from roleplay.prompting.presets import NamedPromptMissing
 from roleplay.scenarios.config import ScenarioInvalid, as_json, check_scenario, model_config_refs
 from roleplay.services import rows
+from roleplay.workflows.checks import WorkflowInvalid, checked
 
+# The workflow capability whose model config and role prompt are checked on save.
+MODEL_CALL = "model_call"
 SCENARIO_FIELDS = ("name", "description", "model_config", "preset", "image_config")
 # The API's names of the config objects (the seed's) -> the model's fields.
 CONFIG_FIELDS = {
@@ -36,6 +39,7 @@ CONFIG_FIELDS = {
     "externalMemory": "external_memory",
     "worldbook": "worldbook",
     "dio": "dio",
+    "workflow": "workflow",
 }
 
 
@@ -124,6 +128,7 @@ def _apply(scenario: Scenario, fields: dict) -> None:
     _check_worldbook_tenant(scenario, config)
     _check_references(scenario.tenant_id, config)
     _check_dio_preset(scenario, config)
+    _check_workflow(scenario, config)
     stored = as_json(config)
     for seed, field in CONFIG_FIELDS.items():
         setattr(scenario, field, stored[seed])
@@ -157,15 +162,43 @@ def _check_dio_preset(scenario: Scenario, config) -> None:
         raise ScenarioDioUnfit(exc.code, exc.message, preset=preset.name) from None
 
 
+def _check_workflow(scenario: Scenario, config) -> None:
+    """The ``workflow`` parsed and planned with the scenario's id as its profile id and the
+    capabilities registered now (``roleplay.workflows.checks``), and each ``model_call``
+    node's model config and role prompt checked like the other parts' (a 422 naming the
+    node)."""
+    if config.workflow is None:
+        return
+    try:
+        spec, _plan = checked(config.workflow, scenario.pk)
+    except WorkflowInvalid as exc:
+        details = {k: v for k, v in exc.details.items() if k != "field"}
+        raise ScenarioConfigInvalid(exc.field, exc.text, **details) from None
+    refs = []
+    for index, node in enumerate(spec.nodes):
+        ref, role = node.input.get("modelConfigId"), node.input.get("rolePrompt")
+        if node.capability == MODEL_CALL and isinstance(ref, str) and isinstance(role, str):
+            field = f"workflow.executionGraph.nodes.{index}.input.modelConfigId"
+            refs.append((field, ref, role, {"node": node.id}))
+    _check_refs(scenario.tenant_id, refs)
+
+
 def _check_references(tenant_id, config) -> None:
-    refs = model_config_refs(config)
+    _check_refs(
+        tenant_id, [(field, ref, role, {}) for field, ref, role in model_config_refs(config)]
+    )
+
+
+def _check_refs(tenant_id, refs: list[tuple[str, str, str | None, dict]]) -> None:
+    """Each (field, model config reference, role prompt or None, details) names a model
+    config of the tenant whose preset holds the role prompt."""
     if not refs:
         return
-    by_ref = model_configs_by_ref(tenant_id, [ref for _field, ref, _role in refs])
-    for field, ref, role in refs:
+    by_ref = model_configs_by_ref(tenant_id, [ref for _field, ref, _role, _details in refs])
+    for field, ref, role, details in refs:
         row = by_ref.get(ref)
         if row is None:
-            raise ScenarioConfigInvalid(field, f"no model config {ref!r} in this tenant")
+            raise ScenarioConfigInvalid(field, f"no model config {ref!r} in this tenant", **details)
         if role is None:
             continue
         preset = effective_preset(row)
@@ -177,4 +210,5 @@ def _check_references(tenant_id, config) -> None:
                 f"model config {row.name!r}: {exc.message}",
                 preset=preset.name,
                 role=role,
+                **details,
             ) from None

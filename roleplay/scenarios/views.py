@@ -8,6 +8,8 @@ what was typed, and nothing is written."""
 
 from __future__ import annotations
 
+import json
+
 from django.contrib import messages as flash
 from django.shortcuts import redirect, render
 
@@ -22,6 +24,7 @@ from roleplay.scenarios import services as scenarios
 from roleplay.scenarios.forms import ScenarioForm, stored_configs
 from roleplay.scenarios.services import ScenarioConfigInvalid, ScenarioVersionConflict
 from roleplay.views import _confirm
+from roleplay.workflows.views import editor_context
 
 
 def _initial(scenario: Scenario) -> dict:
@@ -51,6 +54,8 @@ def _save(form: ScenarioForm, request, scenario: Scenario | None) -> Scenario | 
     except ScenarioConfigInvalid as exc:
         message = exc.message.split(": ", 1)[-1]
         form.place_error(exc.details["field"], message)
+        if exc.details["field"].startswith("workflow"):
+            form.workflow_error = {**exc.details, "message": message}
     except ScenarioVersionConflict as exc:
         form.add_error(None, f"{exc.message} (your changes are still below)")
     except FieldErrors as exc:
@@ -64,7 +69,23 @@ def _save(form: ScenarioForm, request, scenario: Scenario | None) -> Scenario | 
 
 def _page(request, form: ScenarioForm, scenario: Scenario | None, status: int = 200):
     context = {"form": form, "scenario": scenario, "templates": guide.TEMPLATES}
+    context["wf"] = editor_context(
+        _workflow_shown(form, scenario),
+        scenario.pk if scenario else None,
+        getattr(form, "workflow_error", None),
+    )
     return render(request, "roleplay/scenarios/form.html", context, status=status)
+
+
+def _workflow_shown(form: ScenarioForm, scenario: Scenario | None):
+    """The workflow the editor draws: what was posted (when it parses as JSON), else the
+    stored one (a refused field is no longer in ``cleaned_data``, so the text is read)."""
+    if form.is_bound:
+        try:
+            return json.loads(form.data.get("workflow") or "null")
+        except ValueError:
+            pass
+    return scenario.workflow if scenario is not None else form.stored.get("workflow")
 
 
 @console_view()
@@ -81,6 +102,7 @@ PARTS = (
     ("compact", "Compact"),
     ("pre_actor_director", "Pre-reply director"),
     ("dio", "DIO"),
+    ("workflow", "Workflow"),
 )
 
 

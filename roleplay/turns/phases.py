@@ -116,7 +116,8 @@ async def run_stage(
             continue
         await emit({"type": "phase.started", "turn_id": turn_id, "phase": phase.name})
         started = time.perf_counter()
-        outcome, error = await _run_one(phase, ctx, PhaseRun(phase.name, cancel, emit, turn_id))
+        run = PhaseRun(phase.name, cancel, emit, turn_id)
+        outcome, error, message = await _run_one(phase, ctx, run)
         record = {
             "name": phase.name,
             "stage": stage,
@@ -140,13 +141,18 @@ async def run_stage(
         if outcome == "cancelled":
             raise ModelCancelled("cancelled during a phase")
         if outcome != "ok" and phase.required and stage == "pre_actor":
-            raise PhaseFailed(error or f"phase_{outcome}", f"phase {phase.name} {outcome}")
+            # A coded failure keeps its own message (which node of a workflow failed...).
+            text = f"phase {phase.name} {outcome}" + (f": {message}" if message else "")
+            raise PhaseFailed(error or f"phase_{outcome}", text)
 
 
-async def _run_one(phase: Phase, ctx: TurnContext, run: PhaseRun) -> tuple[str, str | None]:
-    """("ok" | "failed" | "timeout" | "cancelled", error code or None) of one phase."""
+async def _run_one(
+    phase: Phase, ctx: TurnContext, run: PhaseRun
+) -> tuple[str, str | None, str | None]:
+    """("ok" | "failed" | "timeout" | "cancelled", error code or None, a coded error's
+    message or None) of one phase."""
     if run.cancel.is_set():
-        return "cancelled", None
+        return "cancelled", None, None
     work = asyncio.ensure_future(phase.run(ctx, run))
     stop = asyncio.ensure_future(run.cancel.wait())
     try:
@@ -155,15 +161,15 @@ async def _run_one(phase: Phase, ctx: TurnContext, run: PhaseRun) -> tuple[str, 
         )
         if work in done:
             work.result()
-            return "ok", None
+            return "ok", None, None
         work.cancel()
         await asyncio.gather(work, return_exceptions=True)
-        return ("cancelled", None) if stop in done else ("timeout", "phase_timeout")
+        return ("cancelled", None, None) if stop in done else ("timeout", "phase_timeout", None)
     except (DomainError, ModelError) as exc:
         logger.warning("phase %s failed: %s", phase.name, exc)
-        return "failed", exc.code
+        return "failed", exc.code, getattr(exc, "message", None) or str(exc)
     except Exception:
         logger.exception("phase %s failed", phase.name)
-        return "failed", "phase_error"
+        return "failed", "phase_error", None
     finally:
         stop.cancel()

@@ -67,8 +67,9 @@ def test_unknown_and_malformed_ids_are_404(api, own, route, method):
 
 
 # Routes without an id that answer one object of the caller's tenant, not a list: the
-# tenant's memory settings (their isolation: tests/memory/test_settings.py).
-SINGLETONS = {"memory-settings"}
+# tenant's memory settings (their isolation: tests/memory/test_settings.py); and the
+# registered workflow capabilities, the same code for every tenant (no tenant's rows).
+SINGLETONS = {"memory-settings", "workflow-capabilities"}
 
 
 @pytest.mark.parametrize(

@@ -45,6 +45,7 @@ PK_MODELS = {
     "conversation_summaries": Conversation,
     "conversation_summary": Conversation,
     "conversation_visual_world": Conversation,
+    "conversation_workflow_runs": Conversation,
     "memory_documents": Conversation,
     "memory_document": Conversation,
     "conversation_memory_pack": Conversation,

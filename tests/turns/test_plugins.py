@@ -51,6 +51,7 @@ def test_the_shipped_plugins_keep_the_turns_order():
         "agentic",
         "story",
         "dio",
+        "workflow",
         "compact",
         "compact_ahead",
         "frontloop",
@@ -69,7 +70,7 @@ def test_the_shipped_plugins_keep_the_turns_order():
         for s in ("pre_actor", "committed", "post_turn")
     }
     assert stages == {
-        "pre_actor": ["memory_prepare", "story", "dio", "compact"],
+        "pre_actor": ["memory_prepare", "story", "dio", "workflow", "compact"],
         "committed": ["memory_commit"],
         "post_turn": ["story_save", "compact_ahead", "frontloop_pictures"],
     }
