@@ -128,7 +128,8 @@ class ExternalBackend:
         )
         response = await self._request("POST", "/v1/chat", json=submission_body(submission))
         answer = _answer(response)
-        code = answer.get("code") if isinstance(answer, dict) else None
+        error = answer.get("error") if isinstance(answer, dict) else None
+        code = error.get("code") if isinstance(error, dict) else None
         if response.status_code == 409 and code == "dio_duplicate":
             raise DioError("dio_duplicate", f"request {submission.request_id!r} was submitted")
         receipt = parse_receipt(_answer(FAILURES.check(response)), submission)
