@@ -6,6 +6,7 @@ and off are new versions, audited."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 from datetime import timedelta
 
@@ -15,7 +16,7 @@ from django.utils import timezone
 from console.models import AuditEvent
 from roleplay.dio import compiling, selectors, services
 from roleplay.dio.engine.compiler import sha256
-from roleplay.dio.engine.protocol import Submission
+from roleplay.dio.engine.protocol import Submission, receipt_answer
 from roleplay.dio.errors import DioDuplicate, VersionConflict
 from roleplay.dio.models import DioPromptVersion, DioTask
 from roleplay.llm.scripted_server import Reply
@@ -31,9 +32,13 @@ def _compiled(text: str, *changes: str) -> Reply:
     return Reply(content=json.dumps(body))
 
 
-def _submit(conversation, instruction=SHORT, request="turn-1:dio", ref=""):
+def _submission(conversation, request="turn-1:dio", instruction=SHORT) -> Submission:
     identity = selectors.identity_for(conversation)
-    submission = Submission(identity, request, f"{request}:assistant", instruction)
+    return Submission(identity, request, f"{request}:assistant", instruction)
+
+
+def _submit(conversation, instruction=SHORT, request="turn-1:dio", ref=""):
+    submission = _submission(conversation, request, instruction)
     return services.schedule(conversation.tenant_id, submission, model_config_ref=ref)
 
 
@@ -184,3 +189,33 @@ def test_a_compile_that_loses_the_race_compiles_again_over_the_new_version(
         selectors.latest_version(None, identity).compiled_prompt == "Compiled after the operator."
     )
     assert len(llm.requests) == 2
+
+
+def test_accepted_and_completed_reach_the_conversations_sockets(
+    conversation, llm, django_capture_on_commit_callbacks
+):
+    """Through the conversation hub (other processes' sockets hear the channel layer)."""
+    from asgiref.sync import async_to_sync, sync_to_async
+    from channels.layers import get_channel_layer
+
+    from roleplay.turns import hub
+
+    def submit():
+        with django_capture_on_commit_callbacks(execute=True):
+            return _submit(conversation)
+
+    async def scenario() -> list[dict]:
+        layer = get_channel_layer()
+        channel = await layer.new_channel()
+        await layer.group_add(hub.group_name(str(conversation.pk)), channel)
+        task = await sync_to_async(submit)()
+        first = await asyncio.wait_for(layer.receive(channel), timeout=10)
+        llm.enqueue(_compiled("Terse Mira."))
+        await sync_to_async(_run)(task)
+        second = await asyncio.wait_for(layer.receive(channel), timeout=10)
+        return [first["event"], second["event"]]
+
+    accepted, completed = async_to_sync(scenario)()
+    assert accepted == {"type": "dio.accepted", **receipt_answer(_submission(conversation))}
+    assert completed == {"type": "dio.completed", "requestId": "turn-1:dio",
+                         "status": "succeeded", "promptChanged": True, "version": 1}  # fmt: skip
