@@ -20,7 +20,7 @@ urlpatterns = [
     path("api/v1/", include("roleplay.api.urls")),
     path("v1/", include("worldbook.api.urls")),
     path("v1/", include("roleplay.memory_plugin.api.service_urls")),
-    path("v1/", include("roleplay.dio.protocol_urls")),
+    path("v1/", include("roleplay.dio.api.protocol_urls")),
     path("console/worldbooks/", include("worldbook.urls")),
     path("console/images/", include("images.urls")),
     path("", include("console.urls_console")),

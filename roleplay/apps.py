@@ -13,7 +13,6 @@ class RoleplayConfig(AppConfig):
         from roleplay.compact import ahead as compact_ahead
         from roleplay.compact import plugin as compact
         from roleplay.compact.services import history  # noqa: F401
-        from roleplay.dio import tasks as dio_tasks  # noqa: F401
         from roleplay.frontloop import pictures
         from roleplay.frontloop import plugin as frontloop
         from roleplay.memory_plugin import context as memory_context

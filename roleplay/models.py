@@ -459,5 +459,5 @@ from roleplay.compact.models import (  # noqa: E402, F401
     CompactCheckpoint,
     CompactPreparation,
 )
-from roleplay.frontloop.models import VisualWorld, VisualWorldRevision  # noqa: E402, F401
 from roleplay.dio.models import DioPromptVersion, DioTask  # noqa: E402, F401
+from roleplay.frontloop.models import VisualWorld, VisualWorldRevision  # noqa: E402, F401

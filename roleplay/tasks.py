@@ -117,3 +117,22 @@ def update_visual_world(conversation_id: str, turn_id: str, story: str, ref: str
     from roleplay.frontloop import world
 
     return world.update_after_turn(conversation_id, turn_id, story, ref)
+
+
+@shared_task(acks_late=True, ignore_result=True, name="roleplay.dio_compile",
+             soft_time_limit=16 * 60 + 30)  # fmt: skip
+def dio_compile(task_id: str) -> str:
+    """Compile one accepted DIO instruction (``dio.compiling``; its own 16-minute deadline
+    comes before the soft limit)."""
+    from roleplay.dio import compiling
+
+    return compiling.run(task_id)
+
+
+@shared_task(acks_late=True, ignore_result=True, name="roleplay.dio_poll")
+def dio_poll(config: dict, request_id: str, identity: list, deadline: float) -> str:
+    """One look at an outside DIO service's task, queued again a second later until it
+    ends (``dio.external.poll_once``)."""
+    from roleplay.dio import external
+
+    return external.poll_once(config, request_id, identity, deadline)

@@ -6,7 +6,7 @@ from roleplay.characters.api.avatars import CharacterAvatarView
 from roleplay.characters.api.card_import import CharacterImportView
 from roleplay.compact.api import CheckpointEditViewSet
 from roleplay.conversations.api.chat_import import ConversationImportView
-from roleplay.dio.api import DioViewSet
+from roleplay.dio.api.conversation import DioSubmitViewSet, DioViewSet
 from roleplay.frontloop.api import VisualWorldViewSet
 from roleplay.memory_plugin.api.settings import MemorySettingsView
 from roleplay.players.api import PersonaAvatarView, PersonaViewSet
@@ -86,7 +86,7 @@ urlpatterns = [
     ),
     re_path(
         r"^conversations/(?P<pk>[^/.]+)/dio/?$",
-        DioViewSet.as_view({"post": "submit"}),
+        DioSubmitViewSet.as_view({"post": "submit"}),
         name="conversation-dio",
     ),
     *[

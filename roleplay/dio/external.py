@@ -27,6 +27,7 @@ from urllib.parse import quote
 
 import httpx
 
+from console import task_send
 from console.remote_calls import RemoteFailures
 from console.secrets import is_key_name
 from roleplay.dio import events
@@ -54,6 +55,7 @@ DEFAULT_TIMEOUT_MS = 10_000
 MIN_TIMEOUT_MS, MAX_TIMEOUT_MS = 100, 600_000
 POLL_BUDGET_S = 16 * 60
 POLL_EVERY_S = 1.0
+POLL_TASK = "roleplay.dio_poll"
 
 FAILURES = RemoteFailures(
     DioError,
@@ -158,11 +160,9 @@ class ExternalBackend:
 
 def follow(config: ExternalConfig, identity: Identity, request: str) -> None:
     """Queue the polling of ``request`` (a broker in trouble costs the event only)."""
-    from roleplay.dio.tasks import poll_external
-
     args = [config.as_dict(), request, list(_identity_args(identity)), time.time() + POLL_BUDGET_S]
     try:
-        poll_external.delay(*args)
+        task_send.named(POLL_TASK).delay(*args)
     except Exception:
         log.warning("could not queue the polling of DIO request %s", request, exc_info=True)
 
@@ -195,7 +195,6 @@ def poll_once(config: dict, request: str, identity_args: list, deadline: float) 
     if time.time() + POLL_EVERY_S > deadline:
         events.completed(identity.conversation_id, request, "timed_out", False, None)
         return "timed_out"
-    from roleplay.dio.tasks import poll_external
-
-    poll_external.apply_async([config, request, identity_args, deadline], countdown=POLL_EVERY_S)
+    task = task_send.named(POLL_TASK)
+    task.apply_async([config, request, identity_args, deadline], countdown=POLL_EVERY_S)
     return "processing"

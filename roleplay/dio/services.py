@@ -18,7 +18,7 @@ from typing import Any
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from console import audit
+from console import audit, task_send
 from console.models import AuditAction
 from console.scoping import is_uuid
 from roleplay.dio import events, selectors
@@ -31,6 +31,7 @@ from roleplay.models import Conversation
 
 log = logging.getLogger(__name__)
 TASK_BUDGET = timedelta(minutes=16)  # the seed's background budget
+COMPILE_TASK = "roleplay.dio_compile"
 
 
 def conversation_of(tenant_id, identity: Identity) -> Conversation:
@@ -84,10 +85,8 @@ def schedule(tenant_id, submission: Submission, *, model_config_ref: str | None 
 
 
 def _enqueue(task: DioTask) -> None:
-    from roleplay.dio.tasks import compile_instruction
-
     try:
-        compile_instruction.delay(str(task.pk))
+        task_send.named(COMPILE_TASK).delay(str(task.pk))
     except Exception as exc:  # the broker is down: the task ends now rather than at 16 min
         log.warning("could not queue DIO task %s", task.pk, exc_info=True)
         finish(task, DioTaskStatus.FAILED, code="dio_unavailable", message=str(exc)[:200])

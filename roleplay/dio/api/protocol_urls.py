@@ -1,8 +1,8 @@
-"""``/v1/chat`` and ``/v1/director/...``: our DIO's protocol endpoints (``protocol_api``)."""
+"""``/v1/chat`` and ``/v1/director/...``: our DIO's protocol endpoints (``api.protocol``)."""
 
 from django.urls import path
 
-from roleplay.dio.protocol_api import DioActivePromptView, DioChatView, DioTaskView
+from roleplay.dio.api.protocol import DioActivePromptView, DioChatView, DioTaskView
 
 urlpatterns = [
     path("chat", DioChatView.as_view(), name="dio-chat"),

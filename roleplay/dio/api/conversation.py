@@ -96,17 +96,19 @@ def _target(value) -> str | None:
     return value if isinstance(value, str) and value else None
 
 
-class DioViewSet(TenantGenericViewSet):
+class _ConversationDio(TenantGenericViewSet):
     model = Conversation
     read_scopes = (Scope.ADMIN, Scope.CONTENT, Scope.PLAY)
-    serializer_class = DioVersionsAnswer
-
-    @property
-    def required_scope(self) -> str:
-        return Scope.PLAY if getattr(self, "action", None) == "submit" else Scope.CONTENT
 
     def get_queryset(self):
         return super().get_queryset().select_related("player", "character")
+
+
+class DioSubmitViewSet(_ConversationDio):
+    """Submitting: the ``play`` scope (an integration acting for its player)."""
+
+    required_scope = Scope.PLAY
+    serializer_class = DioReceiptAnswer
 
     @extend_schema(request=DioSubmitBody, responses={202: DioReceiptAnswer})
     def submit(self, request, pk=None):
@@ -121,6 +123,13 @@ class DioViewSet(TenantGenericViewSet):
         receipt = Receipt(dio_conversation_id(str(conversation.pk)), request_id,
                           submission.task_message_id)  # fmt: skip
         return Response(receipt.as_json(), status=202)
+
+
+class DioViewSet(_ConversationDio):
+    """The versions, revert and off: an operator's (``content``)."""
+
+    required_scope = Scope.CONTENT
+    serializer_class = DioVersionsAnswer
 
     def _answer(self, conversation, target: str | None) -> Response:
         identity = selectors.identity_for(conversation, target)
