@@ -60,7 +60,7 @@ class DioTaskView(APIView):
         """A submission's task: status, promptChanged, source version, SHA-256, error."""
         status = selectors.task_status(request.tenant.pk, request_id)
         if status is None:
-            raise DioNotFound("task_not_found", "no task has this request id")
+            raise DioNotFound("not_found", "no task has this request id")
         return Response(status_answer(status))
 
 
