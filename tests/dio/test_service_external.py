@@ -137,3 +137,23 @@ def test_backend_for_off_is_none_and_the_timeout_limits_are_inclusive():
     for ms in (100, 600_000):
         backend = backend_for({"mode": "external", "serviceUrl": "http://x/", "timeoutMs": ms})
         assert backend.config.timeout_ms == ms and backend.config.service_url == "http://x"
+
+
+def test_a_worker_compiles_what_the_api_accepted(celery_worker, api, conversation, llm):
+    """Through real Celery: the submission queues ``roleplay.dio_compile`` on commit and a
+    worker process compiles it against the scripted model server."""
+    import time
+
+    llm.enqueue(Reply(content=json.dumps({"compiledPrompt": "Terse Mira.", "changeset": []})))
+    url = f"/api/v1/conversations/{conversation.pk}/dio/"
+    response = api.post(url, {"instruction": SHORT, "requestId": "w-1:dio"}, format="json")
+    assert response.status_code == 202, response.content
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        task = DioTask.objects.get(request_id="w-1:dio")
+        if task.status != "processing":
+            break
+        time.sleep(0.1)
+    assert (task.status, task.prompt_changed) == ("succeeded", True), task.error_message
+    identity = selectors.identity_for(conversation)
+    assert selectors.active_prompt(None, identity).compiled_prompt == "Terse Mira."
