@@ -15,14 +15,19 @@ scope (the player-facing side an integration's token carries) or ``admin``.
 from __future__ import annotations
 
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiParameter, extend_schema
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
+from rest_framework import serializers
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from console.body_limit import BodyLimit
 from console.models import Scope
+from console.serializers import RejectUnknownFields, StrictCharField
 from roleplay.dio import selectors, services
+from roleplay.dio.engine.compiler import MAX_INSTRUCTION_CHARS
 from roleplay.dio.engine.protocol import (
+    MAX_ID_CHARS,
+    MAX_LANGUAGE_CHARS,
     SubmissionInvalid,
     active_answer,
     parse_identity_query,
@@ -33,6 +38,29 @@ from roleplay.dio.engine.protocol import (
 from roleplay.dio.errors import DioBadRequest, DioNotFound
 
 
+def _id(**kwargs) -> StrictCharField:
+    return StrictCharField(min_length=1, max_length=MAX_ID_CHARS, **kwargs)
+
+
+class DioChatBody(RejectUnknownFields, serializers.Serializer):
+    """The documented shape of a ``POST /v1/chat`` body; ``engine.protocol.parse_submission``
+    is what reads it (one of rpConversationId / conversationId, one of instruction /
+    message)."""
+
+    userId = _id()  # noqa: N815
+    rpConversationId = _id(required=False)  # noqa: N815
+    conversationId = _id(required=False)  # noqa: N815
+    targetPromptId = _id()  # noqa: N815
+    instruction = StrictCharField(max_length=MAX_INSTRUCTION_CHARS, required=False)
+    message = StrictCharField(max_length=MAX_INSTRUCTION_CHARS, required=False)
+    requestId = _id()  # noqa: N815
+    taskMessageId = _id(required=False)  # noqa: N815
+    language = StrictCharField(max_length=MAX_LANGUAGE_CHARS, required=False, allow_blank=True)
+
+
+NONE_IN_FORCE = OpenApiResponse(OpenApiTypes.OBJECT, description="None in the caller's tenant.")
+
+
 def _invalid(exc: SubmissionInvalid) -> DioBadRequest:
     return DioBadRequest({exc.field: [exc.message]})
 
@@ -40,7 +68,7 @@ def _invalid(exc: SubmissionInvalid) -> DioBadRequest:
 class DioChatView(BodyLimit, APIView):
     required_scope = Scope.PLAY
 
-    @extend_schema(request=OpenApiTypes.OBJECT, responses={202: OpenApiTypes.OBJECT},
+    @extend_schema(request=DioChatBody, responses={202: OpenApiTypes.OBJECT},
                    operation_id="dio_chat_submit")  # fmt: skip
     def post(self, request):
         """Submit a player's lasting instruction; compiled in the background."""
@@ -72,7 +100,7 @@ class DioActivePromptView(APIView):
             OpenApiParameter(name, str, required=True)
             for name in ("userId", "conversationId", "targetPromptId")
         ],
-        responses=OpenApiTypes.OBJECT,
+        responses={200: OpenApiTypes.OBJECT, 404: NONE_IN_FORCE},
         operation_id="dio_active_prompt",
     )
     def get(self, request):
