@@ -219,3 +219,15 @@ def test_accepted_and_completed_reach_the_conversations_sockets(
     assert accepted == {"type": "dio.accepted", **receipt_answer(_submission(conversation))}
     assert completed == {"type": "dio.completed", "requestId": "turn-1:dio",
                          "status": "succeeded", "promptChanged": True, "version": 1}  # fmt: skip
+
+
+def test_the_prompt_in_force_is_one_query(conversation, llm, django_assert_num_queries):
+    identity = selectors.identity_for(conversation)
+    llm.enqueue(_compiled("Terse Mira."))
+    _run(_submit(conversation))
+    with django_assert_num_queries(1):
+        active = selectors.active_prompt(conversation.tenant_id, identity)
+    assert active is not None and active.compiled_prompt == "Terse Mira."
+    services.switch_off(conversation, identity, expected=1)
+    with django_assert_num_queries(1):
+        assert selectors.active_prompt(conversation.tenant_id, identity) is None
