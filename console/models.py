@@ -123,6 +123,7 @@ class AuditAction(models.TextChoices):
     LOGOUT = "logout", "logout"
     STORY_QUARANTINE = "story.quarantine", "story quarantine decided"
     COMPACT_CHECKPOINT = "compact.checkpoint", "compact checkpoint changed by an operator"
+    DIO_VERSION = "dio.version", "DIO prompt reverted or switched off by an operator"
 
 
 class AuditEvent(models.Model):

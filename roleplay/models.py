@@ -465,6 +465,7 @@ from roleplay.compact.models import (  # noqa: E402, F401
     CompactCheckpoint,
     CompactPreparation,
 )
+from roleplay.dio.models import DioPromptVersion, DioTask  # noqa: E402, F401
 from roleplay.frontloop.models import VisualWorld, VisualWorldRevision  # noqa: E402, F401
 from roleplay.workflows.models import WorkflowRun  # noqa: E402, F401
 from roleplay.workflows.state_models import RuntimeRun, WorkflowState  # noqa: E402, F401

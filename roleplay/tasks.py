@@ -137,3 +137,22 @@ def requeue_workflow_runtime_runs() -> dict:
     from roleplay.workflows import runtime_runs
 
     return runtime_runs.requeue_stalled()
+
+
+@shared_task(acks_late=True, ignore_result=True, name="roleplay.dio_compile",
+             soft_time_limit=16 * 60 + 30)  # fmt: skip
+def dio_compile(task_id: str) -> str:
+    """Compile one accepted DIO instruction (``dio.compiling``; its own 16-minute deadline
+    comes before the soft limit)."""
+    from roleplay.dio import compiling
+
+    return compiling.run(task_id)
+
+
+@shared_task(acks_late=True, ignore_result=True, name="roleplay.dio_poll")
+def dio_poll(config: dict, request_id: str, identity: list, deadline: float) -> str:
+    """One look at an outside DIO service's task, queued again a second later until it
+    ends (``dio.external.poll_once``)."""
+    from roleplay.dio import external
+
+    return external.poll_once(config, request_id, identity, deadline)

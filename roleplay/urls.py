@@ -6,6 +6,7 @@ from roleplay.characters import views as views_characters
 from roleplay.compact import views as compact_views
 from roleplay.conversations import views_import as views_chat_import
 from roleplay.conversations import views_play
+from roleplay.dio import views as dio_views
 from roleplay.frontloop import views as frontloop_views
 from roleplay.llm import views as views_model_calls
 from roleplay.memory_plugin.views import documents as views_memory
@@ -100,6 +101,11 @@ urlpatterns = [
         "console/conversations/<uuid:pk>/story/quarantine/<uuid:quarantine_id>/",
         views_story.conversation_story_quarantine,
         name="conversation_story_quarantine",
+    ),
+    path(
+        "console/conversations/<uuid:pk>/dio/",
+        dio_views.conversation_dio,
+        name="conversation_dio",
     ),
     path(
         "console/conversations/<uuid:pk>/visual-world/",

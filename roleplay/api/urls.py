@@ -6,6 +6,7 @@ from roleplay.characters.api.avatars import CharacterAvatarView
 from roleplay.characters.api.card_import import CharacterImportView
 from roleplay.compact.api import CheckpointEditViewSet
 from roleplay.conversations.api.chat_import import ConversationImportView
+from roleplay.dio.api.conversation import DioSubmitViewSet, DioViewSet
 from roleplay.frontloop.api import VisualWorldViewSet
 from roleplay.memory_plugin.api.settings import MemorySettingsView
 from roleplay.players.api import PersonaAvatarView, PersonaViewSet
@@ -92,5 +93,18 @@ urlpatterns = [
         VisualWorldViewSet.as_view({"post": "restore"}),
         name="conversation-visual-world-restore",
     ),
+    re_path(
+        r"^conversations/(?P<pk>[^/.]+)/dio/?$",
+        DioSubmitViewSet.as_view({"post": "submit"}),
+        name="conversation-dio",
+    ),
+    *[
+        re_path(
+            rf"^conversations/(?P<pk>[^/.]+)/dio/{action}/?$",
+            DioViewSet.as_view({method: action}),
+            name=f"conversation-dio-{action}",
+        )
+        for action, method in (("versions", "get"), ("revert", "post"), ("off", "post"))
+    ],
     path("", include(router.urls)),
 ]

@@ -34,6 +34,8 @@ capability may run for a character other than the Actor's, so it names it explic
 ``front_controller``            ``characterName``: the front tool loop's controller
                                 (``docs/front-loop.md``); the skills and the player's input
                                 come in its messages
+``dio_compiler``                ``characterName``: our DIO's compiler (``docs/dio.md``); the
+                                prompt in force and the instructions come in its message
 ``story_writer``                ``characterName``; Story places it in the Actor's prompt, in
                                 the same system block as ``[CURRENT STORY STAGE]`` (the
                                 seed's POV writer stage instructions), read from the Actor's
@@ -51,12 +53,14 @@ from __future__ import annotations
 
 from functools import cache
 
+from roleplay.dio.engine.compiler import DIO_COMPILER_PROMPT
 from roleplay.frontloop.engine.prompt import FRONT_CONTROLLER_PROMPT
 from roleplay.prompting.director_state import DIRECTOR_STATE_HEADER, DIRECTOR_STATE_SECTIONS
 from roleplay.prompting.presets import (
     AUTO_REPLY,
     CHAT_HISTORY,
     COMPACTOR,
+    DIO_COMPILER,
     DIRECTOR,
     FRONT_CONTROLLER,
     MAIN,
@@ -251,6 +255,7 @@ def role_templates() -> dict[str, str]:
     templates[COMPACTOR] = COMPACTOR_TEMPLATE
     templates[STORY_WRITER] = STORY_WRITER_TEMPLATE
     templates[FRONT_CONTROLLER] = FRONT_CONTROLLER_PROMPT
+    templates[DIO_COMPILER] = DIO_COMPILER_PROMPT
     return templates
 
 

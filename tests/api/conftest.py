@@ -203,6 +203,7 @@ def build_world(tenant, base_url: str, label: str) -> World:
     image_config, image_slot = _images(tenant, conversation, messages, base_url, label)
     _visual_world(conversation)
     http_endpoint, mcp_server = _workflow_tools(tenant, base_url, label)
+    _dio_version(conversation, label)
     return World(
         tenant,
         config,
@@ -246,6 +247,21 @@ def _visual_world(conversation) -> None:
     from roleplay.frontloop import world
 
     world.commit(conversation, expected=0, state={"scene": "the gate"}, source="operator")
+
+
+def _dio_version(conversation, label: str) -> None:
+    """A DIO task and the first version of the conversation's character prompt (what a
+    revert names, what the active prompt answers)."""
+    from roleplay.dio import selectors, services
+    from roleplay.dio.engine.protocol import Submission
+
+    identity = selectors.identity_for(conversation)
+    request = f"{label}-turn:dio"
+    submission = Submission(identity, request, f"{request}:assistant", f"{label}: be terse")
+    services.schedule(conversation.tenant_id, submission)
+    services.commit_version(
+        conversation, identity, expected=0, kind="compiled", compiled_prompt=f"{label}: terse"
+    )
 
 
 def _images(tenant, conversation, messages, base_url: str, label: str):

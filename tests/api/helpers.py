@@ -187,6 +187,9 @@ def valid_body(route: Route, method: str, world) -> dict:
         "conversation-memory-document": {"expectedRevision": 0, "memory": {"scene": "gate"}},
         "conversation-visual-world": {"revision": 1, "state": {"scene": "noon"}},
         "conversation-visual-world-restore": {"revision": 1, "to": 1},
+        "conversation-dio": {"instruction": "From now on, answer briefly."},
+        "conversation-dio-revert": {"version": 1, "expectedVersion": 1},
+        "conversation-dio-off": {"expectedVersion": 1},
         "player-memory-entries": {"kind": "preference", "scope": "shared", "content": "be warm"},
         "player-memory-entry": {"version": 1},  # PATCH (nothing but the version) and DELETE
         "player-memory-entry-accept": {"version": 1},

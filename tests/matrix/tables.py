@@ -46,6 +46,7 @@ PK_MODELS = {
     "conversation_summary": Conversation,
     "conversation_visual_world": Conversation,
     "conversation_workflow_runs": Conversation,
+    "conversation_dio": Conversation,
     "memory_documents": Conversation,
     "memory_document": Conversation,
     "conversation_memory_pack": Conversation,
@@ -160,7 +161,19 @@ QUERIES = {
     "wb_entry_row": lambda w: "key=e1",
     "/v1/prompt-bindings": lambda w: f"prompt_id={PROMPT_ID}",
     "/v1/prompt-bindings/resolve": lambda w: f"prompt_id={PROMPT_ID}",
+    "dio-active-prompt": lambda w: _dio_identity(w.objects.conversation),
 }
+
+
+def _dio_identity(conversation) -> str:
+    from urllib.parse import urlencode
+
+    from roleplay.dio.selectors import identity_for
+
+    identity = identity_for(conversation)
+    return urlencode({"userId": identity.user_id, "conversationId": identity.conversation_id,
+                      "targetPromptId": identity.target_prompt_id})  # fmt: skip
+
 
 # Django admin path parameters: the admin refuses non-staff users before any lookup.
 ADMIN_VALUES = {"app_label": "console", "url": "anything"}

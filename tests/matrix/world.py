@@ -28,6 +28,7 @@ BY_PARAMETER = {
     "quarantine_id": lambda w: w.objects.quarantine.pk,
     "version": lambda w: w.objects.checkpoint.version,
     "signed": lambda w: w.image_token,  # a signed image link's token (images.signing)
+    "request_id": lambda w: f"{w.label}-turn:dio",  # the world's DIO task (tests/api/conftest)
 }
 
 

@@ -21,6 +21,7 @@ TEMPLATE_VARIABLES = {
     "compactor": {"characterName", "maxSummaryTokens"},
     "story_writer": {"characterName"},
     "front_controller": {"characterName"},
+    "dio_compiler": {"characterName"},
     **{name: {"characterName"} for name in p.SPECIALISTS},
 }
 
