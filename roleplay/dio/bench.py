@@ -135,7 +135,7 @@ def measure(
         if backend == "in_process":
             held = InProcess()
             held.put(identity, COMPILED)
-            plugin = DioPlugin(backends=lambda config: held)
+            plugin = DioPlugin(backends=lambda config, tenant_id: held)
         else:
             if seed is not None:
                 seed(identity, COMPILED)
@@ -180,3 +180,23 @@ async def _apply_once(ctx, plugin: DioPlugin) -> None:
 
 def _p(values: list[float], q: int) -> float:
     return percentile(values, q) or 0.0
+
+
+def store(identity: Identity, text: str) -> None:
+    """The active prompt stored as our DIO stores a compile's result (a version 1)."""
+    from .models import VersionKind
+    from .services import commit_version, conversation_of
+
+    conversation = conversation_of(None, identity)
+    commit_version(
+        conversation, identity, expected=0, kind=VersionKind.COMPILED, compiled_prompt=text
+    )
+
+
+def figures(samples: int = 200, warmup: int = 20) -> dict[str, Any]:
+    """DIO's part of ``bench_workflow``: the product's own backend with an active prompt
+    stored (its read, the SHA-256 check and the replacement), and DIO off's queries."""
+    from console.bootstrap import migrate_quietly
+
+    migrate_quietly()
+    return measure(samples=samples, warmup=warmup, backend="internal", seed=store)

@@ -51,10 +51,12 @@ from .engine.ports import (
 )
 from .engine.slots import apply_compiled, verify
 from .identity import identity_for
+from .reads import NOT_READ, Prefetched
 
 logger = logging.getLogger(__name__)
 
-Backends = Callable[[dict[str, Any]], DioBackend | None]
+Backends = Callable[[dict[str, Any], Any], DioBackend | None]
+"""``backends(scenario's dio config, tenant id)``: the backend, None when off."""
 # Every kind of turn that asks the Actor for a reply (auto-reply writes the player's line).
 APPLY_KINDS = frozenset(
     {TurnKind.CHAT, TurnKind.REGENERATE, TurnKind.EDIT_REGENERATE, TurnKind.CONTINUE}
@@ -66,11 +68,12 @@ UNAVAILABLE = "dio_unavailable"
 TIMEOUT = "dio_timeout"
 
 
-def default_backends(config: dict[str, Any]) -> DioBackend | None:
-    """The backend of a scenario's ``dio`` (the service side's factory)."""
+def default_backends(config: dict[str, Any], tenant_id: Any) -> DioBackend | None:
+    """The backend of a scenario's ``dio`` (the service side's factory), scoped to the
+    turn's tenant."""
     from roleplay.dio.backends import backend_for
 
-    return backend_for(config)
+    return backend_for(config, tenant_id)
 
 
 @dataclass
@@ -96,12 +99,17 @@ def _degrade(state: DioState, code: str, message: str) -> None:
     state.trace["degraded"] = {"code": code, "message": message[:300]}
 
 
-async def _lookup(state: DioState) -> ActivePrompt | None:
-    """The verified active prompt, or None (none yet, or degraded: recorded)."""
+async def _lookup(state: DioState, prefetched: Prefetched = NOT_READ) -> ActivePrompt | None:
+    """The verified active prompt, or None (none yet, or degraded: recorded). Our own DIO's
+    was read with the turn's first statement (``prefetched``, ``roleplay.dio.reads``): no
+    round trip here; another backend is asked."""
     assert state.config is not None and state.backend is not None and state.identity
     try:
-        async with asyncio.timeout(state.config.timeoutMs / 1000):
-            active = await state.backend.active_prompt(state.identity)
+        if prefetched.read and getattr(state.backend, "read_with_turn", False):
+            active = prefetched.active
+        else:
+            async with asyncio.timeout(state.config.timeoutMs / 1000):
+                active = await state.backend.active_prompt(state.identity)
         if active is not None:
             verify(active)
     except DioError as exc:
@@ -123,7 +131,7 @@ def make_phase(backends: Backends) -> Phase:
         assert config is not None  # the phase applies only then
         state.trace = ctx.trace["dio"] = {"mode": config.mode}
         try:
-            state.backend = backends(config.model_dump(mode="json"))
+            state.backend = backends(config.model_dump(mode="json"), ctx.conversation.tenant_id)
         except Exception as exc:
             _degrade(state, UNAVAILABLE, f"no backend: {type(exc).__name__}: {exc}")
             return
@@ -132,7 +140,7 @@ def make_phase(backends: Backends) -> Phase:
             return
         state.identity = identity_for(ctx.conversation)
         state.trace["target_prompt_id"] = state.identity.target_prompt_id
-        active = await _lookup(state)
+        active = await _lookup(state, ctx.dio)
         if active is None:
             state.trace.setdefault("status", "none")
             return
@@ -167,7 +175,8 @@ def make_phase(backends: Backends) -> Phase:
 async def schedule(ctx: TurnContext) -> dict[str, Any]:
     """``schedule_dio`` of the front loop: the player's raw input of this turn (never the
     controller's text) submitted for this turn's identity. The seed's receipt JSON, also in
-    ``trace["dio"]["scheduled"]``, and ``dio.accepted`` to the conversation's sockets. A
+    ``trace["dio"]["scheduled"]``, and ``dio.accepted`` to the conversation's sockets (sent
+    here for an outside DIO; our own sends it when it accepts, whichever door). A
     refusal is a :class:`DioError` (``not_wired``, ``no_input``, ``dio_duplicate``, the
     backend's own codes: nothing submitted); a timeout or another failure is raised as it
     is (maybe submitted: the loop does not try again)."""
@@ -191,6 +200,8 @@ async def schedule(ctx: TurnContext) -> dict[str, Any]:
         raise
     state.receipt = receipt.as_json()
     state.trace["scheduled"] = state.receipt
+    if getattr(state.backend, "announces", False):
+        return dict(state.receipt)  # our DIO announced it, as for every door
     event = {"type": "dio.accepted", "turn_id": turn_id, **state.receipt}
     try:
         await hub.announce(str(ctx.conversation.pk), event)

@@ -26,16 +26,6 @@ from roleplay.prompting.macros import MacroContext, expand_macros
 from roleplay.prompting.presets import NamedPromptMissing
 
 
-def identity_for(conversation: Conversation, target_prompt_id: str | None = None) -> Identity:
-    """The identity of ``conversation``'s character prompt: the player's external id, the
-    conversation, the target prompt (default: the character's id)."""
-    return Identity(
-        user_id=conversation.player.external_id,
-        conversation_id=str(conversation.pk),
-        target_prompt_id=target_prompt_id or str(conversation.character_id),
-    )
-
-
 def identity_versions(tenant_id, identity: Identity):
     if not is_uuid(identity.conversation_id):
         return DioPromptVersion.objects.none()

@@ -20,6 +20,7 @@ from console.textdiff import line_diff
 from roleplay.dio import selectors, services
 from roleplay.dio.engine.compiler import MAX_INSTRUCTION_CHARS
 from roleplay.dio.engine.protocol import Submission
+from roleplay.dio.identity import identity_for
 from roleplay.models import Conversation
 
 
@@ -31,7 +32,7 @@ def conversation_dio(request, pk):
     if request.method == "POST":
         _post(request, conversation)
         return redirect(reverse("conversation_dio", args=[conversation.pk]))
-    identity = selectors.identity_for(conversation)
+    identity = identity_for(conversation)
     rows = selectors.versions(conversation.tenant_id, identity)
     original = selectors.original_prompt(conversation)
     versions = [
@@ -55,7 +56,7 @@ def conversation_dio(request, pk):
 
 
 def _post(request, conversation) -> None:
-    identity = selectors.identity_for(conversation)
+    identity = identity_for(conversation)
     action = request.POST.get("action")
     expected = parse_int(request.POST.get("expected"), low=0)
     who = f"user:{request.user.get_username()}"

@@ -27,6 +27,7 @@ from console.tokens import count_messages
 from memory import selectors as message_reads
 from roleplay.agentic.services.agent_state import Snapshot
 from roleplay.characters.selectors import greeting_for
+from roleplay.dio.reads import NOT_READ, Prefetched
 from roleplay.llm.gateway import provider_config
 from roleplay.models import Character, Conversation, ModelConfig, Scenario, Turn, TurnKind
 from roleplay.players.selectors import ActivePersona, persona_for
@@ -95,6 +96,9 @@ class TurnContext:
     # Agent V2's state in force under the scenario, read with the conversation
     # (``reads.turn_conversation``).
     agent_state: Snapshot | None = None
+    # Our own DIO's prompt in force, read with the conversation when the scenario's DIO is
+    # internal (``roleplay.dio.reads``; the ``dio`` plug-in applies it).
+    dio: Prefetched = NOT_READ
     author_note: AuthorNote | None = None
     variables: dict[str, str] = field(default_factory=dict)
     # Placed context: the worldbook's selected blocks and any a phase adds, as placement
@@ -197,7 +201,7 @@ def load_context(
     persona, a changed model config), the history the turn's kind calls for, and every
     plug-in's ``read`` additions. ``preset`` replaces the model config's (the preset
     editor's preview of unsaved prompts); ``record=False`` keeps hooks from writing."""
-    conversation, config, scenario, agent_state = turn_conversation(turn.conversation_id)
+    conversation, config, scenario, agent_state, dio = turn_conversation(turn.conversation_id)
     history, user_input, continuing = _split(turn, stored_history(conversation), user_input)
     ctx = TurnContext(
         kind=turn.kind,
@@ -214,6 +218,7 @@ def load_context(
         scenario=scenario,
         settings=ScenarioSettings(scenario),
         agent_state=agent_state,
+        dio=dio,
         author_note=effective_note(conversation.author_note, conversation.character.author_note),
         record=record,
     )

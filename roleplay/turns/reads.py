@@ -1,7 +1,8 @@
 """The chat turn's first read as one statement: the conversation with its tenant, character,
 player and persona, the model config that applies with its preset (not the preset's
 prompts, which ``effective_preset`` reads only when that preset version is not loaded yet),
-the scenario it runs, and Agent V2's state in force under that scenario (what the Actor's
+the scenario it runs, our own DIO's prompt in force when that scenario has DIO internal
+(``roleplay.dio.reads``), and Agent V2's state in force under that scenario (what the Actor's
 continuity block shows: ``services.agent_state.state_sql``, a head lookup that finds nothing
 for a scenario without Agent V2, and a round trip fewer on the path to the first delta).
 
@@ -21,6 +22,7 @@ from console.models import Player, Tenant
 from console.rows import Columns, build_all, prepared, select
 from roleplay.agentic.engine import ledger
 from roleplay.agentic.services import agent_state
+from roleplay.dio import reads as dio_reads
 from roleplay.models import Character, Conversation, ModelConfig, Persona, Preset, Scenario
 
 _PARTS = (
@@ -46,8 +48,12 @@ def _sql() -> str:
     state = agent_state.state_sql(
         "c.tenant_id", "c.id", "COALESCE(sc.id, sd.id)", str(ledger.NEWEST)
     )
+    dio = dio_reads.active_sql(
+        "CASE WHEN sc.id IS NOT NULL THEN sc.dio ELSE sd.dio END",
+        "c.tenant_id", "c.id", "p.external_id", "c.character_id::text",
+    )  # fmt: skip
     return f"""
-        SELECT {select(*_PARTS)}, st.*
+        SELECT {select(*_PARTS)}, st.*, dv.*
         FROM {table[Conversation]} c
         JOIN {table[Tenant]} t ON t.id = c.tenant_id
         JOIN {table[Character]} ch ON ch.id = c.character_id
@@ -60,22 +66,27 @@ def _sql() -> str:
         LEFT JOIN {table[Scenario]} sd ON sd.id = ch.default_scenario_id
             AND sd.tenant_id = c.tenant_id
         LEFT JOIN LATERAL ({state}) st ON TRUE
+        LEFT JOIN LATERAL ({dio}) dv ON TRUE
         WHERE c.id = %s
     """
 
 
 def turn_conversation(
     conversation_id,
-) -> tuple[Conversation, ModelConfig | None, Scenario | None, agent_state.Snapshot]:
+) -> tuple[
+    Conversation, ModelConfig | None, Scenario | None, agent_state.Snapshot, dio_reads.Prefetched
+]:
     """(the conversation with its related rows cached, the model config that applies, the
     scenario it runs: its own, else its character's default, as ``scenario_for``, and the
     Agent V2 state in force under it with the newest ``ledger.NEWEST`` active entries, as
-    ``agent_state.read_state(..., active_ledger=ledger.NEWEST)``)."""
+    ``agent_state.read_state(..., active_ledger=ledger.NEWEST)``, and our own DIO's prompt in
+    force when the scenario's DIO is internal, as ``dio.selectors.active_prompt``)."""
     with prepared(_sql(), [conversation_id]) as cursor:
         row = cursor.fetchone()
     if row is None:
         raise Conversation.DoesNotExist(f"conversation {conversation_id} does not exist")
-    columns = len(row) - agent_state.STATE_COLUMNS
+    columns = len(row) - agent_state.STATE_COLUMNS - dio_reads.COLUMNS
+    dio = dio_reads.prefetched_of(row[len(row) - dio_reads.COLUMNS :])
     conversation, tenant, character, player, persona, config, preset, own, default = build_all(
         row[:columns], *_PARTS
     )
@@ -88,5 +99,5 @@ def turn_conversation(
         getattr(Conversation, name).field.set_cached_value(conversation, value)
     if config is not None:
         ModelConfig.preset.field.set_cached_value(config, preset)
-    state = agent_state.snapshot_of(row[columns:])
-    return conversation, config, own or default, state  # type: ignore[return-value]
+    state = agent_state.snapshot_of(row[columns : len(row) - dio_reads.COLUMNS])
+    return conversation, config, own or default, state, dio  # type: ignore[return-value]

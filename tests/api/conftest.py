@@ -8,6 +8,7 @@ import pytest
 
 from memory import services as message_store
 from memory.configs.services import put_settings
+from roleplay.dio.identity import identity_for
 from roleplay.llm.scripted_server import Reply
 
 AUTOREPLY_MODEL = "autoreply-model"
@@ -252,10 +253,10 @@ def _visual_world(conversation) -> None:
 def _dio_version(conversation, label: str) -> None:
     """A DIO task and the first version of the conversation's character prompt (what a
     revert names, what the active prompt answers)."""
-    from roleplay.dio import selectors, services
+    from roleplay.dio import services
     from roleplay.dio.engine.protocol import Submission
 
-    identity = selectors.identity_for(conversation)
+    identity = identity_for(conversation)
     request = f"{label}-turn:dio"
     submission = Submission(identity, request, f"{request}:assistant", f"{label}: be terse")
     services.schedule(conversation.tenant_id, submission)

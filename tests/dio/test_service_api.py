@@ -10,7 +10,8 @@ import json
 import pytest
 from rest_framework.test import APIClient
 
-from roleplay.dio import compiling, selectors
+from roleplay.dio import compiling
+from roleplay.dio.identity import identity_for
 from roleplay.dio.models import DioTask
 from roleplay.llm.scripted_server import Reply
 
@@ -130,7 +131,7 @@ def test_another_tenants_dio_is_not_found(api_client_for, other_tenant, conversa
     chat = foreign.post("/v1/chat", _chat_body(conversation, "other:dio"), format="json")
     assert chat.status_code == 404 and chat.json()["error"]["code"] == "conversation_not_found"
     assert foreign.get("/v1/director/tasks/by-request/turn-9:dio").status_code == 404
-    identity = selectors.identity_for(conversation)
+    identity = identity_for(conversation)
     query = {"userId": identity.user_id, "conversationId": identity.conversation_id,
              "targetPromptId": identity.target_prompt_id}  # fmt: skip
     assert foreign.get("/v1/director/active-prompt", query).status_code == 404

@@ -18,6 +18,7 @@ from roleplay.dio import compiling, selectors, services
 from roleplay.dio.engine.compiler import sha256
 from roleplay.dio.engine.protocol import Submission, receipt_answer
 from roleplay.dio.errors import DioDuplicate, VersionConflict
+from roleplay.dio.identity import identity_for
 from roleplay.dio.models import DioPromptVersion, DioTask
 from roleplay.llm.scripted_server import Reply
 from roleplay.models import ModelCall
@@ -33,7 +34,7 @@ def _compiled(text: str, *changes: str) -> Reply:
 
 
 def _submission(conversation, request="turn-1:dio", instruction=SHORT) -> Submission:
-    identity = selectors.identity_for(conversation)
+    identity = identity_for(conversation)
     return Submission(identity, request, f"{request}:assistant", instruction)
 
 
@@ -56,7 +57,7 @@ def test_a_compile_writes_a_complete_replacement_as_a_new_version(conversation, 
     system, user = request["messages"][0]["content"], request["messages"][1]["content"]
     assert "COMPLETE character prompt" in system and "Mira" in system
     assert "A lighthouse keeper." in user and SHORT in user  # the original prompt, the order
-    active = selectors.active_prompt(conversation.tenant_id, selectors.identity_for(conversation))
+    active = selectors.active_prompt(conversation.tenant_id, identity_for(conversation))
     assert active.version == 1 and active.compiled_prompt.endswith("short sentences.")
     assert active.sha256 == sha256(active.compiled_prompt) == task.compiled_sha256
     assert active.changeset == [{"op": "add", "text": "short"}]
@@ -101,10 +102,7 @@ def test_a_failed_compile_leaves_no_version(conversation, llm, reply, code):
     assert task.status == "failed" and not task.prompt_changed
     assert task.error_code == (code or task.error_code) and task.error_code
     assert not DioPromptVersion.objects.exists()
-    assert (
-        selectors.active_prompt(conversation.tenant_id, selectors.identity_for(conversation))
-        is None
-    )
+    assert selectors.active_prompt(conversation.tenant_id, identity_for(conversation)) is None
 
 
 def test_an_instruction_that_changes_nothing_is_not_a_new_version(conversation, llm):
@@ -139,7 +137,7 @@ def test_a_second_submission_with_the_same_request_id_is_a_duplicate(conversatio
 
 
 def test_versions_move_by_compare_and_set_and_revert_and_off_are_audited(conversation, llm):
-    identity = selectors.identity_for(conversation)
+    identity = identity_for(conversation)
     for n, text in enumerate(("First.", "Second."), start=1):
         llm.enqueue(_compiled(text))
         _run(_submit(conversation, f"instruction {n}", f"t{n}:dio"))
@@ -170,7 +168,7 @@ def test_a_compile_that_loses_the_race_compiles_again_over_the_new_version(
 ):
     """An operator switches DIO off between the compile's read and its write (the
     interleaving made here by running the operator's real write just before the compile's)."""
-    identity = selectors.identity_for(conversation)
+    identity = identity_for(conversation)
     task = _submit(conversation)
     real, moved = services.commit_version, []
 
@@ -222,7 +220,7 @@ def test_accepted_and_completed_reach_the_conversations_sockets(
 
 
 def test_the_prompt_in_force_is_one_query(conversation, llm, django_assert_num_queries):
-    identity = selectors.identity_for(conversation)
+    identity = identity_for(conversation)
     llm.enqueue(_compiled("Terse Mira."))
     _run(_submit(conversation))
     with django_assert_num_queries(1):

@@ -13,6 +13,7 @@ from django.test import Client
 from console.models import AuditEvent
 from console.services import ensure_console_user
 from roleplay.dio import compiling, selectors
+from roleplay.dio.identity import identity_for
 from roleplay.dio.models import DioPromptVersion, DioTask
 from roleplay.llm.scripted_server import Reply
 
@@ -47,7 +48,7 @@ def test_the_page_submits_shows_diffs_and_reverts(tenant, operator_user, convers
     assert "version 1, not 0" in stale.content.decode()
     client.post(url, {"action": "off", "expected": "1"})
     client.post(url, {"action": "revert", "expected": "2", "version": "1"})
-    identity = selectors.identity_for(conversation)
+    identity = identity_for(conversation)
     assert [v.kind for v in selectors.versions(None, identity)] == ["revert", "off", "compiled"]
     events = AuditEvent.objects.filter(action="dio.version")
     assert events.count() == 2 and {e.user_id for e in events} == {operator_user.pk}

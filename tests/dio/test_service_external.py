@@ -16,6 +16,7 @@ from roleplay.dio.backends import backend_for
 from roleplay.dio.engine.compiler import sha256
 from roleplay.dio.engine.ports import DioError, ScheduleRequest
 from roleplay.dio.external import ExternalBackend, ExternalConfig
+from roleplay.dio.identity import identity_for
 from roleplay.dio.internal import InternalBackend
 from roleplay.dio.models import DioTask
 from roleplay.llm.scripted_server import Reply
@@ -47,7 +48,7 @@ def test_the_adapter_and_our_endpoints_speak_the_same_protocol(
     backend = backend_for(config)
     assert isinstance(backend, ExternalBackend)
     backend.follow = False  # this test polls itself (``poll_once`` below)
-    identity = selectors.identity_for(conversation)
+    identity = identity_for(conversation)
     receipt = asyncio.run(backend.schedule(ScheduleRequest(identity, "turn-1", SHORT, "en")))
     assert receipt.as_json() == {
         "accepted": True,
@@ -82,7 +83,7 @@ def _args(identity):
 def test_the_adapter_reports_an_unusable_service_as_unavailable(
     daphne_child, conversation, monkeypatch, service_token
 ):
-    identity = selectors.identity_for(conversation)
+    identity = identity_for(conversation)
     request = ScheduleRequest(identity, "turn-2", SHORT)
     for config in (
         ExternalConfig(UNREACHABLE, ENV, 2000),
@@ -99,7 +100,7 @@ def test_the_internal_backend_speaks_the_protocol_too(conversation, llm, model_c
     backend = backend_for({"mode": "internal", "modelConfigId": model_config.name},
                           tenant_id=conversation.tenant_id)  # fmt: skip
     assert isinstance(backend, InternalBackend)
-    identity = selectors.identity_for(conversation)
+    identity = identity_for(conversation)
     receipt = asyncio.run(backend.schedule(ScheduleRequest(identity, "turn-3", SHORT)))
     assert receipt.request_id == "turn-3:dio" and receipt.dio_conversation_id.startswith("dio_")
     with pytest.raises(DioError) as caught:  # a second schedule_dio of one turn
@@ -155,5 +156,5 @@ def test_a_worker_compiles_what_the_api_accepted(celery_worker, api, conversatio
             break
         time.sleep(0.1)
     assert (task.status, task.prompt_changed) == ("succeeded", True), task.error_message
-    identity = selectors.identity_for(conversation)
+    identity = identity_for(conversation)
     assert selectors.active_prompt(None, identity).compiled_prompt == "Terse Mira."

@@ -57,7 +57,7 @@ def test_schedule_dio_submits_the_raw_input_and_answers_the_seed_s_receipt(
     [submitted] = backend.submitted
     assert submitted.instruction == RAW  # the player's words, not the controller's
     assert submitted.identity == identity_for(conversation)
-    assert submitted.identity.target_prompt_id == f"character:{conversation.character_id}"
+    assert submitted.identity.target_prompt_id == str(conversation.character_id)
     assert submitted.turn_id == turn_id
     receipt = receipt_of(calls[1])
     assert receipt == {

@@ -75,7 +75,7 @@ class MemoryBackend:
 def installed(backend: MemoryBackend):
     """The ``dio`` plug-in with ``backend`` for every scenario whose DIO is on."""
 
-    def backends(config: dict):
+    def backends(config: dict, tenant_id=None):
         backend.configs.append(config)
         return backend
 

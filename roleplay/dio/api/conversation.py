@@ -30,6 +30,7 @@ from roleplay.dio import selectors, services
 from roleplay.dio.engine.compiler import MAX_INSTRUCTION_CHARS
 from roleplay.dio.engine.ports import Receipt, dio_conversation_id
 from roleplay.dio.engine.protocol import MAX_ID_CHARS, MAX_LANGUAGE_CHARS, Submission
+from roleplay.dio.identity import identity_for
 from roleplay.models import Conversation
 
 MAX_VERSION = 2**31 - 1
@@ -115,7 +116,7 @@ class DioSubmitViewSet(_ConversationDio):
         """Submit a lasting instruction for the conversation's character."""
         conversation = self.get_object()
         body = validated(DioSubmitBody, request)
-        identity = selectors.identity_for(conversation, _target(body.get("targetPromptId")))
+        identity = identity_for(conversation, _target(body.get("targetPromptId")))
         request_id = body.get("requestId") or f"api-{uuid.uuid4()}:dio"
         submission = Submission(identity, request_id, f"{request_id}:assistant",
                                 body["instruction"], body.get("language", ""))  # fmt: skip
@@ -132,7 +133,7 @@ class DioViewSet(_ConversationDio):
     serializer_class = DioVersionsAnswer
 
     def _answer(self, conversation, target: str | None) -> Response:
-        identity = selectors.identity_for(conversation, target)
+        identity = identity_for(conversation, target)
         rows = selectors.versions(conversation.tenant_id, identity)
         data = {
             "currentVersion": rows[0].version if rows else 0,
@@ -155,7 +156,7 @@ class DioViewSet(_ConversationDio):
         body = validated(DioRevertBody, request)
         target = _target(body.get("targetPromptId"))
         services.revert(
-            conversation, selectors.identity_for(conversation, target), to=body["version"],
+            conversation, identity_for(conversation, target), to=body["version"],
             expected=body["expectedVersion"], by=_who(request), request=request,
             user=getattr(request.user, "user", None),
         )  # fmt: skip
@@ -168,7 +169,7 @@ class DioViewSet(_ConversationDio):
         body = validated(DioOffBody, request)
         target = _target(body.get("targetPromptId"))
         services.switch_off(
-            conversation, selectors.identity_for(conversation, target),
+            conversation, identity_for(conversation, target),
             expected=body["expectedVersion"], by=_who(request), request=request,
             user=getattr(request.user, "user", None),
         )  # fmt: skip

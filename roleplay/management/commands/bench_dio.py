@@ -17,12 +17,13 @@ class Command(BaseCommand):
     def add_arguments(self, parser):
         parser.add_argument("--samples", type=int, default=200)
         parser.add_argument("--warmup", type=int, default=20)
-        parser.add_argument("--backend", choices=["in_process", "internal"], default="in_process")
+        parser.add_argument("--backend", choices=["in_process", "internal"], default="internal")
         parser.add_argument("--json", action="store_true")
 
     def handle(self, *args, samples, warmup, backend, **options):
         migrate_quietly()
-        report = bench.measure(samples=samples, warmup=warmup, backend=backend)
+        seed = bench.store if backend == "internal" else None
+        report = bench.measure(samples=samples, warmup=warmup, backend=backend, seed=seed)
         if options["json"]:
             self.stdout.write(json.dumps(report, indent=2))
             return
