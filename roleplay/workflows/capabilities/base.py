@@ -17,6 +17,18 @@ from roleplay.workflows.engine.contracts import CapabilityCall, CapabilityError,
 
 from ..registry import RunScope
 
+
+class Scoped:
+    """A capability built for one run: the class is its registry factory, ``scope`` says
+    whose conversation it may read (subclasses set ``name``, ``input_schema``, ``execute``)."""
+
+    name: str
+    input_schema: Mapping[str, Any]
+
+    def __init__(self, scope: RunScope) -> None:
+        self.scope = scope
+
+
 BAD_INPUT = "bad_input"
 NOT_FOUND = "not_found"
 MAX_PROMPT_CHARS = 8_000

@@ -21,7 +21,7 @@ from roleplay.models import Scenario
 from roleplay.workflows import registry
 from roleplay.workflows.engine.contracts import CapabilityCall, CapabilityValue
 
-from .base import checked_input, clipped, conversation_of, query_of
+from .base import Scoped, checked_input, clipped, conversation_of, query_of
 
 NAME = "memory_recall"
 SCHEMA: dict[str, Any] = {
@@ -73,12 +73,9 @@ def _recall(conversation, scenario_id, query: str, limit: int, kinds) -> dict[st
     }
 
 
-class MemoryRecall:
+class MemoryRecall(Scoped):
     name = NAME
     input_schema = SCHEMA
-
-    def __init__(self, scope: registry.RunScope) -> None:
-        self.scope = scope
 
     async def execute(self, call: CapabilityCall, cancel: asyncio.Event) -> CapabilityValue:
         given = checked_input(SCHEMA, call.input)

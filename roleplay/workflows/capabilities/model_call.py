@@ -33,7 +33,7 @@ from roleplay.prompting.macros import MacroContext, expand_macros
 from roleplay.workflows import registry
 from roleplay.workflows.engine.contracts import CapabilityCall, CapabilityError, CapabilityValue
 
-from .base import checked_input, clipped, output_text
+from .base import Scoped, checked_input, clipped, output_text
 
 NAME = "model_call"
 PURPOSE = "workflow"
@@ -80,12 +80,9 @@ def _prepared(scope: registry.RunScope, given: dict[str, Any], variables: dict[s
     return tenant, config, system
 
 
-class ModelCallCapability:
+class ModelCallCapability(Scoped):
     name = NAME
     input_schema = SCHEMA
-
-    def __init__(self, scope: registry.RunScope) -> None:
-        self.scope = scope
 
     async def execute(self, call: CapabilityCall, cancel: asyncio.Event) -> CapabilityValue:
         given = checked_input(SCHEMA, call.input)

@@ -20,7 +20,7 @@ from roleplay.workflows import registry
 from roleplay.workflows.engine.contracts import CapabilityCall, CapabilityValue
 from story import selectors as story_reads
 
-from .base import checked_input, clipped, conversation_of
+from .base import Scoped, checked_input, clipped, conversation_of
 
 NAME = "state_read"
 PARTS = ("story", "agent")
@@ -66,12 +66,9 @@ def _prompt(value: dict[str, Any]) -> str:
     return clipped("\n\n".join(lines))
 
 
-class StateRead:
+class StateRead(Scoped):
     name = NAME
     input_schema = SCHEMA
-
-    def __init__(self, scope: registry.RunScope) -> None:
-        self.scope = scope
 
     async def execute(self, call: CapabilityCall, cancel: asyncio.Event) -> CapabilityValue:
         given = checked_input(SCHEMA, call.input)

@@ -20,7 +20,7 @@ from worldbook.indexing import embedding_version
 from worldbook.retrieval import search
 from worldbook.selectors import bound_revisions
 
-from .base import checked_input, clipped, conversation_of, query_of
+from .base import Scoped, checked_input, clipped, conversation_of, query_of
 
 NAME = "worldbook_search"
 MAX_ENTRY_CHARS = 2_000
@@ -59,12 +59,9 @@ def _search(conversation, query: str, limit: int, mode: str) -> dict[str, Any]:
     return {"query": query, "results": results, "degraded": found["degraded"]}
 
 
-class WorldbookSearch:
+class WorldbookSearch(Scoped):
     name = NAME
     input_schema = SCHEMA
-
-    def __init__(self, scope: registry.RunScope) -> None:
-        self.scope = scope
 
     async def execute(self, call: CapabilityCall, cancel: asyncio.Event) -> CapabilityValue:
         given = checked_input(SCHEMA, call.input)
