@@ -22,6 +22,7 @@ import logging
 
 from django.utils import timezone
 
+from console.failures import DomainError
 from console.jsontext import loads
 from roleplay.dio import selectors, services
 from roleplay.dio.engine import compiler
@@ -41,12 +42,12 @@ PURPOSE = "dio_compiler"
 ATTEMPTS = 2  # a version conflict is compiled once more over the new version
 
 
-class _Ended(Exception):
-    """The task ends with ``status`` and ``code``."""
+class _Ended(DomainError):
+    """The task ends with ``status`` and ``code`` (never leaves this module)."""
 
     def __init__(self, status: str, code: str, message: str) -> None:
-        super().__init__(message)
-        self.status, self.code, self.message = status, code, message
+        super().__init__(code, message)
+        self.status = status
 
 
 def _config(task: DioTask) -> ModelConfig | None:

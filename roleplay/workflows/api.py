@@ -17,6 +17,7 @@ from rest_framework.decorators import action
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from console.body_limit import BodyLimit
 from console.models import Scope
 from roleplay.workflows import registry
 from roleplay.workflows.selectors import runs_of
@@ -70,7 +71,7 @@ class WorkflowRunActions:
         return self.get_paginated_response(WorkflowRunSerializer(page, many=True).data)
 
 
-class WorkflowCapabilitiesView(APIView):
+class WorkflowCapabilitiesView(BodyLimit, APIView):
     """The registered capabilities, by name."""
 
     required_scope = Scope.CONTENT

@@ -168,7 +168,7 @@ QUERIES = {
 def _dio_identity(conversation) -> str:
     from urllib.parse import urlencode
 
-    from roleplay.dio.selectors import identity_for
+    from roleplay.dio.identity import identity_for
 
     identity = identity_for(conversation)
     return urlencode({"userId": identity.user_id, "conversationId": identity.conversation_id,

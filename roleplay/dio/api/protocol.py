@@ -80,7 +80,7 @@ class DioChatView(BodyLimit, APIView):
         return Response(receipt_answer(submission), status=202)
 
 
-class DioTaskView(APIView):
+class DioTaskView(BodyLimit, APIView):
     required_scope = Scope.PLAY
 
     @extend_schema(responses=OpenApiTypes.OBJECT, operation_id="dio_task_by_request")
@@ -92,7 +92,7 @@ class DioTaskView(APIView):
         return Response(status_answer(status))
 
 
-class DioActivePromptView(APIView):
+class DioActivePromptView(BodyLimit, APIView):
     required_scope = Scope.PLAY
 
     @extend_schema(
