@@ -23,16 +23,15 @@ from __future__ import annotations
 
 import asyncio
 import time
-import uuid
 from collections.abc import Callable
 from typing import Any
 
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from console.models import Player, Tenant
 from memory.bench.stats import percentile
-from roleplay.models import Character, Conversation, ModelConfig, Scenario, Turn
+from roleplay.bench.tenant import BenchTenant, create_bench_tenant, delete_bench_tenant
+from roleplay.models import Conversation, Scenario, Turn
 from roleplay.scenarios.services import create_scenario
 from roleplay.turns import PLUGINS, begin_turn, load_context
 from roleplay.turns.phases import run_stage
@@ -67,33 +66,22 @@ class InProcess:
         return self.prompts.get(identity)
 
 
-def _setup() -> tuple[Tenant, Conversation, Scenario]:
-    tenant = Tenant.objects.create(name=f"bench-{uuid.uuid4().hex[:12]}")
-    config = ModelConfig.objects.create(
-        tenant=tenant,
-        name="bench",
-        provider="openai_compatible",
-        model="bench",
-        base_url="http://127.0.0.1:9/v1",
-        context_limit=32768,
-        max_output_tokens=512,
-        is_default=True,
-    )
-    character = Character.objects.create(
-        tenant=tenant, name="Bench Keeper", description="A lighthouse keeper.", model_config=config
-    )
-    player = Player.objects.create(tenant=tenant, external_id="bench", display_name="Ann")
-    conversation = Conversation.objects.create(tenant=tenant, player=player, character=character)
+def _setup() -> tuple[BenchTenant, Conversation, Scenario]:
+    """One conversation of a throwaway bench tenant (``roleplay.bench.tenant``) under a
+    scenario with the front loop and DIO internal; no model is ever called."""
+    bench = create_bench_tenant(1, "http://127.0.0.1:9/v1", warmup=0)
+    name = bench.config.name
     scenario = create_scenario(
-        tenant,
+        bench.tenant,
         name="bench dio",
-        model_config=config,
-        preActorDirector={"modelConfigId": "bench", "skills": []},
-        dio={"mode": "internal", "modelConfigId": "bench"},
+        model_config=bench.config,
+        preActorDirector={"modelConfigId": name, "skills": []},
+        dio={"mode": "internal", "modelConfigId": name},
     )
+    [conversation] = bench.conversations
     conversation.scenario = scenario
     conversation.save(update_fields=["scenario"])
-    return tenant, conversation, scenario
+    return bench, conversation, scenario
 
 
 def _set_dio(scenario: Scenario, mode: str) -> None:
@@ -143,7 +131,7 @@ def measure(
     samples: int = 200, warmup: int = 20, backend: str = "in_process", seed: Seed | None = None
 ) -> dict[str, Any]:
     """The figures of the module doc, as a dict (``--json`` prints it)."""
-    tenant, conversation, scenario = _setup()
+    bench, conversation, scenario = _setup()
     try:
         identity = identity_for(conversation)
         if backend == "in_process":
@@ -170,7 +158,7 @@ def measure(
         asyncio.run(_apply_once(check, plugin))
         status = check.trace.get("dio", {})
     finally:
-        tenant.delete()
+        delete_bench_tenant(bench)
     staged = {q: _p(on_ms, q) - _p(off_ms, q) for q in (50, 95)}
     read = {q: _p(on_read, q) - _p(off_read, q) for q in (50, 95)}
     added = {q: round(staged[q] + read[q], 4) for q in (50, 95)}
