@@ -251,6 +251,7 @@ CELERY_BEAT_SCHEDULE: dict = {
         "task": "roleplay.requeue_workflow_runtime_runs",
         "schedule": 60.0,
     },
+    "dio-expire": {"task": "roleplay.dio_expire", "schedule": 60.0},
     "requeue-memory-jobs": {"task": "memory.requeue_jobs", "schedule": 60.0},
     "rebuild-recall": {"task": "memory.rebuild_recall", "schedule": 60.0},
     "consolidation-sweep": {"task": "roleplay.consolidation_sweep", "schedule": 60.0},

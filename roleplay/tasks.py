@@ -149,6 +149,15 @@ def dio_compile(task_id: str) -> str:
     return compiling.run(task_id)
 
 
+@shared_task(name="roleplay.dio_expire")
+def dio_expire() -> int:
+    """End the DIO tasks still processing past their deadline (``dio.services.expire_overdue``).
+    Runs every minute."""
+    from roleplay.dio import services
+
+    return services.expire_overdue()
+
+
 @shared_task(acks_late=True, ignore_result=True, name="roleplay.dio_poll")
 def dio_poll(config: dict, request_id: str, identity: list, deadline: float) -> str:
     """One look at an outside DIO service's task, queued again a second later until it

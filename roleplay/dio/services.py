@@ -122,6 +122,25 @@ def finish(
     return bool(moved)
 
 
+def expire_overdue() -> int:
+    """End as ``timed_out`` every task still ``processing`` past its deadline (the
+    ``roleplay.dio_expire`` sweep, every minute): a compile whose worker died, or whose
+    message was lost, would otherwise stay ``processing`` for good and its player would never
+    hear of it. Each end is announced like any other; how many were ended."""
+    overdue = DioTask.objects.filter(
+        status=DioTaskStatus.PROCESSING, deadline__lt=timezone.now()
+    ).only("pk", "conversation_id", "request_id")
+    return sum(
+        finish(
+            task,
+            DioTaskStatus.TIMED_OUT,
+            code="dio_timed_out",
+            message="the task did not finish within 16 minutes",
+        )  # fmt: skip
+        for task in overdue.iterator()
+    )
+
+
 def commit_version(
     conversation: Conversation, identity: Identity, *, expected: int, kind: str, **fields: Any
 ) -> DioPromptVersion:

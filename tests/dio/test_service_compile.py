@@ -128,6 +128,25 @@ def test_a_task_past_its_budget_times_out_without_a_model_call(conversation, llm
     assert llm.requests == []
 
 
+def test_the_sweep_ends_a_lost_task_past_its_deadline_and_leaves_the_others(conversation, llm):
+    lost, live = _submit(conversation), _submit(conversation, request="turn-2:dio")
+    DioTask.objects.filter(pk=lost.pk).update(deadline=timezone.now() - timedelta(seconds=1))
+    assert services.expire_overdue() == 1
+    lost.refresh_from_db()
+    live.refresh_from_db()
+    assert (lost.status, lost.error_code) == ("timed_out", "dio_timed_out")
+    assert lost.finished_at is not None and live.status == "processing"
+    assert services.expire_overdue() == 0  # an ended task stays as it ended
+    assert llm.requests == []
+
+
+def test_the_sweep_is_on_the_beat_schedule():
+    from django.conf import settings
+
+    tasks = {entry["task"] for entry in settings.CELERY_BEAT_SCHEDULE.values()}
+    assert "roleplay.dio_expire" in tasks
+
+
 def test_a_second_submission_with_the_same_request_id_is_a_duplicate(conversation):
     _submit(conversation)
     with pytest.raises(DioDuplicate) as caught:
