@@ -50,6 +50,9 @@ Seed = Callable[[Identity, str], None]
 class InProcess:
     """A backend holding one active prompt per identity in memory."""
 
+    announces = False
+    read_with_turn = False  # asked on each turn, as a service elsewhere is
+
     def __init__(self) -> None:
         self.prompts: dict[Identity, ActivePrompt] = {}
 

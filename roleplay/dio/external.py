@@ -106,6 +106,9 @@ def _answer(response: httpx.Response) -> Any:
 class ExternalBackend:
     """:class:`~roleplay.dio.engine.ports.DioBackend` over HTTP (module doc)."""
 
+    announces = False  # the turn sends ``dio.accepted`` once the service took the task
+    read_with_turn = False  # the prompt in force is asked for on each turn
+
     def __init__(self, config: ExternalConfig, *, follow: bool = True) -> None:
         self.config = config
         self.follow = follow  # queue the polling task after an accepted submission

@@ -27,12 +27,8 @@ from roleplay.dio.errors import DioDuplicate, DioNotFound
 
 
 class InternalBackend:
-    announces = True
-    """Accepting sends ``dio.accepted`` itself (``services.schedule``, for every door), so
-    the turn does not send it a second time."""
-    read_with_turn = True
-    """The turn reads the prompt in force with its first statement (``roleplay.dio.reads``)
-    rather than through :meth:`active_prompt`."""
+    announces = True  # ``services.schedule`` sends ``dio.accepted``, for every door
+    read_with_turn = True  # the turn's first statement reads it (``roleplay.dio.reads``)
 
     def __init__(self, *, model_config_ref: str = "", tenant_id=None) -> None:
         self.model_config_ref = model_config_ref

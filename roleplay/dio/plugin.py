@@ -105,7 +105,7 @@ async def _lookup(state: DioState, prefetched: Prefetched = NOT_READ) -> ActiveP
     round trip here; another backend is asked."""
     assert state.config is not None and state.backend is not None and state.identity
     try:
-        if prefetched.read and getattr(state.backend, "read_with_turn", False):
+        if prefetched.read and state.backend.read_with_turn:
             active = prefetched.active
         else:
             async with asyncio.timeout(state.config.timeoutMs / 1000):
@@ -200,7 +200,7 @@ async def schedule(ctx: TurnContext) -> dict[str, Any]:
         raise
     state.receipt = receipt.as_json()
     state.trace["scheduled"] = state.receipt
-    if getattr(state.backend, "announces", False):
+    if state.backend.announces:
         return dict(state.receipt)  # our DIO announced it, as for every door
     event = {"type": "dio.accepted", "turn_id": turn_id, **state.receipt}
     try:

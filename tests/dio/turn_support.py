@@ -40,6 +40,8 @@ class MemoryBackend:
     failure: Exception | None = None
     delay_s: float = 0.0
     configs: list[dict] = field(default_factory=list)
+    announces: bool = False  # a service elsewhere: the turn announces, and asks each turn
+    read_with_turn: bool = False
 
     def put(self, identity: Identity, text: str, *, version: int = 1, sha: str | None = None):
         self.prompts[identity] = ActivePrompt(

@@ -103,7 +103,14 @@ class DioError(Unavailable):
 
 
 class DioBackend(Protocol):
-    """The protocol both backends speak. Every method may raise :class:`DioError`."""
+    """The protocol both backends speak. Every method may raise :class:`DioError`.
+
+    ``announces``: accepting sends ``dio.accepted`` itself, so the turn does not send it a
+    second time. ``read_with_turn``: the turn reads the prompt in force with its first
+    statement rather than through :meth:`active_prompt`. Both false for a service elsewhere."""
+
+    announces: bool
+    read_with_turn: bool
 
     async def schedule(self, request: ScheduleRequest) -> Receipt: ...
 
