@@ -76,6 +76,32 @@ def test_another_tenants_conversation_is_not_found(conversation, other_tenant):
     assert caught.value.code == "not_found"
 
 
+def test_memory_recall_finds_the_players_indexed_words_and_clips_to_the_limit(
+    tenant, conversation, player, character
+):
+    from memory import services as message_store
+    from memory.recall import indexing
+
+    lines = [
+        ("user", "I left my copper key with the harbour master last spring."),
+        ("assistant", "Then fetch it before the gate closes."),
+        ("user", "Let us talk about the weather instead."),
+        ("assistant", "The fog will lift by dawn."),
+    ]
+    for role, text in lines:
+        message_store.save_message(tenant, conversation.session_id, role=role, content=text)
+    indexing.index_messages(
+        tenant, session_id=conversation.session_id, player_id=player.pk,
+        character_id=str(character.pk), conversation_id=conversation.pk,
+    )  # fmt: skip
+    capability = registry.build("memory_recall", scope_of(conversation))
+    found = call(capability, {"query": "where is the copper key", "limit": 1})
+    items = found.value["items"]
+    assert found.value["runtime"] == "internal" and len(items) == 1
+    assert items[0]["kind"] == "message" and "copper key" in items[0]["text"]
+    assert "copper key" in found.prompt_content
+
+
 @pytest.mark.parametrize("runtime", ["off", "external"])
 def test_memory_recall_reads_nothing_when_the_scenario_keeps_no_memory_here(
     tenant, conversation, model_config, runtime

@@ -152,6 +152,27 @@ def test_gate_rules_then_scene_requirement_reach_the_actor(
     assert all(n["output_bytes"] > 0 for n in run.nodes)
 
 
+def test_a_preset_outlet_takes_the_turn_context_where_the_operator_put_it(
+    api, tenant, conversation, model_config, writer, gate_book, llm
+):
+    prompts = default_prompt_data()
+    main = next(p for p in prompts if p["identifier"] == "main")
+    main["content"] = "Stay in the scene.\n{{outlet::turn_context}}\nNever break character."
+    model_config.preset = create_preset(tenant, name="with outlet", prompts=prompts)
+    model_config.save(update_fields=["preset"])
+    run_with(tenant, conversation, model_config, [rules_node(), scene_node()])
+    llm.enqueue(Reply(content=SCENE), Reply(content="Show me your warrant, stranger."))
+    turn = play(api, conversation)
+    assert turn.status == "complete", turn.trace.get("error")
+    assert turn.trace["workflow"]["placed"]["turn_context"] == "outlet:turn_context"
+    [actor] = by_model(llm, "scripted-model")
+    head = actor["messages"][0]
+    assert head["role"] == "system" and "{{outlet::" not in head["content"]
+    assert head["content"].index("Stay in the scene.") < head["content"].index(SCENE)
+    assert head["content"].index(SCENE) < head["content"].index("Never break character.")
+    assert all(SCENE not in m["content"] for m in actor["messages"][1:])  # placed once
+
+
 def gone_later(tenant, writer):
     """A model config named when the workflow is saved, deleted before the turn runs."""
     return ModelConfig.objects.create(
