@@ -51,19 +51,34 @@ def active_sql(scenario_dio: str, tenant: str, conversation: str, user: str, tar
     """
 
 
+def active_of(
+    version: int | None,
+    pk: Any,
+    kind: str | None,
+    prompt: str,
+    sha: str,
+    source: Any,
+    changeset: Sequence[Any] = (),
+) -> ActivePrompt | None:
+    """The one rule making an :class:`ActivePrompt` of a version's values, whether read by
+    the turn's statement or as a row (``selectors.as_active``): none before the first
+    version or once DIO is switched off."""
+    if version is None or kind == VersionKind.OFF:
+        return None
+    return ActivePrompt(
+        version=version,
+        version_id=str(pk),
+        compiled_prompt=prompt,
+        sha256=sha,
+        changeset=list(changeset),
+        source_version_id=str(source) if source else None,
+    )
+
+
 def prefetched_of(values: Sequence[Any]) -> Prefetched:
     """The :class:`Prefetched` of the subquery's columns (all null: not read). The
     changeset is not read here: the turn does not need it."""
     read, version, pk, kind, prompt, sha, source = values
     if not read:
         return NOT_READ
-    if version is None or kind == VersionKind.OFF:
-        return Prefetched(True, None)
-    active = ActivePrompt(
-        version=version,
-        version_id=str(pk),
-        compiled_prompt=prompt,
-        sha256=sha,
-        source_version_id=str(source) if source else None,
-    )
-    return Prefetched(True, active)
+    return Prefetched(True, active_of(version, pk, kind, prompt, sha, source))

@@ -18,7 +18,8 @@ from django.utils import timezone
 
 from console.scoping import is_uuid
 from roleplay.dio.engine.ports import ActivePrompt, Identity, TaskStatus
-from roleplay.dio.models import DioPromptVersion, DioTask, DioTaskStatus, VersionKind
+from roleplay.dio.models import DioPromptVersion, DioTask, DioTaskStatus
+from roleplay.dio.reads import active_of
 from roleplay.llm.gateway import resolve_config
 from roleplay.models import Conversation
 from roleplay.presets.selectors import effective_preset, load_preset
@@ -47,16 +48,11 @@ def version_number(version: DioPromptVersion | None) -> int:
 
 
 def as_active(version: DioPromptVersion | None) -> ActivePrompt | None:
-    if version is None or version.kind == VersionKind.OFF:
+    if version is None:
         return None
-    return ActivePrompt(
-        version=version.version,
-        version_id=str(version.pk),
-        compiled_prompt=version.compiled_prompt,
-        sha256=version.sha256,
-        changeset=list(version.changeset),
-        source_version_id=str(version.source_version_id) if version.source_version_id else None,
-    )
+    v = version
+    return active_of(v.version, v.pk, v.kind, v.compiled_prompt, v.sha256, v.source_version_id,
+                     v.changeset)  # fmt: skip
 
 
 def active_prompt(tenant_id, identity: Identity) -> ActivePrompt | None:
