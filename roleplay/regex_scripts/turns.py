@@ -30,6 +30,13 @@ class TurnScripts:
     notes: list[dict[str, Any]] | None = None
 
 
+def turn_scripts(ctx: Any) -> ActiveScripts:
+    """The scripts read with the turn's context; none for a context without plug-in slots
+    (a hook exercised on its own)."""
+    slot = getattr(ctx, "slot", None)
+    return slot(TurnScripts).active if slot is not None else NONE
+
+
 def stored_text(scripts: ActiveScripts, text: str, role: str, *, edit: bool = False) -> str:
     """``text`` of ``role`` as it is to be stored (scripts with neither only-flag)."""
     placement = _PLACEMENT.get(role)
