@@ -10,6 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from console import failures
+
 # SillyTavern's ``regex_placement``: 0 (markdown display) is deprecated and never selected.
 USER_INPUT = 1
 AI_OUTPUT = 2
@@ -28,14 +30,12 @@ MAX_TRIM_STRINGS = 50
 MAX_TRIM_CHARS = 500
 
 
-class RegexScriptError(ValueError):
-    """A script that cannot run: ``code`` (stable), a message and details naming the field."""
+class RegexScriptError(failures.Invalid):
+    """A script that cannot run (422): ``code`` (stable), a message and details naming the
+    field. Pure: derives from ``console.failures``, so every door maps it the same way."""
 
     def __init__(self, code: str, message: str, **details: Any) -> None:
-        super().__init__(message)
-        self.code = code
-        self.message = message
-        self.details = details
+        super().__init__(code, message, details)
 
 
 @dataclass(frozen=True, slots=True)
