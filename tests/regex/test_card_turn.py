@@ -161,3 +161,18 @@ def test_run_on_edit_scripts_apply_to_an_edit(api, tenant, llm, model_config):
     assert response.status_code == 200, response.content
     # runOnEdit script ran; "tidy input" (not runOnEdit) did not
     assert response.json()["content"] == "d*rn it !"
+
+
+def test_a_card_export_gives_the_scripts_back(api, tenant):
+    import json
+
+    character_id = _import(api)["character"]["id"]
+    exported = api.get(f"/api/v1/characters/{character_id}/export", {"format": "ccv2_json"})
+    assert exported.status_code == 200, exported.content[:500]
+    card = json.loads(b"".join(exported.streaming_content) if exported.streaming else
+                      exported.content)  # fmt: skip
+    scripts = card["data"]["extensions"]["regex_scripts"]
+    assert [s["scriptName"] for s in scripts] == [
+        "shout on screen", "hide the secret", "greet", "tidy input",
+    ]  # fmt: skip
+    assert scripts[1]["promptOnly"] is True and scripts[1]["placement"] == [1, 2]
