@@ -157,6 +157,17 @@ def test_compile_all_lists_what_does_not_compile():
     ]
 
 
+@pytest.mark.parametrize("field", ["scriptName", "findRegex", "replaceString"])
+@pytest.mark.parametrize("bad", ["a\x00b", "a\ud800b"])
+def test_text_the_database_cannot_store_is_refused(field, bad):
+    raw = {"scriptName": "s", "findRegex": "/a/", field: bad}
+    with pytest.raises(RegexScriptError) as err:
+        compile_script(raw)
+    assert err.value.code == "regex_script_invalid" and err.value.details["field"] == field
+    with pytest.raises(RegexScriptError):
+        compile_script({"scriptName": "s", "findRegex": "/a/", "trimStrings": [bad]})
+
+
 def test_unicode_and_javascript_escapes():
     assert run_script(script(r"/\u4f60/g", "N"), "你好你") == "N好N"
     assert run_script(script(r"/a\/b/", "x"), "a/b") == "x"

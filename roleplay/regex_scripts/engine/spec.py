@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from console import failures
+from console.storable import unstorable
 
 # SillyTavern's ``regex_placement``: 0 (markdown display) is deprecated and never selected.
 USER_INPUT = 1
@@ -114,6 +115,13 @@ def _text(raw: dict, key: str, limit: int) -> str:
     text = str(value)
     if len(text) > limit:
         raise _invalid(key, f"{key} is longer than {limit} characters")
+    return _storable(text, key)
+
+
+def _storable(text: str, key: str) -> str:
+    why = unstorable(text)
+    if why is not None:
+        raise _invalid(key, f"{key} {why}")
     return text
 
 
@@ -147,7 +155,7 @@ def _trims(value: Any) -> tuple[str, ...]:
         raise _invalid("trimStrings", f"trimStrings is a list of at most {MAX_TRIM_STRINGS}")
     if not all(isinstance(item, str) and len(item) <= MAX_TRIM_CHARS for item in value):
         raise _invalid("trimStrings", f"each trim string is text of at most {MAX_TRIM_CHARS}")
-    return tuple(item for item in value if item)
+    return tuple(_storable(item, "trimStrings") for item in value if item)
 
 
 def _placement(value: Any) -> tuple[int, ...]:
