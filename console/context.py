@@ -19,6 +19,7 @@ NAV = [
     ("Images", "image_configs", Role.VIEWER),
     ("Tools", "workflow_tools", Role.VIEWER),
     ("Presets", "presets", Role.VIEWER),
+    ("Regex", "regex_scripts", Role.VIEWER),
     ("Run modes", "scenarios", Role.VIEWER),
     ("API tokens", "tokens", Role.ADMIN),
     ("Audit log", "audit", Role.ADMIN),

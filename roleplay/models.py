@@ -183,6 +183,9 @@ class Character(TenantScopedModel):
     creator = models.CharField(max_length=200, blank=True, default="")
     character_version = models.CharField(max_length=100, blank=True, default="")
     extensions = models.JSONField(default=dict, blank=True)
+    # Whether the character's regex scripts run (``roleplay.regex_scripts``): off until the
+    # operator allows them, as SillyTavern asks, since a card's scripts rewrite every turn.
+    allow_regex = models.BooleanField(default=False)
     # An author's note for every conversation with the character (``prompting.notes``).
     author_note = models.JSONField(default=dict, blank=True)
     avatar = models.BinaryField(null=True, blank=True, editable=False)
@@ -467,6 +470,7 @@ from roleplay.compact.models import (  # noqa: E402, F401
 )
 from roleplay.dio.models import DioPromptVersion, DioTask  # noqa: E402, F401
 from roleplay.frontloop.models import VisualWorld, VisualWorldRevision  # noqa: E402, F401
+from roleplay.regex_scripts.models import RegexScript  # noqa: E402, F401
 from roleplay.workflows.models import WorkflowRun  # noqa: E402, F401
 from roleplay.workflows.state_models import RuntimeRun, WorkflowState  # noqa: E402, F401
 from roleplay.workflows.tool_models import HttpToolEndpoint, McpServer  # noqa: E402, F401

@@ -18,6 +18,7 @@ from roleplay.memory_plugin.views import recall as views_recall
 from roleplay.memory_plugin.views import settings as views_memory_settings
 from roleplay.players import views as views_personas
 from roleplay.presets import views as views_presets
+from roleplay.regex_scripts import views as regex_views
 from roleplay.scenarios import views as views_scenarios
 from roleplay.story_plugin import views as views_story
 from roleplay.workflows import views as workflow_views
@@ -214,6 +215,19 @@ urlpatterns = [
         name="model_config_make_default",
     ),
     path("console/models/<uuid:pk>/test/", views.model_config_test, name="model_config_test"),
+    path("console/regex-scripts/", regex_views.script_list, name="regex_scripts"),
+    path("console/regex-scripts/new/", regex_views.script_create, name="regex_script_create"),
+    path("console/regex-scripts/<uuid:pk>/", regex_views.script_edit, name="regex_script_edit"),
+    path(
+        "console/regex-scripts/<uuid:pk>/delete/",
+        regex_views.script_delete,
+        name="regex_script_delete",
+    ),
+    path(
+        "console/characters/<uuid:pk>/regex-allow/",
+        regex_views.character_allow,
+        name="character_regex_allow",
+    ),
     path("console/presets/", views_presets.preset_list, name="presets"),
     path("console/presets/new/", views_presets.preset_create, name="preset_create"),
     path("console/presets/import/", views_presets.preset_import, name="preset_import"),

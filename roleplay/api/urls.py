@@ -11,6 +11,7 @@ from roleplay.frontloop.api import VisualWorldViewSet
 from roleplay.memory_plugin.api.settings import MemorySettingsView
 from roleplay.players.api import PersonaAvatarView, PersonaViewSet
 from roleplay.presets.api import PresetViewSet
+from roleplay.regex_scripts.api import CharacterRegexAllowView, RegexScriptViewSet
 from roleplay.scenarios.api import ScenarioViewSet
 from roleplay.story_plugin.api import StoryQuarantineViewSet
 from roleplay.workflows.api import WorkflowCapabilitiesView
@@ -39,6 +40,7 @@ router.register("conversations", views.ConversationViewSet, basename="conversati
 router.register("personas", PersonaViewSet, basename="persona")
 router.register("presets", PresetViewSet, basename="preset")
 router.register("scenarios", ScenarioViewSet, basename="scenario")
+router.register("regex-scripts", RegexScriptViewSet, basename="regexscript")
 router.register("workflow-tools/http", HttpToolEndpointViewSet, basename="httptoolendpoint")
 router.register("workflow-tools/mcp", McpServerViewSet, basename="mcpserver")
 
@@ -52,6 +54,11 @@ urlpatterns = [
         r"^characters/(?P<pk>[^/.]+)/avatar/?$",
         CharacterAvatarView.as_view(),
         name="character-avatar",
+    ),
+    re_path(
+        r"^characters/(?P<pk>[^/.]+)/regex-allow/?$",
+        CharacterRegexAllowView.as_view(),
+        name="character-regex-allow",
     ),
     re_path(
         r"^personas/(?P<pk>[^/.]+)/avatar/?$", PersonaAvatarView.as_view(), name="persona-avatar"

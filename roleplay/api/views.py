@@ -58,7 +58,10 @@ from roleplay.memory_plugin.api.recall import MemoryRecallActions
 from roleplay.memory_plugin.api.settings import CharacterMemorySettingsActions
 from roleplay.models import Character, Conversation, ModelConfig
 from roleplay.players.api import PlayerSerializer
+from roleplay.players.selectors import persona_for
 from roleplay.players.services import players
+from roleplay.regex_scripts.selectors import for_conversation
+from roleplay.regex_scripts.turns import display_texts
 from roleplay.story_plugin.api import StoryActions
 from roleplay.workflows.api import WorkflowRunActions
 from roleplay.worldbook_plugin.context import replayed_decisions
@@ -141,7 +144,10 @@ class ConversationViewSet(
             rows = message_reads.get_full_history(request.tenant, conversation.session_id, limit)
         else:
             rows = message_reads.get_history(request.tenant, conversation.session_id, limit)
-        return Response({"results": MessageSerializer(rows, many=True).data})
+        # the display-only regex scripts' version of each message (``display``)
+        scripts = for_conversation(conversation, persona_for(conversation).name)
+        shown = {"display": display_texts(scripts, rows)}
+        return Response({"results": MessageSerializer(rows, many=True, context=shown).data})
 
     @extend_schema(request=TrimSerializer, responses=ArchivedSerializer)
     @action(detail=True, methods=["post"], url_path="messages/archive")

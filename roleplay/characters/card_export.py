@@ -21,6 +21,7 @@ from roleplay.characters.cards.mapping import LIST_FIELDS, TEXT_FIELDS
 from roleplay.characters.downloads import FileOut
 from roleplay.characters.selectors import avatar_of
 from roleplay.models import Character
+from roleplay.regex_scripts import selectors as regex_selectors
 from worldbook import selectors as worldbook_reads
 
 CONTENT_TYPES = {
@@ -58,7 +59,10 @@ def export_character(tenant, character: Character, fmt: str) -> FileOut:
     fields = {
         ours: getattr(character, ours) for ours in (*TEXT_FIELDS.values(), *LIST_FIELDS.values())
     }
-    fields["extensions"] = character.extensions
+    fields["extensions"] = dict(character.extensions)
+    scripts = regex_selectors.owned(tenant, scope="character", character=character)
+    if scripts:  # the character's regex scripts, where SillyTavern keeps them
+        fields["extensions"]["regex_scripts"] = [row.script for row in scripts]
     fields["author_note"] = character.author_note
     image = avatar_of(character).data if fmt == "ccv3_png" else None
     data = build_card(fields, fmt, book=character_book(tenant, character), image=image)

@@ -28,6 +28,7 @@ from roleplay.characters.services.card_import import import_card
 from roleplay.conversations.services import conversations
 from roleplay.models import Character, CharacterImport
 from roleplay.pickers import PlayerChoiceField
+from roleplay.regex_scripts.views import character_section as regex_section
 from worldbook import selectors as worldbook_reads
 
 EXPORT_LABELS = [
@@ -56,6 +57,7 @@ def character_page(character: Character, form) -> dict:
         "export_formats": EXPORT_LABELS,
         "last_import": last_import,
         "import_summary": report_summary(last_import.report) if last_import else None,
+        **regex_section(character),
     }
 
 

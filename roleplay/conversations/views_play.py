@@ -17,6 +17,8 @@ from roleplay.conversations import play_selectors
 from roleplay.llm.gateway import provider_config, resolve_config
 from roleplay.models import Conversation
 from roleplay.players.selectors import persona_for
+from roleplay.regex_scripts.selectors import for_conversation
+from roleplay.regex_scripts.turns import attach_display
 
 TRANSCRIPT_PART = "transcript"
 
@@ -35,10 +37,12 @@ def play(request, conversation_id):
     history = play_selectors.transcript(conversation)
     play_selectors.mark_cut_short(conversation, history)
     play_selectors.attach_pictures(conversation, history)
+    persona = persona_for(conversation)
+    attach_display(for_conversation(conversation, persona.name), history)  # display-only scripts
     context = {
         "conversation": conversation,
         "character": conversation.character,
-        "persona": persona_for(conversation),
+        "persona": persona,
         "opening": greeting_for(conversation),
         "greeting_count": len(greeting_choices(conversation.character)),
         "history": history,

@@ -128,6 +128,11 @@ class ImportReportSerializer(serializers.Serializer):
     unplaced = serializers.ListField(child=serializers.CharField(), required=False)
     model_config_settings = serializers.ListField(child=serializers.DictField(), required=False)
     ignored_settings = serializers.ListField(child=serializers.CharField(), required=False)
+    regex_scripts = serializers.DictField(
+        required=False,
+        help_text="The preset's regex scripts (extensions.regex_scripts): how many were "
+        "imported and each refused one (index, script, code, message).",
+    )
 
 
 class PresetImportResultSerializer(serializers.Serializer):

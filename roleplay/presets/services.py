@@ -21,6 +21,7 @@ from roleplay.models import ModelConfig, Preset
 from roleplay.prompting.default_preset import default_prompt_data
 from roleplay.prompting.preset_files import read_preset_file
 from roleplay.prompting.presets import MAX_NAME_CHARS, dump_prompts, validate_prompts
+from roleplay.regex_scripts import services as regex_scripts
 from roleplay.services import rows
 
 PRESET_FIELDS = ("name", "description", "prompts")
@@ -135,10 +136,22 @@ def import_preset(
     chosen = name or parsed.name or stem
     if not chosen:
         raise FieldErrors({"name": ["give the preset a name: the file does not have one"]})
-    preset = create_preset(
-        tenant,
-        name=chosen,
-        description=description if description is not None else parsed.description or "",
-        prompts=parsed.prompts,
-    )
-    return preset, parsed.report
+    with transaction.atomic():
+        preset = create_preset(
+            tenant,
+            name=chosen,
+            description=description if description is not None else parsed.description or "",
+            prompts=parsed.prompts,
+        )
+        report = dict(parsed.report)
+        scripts = _regex_scripts_of(data)
+        if scripts is not None:  # SillyTavern presets carry them (``regex_scripts``)
+            report["regex_scripts"] = regex_scripts.import_scripts(tenant, scripts, preset=preset)
+    return preset, report
+
+
+def _regex_scripts_of(data) -> object:
+    extensions = data.get("extensions") if isinstance(data, dict) else None
+    if not isinstance(extensions, dict):
+        return None
+    return extensions.get(regex_scripts.REGEX_SCRIPTS)

@@ -42,6 +42,8 @@ from roleplay.prompting.assembly import (
 )
 from roleplay.prompting.notes import effective_note
 from roleplay.prompting.presets import LoadedPreset
+from roleplay.regex_scripts.selectors import active_scripts
+from roleplay.regex_scripts.turns import TurnScripts, prompt_history
 
 from .plugin import PLUGINS
 from .reads import turn_conversation
@@ -222,6 +224,7 @@ def load_context(
         author_note=effective_note(conversation.author_note, conversation.character.author_note),
         record=record,
     )
+    _prompt_scripts(ctx)
     ctx.trace["read"] = {
         "kind": turn.kind,
         "history_messages": len(history),
@@ -236,6 +239,17 @@ def load_context(
         read(ctx, conversation)
         timings[name] = round((time.perf_counter() - began) * 1000, 3)
     return ctx
+
+
+def _prompt_scripts(ctx: TurnContext) -> None:
+    """The conversation's regex scripts, read once for the turn (its reply passes them
+    before it is stored), and the prompt-only ones on the turn's copy of the history and
+    input (``regex_scripts.turns``): what is stored stays as it is."""
+    conversation = ctx.conversation
+    scripts = active_scripts(conversation.tenant, ctx.character, ctx.preset.id, ctx.user_name)
+    ctx.slot(TurnScripts).active = scripts
+    if scripts:
+        ctx.history, ctx.user_input = prompt_history(scripts, ctx.history, ctx.user_input)
 
 
 def stored_history(conversation: Conversation) -> list[HistoryMessage]:

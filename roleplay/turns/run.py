@@ -25,6 +25,7 @@ from roleplay.conversations.services import titles as conversation_titles
 from roleplay.llm.errors import ModelCancelled, ModelError
 from roleplay.models import Turn, TurnStatus
 from roleplay.prompting.assembly import ContextOverflow
+from roleplay.regex_scripts.turns import stored_text, turn_scripts
 from roleplay.turns import cancels, hub
 from roleplay.turns.hub import TurnFanout
 from roleplay.turns.priority import STARTS
@@ -79,7 +80,8 @@ async def run_turn(
             "finish_reason": finish_reason,
         }
         trace["duration_ms"] = round((time.perf_counter() - started) * 1000, 1)
-        content = "".join(parts)
+        # the reply as stored, after the AI-output scripts (``regex_scripts``)
+        content = stored_text(turn_scripts(ctx), "".join(parts), "assistant")
         closed = await run_db(
             finish_turn,
             turn,

@@ -15,6 +15,7 @@ from __future__ import annotations
 from console.failures import NotFound
 from console.scoping import LOOKUP_MISSES
 from memory.selectors import count_chat_messages
+from roleplay.regex_scripts.turns import lore_block, turn_scripts
 from roleplay.turns.plugin import PluginFailed, TurnPlugin
 from roleplay.worldbook_plugin import state as worldbook_state
 from story import selectors as story_reads
@@ -110,8 +111,10 @@ def _select_into(ctx, tenant, request: SelectRequest, bound) -> None:
         result = select_result(tenant, request, record=ctx.record, bound=bound)
     except WorldbookError as exc:
         raise WorldbookTurnError(exc.code, exc.message) from exc
+    scripts = turn_scripts(ctx)  # world-info regex scripts (``regex_scripts``)
     ctx.blocks.extend(
-        {key: b[key] for key in PLACEMENT_KEYS if b.get(key) is not None} for b in result.blocks
+        lore_block(scripts, {key: b[key] for key in PLACEMENT_KEYS if b.get(key) is not None})
+        for b in result.blocks
     )
     ctx.trace["worldbook"] = {
         "books": [b.ref() for b in bound],

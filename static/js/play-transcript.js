@@ -35,6 +35,7 @@ export function textOf(li) {
 
 export function setText(li, text) {
   sources.set(li, text);
+  delete li.dataset.display; // a new text: the display-only scripts' version is out of date
   li.querySelector(".text").replaceChildren(render(text));
 }
 
@@ -55,7 +56,13 @@ function showTime(time, when) {
 
 /** Show a message the server rendered (still its plain source): Markdown, local time. */
 function renderMessage(li) {
-  if (!sources.has(li)) setText(li, textOf(li));
+  if (!sources.has(li)) {
+    // data-display: the display-only regex scripts' version (shown; the source is kept)
+    const shown = li.dataset.display;
+    const source = textOf(li);
+    sources.set(li, source);
+    li.querySelector(".text").replaceChildren(render(shown === undefined ? source : shown));
+  }
   const time = li.querySelector("time.when[datetime]");
   if (time && time.dateTime) showTime(time, new Date(time.dateTime));
 }

@@ -65,6 +65,7 @@ class World:
     image_slot: object = None
     http_endpoint: object = None
     mcp_server: object = None
+    regex_script: object = None
 
     @property
     def image_token(self) -> str:
@@ -112,7 +113,7 @@ class World:
 
     def object_for(self, model):
         objects = (self.model_config, self.character, self.player, self.conversation)
-        tools = (self.http_endpoint, self.mcp_server)
+        tools = (self.http_endpoint, self.mcp_server, self.regex_script)
         for obj in (*objects, self.persona, self.preset, self.scenario, self.image_config, *tools):
             if isinstance(obj, model):
                 return obj
@@ -205,6 +206,7 @@ def build_world(tenant, base_url: str, label: str) -> World:
     _visual_world(conversation)
     http_endpoint, mcp_server = _workflow_tools(tenant, base_url, label)
     _dio_version(conversation, label)
+    regex_script = _regex_script(tenant, label)
     return World(
         tenant,
         config,
@@ -225,7 +227,17 @@ def build_world(tenant, base_url: str, label: str) -> World:
         image_slot,
         http_endpoint,
         mcp_server,
+        regex_script,
     )
+
+
+def _regex_script(tenant, label: str):
+    """A global regex script of the tenant (it changes nothing the tests send)."""
+    from roleplay.regex_scripts.services import create_script
+
+    script = {"scriptName": f"{label}-regex", "findRegex": "/never-said-\\d{9}/g",
+              "placement": [1, 2]}  # fmt: skip
+    return create_script(tenant, scope="global", script=script)
 
 
 def _workflow_tools(tenant, base_url: str, label: str):

@@ -175,6 +175,10 @@ def valid_body(route: Route, method: str, world) -> dict:
             "imagegeneration": {"prompt": "a key", "image_config": str(world.image_config.pk)},
             "httptoolendpoint": {"name": "n", "url_prefix": "https://lore.example/api"},
             "mcpserver": {"name": "n", "url": "https://tools.example/mcp", "allowed_tools": ["t"]},
+            "regexscript": {
+                "scope": "global",
+                "script": {"scriptName": "n", "findRegex": "/a/g", "placement": [2]},
+            },
         }.get(basename, {})
     return {
         "conversation-archive": {"keep_recent": 0},
@@ -212,6 +216,7 @@ def valid_body(route: Route, method: str, world) -> dict:
         "player-memory-handoff-accept": _receiver(world),
         "player-memory-handoff-close": {**_receiver(world), "version": 1},
         "preset-import": {"name": "n", "preset": {"prompts": []}},
+        "character-regex-allow": {"allow": True},
         "conversation-agent-state-restore": {"revision": 1},
         "conversation-story-quarantine-resolve": {"note": "settled by hand"},
         "conversation-checkpoint-edit": {

@@ -15,6 +15,7 @@ import re
 from console.models import ApiToken, Player
 from images.models import ImageConfig
 from roleplay.models import Character, Conversation, ModelConfig, Persona, Preset, Scenario
+from roleplay.regex_scripts.models import RegexScript
 from roleplay.workflows.tool_models import HttpToolEndpoint, McpServer
 from tests.matrix.world import BY_PARAMETER, PROMPT_ID
 
@@ -68,6 +69,9 @@ PK_MODELS = {
     "preset_delete": Preset,
     "preset_export": Preset,
     "preset_preview": Preset,
+    "regex_script_edit": RegexScript,
+    "regex_script_delete": RegexScript,
+    "character_regex_allow": Character,
     "scenario_edit": Scenario,
     "scenario_delete": Scenario,
 }

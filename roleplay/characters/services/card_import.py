@@ -35,6 +35,8 @@ from roleplay.characters.services import avatars
 from roleplay.characters.services.characters import create_character
 from roleplay.errors import FieldErrors
 from roleplay.models import Character, CharacterImport
+from roleplay.regex_scripts import services as regex_scripts
+from roleplay.regex_scripts.services import REGEX_SCRIPTS
 from worldbook import selectors as worldbook_reads
 from worldbook import services as worldbooks
 
@@ -60,6 +62,8 @@ class _Parsed:
     avatar: bytes | None
     book: Any  # a worldbook BookIn, or None
     report: CardReport
+    # ``extensions.regex_scripts`` as the card wrote it (stored as regex scripts, not kept)
+    regex_scripts: Any = None
 
 
 def import_card(
@@ -97,7 +101,21 @@ def parse_card(filename: str, data: bytes) -> _Parsed:
     data_part = card.card if card.spec == "ccv1" else card.card["data"]
     if data_part.get(BOOK) is not None:
         book, report.book = _embedded_book(filename, data, card)
-    return _Parsed(card, fields, avatar, book, report)
+    scripts = _regex_scripts(fields, report)
+    return _Parsed(card, fields, avatar, book, report, scripts)
+
+
+def _regex_scripts(fields: dict[str, Any], report: CardReport) -> Any:
+    """The card's regex scripts, taken out of ``extensions`` (they become the character's
+    regex scripts, given back on export); each that cannot run is a warning now, before
+    anything is written, and is not imported."""
+    extensions = fields.get("extensions")
+    if not isinstance(extensions, dict) or REGEX_SCRIPTS not in extensions:
+        return None
+    raws = extensions.pop(REGEX_SCRIPTS)
+    for problem in regex_scripts.check_scripts(raws):
+        report.warn(*regex_scripts.refused_warning(problem))
+    return raws
 
 
 def _embedded_book(filename: str, data: bytes, card: CardFile):
@@ -142,6 +160,9 @@ def _write(tenant, filename: str, parsed: _Parsed) -> ImportedCard:
         book, _revision = worldbooks.create_book(tenant, parsed.book, report=parsed.report.book)
         worldbooks.put_bindings(tenant, str(character.id), [{"book_id": str(book.id)}])
     report = parsed.report.to_dict()
+    if parsed.regex_scripts is not None:
+        result = regex_scripts.import_scripts(tenant, parsed.regex_scripts, character=character)
+        report["regex_scripts"] = {**result, "allowed": False}
     CharacterImport.objects.create(
         tenant=tenant,
         character=character,

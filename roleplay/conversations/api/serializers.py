@@ -60,6 +60,13 @@ class ConversationSerializer(StrictSerializer):
 
 class MessageSerializer(serializers.ModelSerializer):
     timestamp = serializers.IntegerField(source="ts", read_only=True)
+    display = serializers.SerializerMethodField(
+        help_text="What the chat shows: the text after the display-only (markdownOnly) regex "
+        "scripts; the stored content otherwise (docs/regex.md)."
+    )
+
+    def get_display(self, message) -> str:
+        return self.context.get("display", {}).get(str(message.id), message.content)
 
     class Meta:
         model = Message
@@ -75,6 +82,7 @@ class MessageSerializer(serializers.ModelSerializer):
             "selected_alternative",
             "edited",
             "created_at",
+            "display",
         ]
 
 

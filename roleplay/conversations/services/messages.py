@@ -21,6 +21,9 @@ from memory.models import Message
 from roleplay.agentic.services import agent_state
 from roleplay.errors import NotFound, TurnInProgress
 from roleplay.models import Conversation
+from roleplay.players.selectors import persona_for
+from roleplay.regex_scripts.selectors import for_conversation
+from roleplay.regex_scripts.turns import stored_text
 from roleplay.turns.records import live_turns
 
 
@@ -52,6 +55,9 @@ def edit_message(conversation: Conversation, message_id, content: str, *, editor
     """Replace a user's or assistant's text, recording who changed it and when."""
     quiet(conversation)
     message = message_of(conversation, message_id)
+    # the scripts marked runOnEdit, on the new text as it is stored (``regex_scripts``)
+    scripts = for_conversation(conversation, persona_for(conversation).name)
+    content = stored_text(scripts, content, message.role, edit=True)
     edited = alternatives.edit_message(conversation.tenant, message.id, content, editor=editor)
     if edited.content != message.content:
         agent_state.withdraw_from(conversation.tenant_id, conversation.pk, message.ts)

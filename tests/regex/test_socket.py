@@ -1,0 +1,40 @@
+"""Regex scripts through the socket door: the streamed ``delta`` events carry the model's
+text as it came (they are sent before the reply is complete), while ``turn.completed`` and the
+stored reply carry the AI-output scripts' result; the player's message is stored after the
+user-input scripts."""
+
+from __future__ import annotations
+
+import pytest
+from asgiref.sync import sync_to_async
+
+from roleplay.llm.scripted_server import Reply
+from roleplay.regex_scripts.services import create_script, set_allowed
+from tests.ws.test_chat_socket import connect
+from tests.ws.test_rewrites import send, stored, until
+
+pytestmark = [pytest.mark.asyncio, pytest.mark.django_db(transaction=True)]
+
+
+@sync_to_async
+def scripts_on(conversation, character):
+    tenant = conversation.tenant
+    create_script(tenant, scope="character", character=character, script={
+        "scriptName": "no shouting", "findRegex": "/!+/g", "replaceString": ".",
+        "placement": [1, 2]})  # fmt: skip
+    set_allowed(character, True)
+
+
+async def test_deltas_are_raw_and_the_completed_reply_is_scripted(conversation, character, llm):
+    await scripts_on(conversation, character)
+    llm.enqueue(Reply(content="The gate opens!! At dawn!", chunks=3))
+    comm = await connect(conversation)
+    await send(comm, type="user_message", client_message_id="c1", content="Open it!!!")
+    events = await until(comm, "turn.completed")
+    streamed = "".join(e["text"] for e in events if e["type"] == "delta")
+    assert streamed == "The gate opens!! At dawn!"
+    assert events[-1]["content"] == "The gate opens. At dawn."
+    assert await stored(conversation) == [
+        ("user", "Open it."), ("assistant", "The gate opens. At dawn."),
+    ]  # fmt: skip
+    await comm.disconnect()
