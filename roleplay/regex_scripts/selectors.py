@@ -6,6 +6,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from functools import lru_cache
+
+from django.db.models import Q
 
 from roleplay.llm.gateway import resolve_config
 from roleplay.models import Character
@@ -43,6 +46,16 @@ def owned(tenant, *, scope: str, character=None, preset=None):
     return rows.order_by("position", "created_at")
 
 
+def may_apply(tenant_id, character_id) -> bool:
+    """Whether any script could run on a conversation with this character: one indexed
+    probe, so a tenant without scripts (the usual case) pays one small read per turn and
+    nothing more. Any preset's scripts count (the preset is resolved only when needed)."""
+    mine = Q(scope=ScriptScope.CHARACTER, character_id=character_id,
+             character__allow_regex=True)  # fmt: skip
+    shared = Q(scope__in=(ScriptScope.GLOBAL, ScriptScope.PRESET))
+    return RegexScript.objects.filter(tenant_id=tenant_id).filter(shared | mine).exists()
+
+
 def active_scripts(
     tenant, character: Character | None, preset_id: str | None, user_name: str = ""
 ) -> ActiveScripts:
@@ -66,11 +79,20 @@ def active_scripts(
 def _compiled(rows: Iterable[RegexScript]) -> list[CompiledScript]:
     out = []
     for row in rows:
-        try:
-            out.append(compile_script(row.script))
-        except RegexScriptError:
-            continue
+        compiled = _compile(row.pk, row.updated_at, row)
+        if compiled is not None:
+            out.append(compiled)
     return out
+
+
+@lru_cache(maxsize=2048)
+def _compile(pk, updated_at, row: RegexScript) -> CompiledScript | None:
+    """A script compiled once per saved version (its id and ``updated_at`` are the key; the
+    row rides along unhashed)."""
+    try:
+        return compile_script(row.script)
+    except RegexScriptError:
+        return None
 
 
 def for_conversation(conversation, user_name: str) -> ActiveScripts:

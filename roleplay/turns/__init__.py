@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from roleplay.errors import TurnInProgress
 from roleplay.players.selectors import persona_for
-from roleplay.regex_scripts.selectors import for_conversation
+from roleplay.regex_scripts.selectors import for_conversation, may_apply
 from roleplay.regex_scripts.turns import stored_text
 
 from .context import HISTORY_LIMIT, TurnContext, load_context
@@ -57,14 +57,16 @@ def begin_and_load(
     """Start a turn of ``kind`` (storing the player's message for ``chat``), then read its
     context (nothing is read for a repeated client id). A failure to load is returned for
     ``run_turn`` to report as the turn's error, since the turn exists by then."""
-    if kind == "chat" and content:  # the player's message as stored (``regex_scripts``)
-        scripts = for_conversation(conversation, persona_for(conversation).name)
-        content = stored_text(scripts, content, "user")
+    scripts = may_apply(conversation.tenant_id, conversation.character_id)
+    if scripts and kind == "chat" and content:  # the message as stored (``regex_scripts``)
+        active = for_conversation(conversation, persona_for(conversation).name)
+        content = stored_text(active, content, "user")
     start = begin_turn(conversation, client_message_id, content, kind=kind)
     if start.duplicate:
         return start, None
     try:
-        return start, load_context(start.turn, content if kind == "chat" else None)
+        user_input = content if kind == "chat" else None
+        return start, load_context(start.turn, user_input, scripts=scripts)
     except Exception as exc:
         return start, exc
 

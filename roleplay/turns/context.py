@@ -198,11 +198,13 @@ def load_context(
     *,
     preset: LoadedPreset | None = None,
     record: bool = True,
+    scripts: bool | None = None,
 ) -> TurnContext:
     """The context of ``turn``: its conversation as it is now (a renamed character or
     persona, a changed model config), the history the turn's kind calls for, and every
     plug-in's ``read`` additions. ``preset`` replaces the model config's (the preset
-    editor's preview of unsaved prompts); ``record=False`` keeps hooks from writing."""
+    editor's preview of unsaved prompts); ``record=False`` keeps hooks from writing;
+    ``scripts=False``: the caller found that no regex script can apply (None: read them)."""
     conversation, config, scenario, agent_state, dio = turn_conversation(turn.conversation_id)
     history, user_input, continuing = _split(turn, stored_history(conversation), user_input)
     ctx = TurnContext(
@@ -224,7 +226,8 @@ def load_context(
         author_note=effective_note(conversation.author_note, conversation.character.author_note),
         record=record,
     )
-    _prompt_scripts(ctx)
+    if scripts is not False:  # False: none can apply (``regex_scripts.may_apply``)
+        _prompt_scripts(ctx)
     ctx.trace["read"] = {
         "kind": turn.kind,
         "history_messages": len(history),
