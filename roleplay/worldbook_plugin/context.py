@@ -18,6 +18,7 @@ from memory.selectors import count_chat_messages
 from roleplay.turns.plugin import PluginFailed, TurnPlugin
 from roleplay.worldbook_plugin import state as worldbook_state
 from story import selectors as story_reads
+from worldbook.engine.activation import CONSTANT
 from worldbook.engine.gc_pause import paused_gc
 from worldbook.engine.schema import SelectRequest
 from worldbook.errors import WorldbookError
@@ -106,12 +107,17 @@ def turn_state(ctx, agent) -> dict:
 
 
 def _select_into(ctx, tenant, request: SelectRequest, bound) -> None:
+    """The selected blocks into the turn's, each but the constant entries marked
+    ``per_turn`` (the selection changes with the conversation: the cache-aware layout
+    places them after the history, ``prompting.stability``)."""
     try:
         result = select_result(tenant, request, record=ctx.record, bound=bound)
     except WorldbookError as exc:
         raise WorldbookTurnError(exc.code, exc.message) from exc
     ctx.blocks.extend(
-        {key: b[key] for key in PLACEMENT_KEYS if b.get(key) is not None} for b in result.blocks
+        {key: b[key] for key in PLACEMENT_KEYS if b.get(key) is not None}
+        | ({"per_turn": True} if b.get("reason") != CONSTANT else {})
+        for b in result.blocks
     )
     ctx.trace["worldbook"] = {
         "books": [b.ref() for b in bound],
