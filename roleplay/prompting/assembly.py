@@ -36,6 +36,7 @@ from typing import Any
 
 from console.failures import Invalid
 from roleplay.prompting import presets as p
+from roleplay.prompting.joining import JOIN, join_system, with_turn_context
 from roleplay.prompting.macros import VOLATILE_MACROS, MacroContext, expand_macros
 from roleplay.prompting.placement import (
     Block,
@@ -54,7 +55,6 @@ from roleplay.prompting.stability import (
 )
 
 SAFETY_MARGIN_TOKENS = 64
-JOIN = "\n\n"  # between system prompts joined into one message
 MessageCounter = Callable[[Sequence[Mapping[str, Any]]], int]
 NOTE_POSITIONS = ("author_note_top", "author_note_bottom")
 CHARACTER_PROMPTS = (p.MAIN, p.ROLEPLAY, "charDescription", "charPersonality", "scenario")
@@ -200,8 +200,8 @@ def assemble(
         blocks = [b for b in built.blocks if _capability(b) in capable]
         unavailable = tuple(b.id for b in built.blocks if _capability(b) not in capable)
         placed = place_context_blocks(built.messages, built.layout, blocks)
-        late = _with_turn_context(built, placed.messages, placed.placements)
-        messages, sources = _join_system(late)
+        late = with_turn_context(built, placed.messages, placed.placements)
+        messages, sources = join_system(late)
         # A message's cost is additive: count each once, for the total and the trace.
         costs = [count_messages([m]) - empty for m in messages]
         tokens = empty + sum(costs)
@@ -514,93 +514,3 @@ def _seeded(context: MacroContext, identifier: str) -> MacroContext:
     """The turn's seed plus the prompt's identifier: identical macros in two prompts draw
     differently, the same prompt on a retry draws alike."""
     return replace(context, seed=f"{context.seed}:{identifier}")
-
-
-@dataclass(frozen=True)
-class _Late:
-    """The placed messages with the per-turn ones added; their sources, the placements
-    shifted to match, where the history starts and the per-turn messages' range."""
-
-    messages: list[dict[str, Any]]
-    sources: list[str]
-    placements: tuple[Placement, ...]
-    head_end: int
-    turn: range
-
-
-def _with_turn_context(
-    built: _Built, placed: Sequence[dict[str, Any]], placements: tuple[Placement, ...]
-) -> _Late:
-    """The per-turn blocks added at the turnContext marker: right after the message that
-    precedes the marker, so before the blocks placed at that point (depth 0)."""
-    messages, count = list(placed), len(placed)
-    sources = _placed_sources(built, placements, count)
-    head_end = _placed_head_end(built, placements)
-    if built.turn_at is None or not built.turn_blocks:
-        return _Late(messages, sources, placements, head_end, range(0))
-    origins = _origins(placements, count)
-    at = 0 if built.turn_at == 0 else origins.index(built.turn_at - 1) + 1
-    added = len(built.turn_blocks)
-    messages[at:at] = [{"role": b.role, "content": b.content} for b in built.turn_blocks]
-    sources[at:at] = [f"block:{b.id}" for b in built.turn_blocks]
-    shifted = tuple(
-        replace(pl, message_index=pl.message_index + added) if pl.message_index >= at else pl
-        for pl in placements
-    )
-    if built.turn_at <= built.head_end:  # an operator put the marker before the history
-        head_end += added
-    return _Late(messages, sources, shifted, head_end, range(at, at + added))
-
-
-def _join_system(late: _Late) -> tuple[list[dict[str, Any]], list[str]]:
-    """Join the system messages before the history into one, and the per-turn system
-    messages at the turnContext marker into one; (messages, their sources)."""
-    joined: list[dict[str, Any]] = []
-    joined_sources: list[str] = []
-    previous = None
-    for index, message in enumerate(late.messages):
-        region = "head" if index < late.head_end else "turn" if index in late.turn else None
-        joins = bool(joined) and region is not None and region == previous
-        joins = joins and message["role"] == joined[-1]["role"] == "system"
-        previous = region
-        if joins:
-            content = joined[-1]["content"] + JOIN + message["content"]
-            joined[-1] = {**joined[-1], "content": content}
-            joined_sources[-1] = joined_sources[-1] + "+" + late.sources[index]
-            continue
-        joined.append(message)
-        joined_sources.append(late.sources[index])
-    return joined, joined_sources
-
-
-def _origins(placements: tuple[Placement, ...], count: int) -> list[int | None]:
-    """For every placed message, the builder's index of it (None: a block placement
-    inserted)."""
-    inserted = {pl.message_index for pl in placements if not pl.merged}
-    origins: list[int | None] = []
-    original = 0
-    for index in range(count):
-        if index in inserted:
-            origins.append(None)
-        else:
-            origins.append(original)
-            original += 1
-    return origins
-
-
-def _placed_sources(built: _Built, placements: tuple[Placement, ...], count: int) -> list[str]:
-    """The source of every placed message: the builder's, shifted by inserted blocks."""
-    inserted = {pl.message_index: f"block:{pl.block_id}" for pl in placements if not pl.merged}
-    return [
-        inserted[index] if origin is None else built.sources[origin]
-        for index, origin in enumerate(_origins(placements, count))
-    ]
-
-
-def _placed_head_end(built: _Built, placements: tuple[Placement, ...]) -> int:
-    """Where the history starts once blocks were inserted before it."""
-    shift = sum(1 for pl in placements if not pl.merged and pl.position in _HEAD_POSITIONS)
-    return built.head_end + shift
-
-
-_HEAD_POSITIONS = ("before_character", "after_character", "before_examples", "after_examples")
