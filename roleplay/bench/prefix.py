@@ -8,8 +8,9 @@ scripted conversation over the real socket path twice, once with the shipped def
 preset (the cache-aware layout) and once with the same preset without its ``turnContext``
 marker (the classic layout); every model is on the scripted server (Agent V2's roles,
 Story's JSON calls and the compactor answered as ``bench_continuity`` and
-``bench_story`` answer them), Agent V2's run and a pre-compaction are executed in-process
-after each turn, as their Celery tasks would.
+``bench_story`` answer them), Agent V2's run, a pre-compaction and the memory pack's
+refresh are executed in-process after each turn, as their Celery tasks would. The window is
+3,072 tokens and Compact's trigger 0.5, so the Compact arms compact within a dozen turns.
 
 For each pair of consecutive turns the Actor requests the server received are compared:
 the shared prefix (whole equal messages, then the common start of the first that differs)
@@ -27,12 +28,15 @@ from dataclasses import dataclass, field
 
 from asgiref.sync import sync_to_async
 
-from console.tokens import count_messages, count_tokens
+from console.tokens import count_messages
 from roleplay.bench.stats import summary
 
 ARMS = ("none", "worldbook", "memory", "agentic", "story", "compact", "all")
 LAYOUTS = ("cache_aware", "classic")
-CONTEXT_LIMIT, MAX_OUTPUT, TRIGGER = 4096, 256, 0.5
+CONTEXT_LIMIT, MAX_OUTPUT, TRIGGER = 3072, 256, 0.5
+# Background work a turn queues that its next turn reads, run here after each turn as a
+# worker would: the memory pack's refresh.
+BACKGROUND = "memory.refresh_pack"
 ACTOR_MODEL = "scripted-model"
 GOAL = {"share_p50": 0.90, "share_p10": 0.70}
 
@@ -58,7 +62,8 @@ def shared_tokens(earlier: list[dict], later: list[dict]) -> int:
         if a.get("role") == b.get("role") and a.get("name") == b.get("name"):
             x, y = str(a.get("content") or ""), str(b.get("content") or "")
             common = next((i for i, (c, d) in enumerate(zip(x, y, strict=False)) if c != d), None)
-            shared += count_tokens(x[: min(len(x), len(y)) if common is None else common])
+            cut = x[: min(len(x), len(y)) if common is None else common]
+            shared += count_messages([{**a, "content": cut}]) - count_messages([])
         break
     return shared
 
@@ -125,10 +130,11 @@ def _quantile(values: list[float], q: float) -> float:
     return ordered[min(int(q * len(ordered)), len(ordered) - 1)]
 
 
-async def play(server, arm: Arm, turns: int) -> None:
+async def play(server, arm: Arm, turns: int, queue: str) -> None:
     """``turns`` turns of ``arm``'s conversation; each Actor request and its trace kept."""
     for n in range(1, turns + 1):
         turn = await _turn(server, arm, n, arm.player.text(n))
+        await sync_to_async(_background)(queue)
         request = _actor_request(server.requests, ACTOR_MODEL)
         prompt = turn.trace.get("prompt") or {}
         compact = turn.trace.get("compact") or {}
@@ -186,10 +192,20 @@ def _actor_request(requests: list[dict], model: str) -> list[dict]:
     return list(actor[-1]["messages"]) if actor else []
 
 
-def run_layouts(server, arms: dict[str, dict[str, Arm]], turns: int, set_layout) -> None:
+def _background(queue: str) -> None:
+    from memory import tasks
+    from roleplay.bench.queue import take
+
+    for args in take(queue, BACKGROUND):
+        tasks.refresh_pack(*args)
+
+
+def run_layouts(
+    server, arms: dict[str, dict[str, Arm]], turns: int, set_layout, queue: str
+) -> None:
     """Every arm with one layout (``set_layout`` switches the Actor's preset), then every
-    arm with the other."""
+    arm with the other; ``queue``: the private queue the turns' background work goes to."""
     for layout in LAYOUTS:
         set_layout(layout)
         for by_layout in arms.values():
-            asyncio.run(play(server, by_layout[layout], turns))
+            asyncio.run(play(server, by_layout[layout], turns, queue))

@@ -52,7 +52,8 @@ def prompt_trace(prompt: AssembledPrompt) -> dict:
 
 
 def _tokens(messages: list[dict]) -> int:
-    return count_messages(messages) if messages else 0
+    """The messages' tokens, framing included, without the reply's priming."""
+    return count_messages(messages) - count_messages([])
 
 
 def usage_of(result: CompletionResult | None) -> dict:

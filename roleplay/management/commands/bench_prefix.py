@@ -20,7 +20,7 @@ class Command(BaseCommand):
     help = "Measure the prompt prefix consecutive Actor requests share, per capability."
 
     def add_arguments(self, parser):
-        parser.add_argument("--turns", type=int, default=10)
+        parser.add_argument("--turns", type=int, default=12)
         parser.add_argument("--entries", type=int, default=5000)
         parser.add_argument("--json", action="store_true")
 
@@ -41,8 +41,8 @@ class Command(BaseCommand):
         with ScriptedOpenAIServer(default=Reply.from_callable(prefix.route)) as server:
             bench, arms, set_layout = _world(server.base_url, turns, entries)
             try:
-                with private_queue():
-                    prefix.run_layouts(server, arms, turns, set_layout)
+                with private_queue(None) as found:
+                    prefix.run_layouts(server, arms, turns, set_layout, found["queue"])
                 data = prefix.report(
                     [arm for by_layout in arms.values() for arm in by_layout.values()], turns
                 )
