@@ -33,8 +33,12 @@ def test_the_benchmark_measures_every_arm_with_both_layouts_and_cleans_up():
 
 
 def test_the_shared_prefix_counts_whole_messages_then_the_common_start():
-    a = [{"role": "system", "content": "Keep the lamp lit."}, {"role": "user", "content": "Hi"}]
-    assert shared_tokens(a, a) > shared_tokens(a, [a[0], {"role": "user", "content": "Ho"}])
+    a = [
+        {"role": "system", "content": "Keep the lamp lit."},
+        {"role": "user", "content": "Is the lamp lit tonight, keeper?"},
+    ]
+    cut = [a[0], {"role": "user", "content": "Is the lamp out?"}]
+    assert shared_tokens(a, a) > shared_tokens(a, cut) > shared_tokens(a, a[:1])
     assert shared_tokens(a, [{"role": "user", "content": "Keep"}]) == 0
 
 
