@@ -141,7 +141,8 @@ async def play(server, arm: Arm, turns: int, queue: str) -> None:
         arm.requests.append(request)
         arm.stable.append(int(prompt.get("stable_prefix_tokens", 0)))
         arm.dropped.append(int(prompt.get("dropped_history", 0)))
-        arm.compacted.append(compact.get("outcome") == "compacted")
+        # Either rewrites the history the prompt sends (the summary and the kept messages).
+        arm.compacted.append(compact.get("outcome") in ("compacted", "dropped_history"))
 
 
 async def _turn(server, arm: Arm, n: int, text: str):

@@ -66,6 +66,7 @@ def _world(base_url: str, turns: int, entries: int):
     layout; and the function that switches the Actor's preset to a layout."""
     from console.models import Player
     from memory.configs.services import put_settings
+    from memory.entries.services import add_entry
     from roleplay.bench import continuity
     from roleplay.bench.agentic import add_agentic
     from roleplay.bench.prefix import Arm
@@ -125,6 +126,9 @@ def _world(base_url: str, turns: int, entries: int):
             conversation = Conversation.objects.create(
                 tenant=tenant, player=player, character=character, scenario=scenario
             )
+            if "memory" in on:  # something for memory to place: a stated preference
+                add_entry(tenant, player, kind="preference", scope="shared",
+                          category_key="length", content="Keep replies brief.")  # fmt: skip
             tag = chr(ord("A") + index) + ("C" if layout == "classic" else "W")
             player = continuity.Player(conversation, tag, turns)
             arms[name][layout] = Arm(name, layout, player, agentic="agentic" in on)
