@@ -197,7 +197,9 @@ class Job:
         ctx.history = list(history)
         self.summary = cp.summary_text(summary) if summary is not None else ""
         if summary is not None:
-            ctx.place(BLOCK_ID, HEADER + "\n" + self.summary)
+            # Stable until the next compaction, which rewrites the history after it anyway:
+            # it stays in the stable prefix, before the history it summarises.
+            ctx.place(BLOCK_ID, HEADER + "\n" + self.summary, per_turn=False)
 
     def project(self) -> None:
         """Context governance (Agent V2 with Compact): what the background would read

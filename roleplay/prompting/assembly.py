@@ -15,8 +15,13 @@
    which positions the layout will have.
 3. **Placement.** Worldbook blocks and the preset's ``at_depth`` prompts are placed
    (``placement``); a block whose position the layout lacks is never dropped silently: it is
-   returned in ``unavailable``. Then the system messages before the history are joined with
-   blank lines into one (many chat templates accept only one system message).
+   returned in ``unavailable``. With the cache-aware layout (the preset has the
+   ``turnContext`` marker) the blocks marked ``per_turn`` that ask for a place near the
+   character go to the marker instead, after the history (``stability``). Then the system
+   messages before the history are joined with blank lines into one (many chat templates
+   accept only one system message), and so are the per-turn system messages at the marker.
+   Each piece is labelled stable or per turn; the run of stable pieces from the start is
+   the stable prefix a model server can keep cached from one turn to the next.
 4. **Budget.** ``context_limit - max_output_tokens - margin``, counted on the final messages;
    the oldest history goes first, one whole message at a time; everything else is fixed and
    never dropped; when the fixed part alone does not fit it is ``context_overflow``.
@@ -31,7 +36,8 @@ from typing import Any
 
 from console.failures import Invalid
 from roleplay.prompting import presets as p
-from roleplay.prompting.macros import MacroContext, expand_macros
+from roleplay.prompting.joining import JOIN, join_system, with_turn_context
+from roleplay.prompting.macros import VOLATILE_MACROS, MacroContext, expand_macros
 from roleplay.prompting.placement import (
     Block,
     History,
@@ -40,6 +46,12 @@ from roleplay.prompting.placement import (
     Span,
     place_context_blocks,
     placement_capabilities,
+)
+from roleplay.prompting.stability import (
+    per_turn_ids,
+    prefix_length,
+    split_turn_blocks,
+    stable_pieces,
 )
 
 SAFETY_MARGIN_TOKENS = 64
@@ -123,11 +135,36 @@ class AssembledPrompt:
     # (source, message) before the system messages at the head were joined: what the
     # preview counts block by block.
     pieces: tuple[tuple[str, Mapping[str, Any]], ...] = ()
+    # For each piece, whether it stays the same on the next turn (``stability``), and the
+    # layout it was assembled with (``LoadedPreset.layout``).
+    stable: tuple[bool, ...] = ()
+    layout: str = "classic"
 
     def message_pieces(self) -> list[list[tuple[str, Mapping[str, Any]]]]:
         """For each message, the pieces it was joined from (one for most messages)."""
         pieces = iter(self.pieces)
         return [[next(pieces) for _ in part.source.split("+")] for part in self.parts]
+
+    @property
+    def stable_prefix_pieces(self) -> int:
+        """How many pieces from the start are stable: the stable prefix."""
+        return prefix_length(self.stable)
+
+    def stable_prefix(self) -> list[dict[str, Any]]:
+        """The messages of the stable prefix; the last one cut after its last stable piece
+        when the prefix ends inside a joined message (the next turn's request starts with
+        exactly these, when only per-turn parts changed)."""
+        left, out = self.stable_prefix_pieces, []
+        for message, joined in zip(self.messages, self.message_pieces(), strict=True):
+            if left <= 0:
+                break
+            if left >= len(joined):
+                out.append(message)
+            else:
+                kept = JOIN.join(str(piece["content"]) for _, piece in joined[:left])
+                out.append({**message, "content": kept})
+            left -= len(joined)
+        return out
 
 
 def note_active(inputs: ActorInputs) -> bool:
@@ -163,7 +200,8 @@ def assemble(
         blocks = [b for b in built.blocks if _capability(b) in capable]
         unavailable = tuple(b.id for b in built.blocks if _capability(b) not in capable)
         placed = place_context_blocks(built.messages, built.layout, blocks)
-        messages, sources = _join_head(list(placed.messages), built, placed.placements)
+        late = with_turn_context(built, placed.messages, placed.placements)
+        messages, sources = join_system(late)
         # A message's cost is additive: count each once, for the total and the trace.
         costs = [count_messages([m]) - empty for m in messages]
         tokens = empty + sum(costs)
@@ -192,17 +230,20 @@ def assemble(
         prompt_tokens=tokens,
         budget=budget,
         dropped_history=dropped,
-        placements=placed.placements,
+        placements=late.placements,
         unavailable=unavailable,
         unknown_macros=built.unknown,
         missing_variables=built.missing,
-        pieces=tuple(
-            zip(
-                _placed_sources(built, placed.placements, len(placed.messages)),
-                placed.messages,
-                strict=True,
-            )
+        pieces=tuple(zip(late.sources, late.messages, strict=True)),
+        stable=stable_pieces(
+            late.sources,
+            per_turn=built.per_turn,
+            depth_blocks={b.id for b in blocks if b.position == "at_depth"},
+            volatile_prompts=built.volatile,
+            note_moves=built.note_moves,
+            placements=late.placements,
         ),
+        layout=preset.layout,
     )
 
 
@@ -220,6 +261,15 @@ class _Built:
     unknown: tuple[str, ...]
     missing: tuple[str, ...]
     history_indices: tuple[int, ...] = ()
+    # The cache-aware layout's turnContext marker (the builder's index it stands at) and the
+    # blocks that go there, the ids of the
+    # per-turn blocks, the identifiers of prompts using a volatile macro, and whether the
+    # author's note moves from turn to turn (``stability``).
+    turn_at: int | None = None
+    turn_blocks: tuple[Block, ...] = ()
+    per_turn: frozenset[str] = frozenset()
+    volatile: frozenset[str] = frozenset()
+    note_moves: bool = False
 
     def history_costs(self, count_messages: MessageCounter) -> list[int]:
         """Tokens each stored history message adds, oldest first."""
@@ -247,7 +297,14 @@ class _Builder:
         )
         self.messages: list[dict[str, Any]] = []
         self.sources: list[str] = []
-        self.blocks: list[Block] = [Block.from_mapping(b) for b in inputs.blocks]
+        self.per_turn = per_turn_ids(inputs.blocks)
+        self.blocks, self.turn_blocks = split_turn_blocks(
+            [Block.from_mapping(b) for b in inputs.blocks],
+            self.per_turn,
+            preset.layout == "cache_aware",
+        )
+        self.turn_at: int | None = None
+        self.volatile: dict[str, None] = {}
         self.unknown: dict[str, None] = {}
         self.missing: dict[str, None] = {}
         self.outlets: dict[str, int] = {}
@@ -263,6 +320,8 @@ class _Builder:
         result = expand_macros(text, _seeded(self.macros, identifier))
         self.unknown.update(dict.fromkeys(result.unknown))
         self.missing.update(dict.fromkeys(result.missing_variables))
+        if VOLATILE_MACROS.intersection(result.used):
+            self.volatile[identifier] = None
         for name in result.outlets:
             self.outlets[name] = len(self.messages)
         return result.text
@@ -286,6 +345,8 @@ class _Builder:
                 self.chat_history()
             elif ident == p.USER_INPUT:
                 self.user_input()
+            elif ident == p.TURN_CONTEXT:
+                self.turn_context()
             else:
                 self.prompt(prompt)
         if self.inputs.continuing is not None:
@@ -299,7 +360,21 @@ class _Builder:
             tuple(self.unknown),
             tuple(self.missing),
             tuple(self.history_indices),
+            self.turn_at,
+            tuple(self.turn_blocks),
+            self.per_turn,
+            frozenset(self.volatile),
+            self.note is not None and self._note_moves(),
         )
+
+    def _note_moves(self) -> bool:
+        note = self.inputs.author_note
+        return self.note_slot == "in_chat" or note is None or note.frequency != 1
+
+    def turn_context(self) -> None:
+        """Where the per-turn blocks go: added once the other blocks are placed, so that
+        the blocks placed at depth 0 stay closest to the player's message."""
+        self.turn_at = len(self.messages)
 
     def prompt(self, prompt: p.Prompt) -> None:
         hosts_note = prompt.identifier == p.MAIN and self.note_slot != "in_chat"
@@ -439,41 +514,3 @@ def _seeded(context: MacroContext, identifier: str) -> MacroContext:
     """The turn's seed plus the prompt's identifier: identical macros in two prompts draw
     differently, the same prompt on a retry draws alike."""
     return replace(context, seed=f"{context.seed}:{identifier}")
-
-
-def _join_head(
-    messages: list[dict[str, Any]], built: _Built, placements: tuple[Placement, ...]
-) -> tuple[list[dict[str, Any]], list[str]]:
-    """Join the system messages before the history into one; (messages, their sources)."""
-    sources = _placed_sources(built, placements, len(messages))
-    head_end = _placed_head_end(built, placements)
-    joined: list[dict[str, Any]] = []
-    joined_sources: list[str] = []
-    for index, message in enumerate(messages):
-        joins = index < head_end and joined and message["role"] == joined[-1]["role"] == "system"
-        if joins:
-            content = joined[-1]["content"] + "\n\n" + message["content"]
-            joined[-1] = {**joined[-1], "content": content}
-            joined_sources[-1] = joined_sources[-1] + "+" + sources[index]
-            continue
-        joined.append(message)
-        joined_sources.append(sources[index])
-    return joined, joined_sources
-
-
-def _placed_sources(built: _Built, placements: tuple[Placement, ...], count: int) -> list[str]:
-    """The source of every placed message: the builder's, shifted by inserted blocks."""
-    inserted = {pl.message_index: f"block:{pl.block_id}" for pl in placements if not pl.merged}
-    sources, original = [], iter(built.sources)
-    for index in range(count):
-        sources.append(inserted[index] if index in inserted else next(original))
-    return sources
-
-
-def _placed_head_end(built: _Built, placements: tuple[Placement, ...]) -> int:
-    """Where the history starts once blocks were inserted before it."""
-    shift = sum(1 for pl in placements if not pl.merged and pl.position in _HEAD_POSITIONS)
-    return built.head_end + shift
-
-
-_HEAD_POSITIONS = ("before_character", "after_character", "before_examples", "after_examples")

@@ -11,12 +11,20 @@ SillyTavern's card overrides:
    when the card (or the persona) has that text;
 5. ``worldInfoAfter``: worldbook blocks placed after the character;
 6. ``dialogueExamples``: "Example dialogue:" and the card's examples, when it has some;
-7. ``chatHistory`` (the opening line, then the history), ``userInput``;
-8. ``postHistoryInstructions``: empty, so it adds nothing, unless the card has
-   ``post_history_instructions``, which replace it and so come after the history.
+7. ``chatHistory`` (the opening line, then the history);
+8. ``turnContext``: the blocks that change from turn to turn (selected lore that is not
+   constant, the memory pack, Agent V2's state, the story stage...), after the history;
+9. ``userInput``;
+10. ``postHistoryInstructions``: empty, so it adds nothing, unless the card has
+    ``post_history_instructions``, which replace it and so come after the history.
 
-Joined with blank lines, the system prompts 1-6 of a card with only a description and
-examples are the old system message word for word.
+**The cache-aware layout** is item 8: everything before it stays byte for byte the same
+from one turn to the next unless the card, the persona, constant lore, the compaction
+summary or the older history changed, so a model server reuses its cache of that prefix
+(docs/prompt.md). :func:`default_prompt_data` with ``layout="classic"`` is the same list
+without the marker: the per-turn blocks then go where each asks (after the character), as
+before; joined with blank lines, its system prompts 1-6 of a card with only a description
+and examples are the old system message word for word.
 
 **Role templates** (``position: none``), each with the variables its capability supplies
 as ``{{getvar::name}}`` (``{{char}}`` and the card macros are not used: a background
@@ -68,7 +76,9 @@ from roleplay.prompting.presets import (
     POST_HISTORY,
     ROLEPLAY,
     STORY_WRITER,
+    TURN_CONTEXT,
     USER_INPUT,
+    Layout,
     LoadedPreset,
     validate_prompts,
 )
@@ -92,6 +102,7 @@ def _actor_prompts() -> list[dict]:
         marker("worldInfoAfter", "World Info (after)"),
         marker("dialogueExamples", "Chat Examples", "Example dialogue:\n{{mesExamples}}"),
         marker(CHAT_HISTORY, "Chat History"),
+        marker(TURN_CONTEXT, "Per-turn context"),
         marker(USER_INPUT, "User Input"),
         {"identifier": POST_HISTORY, "name": "Post-History Instructions", "content": ""},
     ]
@@ -259,8 +270,9 @@ def role_templates() -> dict[str, str]:
     return templates
 
 
-def default_prompt_data() -> list[dict]:
-    """The default preset's prompts as JSON: a new preset starts from a copy of these."""
+def default_prompt_data(layout: Layout = "cache_aware") -> list[dict]:
+    """The default preset's prompts as JSON: a new preset starts from a copy of these.
+    ``classic``: without the ``turnContext`` marker (the layout before it existed)."""
     templates = [
         {"identifier": name, "name": name, "content": text, "injection": {"position": "none"}}
         for name, text in role_templates().items()
@@ -268,6 +280,7 @@ def default_prompt_data() -> list[dict]:
     prompts = [
         {"role": "system", "enabled": True, "injection": {"position": "relative"}, **p}
         for p in _actor_prompts() + templates
+        if layout == "cache_aware" or p["identifier"] != TURN_CONTEXT
     ]
     return [dict(p, forbid_overrides=False) for p in prompts]
 

@@ -82,6 +82,9 @@ CARD_FIELDS: dict[str, str] = {
     "mesexamples": "mes_examples",
 }
 COMMENT = "//"
+# Macros whose value changes from turn to turn: the clock's, and chance drawn from the
+# turn's seed. A prompt using one is not part of the stable prefix (docs/prompt.md).
+VOLATILE_MACROS = frozenset({"time", "date", "weekday", "isotime", "isodate", "random", "roll"})
 
 _MONTHS = (
     "January", "February", "March", "April", "May", "June",

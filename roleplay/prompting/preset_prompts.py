@@ -41,7 +41,9 @@ MARKER_FIELDS = {
     "dialogueExamples": "mesExamples",
 }
 WORLD_INFO_MARKERS = ("worldInfoBefore", "worldInfoAfter")
-MARKERS = (*REQUIRED_MARKERS, *MARKER_FIELDS, *WORLD_INFO_MARKERS)
+# Where the blocks that change from turn to turn go (the cache-aware layout, docs/prompt.md).
+TURN_CONTEXT = "turnContext"
+MARKERS = (*REQUIRED_MARKERS, *MARKER_FIELDS, *WORLD_INFO_MARKERS, TURN_CONTEXT)
 
 MAIN = "main"
 POST_HISTORY = "postHistoryInstructions"

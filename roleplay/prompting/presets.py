@@ -117,6 +117,7 @@ from roleplay.prompting.preset_prompts import (
     SPECIALISTS,
     STORY_WRITER,
     SYSTEM_PROMPT_VARIABLE,
+    TURN_CONTEXT,
     USER_INPUT,
     WORLD_INFO_MARKERS,
     AtDepth,
@@ -345,6 +346,9 @@ class CharacterSlot:
     kind: Literal["roleplay", "placeholder"]
 
 
+Layout = Literal["cache_aware", "classic"]
+
+
 @dataclass(frozen=True)
 class LoadedPreset:
     """A preset's validated prompts and who it is: ``id`` None is the shipped default.
@@ -390,6 +394,14 @@ class LoadedPreset:
     def actor_prompts(self) -> list[Prompt]:
         """The enabled prompts that are Actor messages (relative or at a depth), in order."""
         return [p for p in self.prompts if p.enabled and p.placed]
+
+    @property
+    def layout(self) -> Layout:
+        """``cache_aware`` when the Actor's list holds the enabled ``turnContext`` marker
+        (the blocks that change from turn to turn go there), else ``classic`` (they go where
+        each block asks, as before): see docs/prompt.md, "Cache-aware layout"."""
+        enabled = (p.identifier == TURN_CONTEXT for p in self.actor_prompts())
+        return "cache_aware" if any(enabled) else "classic"
 
     def character_slot(self) -> CharacterSlot:
         """The seed's rule: the one enabled ``roleplay`` prompt, else the one
@@ -469,6 +481,7 @@ __all__ = [
     "STORY_WRITER",
     "SlotProblem",
     "SYSTEM_PROMPT_VARIABLE",
+    "TURN_CONTEXT",
     "USER_INPUT",
     "WORLD_INFO_MARKERS",
     "dump_prompts",

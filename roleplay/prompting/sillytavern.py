@@ -31,7 +31,9 @@ the keys of their default preset's prompts, the Actor's list as the order of bot
 100001, role templates and other unplaced prompts in the library only. It cannot carry the
 ``charDescription``, ``personaDescription`` and ``dialogueExamples`` wrappers (SillyTavern
 has no setting for them) nor ``userInput``; prompts between ``chatHistory`` and
-``userInput`` go in the chat at depth 1, which is the same place. Each loss is a note.
+``userInput`` go in the chat at depth 1, which is the same place. Each loss is a note. The
+``turnContext`` marker (the cache-aware layout) is exported as a marker in its place, which
+SillyTavern ignores, and comes back before ``userInput`` on import.
 
 Pure: plain JSON in and out; the service validates the result as any other preset.
 """
@@ -57,6 +59,7 @@ from roleplay.prompting.presets import (
     ORDER_LIMIT,
     POST_HISTORY,
     ROLES,
+    TURN_CONTEXT,
     USER_INPUT,
     Prompt,
 )
@@ -284,6 +287,9 @@ def _with_history_and_input(prompts: list[dict], report: ImportReport) -> list[d
         history["enabled"] = True
         report.note("changed", CHAT_HISTORY, "enabled: the history is always sent here")
     index = prompts.index(history)
+    following = prompts[index + 1 : index + 2]
+    if following and following[0]["identifier"] == TURN_CONTEXT:
+        index += 1  # our own export's cache-aware layout: the marker stays before the input
     user_input = dict(history, identifier=USER_INPUT, name="User Input")
     prompts.insert(index + 1, user_input)
     report.note("added", USER_INPUT, "the player's message, right after the history")
@@ -349,7 +355,7 @@ def export_sillytavern(prompts: Sequence[Prompt]) -> tuple[dict, list[str]]:
         injection: dict[str, int] = {}
         if p.injection.position == "at_depth":
             injection = {"position": 1, "depth": p.injection.depth, "order": p.injection.order}
-        elif between and p.placed:
+        elif between and p.placed and p.identifier != TURN_CONTEXT:
             injection = {"position": 1, "depth": 1, "order": gap_order}
             gap_order += 1
             notes.append(f"{p.identifier}: sent in the chat at depth 1 (before the input)")

@@ -36,6 +36,29 @@ class PreviewMessage:
     content: str
     # (label, tokens) of each block the message was joined from, when it was joined.
     blocks: tuple[tuple[str, int], ...] = ()
+    # For each piece (one, or each block joined), whether it stays the same next turn, and
+    # the piece the stable prefix ends before when it ends inside this message.
+    stable: tuple[bool, ...] = (True,)
+    prefix_ends_at: int | None = None
+
+    @property
+    def stability(self) -> str:
+        """``stable``, ``per turn``, ``stable, then per turn`` (a joined message the stable
+        prefix ends inside) or ``partly per turn`` (one after the prefix ended)."""
+        if all(self.stable):
+            return "stable"
+        if not any(self.stable):
+            return "per turn"
+        return "stable, then per turn" if self.prefix_ends_at is not None else "partly per turn"
+
+    @property
+    def block_rows(self) -> list[tuple[str, int, str, bool]]:
+        """(label, tokens, stable or per turn, whether the stable prefix ends before it)
+        of each block joined into the message."""
+        return [
+            (label, tokens, "stable" if ok else "per turn", i == self.prefix_ends_at)
+            for i, ((label, tokens), ok) in enumerate(zip(self.blocks, self.stable, strict=True))
+        ]
 
     @property
     def parts(self) -> list[str]:
@@ -65,6 +88,10 @@ class PromptPreview:
     prompt: AssembledPrompt
     worldbook: dict[str, Any] = field(default_factory=dict)
     skipped_phases: list[str] = field(default_factory=list)
+    # The message the stable prefix ends before (None: inside a message, or the whole
+    # prompt is stable) and the tokens of the stable prefix.
+    prefix_ends_before: int | None = None
+    stable_tokens: int = 0
 
 
 def preview_prompt(
@@ -83,13 +110,29 @@ def preview_prompt(
     )
     ctx = load_context(turn, user_input.strip() or SAMPLE_INPUT, preset=preset, record=False)
     prompt = actor_prompt(ctx)
-    messages = [
-        PreviewMessage(
-            m["role"], part.source, part.tokens, str(m.get("content") or ""), _blocks(pieces)
+    messages, left, ends_before = [], prompt.stable_prefix_pieces, None
+    stable = iter(prompt.stable)
+    for index, (m, part, pieces) in enumerate(
+        zip(prompt.messages, prompt.parts, prompt.message_pieces(), strict=True)
+    ):
+        labels = tuple(next(stable) for _ in pieces)
+        inside = left if 0 < left < len(pieces) else None
+        if left == 0 and ends_before is None and not all(prompt.stable):
+            ends_before = index
+        left -= len(pieces)
+        messages.append(
+            PreviewMessage(
+                m["role"],
+                part.source,
+                part.tokens,
+                str(m.get("content") or ""),
+                _blocks(pieces),
+                labels,
+                inside,
+            )
         )
-        for m, part, pieces in zip(
-            prompt.messages, prompt.parts, prompt.message_pieces(), strict=True
-        )
-    ]
     skipped = [p.name for p in PLUGINS.stage("pre_actor", TurnKind.CHAT)]
-    return PromptPreview(messages, prompt, ctx.trace.get("worldbook", {}), skipped)
+    preview = PromptPreview(messages, prompt, ctx.trace.get("worldbook", {}), skipped)
+    preview.prefix_ends_before = ends_before
+    preview.stable_tokens = count_messages(prompt.stable_prefix()) if prompt.stable_prefix() else 0
+    return preview

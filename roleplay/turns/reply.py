@@ -19,6 +19,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field, replace
 
 from console.db import run_db
+from console.tokens import count_messages
 from roleplay.llm.gateway import Gateway
 from roleplay.llm.speaker import SpeakerLabel
 from roleplay.llm.types import CompletionResult, ModelRequest, StreamDone, TextDelta
@@ -40,11 +41,19 @@ def prompt_trace(prompt: AssembledPrompt) -> dict:
         "budget": prompt.budget,
         "dropped_history": prompt.dropped_history,
         "parts": [[part.source, part.role, part.tokens] for part in prompt.parts],
+        # What a model server can keep cached for the next turn (docs/prompt.md).
+        "layout": prompt.layout,
+        "stable_prefix_tokens": _tokens(prompt.stable_prefix()),
     }
     for name in ("unavailable", "unknown_macros", "missing_variables"):
         if getattr(prompt, name):
             trace[name] = list(getattr(prompt, name))
     return trace
+
+
+def _tokens(messages: list[dict]) -> int:
+    """The messages' tokens, framing included, without the reply's priming."""
+    return count_messages(messages) - count_messages([])
 
 
 def usage_of(result: CompletionResult | None) -> dict:

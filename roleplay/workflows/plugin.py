@@ -183,7 +183,7 @@ def _place(ctx: TurnContext, foundation: str, turn: str) -> dict[str, str | None
                 ctx, FOUNDATION_BLOCK, foundation, "foundation_context"
             )
         else:
-            placed["foundation_context"] = ctx.place(FOUNDATION_BLOCK, foundation)
+            placed["foundation_context"] = ctx.place(FOUNDATION_BLOCK, foundation, per_turn=False)
     if turn.strip():
         if "outlet:turn_context" in outlets:
             placed["turn_context"] = _outlet(ctx, TURN_BLOCK, turn, "turn_context")

@@ -19,6 +19,7 @@ from roleplay.regex_scripts.turns import lore_block, turn_scripts
 from roleplay.turns.plugin import PluginFailed, TurnPlugin
 from roleplay.worldbook_plugin import state as worldbook_state
 from story import selectors as story_reads
+from worldbook.engine.activation import CONSTANT
 from worldbook.engine.gc_pause import paused_gc
 from worldbook.engine.schema import SelectRequest
 from worldbook.errors import WorldbookError
@@ -107,13 +108,20 @@ def turn_state(ctx, agent) -> dict:
 
 
 def _select_into(ctx, tenant, request: SelectRequest, bound) -> None:
+    """The selected blocks into the turn's, each but the constant entries marked
+    ``per_turn`` (the selection changes with the conversation: the cache-aware layout
+    places them after the history, ``prompting.stability``)."""
     try:
         result = select_result(tenant, request, record=ctx.record, bound=bound)
     except WorldbookError as exc:
         raise WorldbookTurnError(exc.code, exc.message) from exc
     scripts = turn_scripts(ctx)  # world-info regex scripts (``regex_scripts``)
     ctx.blocks.extend(
-        lore_block(scripts, {key: b[key] for key in PLACEMENT_KEYS if b.get(key) is not None})
+        lore_block(
+            scripts,
+            {key: b[key] for key in PLACEMENT_KEYS if b.get(key) is not None}
+            | ({"per_turn": True} if b.get("reason") != CONSTANT else {}),
+        )
         for b in result.blocks
     )
     ctx.trace["worldbook"] = {

@@ -62,7 +62,12 @@ async def test_the_next_turn_reads_the_pack_the_last_one_asked_for(
     second = await _say(comm, "p2", "And what should I do now?")
     pack = second.trace["memory_pack"]
     assert pack["status"] == "hit" and pack["items"] >= 1 and not pack["degraded"]
-    system = llm.requests[-1]["messages"][0]["content"]
+    # The pack changes from turn to turn: the cache-aware layout sends it after the history,
+    # just before the player's message, not in the system message at the top.
+    messages = llm.requests[-1]["messages"]
+    assert packs.HEADER not in messages[0]["content"]
+    system = messages[-2]["content"]
+    assert messages[-2]["role"] == "system"
     assert packs.HEADER in system and "under the old oak by the mill" in system
     await comm.disconnect()
 
@@ -77,7 +82,7 @@ async def test_a_change_of_memory_makes_the_next_turn_miss(
     await sync_to_async(touch)(tenant, player.pk, epoch=True)  # an entry edited, say
     second = await _say(comm, "m2", "Tell me again.")
     assert second.trace["memory_pack"]["status"] == "miss"
-    assert packs.HEADER not in llm.requests[-1]["messages"][0]["content"]
+    assert all(packs.HEADER not in m["content"] for m in llm.requests[-1]["messages"])
     await comm.disconnect()
 
 

@@ -12,6 +12,7 @@ from roleplay.prompting.default_preset import (
     role_templates,
 )
 from roleplay.prompting.macros import MacroContext, expand_macros, referenced_variables
+from roleplay.prompting.presets import LoadedPreset, validate_prompts
 
 # The variables each role template may use: the module docstring's table.
 TEMPLATE_VARIABLES = {
@@ -64,8 +65,14 @@ def test_the_actor_list_in_order():
         "worldInfoAfter",
         "dialogueExamples",
         "chatHistory",
+        "turnContext",  # the cache-aware layout: per-turn blocks after the history
         "userInput",
         "postHistoryInstructions",
+    ]
+    classic = LoadedPreset(tuple(validate_prompts(default_prompt_data("classic"))), name="c")
+    assert classic.layout == "classic" and default_preset().layout == "cache_aware"
+    assert [x.identifier for x in classic.actor_prompts()] == [
+        i for i in actor if i != "turnContext"
     ]
 
 

@@ -241,3 +241,36 @@ def test_random_editor_posts_never_break_the_preview(operator_client, chat, pres
     html = response.content.decode()
     outcomes = ('id="preset-preview-summary"', "preset-preview-problems", "preset-preview-error")
     assert any(outcome in html for outcome in outcomes)
+
+
+def test_the_preview_marks_where_the_stable_prefix_ends(operator_client, chat, preset):
+    """Everything up to the end of the history is stable with the cache-aware layout; the
+    player's input is per turn, and the marker line stands between them."""
+    preview = preview_prompt(chat, load_preset(preset), "Is the lamp lit?")
+    assert preview.prompt.layout == "cache_aware"
+    assert preview.prefix_ends_before == len(preview.messages) - 1
+    assert [m.stability for m in preview.messages[:-1]] == ["stable"] * (len(preview.messages) - 1)
+    assert preview.messages[-1].stability == "per turn"
+    assert 0 < preview.stable_tokens < preview.prompt.prompt_tokens
+    data = {**page_post(preset), "preview_conversation": str(chat.pk)}
+    html = operator_client.post(preview_url(preset), data).content.decode()
+    marker = html.index('id="preset-preview-prefix-end"')
+    assert html.count('id="preset-preview-prefix-end"') == 1
+    assert html.rindex("The lamp?") < marker < html.index("the player&#x27;s next message")
+    assert 'data-layout="cache_aware"' in html and 'data-stability="per turn"' in html
+
+
+def test_a_prompt_using_the_clock_ends_the_stable_prefix_inside_the_system_message(
+    operator_client, chat, preset
+):
+    order = list(range(len(preset.prompts)))
+    ids = [p["identifier"] for p in preset.prompts]
+    order.remove(ids.index("tone"))
+    order.insert(order.index(ids.index("main")) + 1, ids.index("tone"))  # after the main prompt
+    data = page_post(preset, order=order, tone={"content": "It is {{time}} where {{char}} is."})
+    data["preview_conversation"] = str(chat.pk)
+    html = operator_client.post(preview_url(preset), data).content.decode()
+    marker = html.index('id="preset-preview-prefix-end"')
+    head = html.index('data-stability="stable, then per turn"')
+    assert head < marker < html.index("<code>tone</code>")
+    assert re.search(r'data-stability="per turn"><code>tone</code>', html)

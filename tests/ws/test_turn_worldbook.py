@@ -48,8 +48,12 @@ async def test_turn_places_selected_entries(conversation, character, tenant, llm
     assert events[-1]["type"] == "turn.completed", events[-1]
     messages = llm.requests[-1]["messages"]
     system = messages[0]["content"]
-    assert "灰港是一座蒸汽城市" in system and "铜钥匙只能开启" in system
+    assert "灰港是一座蒸汽城市" in system and "铜钥匙只能开启" not in system
     assert system.index("灰港是一座蒸汽城市") < system.index("You are Mira")
+    # The constant entry stays in the system message; the keyword entry changes with the
+    # conversation, so the cache-aware layout sends it after the history, before the input.
+    assert messages[-2] == {"role": "system", "content": messages[-2]["content"]}
+    assert "铜钥匙只能开启" in messages[-2]["content"]
     assert any(m["content"] == depth_entry["content"] for m in messages[1:-1])
     turn = await Turn.objects.aget(pk=events[0]["turn_id"])
     wb = turn.trace["worldbook"]
