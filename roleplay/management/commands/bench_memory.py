@@ -33,7 +33,17 @@ from django.core.management.base import BaseCommand, CommandError
 from console.bootstrap import migrate_quietly
 from console.models import Player, Tenant
 from console.tokens import count_tokens
-from memory.bench import evaluate, ingest, locomo, metrics, report, scale, searchable, synthetic
+from memory.bench import (
+    evaluate,
+    hard,
+    ingest,
+    locomo,
+    metrics,
+    report,
+    scale,
+    searchable,
+    synthetic,
+)
 from memory.bench.ingest import Owner
 from memory.bench.stats import summary
 from memory.bench.worker import celery_worker
@@ -64,6 +74,15 @@ class Command(BaseCommand):
         )
         parser.add_argument("--misses", type=int, default=2, help="misses shown per category")
         parser.add_argument("--seed", type=int, default=synthetic.DEFAULT_SEED)
+        parser.add_argument(
+            "--synthetic",
+            choices=("hard", "easy"),
+            default="hard",
+            help="the generated set: hard (paraphrases, relations, dates) or the first, easy one",
+        )
+        parser.add_argument(
+            "--lang", choices=sorted(hard.LANGUAGES), default="en", help="the hard set's language"
+        )
 
     def handle(self, *args, **opts):
         conversations = opts["conversations"]
@@ -71,7 +90,7 @@ class Command(BaseCommand):
             raise CommandError(f"--conversations 1..{MAX_CONVERSATIONS}")
         if not 0 <= opts["scale"] <= MAX_SCALE or opts["searchable_turns"] < 0:
             raise CommandError(f"--scale 0..{MAX_SCALE}, --searchable-turns >= 0")
-        samples, source = _load(opts["dataset"], conversations, opts["seed"])
+        samples, source = _load(opts["dataset"], conversations, opts)
         if not samples:
             raise CommandError("the data set has no samples")
         migrate_quietly()
@@ -124,10 +143,13 @@ class Command(BaseCommand):
         return data
 
 
-def _load(path: str | None, conversations: int | None, seed: int):
+def _load(path: str | None, conversations: int | None, opts: dict):
     if path is None:
-        count = conversations or DEFAULT_CONVERSATIONS
-        return locomo.parse(synthetic.generate(count, seed=seed)), f"synthetic (seed {seed})"
+        count, seed = conversations or DEFAULT_CONVERSATIONS, opts["seed"]
+        if opts["synthetic"] == "easy":
+            return locomo.parse(synthetic.generate(count, seed=seed)), f"synthetic (seed {seed})"
+        raw = hard.generate(count, seed=seed, lang=opts["lang"])
+        return locomo.parse(raw), f"synthetic hard, {opts['lang']} (seed {seed})"
     try:
         raw = json.loads(Path(path).read_text(encoding="utf-8"))
         return locomo.parse(raw, conversations), str(path)
