@@ -13,8 +13,9 @@ has (see :mod:`paraphrase` for the stories and the word rule):
   ``session_N_date_time`` and "last week"; "the week before the trip": two consecutive
   sessions);
 - multi-hop evidence in two to four different sessions;
-- distractors: turns that use the question's words about something else; and small talk
-  around everything;
+- distractors: turns that use the question's words about something else; echoes: turns on
+  the story's subject in other words (near to a sentence model, far from the lexical side);
+  and small talk around everything;
 - a conversation's questions lean to what was said lately (:data:`RECENT_SHARE` of the
   stories end in its last :data:`RECENT_SESSIONS` sessions), as on the real set, where the
   last 50 messages hold about two thirds of the evidence.
@@ -40,8 +41,8 @@ TURNS = (12, 18)  # a session's turns when it carries no story
 MIN_SMALL_TALK = 2  # filler turns of a session however many stories it carries
 MIX = {"single-hop": 7, "open-domain": 2, "temporal": 4, "multi-hop": 5, "adversarial": 2}
 PARAPHRASED = {"multi-hop": 0.6}  # share of questions asked in other words, by category
-PARAPHRASED_ELSE = 0.2
-CUED = 0.8
+PARAPHRASED_ELSE = 0.15
+CUED = 1.0
 RECENT_SHARE = 0.85
 RECENT_SESSIONS = 2
 DISTRACTORS = 1  # per story, at most
@@ -66,6 +67,10 @@ def generate(conversations: int = 10, *, seed: int = DEFAULT_SEED, lang: str = "
         _conversation(n, random.Random(f"{lang}:{seed}:{n}"), table, lang)
         for n in range(conversations)
     ]
+
+
+def _table(lang: str) -> ModuleType:
+    return LANGUAGES[lang]
 
 
 def _talk(lang: str):
@@ -140,6 +145,9 @@ def _blocks(rng, told: list[_Told], count: int, lang: str) -> list[list[list[tup
             block.append((t.owner, said, (number, part_number)))
             block.append((other, talk.fact_reaction(rng, "{other}"), None))
             blocks[session].append(block)
+        echoes = getattr(_table(lang), "ECHOES", {}).get(t.story.key, ())
+        for text in echoes:
+            blocks[rng.randrange(count)].append([(rng.randrange(2), text, None)])
         for text in rng.sample(t.story.distractors, min(DISTRACTORS, len(t.story.distractors))):
             blocks[rng.randrange(count)].append(
                 [(rng.randrange(2), _fill(text, t.values, lang), None)]

@@ -309,3 +309,39 @@ UNANSWERABLE = (
     "Which award did {name} win at the film festival?",
 )
 NOT_MENTIONED = "Not mentioned in the conversation."
+
+# Echoes: turns on a story's subject in none of its words (nor the question's), which a
+# sentence model finds close and the lexical side does not; real talk comes back to the same
+# subjects without repeating the facts.
+ECHOES: dict[str, tuple[str, ...]] = {
+    "relocation": ("Long-distance family is hard, the time difference kills me.",),
+    "dog": ("Thinking about getting a pet, but the landlord would never allow it.",),
+    "job": ("Career stuff is stressing me out, should I switch fields?",),
+    "instrument": ("I've always wished I had talent with songs, but I have no rhythm.",),
+    "allergy": ("Had a weird reaction to something I ate, my lips went puffy.",),
+    "craft": ("I want to make something with my hands, screens all day are draining.",),
+    "gift": ("Celebrating with your other half feels different once you have kids.",),
+    "restoring": ("Old machines have so much more character than new ones.",),
+    "course": ("Going back to school as an adult feels terrifying.",),
+    "injury": ("Sports at my age are a risky business, my body complains.",),
+    "garden": ("The vegetables at the market were so expensive this week.",),
+    "language": ("Being able to chat with locals abroad must be amazing.",),
+    "daughter": ("Kids grow up so fast, it's frightening.",),
+    "cooking": ("Food never turns out like the photos for me.",),
+    "purchase": ("Retail therapy is real, even window shopping cheers me up.",),
+    "cuisine": ("Spicy stews are my comfort food in winter.",),
+    "music": ("Silence is the only thing that helps me work.",),
+    "half-marathon": ("Jogging seems fun until the fifth kilometre.",),
+    "driving-test": ("Parallel parking is my nemesis.",),
+    "concert": ("Festivals are too crowded for me these days.",),
+    "engagement": ("Weddings are so expensive now, who can afford them?",),
+    "trip-before": ("Airports stress me out, I always arrive three hours early.",),
+    "course-before": ("Gowns and caps and speeches always make me cry.",),
+    "mentor": ("Having someone senior look out for you at work makes all the difference.",),
+    "brother-dog": ("Pets chewing everything is why I'll never own one.",),
+    "friend-job-city": ("Friends leaving town for careers: the worst part of your thirties.",),
+    "hobbies": ("I keep trying activities and dropping them after a month.",),
+    "marathon": ("Endurance sport looks like torture to me.",),
+    "cousin-allergy": ("Having guests for weeks is lovely and exhausting.",),
+    "countries": ("Passport stamps are my favourite souvenirs.",),
+}

@@ -136,6 +136,16 @@ def test_distractors_share_the_question_words_but_are_not_evidence():
     assert not any(turns[d]["text"] in distractors for d in evidence)
 
 
+def test_an_echo_shares_no_content_word_with_its_story_questions():
+    stories = {story.key: story for story in hard_en.STORIES}
+    assert set(hard_en.ECHOES) <= set(stories)
+    for key, echoes in hard_en.ECHOES.items():
+        questions = [*stories[key].asked, *stories[key].paraphrased]
+        for question in questions:
+            shared = shared_content(question, list(echoes), hard_en.STOPWORDS, frozenset())
+            assert not shared - {"name"}, (key, question, shared)
+
+
 def test_the_chinese_set_is_chinese():
     for sample in _samples("zh", count=2):
         for turn in _turns(sample).values():

@@ -102,6 +102,7 @@ class Command(BaseCommand):
                 scale.clear(tenant)
             Tenant.objects.filter(pk=tenant.pk, name__startswith=PREFIX).delete()
         data = {"dataset": {"source": source, **_dataset(samples)}, **data}
+        data["check"] = report.check(data)
         data["goals"] = report.goals(data)
         data["meets_goal"] = all(goal["meets_goal"] for goal in data["goals"].values())
         out = (
@@ -122,7 +123,10 @@ class Command(BaseCommand):
             "hybrid": results["hybrid"],
             "pack": results["pack"],
             "baselines": results["baselines"],
-            "latency_ms": {"recall": report.latency(results["latency_ms"])},
+            "latency_ms": {
+                "recall": report.latency(results["latency_ms"]),
+                "stages": results["stages_ms"],
+            },
             "ingest": {
                 "messages": messages,
                 "seconds": round(ingest_s, 2),
