@@ -40,10 +40,10 @@ SESSIONS = (18, 24)  # sessions per conversation, inclusive
 TURNS = (12, 18)  # a session's turns when it carries no story
 MIN_SMALL_TALK = 2  # filler turns of a session however many stories it carries
 MIX = {"single-hop": 7, "open-domain": 2, "temporal": 4, "multi-hop": 5, "adversarial": 2}
-PARAPHRASED = {"multi-hop": 0.6}  # share of questions asked in other words, by category
-PARAPHRASED_ELSE = 0.15
+PARAPHRASED = {"multi-hop": 0.5}  # share of questions asked in other words, by category
+PARAPHRASED_ELSE = 0.1
 CUED = 1.0
-RECENT_SHARE = 0.85
+RECENT_SHARE = 0.9
 RECENT_SESSIONS = 2
 DISTRACTORS = 1  # per story, at most
 LANGUAGES = {"en": hard_en, "zh": hard_zh}
@@ -138,7 +138,7 @@ def _blocks(rng, told: list[_Told], count: int, lang: str) -> list[list[list[tup
     for number, t in enumerate(told):
         other = 1 - t.owner
         for part_number, (part, session) in enumerate(zip(t.story.parts, t.sessions, strict=True)):
-            block = []
+            block: list[tuple] = []
             if t.cued[part_number]:
                 block.append((other, _fill(rng.choice(part.cue), t.values, lang), None))
             said = _fill(rng.choice(part.said), t.values, lang)

@@ -1,8 +1,12 @@
-"""``manage.py bench_memory --json [--dataset PATH] [--conversations N] [--scale N]``: how
-well and how fast recall finds what was said, on conversations in the LoCoMo layout.
+"""``manage.py bench_memory --json [--dataset PATH] [--conversations N] [--lang en|zh]
+[--synthetic hard|easy] [--scale N]``: how well and how fast recall finds what was said, on
+conversations in the LoCoMo layout.
 
-Without ``--dataset`` it generates a deterministic synthetic set (``memory.bench.synthetic``:
-10 conversations of about 20 sessions of about 15 turns, 200 questions). Each sample
+Without ``--dataset`` it generates a deterministic synthetic set: by default the hard one
+(``memory.bench.hard``, in English or, ``--lang zh``, Chinese: 10 conversations of about 20
+sessions, 200 questions, paraphrased, by relation, by date arithmetic, multi-hop over 2-4
+sessions, among distractors and small talk), or ``--synthetic easy`` the first one
+(``memory.bench.synthetic``). Each sample
 becomes one player, one character and one conversation in a throwaway ``bench-`` tenant
 (``speaker_a`` the user, ``speaker_b`` the assistant); its turns are stored with the message
 store's ``save_message`` at the session's time and indexed with ``index_messages``, the
@@ -13,8 +17,11 @@ vector-only and recency baselines (``memory.bench.evaluate``). Commit to searcha
 measured in-process (the indexing time of each stored turn) and, for ``--searchable-turns``
 turns, through the product's path: ``roleplay.turns.records.index_on_commit`` enqueues the
 task on commit and a real Celery worker started here on a private queue indexes it
-(``memory.bench.searchable``). ``--scale N`` then crowds the index and times recall again
-(``memory.bench.scale``). The tenant is deleted at the end.
+(``memory.bench.searchable``). Figures are per category with the baselines beside hybrid,
+latency per stage, and a check that hybrid beats the best single retriever everywhere
+(``memory.bench.report``). ``--scale N`` then crowds the index in steps and times recall at
+each (the cost curve, ``memory.bench.scale``), then reports the sizes on disk. The tenant
+is deleted at the end.
 
 The data set's code and figures live in ``memory.bench``; this command lives here because
 creating players' conversations and characters needs ``roleplay``, which ``memory`` never
