@@ -101,6 +101,7 @@ bench: bootstrap
 	$(PY) manage.py bench_front_loop --json
 	$(PY) manage.py bench_workflow --json
 	$(PY) manage.py bench_memory --json
+	$(PY) manage.py bench_memory --lang zh --json
 	$(PY) manage.py bench_turns --players 50 --turns 5 --memory-warm --json
 	RECALL_EMBEDDER=hashing $(PY) manage.py bench_memory --scale 10000 --searchable-turns 0 --json
 	$(PY) manage.py bench_story --live 60 --json

@@ -34,9 +34,17 @@ def lexical(owner: Owner, query: str, *, pool: int = POOL) -> list[str]:
     return lexical_messages(owner.tenant, owner.player, query, pool=pool)
 
 
-def vector(owner: Owner, query: str, *, pool: int = POOL) -> list[str]:
-    """Message ids best first by cosine similarity to the query's vector."""
-    embedding = terms.vector_literal(recall_embedder().embed([query])[0])
+def embed(query: str) -> list[float]:
+    """The query's vector, by recall's own embedder (the deployment's)."""
+    return recall_embedder().embed([query])[0]
+
+
+def vector(
+    owner: Owner, query: str, *, pool: int = POOL, embedding: list[float] | None = None
+) -> list[str]:
+    """Message ids best first by cosine similarity to the query's vector (``embedding``
+    when already made)."""
+    literal = terms.vector_literal(embedding if embedding is not None else embed(query))
     sql = f"""
         SELECT message_id, MIN(distance) AS distance, MAX(ts) AS ts FROM (
             SELECT r.message_id, r.ts, r.embedding <=> %(vec)s::vector AS distance
@@ -45,7 +53,7 @@ def vector(owner: Owner, query: str, *, pool: int = POOL) -> list[str]:
             ORDER BY distance, r.ts DESC LIMIT %(pool)s
         ) best GROUP BY message_id ORDER BY distance, ts DESC
     """
-    params = {"vec": embedding, "tenant": owner.tenant.pk, "player": owner.player.pk, "pool": pool}
+    params = {"vec": literal, "tenant": owner.tenant.pk, "player": owner.player.pk, "pool": pool}
     return _ids(sql, params)
 
 

@@ -7,6 +7,11 @@ text, counted with ``console.tokens``). The baselines (:mod:`baselines`) rank on
 read at each ``k``. Questions without evidence are asked once at k=10, for the score of their
 best item (what an abstention threshold would look at). Misses at k=10 are kept, a few per
 category, with the rank the lexical and the vector side gave the missed turns.
+
+Latency per stage (embed, lexical, vector, fuse, rerank): recall's own figures when its
+result carries them (``timings_ms``: ``{stage: ms}``), else the bench's timing of the same
+public functions it calls for the baselines (the query's embedding, the lexical side's
+ranking, the exact vector search); a stage with neither is reported absent (None).
 """
 
 from __future__ import annotations
@@ -18,9 +23,13 @@ from dataclasses import dataclass, field
 from memory.bench import baselines, metrics
 from memory.bench.ingest import Ingested
 from memory.bench.locomo import Question
+from memory.bench.stats import summary
 from memory.recall.search import MAX_K, NEIGHBOURS, RecallQuery, recall
 
 MISS_K = 10
+STAGES = ("embed", "lexical", "vector", "fuse", "rerank")
+# A recall result may carry its own per-stage timings, ``{stage: ms}``, under this key.
+STAGE_KEY = "timings_ms"
 WARMUP_CALLS = 3
 Rows = list[tuple[str, dict]]
 
@@ -35,6 +44,8 @@ class _Run:
     recency: Rows = field(default_factory=list)
     pack: Rows = field(default_factory=list)
     latency: dict[int, list[float]] = field(default_factory=dict)
+    stages: dict[str, list[float]] = field(default_factory=dict)  # timed by the bench
+    recall_stages: dict[str, list[float]] = field(default_factory=dict)  # told by recall
     top_scores: dict[str, list[float]] = field(
         default_factory=lambda: {"answerable": [], "unanswerable": []}
     )
@@ -43,10 +54,12 @@ class _Run:
     def ask(self, done: Ingested, question: str, k: int, *, timed: bool = True) -> list[dict]:
         started = time.perf_counter()
         query = RecallQuery(query=question, k=k)
-        items = recall(done.owner.tenant, done.owner.player, query)["items"]
+        found = recall(done.owner.tenant, done.owner.player, query)
         if timed:
             self.latency.setdefault(k, []).append((time.perf_counter() - started) * 1000)
-        return items
+            for stage, ms in (found.get(STAGE_KEY) or {}).items():
+                self.recall_stages.setdefault(stage, []).append(float(ms))
+        return found["items"]
 
     def question(self, done: Ingested, q: Question, recent: set[str]) -> None:
         if not q.evidence:
@@ -58,10 +71,7 @@ class _Run:
         self.rows["hybrid"].append((q.category, metrics.score(q.evidence, hybrid)))
         self.top_scores["answerable"].append(raw[1][0]["score"] if raw[1] else 0.0)
         self._pack(done, q)
-        ranked = {
-            "lexical": baselines.lexical(done.owner, q.question),
-            "vector": baselines.vector(done.owner, q.question),
-        }
+        ranked = self._sides(done, q.question)
         for name, ids in ranked.items():
             widened = metrics.widen(ids, done.order, neighbours=NEIGHBOURS, k=max(metrics.KS))
             items = [[done.dia_of[m] for m in item] for item in widened]
@@ -72,6 +82,22 @@ class _Run:
             kept = self.kept_misses.setdefault(q.category, [])
             if len(kept) < self.misses:
                 kept.append(_miss(done, q, hybrid[MISS_K], raw[MISS_K], ranked))
+
+    def _sides(self, done: Ingested, question: str) -> dict[str, list[str]]:
+        """The lexical and vector baselines' rankings, each stage timed (embed, lexical,
+        vector) as the bench calls them, apart from recall."""
+        began = time.perf_counter()
+        vec = baselines.embed(question)
+        embedded = time.perf_counter()
+        lexical = baselines.lexical(done.owner, question)
+        lexed = time.perf_counter()
+        vector = baselines.vector(done.owner, question, embedding=vec)
+        ended = time.perf_counter()
+        for stage, ms in (
+            ("embed", embedded - began), ("lexical", lexed - embedded), ("vector", ended - lexed)
+        ):  # fmt: skip
+            self.stages.setdefault(stage, []).append(ms * 1000)
+        return {"lexical": lexical, "vector": vector}
 
     def _pack(self, done: Ingested, q: Question) -> None:
         items = self.ask(done, q.question, MAX_K)
@@ -101,11 +127,24 @@ def evaluate(
             "recency": {"window_messages": baselines.RECENT, **metrics.summarise(run.recency)},
         },
         "latency_ms": run.latency,
+        "stages_ms": _stages(run),
         "top_score_mean": {
             name: round(sum(values) / len(values), 4) if values else None
             for name, values in run.top_scores.items()
         },
         "misses_at_10": run.kept_misses,
+    }
+
+
+def _stages(run: _Run) -> dict:
+    """Per stage (:data:`STAGES`): the timings recall itself reports under
+    :data:`STAGE_KEY` when it does, else those the bench took of the same public functions
+    (embed, lexical, vector); a stage neither has is None (absent)."""
+    told = bool(run.recall_stages)
+    source = run.recall_stages if told else run.stages
+    return {
+        "measured_by": "recall" if told else "bench",
+        **{stage: summary(source[stage]) if source.get(stage) else None for stage in STAGES},
     }
 
 

@@ -21,6 +21,7 @@ GOALS = {
     "scale_recall_p95_ms": 50.0,
 }
 MULTI_HOP = "multi-hop"
+SINGLES = ("lexical", "vector")
 ALL_KEY = f"all_evidence_at_{metrics.ALL_EVIDENCE_K}"
 
 
@@ -64,6 +65,38 @@ def goals(data: dict) -> dict:
     return out
 
 
+def _recall_10(figures: dict | None) -> float | None:
+    return ((figures or {}).get("recall_at") or {}).get(10)
+
+
+def check(data: dict) -> dict:
+    """Whether hybrid recall@10 is at least the best single retriever's (lexical or vector,
+    the same run) overall and in every category: ``{hybrid_beats_best_single, by_category}``."""
+    groups = {"overall": None, **dict.fromkeys(data["hybrid"]["by_category"])}
+    out: dict = {}
+    for name in groups:
+
+        def pick(figures: dict, category=name) -> dict | None:
+            return (
+                figures["overall"]
+                if category == "overall"
+                else figures["by_category"].get(category)
+            )
+
+        hybrid = _recall_10(pick(data["hybrid"]))
+        singles = {side: _recall_10(pick(data["baselines"][side])) for side in SINGLES}
+        known = {side: v for side, v in singles.items() if v is not None}
+        best = max(known, key=lambda side: known[side]) if known else None
+        beats = hybrid is not None and (best is None or hybrid >= known[best])
+        out[name] = {
+            "hybrid": hybrid,
+            "best_single": best,
+            "best_single_recall_at_10": known.get(best) if best else None,
+            "beats": beats,
+        }
+    return {"hybrid_beats_best_single": all(v["beats"] for v in out.values()), "by_category": out}
+
+
 def _fmt(value) -> str:
     return "   n/a" if value is None else f"{value:6.3f}"
 
@@ -77,39 +110,90 @@ def _row(label: str, figures: dict, ks) -> str:
     )
 
 
+def _category_rows(data: dict, ks) -> list[str]:
+    """Per category: hybrid, the pack's evidence share, and each baseline."""
+    heads = " ".join(f"{'@' + str(k):>6}" for k in ks)
+    lines = [f"{'evidence recall':24} {'n':>5} {heads} {'all@10':>6} {'mrr':>6} {'pack':>6}"]
+    names = ["overall", *data["hybrid"]["by_category"]]
+    for name in names:
+
+        def pick(figures: dict, category=name) -> dict:
+            if category == "overall":
+                return figures["overall"]
+            return figures["by_category"].get(category, {})
+
+        pack = pick(data["pack"]).get("recall")
+        lines.append(f"{name}")
+        lines.append(f"{_row('  hybrid', pick(data['hybrid']), ks)} {_fmt(pack)}")
+        for side in SINGLES:
+            lines.append(_row(f"  {side}", pick(data["baselines"][side]), ks))
+        recency = pick(data["baselines"]["recency"])
+        lines.append(
+            f"{'  recency':24} {recency.get('questions', 0):5d} "
+            f"recall {_fmt(recency.get('recall'))} all {_fmt(recency.get(ALL_KEY))}"
+        )
+    return lines
+
+
+def _stage_line(stages: dict) -> str:
+    cells = []
+    for stage, figures in stages.items():
+        if stage == "measured_by":
+            continue
+        if figures is None:
+            cells.append(f"{stage} absent")
+        else:
+            cells.append(f"{stage} {figures['p50']}/{figures['p95']}")
+    return f"stage latency ms p50/p95 (measured by {stages.get('measured_by')}): " + ", ".join(
+        cells
+    )
+
+
 def render(data: dict) -> str:
     """A readable summary of the report for a terminal."""
     ks = data["ks"]
-    heads = " ".join(f"{'@' + str(k):>6}" for k in ks)
     lines = [
         f"bench_memory: {data['dataset']['conversations']} conversations, "
         f"{data['dataset']['messages']} messages, {data['dataset']['questions']} questions "
         f"({data['dataset']['source']})",
         "",
-        f"{'evidence recall':24} {'n':>5} {heads} {'all@10':>6} {'mrr':>6}",
-    ]
-    for name in ("hybrid", "lexical", "vector"):
-        figures = data["hybrid"] if name == "hybrid" else data["baselines"][name]
-        lines.append(_row(name, figures["overall"], ks))
-        if name == "hybrid":
-            for category, group in figures["by_category"].items():
-                lines.append(_row(f"  {category}", group, ks))
-    recency = data["baselines"]["recency"]["overall"]
-    pack = data["pack"]["overall"]
-    lines += [
-        f"recency (last {data['baselines']['recency']['window_messages']} messages) "
-        f"recall {_fmt(recency.get('recall'))}",
-        f"pack ({data['pack']['budget_tokens']} tokens) evidence share {_fmt(pack.get('recall'))}"
-        f", {pack.get('items')} items, {pack.get('tokens')} tokens on average",
+        *_category_rows(data, ks),
+        "",
+        f"recency window: last {data['baselines']['recency']['window_messages']} messages; "
+        f"pack: {data['pack']['budget_tokens']} tokens, "
+        f"{data['pack']['overall'].get('items')} items on average",
+        "hybrid beats the best single retriever on every category: "
+        + ("yes" if data["check"]["hybrid_beats_best_single"] else "no"),
         "",
         f"recall latency ms (all k): {data['latency_ms']['recall']['all']}",
+        _stage_line(data["latency_ms"]["stages"]),
         f"commit to searchable ms: {data['commit_to_searchable_ms']}",
-        f"ingest: {data['ingest']['messages_per_s']} messages/s",
+        f"ingest: {data['ingest']['messages_per_s']} messages/s (one process)",
     ]
     if data.get("scale"):
-        lines.append(f"scale: {data['scale']}")
+        lines += scale_lines(data["scale"])
     lines.append("")
     for name, goal in data["goals"].items():
         verdict = "met" if goal["meets_goal"] else "MISSED"
         lines.append(f"goal {name}: {goal['value']} (target {goal['target']}) {verdict}")
     return "\n".join(lines)
+
+
+def scale_lines(scale: dict) -> list[str]:
+    """The cost curve and the sizes on disk of a ``--scale`` run."""
+    lines = ["", "scale: recall p95 (k=10) as the index grows"]
+    for point in scale.get("curve", []):
+        lines.append(
+            f"  owner {point['owner_messages']:>7} of {point['table_messages']:>8}: "
+            f"p50 {point['recall_ms_k10']['p50']} p95 {point['recall_ms_k10']['p95']} ms "
+            f"(exact {point['recall_ms_k10_exact']['p95']} ms), fill {point['fill_s']} s, "
+            f"{point['fill_messages_per_s']} messages/s"
+        )
+    for name, size in (scale.get("sizes") or {}).items():
+        lines.append(
+            f"  {name}: table {size['table_mb']} MB, indexes {size['indexes_mb']} MB, "
+            f"total {size['total_mb']} MB"
+        )
+        for index, mb in size["index_mb"].items():
+            lines.append(f"    {index}: {mb} MB")
+    return lines

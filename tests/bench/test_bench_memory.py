@@ -17,7 +17,7 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from console.models import Tenant
-from memory.bench import locomo, metrics, report, synthetic
+from memory.bench import locomo, metrics, report, scale, synthetic
 
 SUMMARY_KEYS = {"n", "p50", "p95", "max"}
 KS = ["1", "5", "10", "20"]
@@ -85,7 +85,94 @@ def test_bench_memory_on_a_tiny_synthetic_set():
     assert data["goals"]["commit_to_searchable_p95_ms"]["measured"] == "celery"
     assert isinstance(data["meets_goal"], bool)
     assert isinstance(data["misses_at_10"], dict)
+    _assert_bench_keys(data)
     assert not Tenant.objects.filter(name__startswith="bench-").exists()
+
+
+STAGES = {"embed", "lexical", "vector", "fuse", "rerank"}
+
+
+def _assert_bench_keys(data: dict) -> None:
+    """The per-category baselines, the check, and the latency per stage (absent: None)."""
+    for side in ("lexical", "vector", "recency"):
+        assert set(data["baselines"][side]["by_category"]) == set(data["hybrid"]["by_category"])
+    assert set(data["pack"]["by_category"]) == set(data["hybrid"]["by_category"])
+    check = data["check"]
+    assert isinstance(check["hybrid_beats_best_single"], bool)
+    assert set(check["by_category"]) == {"overall", *data["hybrid"]["by_category"]}
+    for row in check["by_category"].values():
+        assert set(row) == {"hybrid", "best_single", "best_single_recall_at_10", "beats"}
+        assert row["best_single"] in ("lexical", "vector")
+    stages = data["latency_ms"]["stages"]
+    assert set(stages) == {"measured_by", *STAGES}
+    if stages["measured_by"] == "bench":
+        assert stages["fuse"] is None and stages["rerank"] is None
+    for stage in ("embed", "lexical", "vector"):
+        assert set(stages[stage]) == SUMMARY_KEYS and stages[stage]["n"] > 0
+
+
+@pytest.mark.django_db(transaction=True)
+def test_bench_memory_prints_per_category_baselines_and_stages_as_text():
+    out = io.StringIO()
+    call_command(
+        "bench_memory", "--conversations", "1", "--searchable-turns", "0", "--lang", "zh",
+        stdout=out,
+    )  # fmt: skip
+    text = out.getvalue()
+    assert "synthetic hard, zh" in text
+    assert re.search(r"hybrid beats the best single retriever on every category: (yes|no)", text)
+    assert "rerank absent" in text and "fuse absent" in text
+    for line in ("  hybrid", "  lexical", "  vector", "  recency", "multi-hop", "temporal"):
+        assert line in text
+
+
+@pytest.mark.django_db(transaction=True)
+def test_bench_memory_scale_prints_the_cost_curve_and_the_sizes_on_disk():
+    data = _run("--conversations", "1", "--searchable-turns", "0", "--scale", "40")
+
+    scale = data["scale"]
+    assert scale["added_owner_messages"] == 40 and scale["added_other_messages"] == 800
+    assert [point["added_per_owner"] for point in scale["curve"]] == [40]
+    point = scale["curve"][0]
+    assert point["owner_messages"] >= 40 and point["table_messages"] >= 840
+    assert set(point["recall_ms_k10"]) == SUMMARY_KEYS and point["fill_messages_per_s"] > 0
+    assert set(scale["sizes"]) == {"memory_message", "memory_recallitem", "memory_recallterm"}
+    for size in scale["sizes"].values():
+        assert size["total_mb"] >= size["table_mb"] >= 0 and size["index_mb"]
+    assert "scale_recall_p95_ms" in data["goals"]
+    assert not Tenant.objects.filter(name__startswith="bench-").exists()
+
+
+def test_the_scale_steps_are_the_curve_below_the_size_then_the_size():
+    assert scale.steps(2000) == [1000, 2000]
+    assert scale.steps(100_000) == [1000, 10_000, 100_000]
+    assert scale.steps(500) == [500]
+
+
+def _figures(recall_10: float) -> dict:
+    return {"questions": 1, "recall_at": {10: recall_10}}
+
+
+def test_the_check_compares_hybrid_with_the_best_single_retriever_per_category():
+    def side(overall, multi, single):
+        return {
+            "overall": _figures(overall),
+            "by_category": {"multi-hop": _figures(multi), "single-hop": _figures(single)},
+        }
+
+    data = {
+        "hybrid": side(0.7, 0.5, 0.9),
+        "baselines": {"lexical": side(0.6, 0.6, 0.8), "vector": side(0.5, 0.4, 0.9)},
+    }
+    check = report.check(data)
+    assert not check["hybrid_beats_best_single"]
+    rows = check["by_category"]
+    assert rows["overall"]["beats"] and rows["single-hop"]["beats"]  # a tie is not below
+    assert rows["multi-hop"] == {
+        "hybrid": 0.5, "best_single": "lexical", "best_single_recall_at_10": 0.6, "beats": False,
+    }  # fmt: skip
+    data["hybrid"]["by_category"]["multi-hop"] = _figures(0.61)
+    assert report.check(data)["hybrid_beats_best_single"]
 
 
 LOCOMO_FILE = [
@@ -153,8 +240,8 @@ def test_bench_memory_reads_a_locomo_file(tmp_path):
 
 @pytest.mark.parametrize(
     "args",
-    [["--conversations", "0"], ["--scale", "-1"], ["--searchable-turns", "-1"],
-     ["--dataset", "/nonexistent/locomo.json"]],
+    [["--conversations", "0"], ["--scale", "-1"], ["--scale", "100001"],
+     ["--searchable-turns", "-1"], ["--dataset", "/nonexistent/locomo.json"]],
 )  # fmt: skip
 def test_bad_arguments_are_refused(args):
     with pytest.raises(CommandError):

@@ -1,8 +1,12 @@
-"""``manage.py bench_memory --json [--dataset PATH] [--conversations N] [--scale N]``: how
-well and how fast recall finds what was said, on conversations in the LoCoMo layout.
+"""``manage.py bench_memory --json [--dataset PATH] [--conversations N] [--lang en|zh]
+[--synthetic hard|easy] [--scale N]``: how well and how fast recall finds what was said, on
+conversations in the LoCoMo layout.
 
-Without ``--dataset`` it generates a deterministic synthetic set (``memory.bench.synthetic``:
-10 conversations of about 20 sessions of about 15 turns, 200 questions). Each sample
+Without ``--dataset`` it generates a deterministic synthetic set: by default the hard one
+(``memory.bench.hard``, in English or, ``--lang zh``, Chinese: 10 conversations of about 20
+sessions, 200 questions, paraphrased, by relation, by date arithmetic, multi-hop over 2-4
+sessions, among distractors and small talk), or ``--synthetic easy`` the first one
+(``memory.bench.synthetic``). Each sample
 becomes one player, one character and one conversation in a throwaway ``bench-`` tenant
 (``speaker_a`` the user, ``speaker_b`` the assistant); its turns are stored with the message
 store's ``save_message`` at the session's time and indexed with ``index_messages``, the
@@ -13,8 +17,11 @@ vector-only and recency baselines (``memory.bench.evaluate``). Commit to searcha
 measured in-process (the indexing time of each stored turn) and, for ``--searchable-turns``
 turns, through the product's path: ``roleplay.turns.records.index_on_commit`` enqueues the
 task on commit and a real Celery worker started here on a private queue indexes it
-(``memory.bench.searchable``). ``--scale N`` then crowds the index and times recall again
-(``memory.bench.scale``). The tenant is deleted at the end.
+(``memory.bench.searchable``). Figures are per category with the baselines beside hybrid,
+latency per stage, and a check that hybrid beats the best single retriever everywhere
+(``memory.bench.report``). ``--scale N`` then crowds the index in steps and times recall at
+each (the cost curve, ``memory.bench.scale``), then reports the sizes on disk. The tenant
+is deleted at the end.
 
 The data set's code and figures live in ``memory.bench``; this command lives here because
 creating players' conversations and characters needs ``roleplay``, which ``memory`` never
@@ -33,7 +40,17 @@ from django.core.management.base import BaseCommand, CommandError
 from console.bootstrap import migrate_quietly
 from console.models import Player, Tenant
 from console.tokens import count_tokens
-from memory.bench import evaluate, ingest, locomo, metrics, report, scale, searchable, synthetic
+from memory.bench import (
+    evaluate,
+    hard,
+    ingest,
+    locomo,
+    metrics,
+    report,
+    scale,
+    searchable,
+    synthetic,
+)
 from memory.bench.ingest import Owner
 from memory.bench.stats import summary
 from memory.bench.worker import celery_worker
@@ -64,6 +81,15 @@ class Command(BaseCommand):
         )
         parser.add_argument("--misses", type=int, default=2, help="misses shown per category")
         parser.add_argument("--seed", type=int, default=synthetic.DEFAULT_SEED)
+        parser.add_argument(
+            "--synthetic",
+            choices=("hard", "easy"),
+            default="hard",
+            help="the generated set: hard (paraphrases, relations, dates) or the first, easy one",
+        )
+        parser.add_argument(
+            "--lang", choices=sorted(hard.LANGUAGES), default="en", help="the hard set's language"
+        )
 
     def handle(self, *args, **opts):
         conversations = opts["conversations"]
@@ -71,7 +97,7 @@ class Command(BaseCommand):
             raise CommandError(f"--conversations 1..{MAX_CONVERSATIONS}")
         if not 0 <= opts["scale"] <= MAX_SCALE or opts["searchable_turns"] < 0:
             raise CommandError(f"--scale 0..{MAX_SCALE}, --searchable-turns >= 0")
-        samples, source = _load(opts["dataset"], conversations, opts["seed"])
+        samples, source = _load(opts["dataset"], conversations, opts)
         if not samples:
             raise CommandError("the data set has no samples")
         migrate_quietly()
@@ -83,6 +109,7 @@ class Command(BaseCommand):
                 scale.clear(tenant)
             Tenant.objects.filter(pk=tenant.pk, name__startswith=PREFIX).delete()
         data = {"dataset": {"source": source, **_dataset(samples)}, **data}
+        data["check"] = report.check(data)
         data["goals"] = report.goals(data)
         data["meets_goal"] = all(goal["meets_goal"] for goal in data["goals"].values())
         out = (
@@ -103,7 +130,10 @@ class Command(BaseCommand):
             "hybrid": results["hybrid"],
             "pack": results["pack"],
             "baselines": results["baselines"],
-            "latency_ms": {"recall": report.latency(results["latency_ms"])},
+            "latency_ms": {
+                "recall": report.latency(results["latency_ms"]),
+                "stages": results["stages_ms"],
+            },
             "ingest": {
                 "messages": messages,
                 "seconds": round(ingest_s, 2),
@@ -124,10 +154,13 @@ class Command(BaseCommand):
         return data
 
 
-def _load(path: str | None, conversations: int | None, seed: int):
+def _load(path: str | None, conversations: int | None, opts: dict):
     if path is None:
-        count = conversations or DEFAULT_CONVERSATIONS
-        return locomo.parse(synthetic.generate(count, seed=seed)), f"synthetic (seed {seed})"
+        count, seed = conversations or DEFAULT_CONVERSATIONS, opts["seed"]
+        if opts["synthetic"] == "easy":
+            return locomo.parse(synthetic.generate(count, seed=seed)), f"synthetic (seed {seed})"
+        raw = hard.generate(count, seed=seed, lang=opts["lang"])
+        return locomo.parse(raw), f"synthetic hard, {opts['lang']} (seed {seed})"
     try:
         raw = json.loads(Path(path).read_text(encoding="utf-8"))
         return locomo.parse(raw, conversations), str(path)
