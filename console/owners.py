@@ -42,8 +42,6 @@ class Owners:
     """(tenant, evidence views) -> the views with their conversation's label."""
     message_snippets: Callable[[Any, Iterable], dict[str, str]]
     """(tenant, message ids) -> each message's first words."""
-    message_texts: Callable[[Any, str, Iterable[str]], dict[str, str]]
-    """(tenant, session id, message ids) -> the text of those messages of the session."""
 
 
 PORT: Port[Owners] = Port("console.owners")
@@ -60,6 +58,17 @@ def conversation_model() -> type[models.Model]:
 
 def character_model() -> type[models.Model]:
     return owners().character
+
+
+class RuntimeTable:
+    """A view's ``model`` that is one of the runtime's tables (``RuntimeTable("conversation")``),
+    looked up when it is read, on the view class as on a view."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __get__(self, view, owner=None) -> type[models.Model]:
+        return getattr(owners(), self.name)
 
 
 def conversation_or_404(request, pk):

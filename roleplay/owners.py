@@ -6,23 +6,12 @@ its conversations, characters and their names for Memory's and Story's doors
 from __future__ import annotations
 
 from console import owners
-from console.scoping import is_uuid, scoped
 from memory import runtime
-from memory.models import Message
 from roleplay import labels
 from roleplay.memory_plugin.services import claims, consolidation
 from roleplay.models import Character, Conversation
 from roleplay.players.selectors import player_sessions
 from roleplay.scenarios.selectors import scenario_for
-
-
-def message_texts(tenant, session_id: str, ids) -> dict[str, str]:
-    """Message id -> its text, for those of ``ids`` that are messages of the session."""
-    wanted = [i for i in ids if is_uuid(i)]
-    if not wanted:
-        return {}
-    rows = scoped(Message, tenant).filter(session_id=session_id, pk__in=wanted)
-    return {str(pk): text for pk, text in rows.values_list("pk", "content")}
 
 
 def register() -> None:
@@ -37,7 +26,6 @@ def register() -> None:
             name_rows=labels.name_rows,
             name_evidence=labels.name_evidence,
             message_snippets=labels.message_snippets,
-            message_texts=message_texts,
         )
     )
     runtime.PORT.register(

@@ -25,7 +25,7 @@ from rest_framework.response import Response
 
 from console.errors import not_found
 from console.models import Scope
-from console.owners import conversation_model
+from console.owners import RuntimeTable
 from console.serializers import RejectUnknownFields, StrictCharField, validated
 from console.viewsets import TenantGenericViewSet
 from story import quarantine as story_quarantine
@@ -165,14 +165,10 @@ class StoryActions:
 class StoryQuarantineViewSet(TenantGenericViewSet):
     """The quarantined events of a conversation's story, and the operator's decisions."""
 
+    model = RuntimeTable("conversation")  # the runtime's: another tenant's id is a 404
     required_scope = Scope.ADMIN
     read_scopes = (Scope.ADMIN,)
     serializer_class = StoryQuarantineSerializer
-
-    @property
-    def model(self):
-        """The runtime's conversations (``console.owners``): a foreign id is a 404."""
-        return conversation_model()
 
     @extend_schema(responses=StoryQuarantineSerializer(many=True))
     def list(self, request, pk=None):

@@ -2,7 +2,8 @@
 parts, its revisions, events (each piece of evidence marked when its message changed since
 it was captured) and quarantine records. The REST API (``story.api``) and the console pages
 (``story.views``) both read through here, so they show the same thing. The conversation is
-the runtime's, with its scenario and messages asked through ``console.owners``.
+the runtime's, its scenario asked through ``console.owners``; its messages are read through
+the kernel's history port (``story.selectors.message_texts``).
 
 A conversation's story is kept per scenario (``story.models.StoryHead``): the one shown is
 the story of the scenario the conversation runs, else the most recent one it has; its
@@ -134,7 +135,7 @@ def marked_evidence(tenant, conversation, lists: list) -> list[list[dict]]:
 def _texts(tenant, conversation, ids: set[str]) -> dict[str, str | None]:
     """Message id → its text now, None when it is not (or no longer) in the conversation."""
     stored: dict[str, str | None] = dict.fromkeys(ids)
-    stored.update(owners().message_texts(tenant, conversation.session_id, ids))
+    stored.update(story.message_texts(conversation.session_id, ids))
     return stored
 
 
