@@ -15,9 +15,14 @@ class TenantRelatedField(serializers.PrimaryKeyRelatedField):
 
     def get_queryset(self):
         request = self.context["request"]
-        return scoped(self.queryset_model, request.tenant)
+        model = self.queryset_model
+        if not isinstance(model, type):  # a port's accessor (``console.owners``), asked now
+            model = model()
+        return scoped(model, request.tenant)
 
     def __init__(self, model, **kwargs):
+        """``model``: the table, or a function that returns it (a capability's reference to
+        a table it does not import, resolved per request)."""
         self.queryset_model = model
         super().__init__(**kwargs)
 

@@ -19,12 +19,14 @@ urlpatterns = [
     path("api/v1/", include("images.api.urls")),
     path("api/v1/", include("roleplay.api.urls")),
     path("v1/", include("worldbook.api.urls")),
-    path("v1/", include("roleplay.memory_plugin.api.service_urls")),
+    path("v1/", include("memory.api.service_urls")),
     path("v1/", include("roleplay.dio.api.protocol_urls")),
     path("console/worldbooks/", include("worldbook.urls")),
     path("console/images/", include("images.urls")),
     path("console/workflow-tools/", include("roleplay.workflows.tools.urls")),
     path("", include("console.urls_console")),
+    path("", include("memory.urls")),
+    path("", include("story.urls")),
     path("", include("roleplay.urls")),
 ]
 

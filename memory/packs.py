@@ -66,6 +66,16 @@ class Owner:
         )
 
 
+def owner_of(conversation) -> Owner:
+    """Whose pack a conversation's turns read: its tenant, player, character and itself."""
+    return Owner(
+        tenant_id=str(conversation.tenant_id),
+        player_id=str(conversation.player_id),
+        character_id=str(conversation.character_id),
+        conversation_id=conversation.session_id,
+    )
+
+
 def _client() -> redis.Redis:
     return client(DEADLINE_S)
 

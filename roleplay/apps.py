@@ -22,12 +22,14 @@ class RoleplayConfig(AppConfig):
         from roleplay.memory_plugin import packs as memory_pack
         from roleplay.memory_plugin import tools as memory_tools
         from roleplay.memory_plugin.services import consolidation, diaries, table  # noqa: F401
+        from roleplay.owners import register as register_owners
         from roleplay.story_plugin import phase as story
         from roleplay.turns import history_events  # noqa: F401
         from roleplay.turns.plugin import PLUGINS
         from roleplay.workflows import capabilities  # noqa: F401 - registers them
         from roleplay.workflows import plugin as workflow
 
+        register_owners()  # what Memory's and Story's doors ask of the runtime
         slot_changed.connect(pictures.announce_slot, dispatch_uid="frontloop-pictures")
         from roleplay.worldbook_plugin import context as worldbook
 

@@ -98,7 +98,7 @@ def name_rows(tenant, rows, *, character: str = "character_id", session: str = "
 
 
 def name_evidence(tenant, views: list[dict]) -> list[dict]:
-    """Memory evidence views (``views_memory_queue.evidence_view``) with ``conversation``,
+    """Memory evidence views (``memory.views.queue.evidence_view``) with ``conversation``,
     the label of the conversation each quoted message belongs to."""
     found = conversation_labels(tenant, [view["message"].session_id for view in views])
     for view in views:

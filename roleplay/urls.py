@@ -9,18 +9,10 @@ from roleplay.conversations import views_play
 from roleplay.dio import views as dio_views
 from roleplay.frontloop import views as frontloop_views
 from roleplay.llm import views as views_model_calls
-from roleplay.memory_plugin.views import documents as views_memory
-from roleplay.memory_plugin.views import entries as views_memory_entries
-from roleplay.memory_plugin.views import handoffs as views_memory_handoffs
-from roleplay.memory_plugin.views import jobs as views_memory_jobs
-from roleplay.memory_plugin.views import queue as views_memory_queue
-from roleplay.memory_plugin.views import recall as views_recall
-from roleplay.memory_plugin.views import settings as views_memory_settings
 from roleplay.players import views as views_personas
 from roleplay.presets import views as views_presets
 from roleplay.regex_scripts import views as regex_views
 from roleplay.scenarios import views as views_scenarios
-from roleplay.story_plugin import views as views_story
 from roleplay.workflows import views as workflow_views
 
 urlpatterns = [
@@ -64,21 +56,6 @@ urlpatterns = [
         name="conversation_detail",
     ),
     path(
-        "console/conversations/<uuid:pk>/memory/",
-        views_memory.memory_documents,
-        name="memory_documents",
-    ),
-    path(
-        "console/conversations/<uuid:pk>/memory-pack/",
-        views_recall.conversation_memory_pack,
-        name="conversation_memory_pack",
-    ),
-    path(
-        "console/conversations/<uuid:pk>/memory/<str:slot>/",
-        views_memory.memory_document,
-        name="memory_document",
-    ),
-    path(
         "console/conversations/<uuid:pk>/agent/",
         views_agent.conversation_agent,
         name="conversation_agent",
@@ -92,16 +69,6 @@ urlpatterns = [
         "console/conversations/<uuid:pk>/agent/runs/<uuid:turn_id>/",
         views_agent.conversation_agent_run,
         name="conversation_agent_run",
-    ),
-    path(
-        "console/conversations/<uuid:pk>/story/",
-        views_story.conversation_story,
-        name="conversation_story",
-    ),
-    path(
-        "console/conversations/<uuid:pk>/story/quarantine/<uuid:quarantine_id>/",
-        views_story.conversation_story_quarantine,
-        name="conversation_story_quarantine",
     ),
     path(
         "console/conversations/<uuid:pk>/dio/",
@@ -156,42 +123,6 @@ urlpatterns = [
     path(
         "console/personas/<uuid:pk>/avatar/", views_personas.persona_avatar, name="persona_avatar"
     ),
-    path("console/memory/", views_memory_entries.memory_entries, name="memory_entries"),
-    path("console/memory/queue/", views_memory_queue.memory_queue, name="memory_queue"),
-    path("console/memory/jobs/", views_memory_jobs.memory_jobs, name="memory_jobs"),
-    path(
-        "console/memory/jobs/<uuid:job_id>/",
-        views_memory_jobs.memory_job_action,
-        name="memory_job_action",
-    ),
-    path("console/memory/recall/", views_recall.memory_recall, name="memory_recall"),
-    path(
-        "console/memory/queue/<uuid:entry_id>/",
-        views_memory_queue.memory_queue_action,
-        name="memory_queue_action",
-    ),
-    path(
-        "console/memory/entries/<uuid:entry_id>/",
-        views_memory_entries.memory_entry,
-        name="memory_entry",
-    ),
-    path(
-        "console/memory/entries/<uuid:entry_id>/delete/",
-        views_memory_entries.memory_entry_delete,
-        name="memory_entry_delete",
-    ),
-    path(
-        "console/memory/players/<int:pk>/next-turn/",
-        views_memory_entries.memory_next_turn,
-        name="memory_next_turn",
-    ),
-    path("console/memory/handoffs/", views_memory_handoffs.memory_handoffs, name="memory_handoffs"),
-    path(
-        "console/memory/handoffs/<uuid:handoff_id>/",
-        views_memory_handoffs.memory_handoff_action,
-        name="memory_handoff_action",
-    ),
-    path("console/memory/settings/", views_memory_settings.memory_settings, name="memory_settings"),
     path("console/scenarios/", views_scenarios.scenario_list, name="scenarios"),
     path("console/scenarios/new/", views_scenarios.scenario_create, name="scenario_create"),
     path("console/scenarios/<uuid:pk>/", views_scenarios.scenario_edit, name="scenario_edit"),

@@ -14,6 +14,7 @@ from django.views.decorators.http import require_POST
 
 from console.access import console_view
 from console.numbers import parse_int
+from console.owners import conversation_or_404
 from console.scoping import get_scoped_or_404
 from roleplay import labels
 from roleplay.agentic import selectors as agent
@@ -21,7 +22,6 @@ from roleplay.agentic.engine import inputs as agentic_inputs
 from roleplay.agentic.engine.ledger import TYPES as LEDGER_TYPES
 from roleplay.agentic.services import agent_state
 from roleplay.errors import NotFound
-from roleplay.memory_plugin.views.documents import conversation_or_404
 from roleplay.models import PlanningRun
 from roleplay.prompting.director_state import split_sections
 from roleplay.scenarios.selectors import scenario_for

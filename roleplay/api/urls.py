@@ -1,6 +1,7 @@
 from django.urls import include, path, re_path
 from rest_framework.routers import DefaultRouter
 
+from memory.api.settings import MemorySettingsView
 from roleplay.api import views
 from roleplay.characters.api.avatars import CharacterAvatarView
 from roleplay.characters.api.card_import import CharacterImportView
@@ -8,14 +9,13 @@ from roleplay.compact.api import CheckpointEditViewSet
 from roleplay.conversations.api.chat_import import ConversationImportView
 from roleplay.dio.api.conversation import DioSubmitViewSet, DioViewSet
 from roleplay.frontloop.api import VisualWorldViewSet
-from roleplay.memory_plugin.api.settings import MemorySettingsView
 from roleplay.players.api import PersonaAvatarView, PersonaViewSet
 from roleplay.presets.api import PresetViewSet
 from roleplay.regex_scripts.api import CharacterRegexAllowView, RegexScriptViewSet
 from roleplay.scenarios.api import ScenarioViewSet
-from roleplay.story_plugin.api import StoryQuarantineViewSet
 from roleplay.workflows.api import WorkflowCapabilitiesView
 from roleplay.workflows.tools.api import HttpToolEndpointViewSet, McpServerViewSet
+from story.api import StoryQuarantineViewSet
 
 
 class OptionalSlashRouter(DefaultRouter):

@@ -21,6 +21,14 @@ from console.tickets import issue_ticket
 from console.viewsets import ServiceWrites
 from memory import selectors as message_reads
 from memory import services as message_store
+from memory.api.consolidation import MemoryConsolidationActions
+from memory.api.documents import MemoryDocumentActions
+from memory.api.entries import MemoryEntryActions
+from memory.api.forget import MemoryClearActions
+from memory.api.handoffs import MemoryHandoffActions
+from memory.api.jobs import MemoryJobActions
+from memory.api.recall import MemoryRecallActions
+from memory.api.settings import CharacterMemorySettingsActions
 from roleplay.agentic.api.agent_state import AgentStateActions
 from roleplay.agentic.api.planning import PlanningActions
 from roleplay.characters.api.cards import CardActions, ConversationCardReads
@@ -48,23 +56,15 @@ from roleplay.conversations.services import conversations
 from roleplay.llm.configs import services as model_configs
 from roleplay.llm.configs.api import ConfigTestSerializer, ModelConfigSerializer
 from roleplay.llm.configs.check import run_config_test
-from roleplay.memory_plugin.api.consolidation import MemoryConsolidationActions
-from roleplay.memory_plugin.api.documents import MemoryDocumentActions
-from roleplay.memory_plugin.api.entries import MemoryEntryActions
-from roleplay.memory_plugin.api.forget import MemoryClearActions
-from roleplay.memory_plugin.api.handoffs import MemoryHandoffActions
-from roleplay.memory_plugin.api.jobs import MemoryJobActions
-from roleplay.memory_plugin.api.recall import MemoryRecallActions
-from roleplay.memory_plugin.api.settings import CharacterMemorySettingsActions
 from roleplay.models import Character, Conversation, ModelConfig
 from roleplay.players.api import PlayerSerializer
 from roleplay.players.selectors import persona_for
 from roleplay.players.services import players
 from roleplay.regex_scripts.selectors import for_conversation
 from roleplay.regex_scripts.turns import display_texts
-from roleplay.story_plugin.api import StoryActions
 from roleplay.workflows.api import WorkflowRunActions
 from roleplay.worldbook_plugin.context import replayed_decisions
+from story.api import StoryActions
 
 TURN_ID_PARAM = OpenApiParameter("turn_id", OpenApiTypes.UUID, OpenApiParameter.PATH)
 

@@ -10,7 +10,6 @@ from memory.configs.services import put_settings
 from memory.entries.services import add_entry
 from memory.recall import indexing
 from memory.turn_reads import turn_memory
-from roleplay.memory_plugin import packs as memory_pack_context
 from roleplay.models import Character, Conversation
 
 # What a bench player has said before, when the run gives it a past (``warm(lines=...)``).
@@ -36,7 +35,7 @@ def warm(conversation, query: str, *, lines=()) -> dict:
     )  # fmt: skip
     read = turn_memory(tenant.pk, player.pk, str(conversation.character_id),
                        conversation.session_id)  # fmt: skip
-    owner = memory_pack_context.owner_of(conversation)
+    owner = packs.owner_of(conversation)
     items = packs.compute(owner, query) or []
     text = packs.render(items)
     packs.store(owner.key(read.config, read.owner_revision), items, text)

@@ -21,13 +21,13 @@ from django.views.decorators.http import require_POST, require_safe
 
 from console.access import console_view
 from console.models import Role
+from console.owners import conversation_or_404
 from memory import selectors as message_reads
 from roleplay import labels
 from roleplay.compact import selectors as reads
 from roleplay.compact.engine.checkpoint import summary_text
 from roleplay.compact.services import edits as compact_edits
 from roleplay.errors import RoleplayError
-from roleplay.memory_plugin.views.documents import conversation_or_404
 from roleplay.scenarios.selectors import scenario_for
 
 PAGE_SIZE = 20

@@ -53,7 +53,7 @@ def apply(ctx, conversation) -> None:
     read = memory_context.turn_read(ctx, conversation)
     if not read.config.enabled:
         return
-    owner = owner_of(conversation)
+    owner = packs.owner_of(conversation)
     status, pack = packs.read(owner.key(read.config, read.owner_revision))
     trace = {"status": status, "degraded": pack is None, "revision": read.owner_revision}
     if pack is not None and pack.get("text"):
@@ -66,16 +66,6 @@ def apply(ctx, conversation) -> None:
     ctx.trace["memory_pack"] = trace
     if ctx.record and ctx.user_input:
         ctx.slot(RecalledPack).refresh = (owner, read.config, ctx.user_input)
-
-
-def owner_of(conversation) -> packs.Owner:
-    """Whose pack a conversation's turns read: its tenant, player, character and itself."""
-    return packs.Owner(
-        tenant_id=str(conversation.tenant_id),
-        player_id=str(conversation.player_id),
-        character_id=str(conversation.character_id),
-        conversation_id=conversation.session_id,
-    )
 
 
 def _refresh(owner: packs.Owner, config, query: str) -> None:

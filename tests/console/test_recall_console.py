@@ -12,8 +12,7 @@ import pytest
 from console.models import Player
 from memory import packs
 from memory.turn_reads import turn_memory
-from roleplay.memory_plugin.packs import owner_of
-from roleplay.memory_plugin.views.recall import highlight
+from memory.views.recall import highlight
 from roleplay.models import Character, Conversation
 from tests.memory.test_recall import _conversation
 
@@ -37,7 +36,7 @@ def _pack_key(conversation) -> str:
         str(conversation.character_id),
         conversation.session_id,
     )
-    return owner_of(conversation).key(memory.config, memory.owner_revision)
+    return packs.owner_of(conversation).key(memory.config, memory.owner_revision)
 
 
 @pytest.fixture

@@ -30,7 +30,6 @@ from memory.errors import MemoryConflict, MemoryInvalid, MemoryNotFound
 from memory.models import MemoryClaim, Message
 from memory.turn_reads import turn_memory
 from roleplay.memory_plugin.context import chosen_preferences
-from roleplay.memory_plugin.packs import owner_of
 from roleplay.models import Character
 from roleplay.turns.records import index_on_commit
 
@@ -79,7 +78,7 @@ def _memory_text(conversation, read, query: str) -> str:
     )
     if chosen:
         parts.append(preferences.render(chosen))
-    owner = owner_of(conversation)
+    owner = packs.owner_of(conversation)
     _status, pack = packs.read(owner.key(read.config, read.owner_revision))
     recalled = pack.get("text", "") if pack else packs.render(packs.compute(owner, query) or [])
     if recalled:

@@ -13,20 +13,20 @@ from rest_framework import serializers
 from rest_framework.decorators import action
 from rest_framework.response import Response
 
+from console.owners import character_model, conversation_model
 from console.serializers import RejectUnknownFields, TenantRelatedField, validated
+from memory.errors import MemoryNotFound
 from memory.recall import search
-from roleplay.errors import NotFound
-from roleplay.models import Character, Conversation
 
 
 class RecallBody(RejectUnknownFields, serializers.Serializer):
     query = serializers.CharField(max_length=4000, trim_whitespace=True)
     k = serializers.IntegerField(min_value=1, max_value=search.MAX_K, default=10)
     conversation = TenantRelatedField(
-        Conversation, pk_field=serializers.UUIDField(), required=False, allow_null=True
+        conversation_model, pk_field=serializers.UUIDField(), required=False, allow_null=True
     )
     character = TenantRelatedField(
-        Character, pk_field=serializers.UUIDField(), required=False, allow_null=True
+        character_model, pk_field=serializers.UUIDField(), required=False, allow_null=True
     )
     kinds = serializers.ListField(
         child=serializers.ChoiceField(choices=search.KINDS),  # RecallKindEnum
@@ -74,7 +74,7 @@ class MemoryRecallActions:
         body = validated(RecallBody, request)
         conversation = body.get("conversation")
         if conversation is not None and conversation.player_id != player.pk:
-            raise NotFound(message="no such conversation of this player")
+            raise MemoryNotFound("not_found", "no such conversation of this player")
         character = body.get("character")
         query = search.RecallQuery(
             query=body["query"],

@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from roleplay.memory_plugin.api.service import CommitView, PrepareView
+from memory.api.service import CommitView, PrepareView
 
 urlpatterns = [
     path("memory/prepare", PrepareView.as_view(), name="memory-prepare"),

@@ -11,21 +11,13 @@ from django.shortcuts import redirect, render
 
 from console.access import console_view
 from console.numbers import parse_int
-from console.scoping import get_scoped_or_404
+from console.owners import conversation_or_404
 from memory.documents import selectors as documents
 from memory.documents import services as document_writes
 from memory.engine.documents import DEFAULT_SLOT, check_slot, diff, pretty
 from memory.errors import MemoryInvalid, RevisionConflict
-from roleplay.models import Conversation
 
 HISTORY_SHOWN = 20
-
-
-def conversation_or_404(request, pk) -> Conversation:
-    """The tenant's conversation ``pk`` with its character (404 for any other)."""
-    return get_scoped_or_404(
-        Conversation.objects.select_related("character"), request.tenant, pk=pk
-    )
 
 
 @console_view()

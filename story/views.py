@@ -8,9 +8,10 @@
 - events: each event's evidence, linked to the transcript and marked when its message
   changed since it was captured, and its settlement attempts;
 - quarantine: the events no settlement could settle. Admins retry, discard or resolve one
-  (with a note) through ``roleplay.story_plugin.services.quarantine``, which audits the decision.
+  (with a note) through ``story.quarantine``, which audits the decision.
 
-Everything is read through ``roleplay.story_plugin.reads``, as the REST API reads it.
+Everything is read through ``story.reads``, as the REST API reads it; the conversation and
+its names are the runtime's, asked through ``console.owners``.
 """
 
 from __future__ import annotations
@@ -27,12 +28,10 @@ from django.views.decorators.http import require_POST, require_safe
 from console.access import console_view
 from console.models import Role
 from console.numbers import parse_int
+from console.owners import conversation_or_404, owners
 from console.textdiff import line_diff
-from roleplay import labels
-from roleplay.memory_plugin.views.documents import conversation_or_404
-from roleplay.scenarios.selectors import scenario_for
-from roleplay.story_plugin import reads
-from roleplay.story_plugin.services import quarantine as story_quarantine
+from story import quarantine as story_quarantine
+from story import reads
 from story.engine.narrative import AXES
 from story.errors import StoryError
 from story.models import QuarantineStatus
@@ -59,13 +58,13 @@ def conversation_story(request, pk):
     story = reads.overview(conversation, head)
     context = {
         "conversation": conversation,
-        "conversation_title": labels.conversation_title(conversation),
+        "conversation_title": owners().conversation_title(conversation),
         "head": head,
         "tab": tab,
         "tabs": TABS,
         "story": story,
         "status_words": STATUS_WORDS.get(story["status"], story["status"]),
-        "run_mode": head.scenario if head is not None else scenario_for(conversation),
+        "run_mode": head.scenario if head is not None else owners().scenario_of(conversation),
         "open_quarantines": reads.quarantines(request.tenant, conversation, head)
         .filter(status=QuarantineStatus.OPEN)
         .count(),
@@ -81,7 +80,7 @@ def _overview(request, conversation, head, envelope) -> dict:
     unresolved = [e for e in envelope.get("unresolved") or [] if isinstance(e, dict)]
     lists = [(event or {}).get("evidence"), *[e.get("evidence") for e in unresolved]]
     marked = _with_text(request.tenant, reads.marked_evidence(request.tenant, conversation, lists))
-    said = labels.message_snippets(
+    said = owners().message_snippets(
         request.tenant, [(pending or {}).get(key) for key in ("messageId", "userMessageId")]
     )
     return {
@@ -163,7 +162,7 @@ def _quarantine(request, conversation, head, envelope) -> dict:
 def _with_text(tenant, lists: list[list[dict]]) -> list[list[dict]]:
     """Each evidence piece with ``text``, the first words of its message (one query), so the
     page quotes what was said rather than a message id."""
-    said = labels.message_snippets(tenant, [p["message_id"] for items in lists for p in items])
+    said = owners().message_snippets(tenant, [p["message_id"] for items in lists for p in items])
     for items in lists:
         for piece in items:
             piece["text"] = said.get(piece["message_id"], "")

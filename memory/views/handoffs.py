@@ -25,6 +25,7 @@ from django.views.decorators.http import require_POST
 from console.access import console_view
 from console.failures import DomainError
 from console.models import Player
+from console.owners import character_model, conversation_model, owners
 from console.refusals import refused
 from console.scoping import get_scoped_or_404, scoped
 from console.storable import unstorable_at
@@ -39,9 +40,7 @@ from memory.models import (
     MemoryEntry,
     MemoryHandoff,
 )
-from roleplay import labels
-from roleplay.memory_plugin.views.queue import posted_version
-from roleplay.models import Character, Conversation
+from memory.views.queue import posted_version
 
 PAGE_SIZE = 50
 MAX_ID_CHARS = 64  # MemoryHandoff.from_character_id
@@ -111,12 +110,12 @@ def _page(request, *, status=200, draft=None, filters=None):
         rows = rows.filter(status=chosen["status"])
     page = Paginator(rows.select_related("player"), PAGE_SIZE).get_page(request.GET.get("page"))
     handoffs = list(page)
-    characters = list(scoped(Character, tenant).order_by("name").only("id", "name"))
+    characters = list(scoped(character_model(), tenant).order_by("name").only("id", "name"))
     names = {str(c.pk): c.name for c in characters}
     sessions = _valid_uuids({h.session_id for h in handoffs})
-    rows = scoped(Conversation, tenant).filter(pk__in=sessions)
+    rows = scoped(conversation_model(), tenant).filter(pk__in=sessions)
     known = {str(pk) for pk in rows.values_list("pk", flat=True)}
-    titled = labels.conversation_labels(tenant, known)
+    titled = owners().conversation_labels(tenant, known)
     items = [
         {
             "handoff": h,
@@ -131,7 +130,7 @@ def _page(request, *, status=200, draft=None, filters=None):
     conversations, choices = [], []
     if player is not None:
         conversations = list(
-            scoped(Conversation, tenant)
+            scoped(conversation_model(), tenant)
             .filter(player=player)
             .select_related("character")
             .order_by("-updated_at")[:MAX_CONVERSATIONS]
@@ -162,17 +161,17 @@ def _posted_target(request):
         raise _not_found("no such player in this tenant", "player") from None
     try:
         conversation = (
-            scoped(Conversation, tenant)
+            scoped(conversation_model(), tenant)
             .filter(player=player)
             .get(pk=uuid.UUID(request.POST.get("conversation", "")))
         )
-    except (ValueError, Conversation.DoesNotExist):
+    except (ValueError, conversation_model().DoesNotExist):
         raise _not_found("no such conversation of this player", "conversation") from None
     try:
-        to_character = scoped(Character, tenant).get(
+        to_character = scoped(character_model(), tenant).get(
             pk=uuid.UUID(request.POST.get("to_character", ""))
         )
-    except (ValueError, Character.DoesNotExist):
+    except (ValueError, character_model().DoesNotExist):
         raise _not_found("no such character in this tenant", "to_character") from None
     return player, conversation, to_character
 

@@ -15,13 +15,13 @@ from rest_framework.decorators import action
 from rest_framework.response import Response
 
 from console.idempotency import IDEMPOTENCY_KEY, run_idempotent
+from console.owners import character_model, conversation_model
 from console.scoping import LOOKUP_MISSES
 from console.serializers import RejectUnknownFields, StrictCharField, optional_reference, validated
 from memory.entries import selectors as entries
 from memory.entries import services as entry_writes
 from memory.errors import MemoryInvalid, MemoryNotFound
 from memory.models import EntryKind, EntryScope, EntryStatus, MemoryEntry
-from roleplay.models import Character, Conversation
 
 ENTRY = r"memory/entries/(?P<entry_id>[^/.]+)"
 ENTRY_PARAM = OpenApiParameter("entry_id", OpenApiTypes.UUID, OpenApiParameter.PATH)
@@ -106,8 +106,8 @@ class NewEntry(RejectUnknownFields, serializers.Serializer):
     tags = serializers.ListField(
         child=StrictCharField(max_length=200), required=False, default=list
     )
-    character = optional_reference(Character)
-    conversation = optional_reference(Conversation)
+    character = optional_reference(character_model)
+    conversation = optional_reference(conversation_model)
     share_in_session = serializers.BooleanField(required=False, default=False)
     status = serializers.ChoiceField(
         choices=[EntryStatus.ACTIVE, EntryStatus.CANDIDATE], required=False, default="active"

@@ -1,7 +1,8 @@
 """``POST /v1/memory/prepare`` and ``POST /v1/memory/commit``: our own prepare/commit
 memory service (seed 000's external memory runtime), behind an API token with the ``play``
-scope (the seed's service trusted whoever reached it). ``roleplay.memory_plugin.services.claims``
-does the work; a conversation or claim of another tenant is a 404 like a missing one.
+scope (the seed's service trusted whoever reached it). The runtime's claims service does
+the work (asked through ``memory.runtime``); a conversation or claim of another tenant is a
+404 like a missing one.
 """
 
 from __future__ import annotations
@@ -13,12 +14,12 @@ from rest_framework.views import APIView
 
 from console.body_limit import BodyLimit
 from console.models import Scope
+from console.owners import conversation_model
 from console.scoping import is_uuid
 from console.serializers import RejectUnknownFields, StrictCharField, validated
 from memory.engine import claims
 from memory.errors import MemoryNotFound
-from roleplay.memory_plugin.services import claims as memory_claims
-from roleplay.models import Conversation
+from memory.runtime import runtime
 
 
 def _text(**kwargs) -> StrictCharField:
@@ -71,13 +72,14 @@ class PrepareView(BodyLimit, APIView):
         conversation = None
         if is_uuid(body["conversation_id"]):
             conversation = (
-                Conversation.objects.filter(tenant=request.tenant, pk=body["conversation_id"])
+                conversation_model()
+                .objects.filter(tenant=request.tenant, pk=body["conversation_id"])
                 .select_related("tenant")
                 .first()
             )
         if conversation is None:
             raise MemoryNotFound("conversation_not_found", "no such conversation")
-        answer = memory_claims.prepare(
+        answer = runtime().prepare(
             request.tenant,
             conversation,
             messages=body["messages"],
@@ -93,7 +95,7 @@ class CommitView(BodyLimit, APIView):
     def post(self, request):
         """Commit the round a claim was prepared for; repeating it answers the same."""
         body = validated(CommitBody, request)
-        answer = memory_claims.commit(
+        answer = runtime().commit(
             request.tenant, body["claim_id"], user=body["user"], assistant=body["assistant"]
         )
         return Response(answer)

@@ -2,7 +2,7 @@
 
 The decision itself is Story's (``story.services.decide_quarantine``: retry puts the event
 back in the settlement queue, discard drops it, resolve with a note counts it settled, each
-a new story revision). What the runtime adds is the audit trail: the decision and its
+a new story revision). What the doors add is the audit trail: the decision and its
 ``story.quarantine`` audit event are written in one transaction, so neither exists alone.
 """
 

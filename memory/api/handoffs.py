@@ -13,6 +13,7 @@ from rest_framework import serializers
 from rest_framework.decorators import action
 from rest_framework.response import Response
 
+from console.owners import character_model, conversation_model
 from console.scoping import LOOKUP_MISSES
 from console.serializers import RejectUnknownFields, StrictCharField, TenantRelatedField, validated
 from memory.engine.handoffs import MAX_ITEMS, MAX_SUMMARY_CHARS
@@ -20,7 +21,6 @@ from memory.errors import MemoryInvalid, MemoryNotFound
 from memory.handoffs import selectors as handoffs
 from memory.handoffs import services as handoff_writes
 from memory.models import MemoryHandoff
-from roleplay.models import Character, Conversation
 
 HANDOFF = r"memory/handoffs/(?P<handoff_id>[^/.]+)"
 HANDOFF_PARAM = OpenApiParameter("handoff_id", OpenApiTypes.UUID, OpenApiParameter.PATH)
@@ -61,11 +61,11 @@ class HandoffQuery(serializers.Serializer):
 
 
 def _character():
-    return TenantRelatedField(Character, pk_field=serializers.UUIDField())
+    return TenantRelatedField(character_model, pk_field=serializers.UUIDField())
 
 
 def _conversation():
-    return TenantRelatedField(Conversation, pk_field=serializers.UUIDField())
+    return TenantRelatedField(conversation_model, pk_field=serializers.UUIDField())
 
 
 class NewHandoff(RejectUnknownFields, serializers.Serializer):

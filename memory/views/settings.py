@@ -25,6 +25,7 @@ from django.urls import reverse
 from console.access import console_view, has_role
 from console.failures import DomainError
 from console.models import Role
+from console.owners import character_model
 from console.refusals import refused
 from console.scoping import scoped
 from console.storable import unstorable_at
@@ -35,7 +36,6 @@ from memory.engine.consolidation import Settings
 from memory.engine.consolidation import as_dict as as_settings
 from memory.errors import MemoryInvalid, MemoryNotFound
 from memory.models import MemorySettings
-from roleplay.models import Character
 
 MAX_JSON_CHARS = 20_000
 CHARACTER_FIELDS = tuple(name for name in FIELDS if name not in PER_PLAYER)
@@ -162,7 +162,7 @@ def _page(request, *, status=200, draft_scope=None, draft=None):
     tenant = request.tenant
     is_admin = has_role(request.membership, Role.ADMIN)
     can_edit = has_role(request.membership, Role.OPERATOR)
-    names = {str(c.pk): c.name for c in scoped(Character, tenant).only("id", "name")}
+    names = {str(c.pk): c.name for c in scoped(character_model(), tenant).only("id", "name")}
     tenant_row = config_reads.stored(tenant)
     tenant_in_force = as_dict(config_reads.config_for(tenant))
 
@@ -239,7 +239,7 @@ def _character_id(request, value: str, *, remove: bool) -> tuple[str, str]:
         key = str(uuid.UUID(value))
     except ValueError:
         raise MemoryNotFound("not_found", "no such character in this tenant") from None
-    character = scoped(Character, request.tenant).filter(pk=key).first()
+    character = scoped(character_model(), request.tenant).filter(pk=key).first()
     if remove:
         if config_reads.stored(request.tenant, key) is None:
             raise MemoryNotFound("not_found", "this character has no override")

@@ -20,15 +20,12 @@ from django.utils.safestring import SafeString, mark_safe
 
 from console.access import console_view
 from console.models import Player
+from console.owners import conversation_model, conversation_or_404, owners
 from console.scoping import is_uuid
 from console.search.lexical import CJK_CLASS
 from memory import packs
 from memory.recall import search
 from memory.turn_reads import turn_memory
-from roleplay import labels
-from roleplay.memory_plugin.packs import owner_of
-from roleplay.memory_plugin.views.documents import conversation_or_404
-from roleplay.models import Conversation
 
 PLAYERS_LISTED = 500  # the select's length; a player further down is still found by id
 MAX_QUERY_CHARS = 4000  # as the API
@@ -120,7 +117,9 @@ class RecallForm(forms.Form):
         elif not is_uuid(wanted):
             self.add_error("conversation", "This is not a conversation id.")
         else:
-            conversation = Conversation.objects.filter(tenant=self.tenant, pk=wanted).first()
+            conversation = (
+                conversation_model().objects.filter(tenant=self.tenant, pk=wanted).first()
+            )
             if conversation is None:
                 self.add_error("conversation", "No such conversation.")
             elif player is not None and conversation.player_id != player.pk:
@@ -157,12 +156,14 @@ def memory_recall(request):
         )
         known = set(
             str(pk)
-            for pk in Conversation.objects.filter(
+            for pk in conversation_model()
+            .objects.filter(
                 tenant=request.tenant,
                 pk__in=[
                     i["conversation_id"] for i in result["items"] if is_uuid(i["conversation_id"])
                 ],
-            ).values_list("pk", flat=True)
+            )
+            .values_list("pk", flat=True)
         )
         hits = [
             {
@@ -208,7 +209,7 @@ def conversation_memory_pack(request, pk):
         str(conversation.character_id),
         conversation.session_id,
     )
-    owner = owner_of(conversation)
+    owner = packs.owner_of(conversation)
     key = owner.key(memory.config, memory.owner_revision)
     status, pack = packs.read(key)
     age = None
@@ -219,7 +220,7 @@ def conversation_memory_pack(request, pk):
             age = None
     items = pack.get("items") if pack is not None else None
     items = items if isinstance(items, list) else []
-    named = labels.conversation_labels(
+    named = owners().conversation_labels(
         request.tenant, [i.get("conversation_id") for i in items if isinstance(i, dict)]
     )
     return render(

@@ -1,8 +1,9 @@
 """Reads of a conversation's Story for the operator: the story in force and its envelope's
 parts, its revisions, events (each piece of evidence marked when its message changed since
-it was captured) and quarantine records. The REST API (``roleplay.story_plugin.api``) and the
-console pages (``roleplay.story_plugin.views``) both read through here, so they show the same
-thing.
+it was captured) and quarantine records. The REST API (``story.api``) and the console pages
+(``story.views``) both read through here, so they show the same thing. The conversation is
+the runtime's, its scenario asked through ``console.owners``; its messages are read through
+the kernel's history port (``story.selectors.message_texts``).
 
 A conversation's story is kept per scenario (``story.models.StoryHead``): the one shown is
 the story of the scenario the conversation runs, else the most recent one it has; its
@@ -14,10 +15,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from console.scoping import is_uuid, scoped
-from memory.models import Message
-from roleplay.models import Conversation
-from roleplay.scenarios.selectors import scenario_for
+from console.owners import owners
+from console.scoping import is_uuid
 from story import selectors as story
 from story.engine import evidence as evidence_engine
 from story.models import StoryEvent, StoryHead, StoryQuarantine, StoryRevision
@@ -26,9 +25,9 @@ MAX_INT = 2**31 - 1  # revision numbers are PostgreSQL integers
 NO_STORY = "none"
 
 
-def head_for(tenant, conversation: Conversation) -> StoryHead | None:
+def head_for(tenant, conversation) -> StoryHead | None:
     """The story shown for ``conversation``: its scenario's, else its most recent one."""
-    scenario = scenario_for(conversation)
+    scenario = owners().scenario_of(conversation)
     found = story.head(tenant, conversation.pk, scenario.pk) if scenario is not None else None
     return found or story.head(tenant, conversation.pk)
 
@@ -47,7 +46,7 @@ def pending_of(envelope: dict) -> dict | None:
     return {key: value for key, value in pending.items() if key != "prepared"}
 
 
-def overview(conversation: Conversation, head: StoryHead | None) -> dict[str, Any]:
+def overview(conversation, head: StoryHead | None) -> dict[str, Any]:
     """What ``GET .../story`` answers: revision 0 and status ``none`` when there is none."""
     envelope = envelope_of(head)
     return {
@@ -64,7 +63,7 @@ def overview(conversation: Conversation, head: StoryHead | None) -> dict[str, An
     }
 
 
-def revisions(tenant, conversation: Conversation, head: StoryHead | None):
+def revisions(tenant, conversation, head: StoryHead | None):
     """The story's revisions, newest first."""
     if head is None:
         return StoryRevision.objects.none()
@@ -77,13 +76,13 @@ def revision(tenant, conversation, head: StoryHead | None, number) -> StoryRevis
     return revisions(tenant, conversation, head).filter(revision=number).first()
 
 
-def events(tenant, conversation: Conversation, head: StoryHead | None):
+def events(tenant, conversation, head: StoryHead | None):
     if head is None:
         return StoryEvent.objects.none()
     return story.events(tenant, conversation.pk).filter(scenario_id=head.scenario_id)
 
 
-def quarantines(tenant, conversation: Conversation, head: StoryHead | None):
+def quarantines(tenant, conversation, head: StoryHead | None):
     """The quarantine records, open ones first, newest first within each."""
     if head is None:
         return StoryQuarantine.objects.none()
@@ -91,14 +90,14 @@ def quarantines(tenant, conversation: Conversation, head: StoryHead | None):
     return rows.order_by("decided_at", "-created_at")
 
 
-def quarantine(tenant, conversation: Conversation, quarantine_id) -> StoryQuarantine | None:
+def quarantine(tenant, conversation, quarantine_id) -> StoryQuarantine | None:
     """The conversation's record ``quarantine_id`` (None for a malformed or foreign id)."""
     if not is_uuid(quarantine_id):
         return None
     return story.quarantine(tenant, conversation.pk, quarantine_id)
 
 
-def with_changes(tenant, conversation: Conversation, rows: Iterable[StoryEvent]) -> list[dict]:
+def with_changes(tenant, conversation, rows: Iterable[StoryEvent]) -> list[dict]:
     """Each event as a dict whose evidence pieces carry ``changed``: the message is gone from
     the conversation or its text no longer hashes to the captured SHA-256."""
     rows = list(rows)
@@ -117,7 +116,7 @@ def with_changes(tenant, conversation: Conversation, rows: Iterable[StoryEvent])
     ]
 
 
-def marked_evidence(tenant, conversation: Conversation, lists: list) -> list[list[dict]]:
+def marked_evidence(tenant, conversation, lists: list) -> list[list[dict]]:
     """Every evidence list of ``lists`` with ``changed`` set on each piece (one query for all
     the messages). A piece that is not well formed cannot be checked: it counts as changed."""
     pieces = [[p for p in (items or []) if isinstance(p, dict)] for items in lists]
@@ -133,13 +132,10 @@ def marked_evidence(tenant, conversation: Conversation, lists: list) -> list[lis
     return out
 
 
-def _texts(tenant, conversation: Conversation, ids: set[str]) -> dict[str, str | None]:
+def _texts(tenant, conversation, ids: set[str]) -> dict[str, str | None]:
     """Message id → its text now, None when it is not (or no longer) in the conversation."""
     stored: dict[str, str | None] = dict.fromkeys(ids)
-    wanted = [i for i in ids if is_uuid(i)]
-    if wanted:
-        rows = scoped(Message, tenant).filter(session_id=conversation.session_id, pk__in=wanted)
-        stored.update({str(pk): text for pk, text in rows.values_list("pk", "content")})
+    stored.update(story.message_texts(conversation.session_id, ids))
     return stored
 
 

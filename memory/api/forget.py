@@ -12,9 +12,9 @@ from rest_framework import serializers
 from rest_framework.decorators import action
 from rest_framework.response import Response
 
+from console.owners import owners
 from console.serializers import RejectUnknownFields, validated
 from memory.forget import counts, forget
-from roleplay.players.selectors import player_sessions
 
 
 class ClearBody(RejectUnknownFields, serializers.Serializer):
@@ -37,6 +37,6 @@ class MemoryClearActions:
         """Forget the player's memory; returns what each subsystem removed."""
         player = self.get_object()
         validated(ClearBody, request)
-        sessions = player_sessions(request.tenant, player)
+        sessions = owners().player_sessions(request.tenant, player)
         results = forget(request.tenant, scope="player", player=player, player_sessions=sessions)
         return Response({"results": results, "counts": counts(results)})

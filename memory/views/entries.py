@@ -5,7 +5,7 @@ player's preferences next turn.
 Viewers read every page; every write is an operator's and goes through
 ``memory.entries.services`` with the entry's ``version`` (compare-and-set). A refused write
 is a flash message and its 4xx status (a stale version a 409 that keeps the typed text) and
-changes nothing. The review queue of candidates is ``views_memory_queue``.
+changes nothing. The review queue of candidates is ``memory.views.queue``.
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ from django.shortcuts import redirect, render
 from console.access import console_view
 from console.failures import DomainError
 from console.models import Player, Role
+from console.owners import character_model, conversation_model, owners
 from console.scoping import get_scoped_or_404, scoped
 from console.storable import unstorable_at
 from memory.configs.selectors import config_for
@@ -31,15 +32,13 @@ from memory.entries import selectors as entry_reads
 from memory.entries import services as entry_writes
 from memory.errors import MemoryInvalid
 from memory.models import EntryKind, EntryScope, EntryStatus, MemoryEntry
-from roleplay import labels
-from roleplay.memory_plugin.views.queue import (
+from memory.views.queue import (
     entry_or_404,
     evidences,
     posted_version,
     refused,
     with_evidence,
 )
-from roleplay.models import Character, Conversation
 
 PAGE_SIZE = 50
 DONE = {
@@ -86,7 +85,7 @@ def memory_entries(request):
     page = Paginator(rows, PAGE_SIZE).get_page(request.GET.get("page"))
     context = {
         "page": page,
-        "entries": labels.name_rows(request.tenant, page),
+        "entries": owners().name_rows(request.tenant, page),
         "filters": filters,
         "player": player,
         "query": urlencode(chosen),
@@ -111,9 +110,9 @@ def _entry_page(request, entry, *, status=200, draft=None, confirm_delete=False)
         "tags": ", ".join(entry.tags or ()),
     } | (draft or {})
     context = {
-        "entry": labels.name_rows(request.tenant, [entry])[0],
+        "entry": owners().name_rows(request.tenant, [entry])[0],
         "text": text,
-        "evidence": labels.name_evidence(request.tenant, evidences(entry)),
+        "evidence": owners().name_evidence(request.tenant, evidences(entry)),
         "confirm_delete": confirm_delete,
     }
     return render(request, "roleplay/memory/entry.html", context, status=status)
@@ -187,12 +186,14 @@ def _turn_target(request, player):
     """(character, conversation, tags) chosen in the GET form; foreign ones are a 404."""
     conversation = character = None
     if request.GET.get("conversation"):
-        rows = scoped(Conversation, request.tenant).filter(player=player)
+        rows = scoped(conversation_model(), request.tenant).filter(player=player)
         conversation = get_scoped_or_404(
             rows.select_related("character"), request.tenant, pk=request.GET["conversation"]
         )
     if request.GET.get("character"):
-        character = get_scoped_or_404(Character, request.tenant, pk=request.GET["character"])
+        character = get_scoped_or_404(
+            character_model(), request.tenant, pk=request.GET["character"]
+        )
     elif conversation is not None:
         character = conversation.character
     return character, conversation, _tags(request.GET.get("tags", ""))[:16]
@@ -241,8 +242,8 @@ def memory_next_turn(request, pk):
         "actor_block": preferences.render(chosen),
         "used": sum(len(entry.item.content) for entry in chosen),
         "limits": {"entries": config.max_selected, "chars": config.max_selected_chars},
-        "characters": scoped(Character, request.tenant).order_by("name").only("id", "name"),
-        "conversations": scoped(Conversation, request.tenant)
+        "characters": scoped(character_model(), request.tenant).order_by("name").only("id", "name"),
+        "conversations": scoped(conversation_model(), request.tenant)
         .filter(player=player)
         .select_related("character")
         .order_by("-updated_at")[:100],

@@ -2,8 +2,8 @@
 filtered by status, each with its attempts, last error and result; an operator retries a
 failed or cancelled job and cancels a queued or failed one. Every write goes through
 ``memory.jobs``; a refused one is a flash message with its 4xx status. Below them, the
-newest background consolidation runs (``roleplay.memory_plugin.services.consolidation``) with their
-batch, outcome, refusal reason and model calls."""
+newest background consolidation runs (the runtime's, ``memory.runtime``) with
+their batch, outcome, refusal reason and model calls."""
 
 from __future__ import annotations
 
@@ -18,11 +18,11 @@ from django.views.decorators.http import require_POST
 from console.access import console_view
 from console.failures import DomainError
 from console.numbers import page_number
+from console.owners import owners
 from console.scoping import get_scoped_or_404
 from memory import jobs
 from memory.models import ConsolidationRun, JobStatus, MemoryJob
-from roleplay import labels
-from roleplay.memory_plugin.views.queue import refused
+from memory.views.queue import refused
 
 PAGE_SIZE = 50
 RUNS_SHOWN = 20
@@ -58,7 +58,7 @@ def memory_jobs(request, *, status=200):
 def _titled(tenant, runs) -> list:
     """``runs`` with ``conversation_label``, their conversation's title (None when gone)."""
     runs = list(runs)
-    found = labels.conversation_labels(tenant, [run.conversation_id for run in runs])
+    found = owners().conversation_labels(tenant, [run.conversation_id for run in runs])
     for run in runs:
         run.conversation_label = found.get(str(run.conversation_id))
     return runs

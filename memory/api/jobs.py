@@ -20,14 +20,14 @@ from rest_framework import serializers
 from rest_framework.decorators import action
 from rest_framework.response import Response
 
+from console.owners import character_model, conversation_model
 from console.scoping import is_uuid
 from console.serializers import RejectUnknownFields, StrictCharField, optional_reference, validated
 from memory import jobs
+from memory.api.entries import EntrySerializer
 from memory.entries import selectors as entries
 from memory.errors import MemoryInvalid, MemoryNotFound
 from memory.models import EntryKind, EntryScope, EntryStatus, MemoryJob
-from roleplay.memory_plugin.api.entries import EntrySerializer
-from roleplay.models import Character, Conversation
 
 JOB = r"memory/jobs/(?P<job_id>[^/.]+)"
 JOB_PARAM = OpenApiParameter("job_id", OpenApiTypes.UUID, OpenApiParameter.PATH)
@@ -42,8 +42,8 @@ class LearnBody(RejectUnknownFields, serializers.Serializer):
     tags = serializers.ListField(
         child=StrictCharField(max_length=200), required=False, default=list, max_length=32
     )
-    character = optional_reference(Character)
-    conversation = optional_reference(Conversation)
+    character = optional_reference(character_model)
+    conversation = optional_reference(conversation_model)
 
 
 class ForgetBody(RejectUnknownFields, serializers.Serializer):

@@ -13,18 +13,18 @@ from rest_framework import serializers
 from rest_framework.decorators import action
 from rest_framework.response import Response
 
+from console.owners import conversation_model
 from console.serializers import RejectUnknownFields, optional_reference, validated
 from memory.errors import MemoryConflict, MemoryInvalid
 from memory.models import ConsolidationRun
-from roleplay.memory_plugin.services import consolidation
-from roleplay.models import Conversation
+from memory.runtime import runtime
 
 MAX_CONVERSATIONS = 20
 MAX_RUNS = 50
 
 
 class ConsolidateBody(RejectUnknownFields, serializers.Serializer):
-    conversation = optional_reference(Conversation)
+    conversation = optional_reference(conversation_model)
 
 
 class ConsolidateAnswer(serializers.Serializer):
@@ -63,19 +63,20 @@ class MemoryConsolidationActions:
             [conversation]
             if conversation is not None
             else list(
-                Conversation.objects.filter(tenant=request.tenant, player=player)
+                conversation_model()
+                .objects.filter(tenant=request.tenant, player=player)
                 .select_related("tenant", "player")
                 .order_by("-updated_at")[:MAX_CONVERSATIONS]
             )
         )
         if chosen and not any(
-            consolidation.settings_for(request.tenant, str(c.character_id)) for c in chosen
+            runtime().consolidation_settings(request.tenant, str(c.character_id)) for c in chosen
         ):
             raise MemoryConflict(
                 "consolidation_disabled",
                 "background consolidation is off: turn it on in the memory settings",
             )
-        queued = consolidation.request_runs(request.tenant, player, chosen)
+        queued = runtime().request_consolidation(request.tenant, player, chosen)
         return Response({"queued": queued}, status=202)
 
     @extend_schema(responses=RunListSerializer)

@@ -1,5 +1,5 @@
 """``/api/v1/conversations/{id}/story``: the conversation's Story (seed 002) as an operator
-reads it (``roleplay.story_plugin.reads``), and the decisions on its quarantined events.
+reads it (``story.reads``), and the decisions on its quarantined events.
 
 - ``GET .../story``: the story in force, by the parts of its envelope; revision 0 and status
   ``none`` when the conversation has none yet;
@@ -9,7 +9,7 @@ reads it (``roleplay.story_plugin.reads``), and the decisions on its quarantined
   message was deleted or edited since it was captured;
 - ``GET .../story/quarantine/`` and ``POST .../story/quarantine/{quarantine_id}/retry``,
   ``/discard``, ``/resolve`` (a note required): admin scope, each decision audited
-  (``roleplay.story_plugin.services.quarantine``).
+  (``story.quarantine``).
 
 The reads are actions of the conversation viewset (the scope of conversations, like
 ``agent-state``); the quarantine is a view of its own so its admin scope is the view's.
@@ -25,11 +25,11 @@ from rest_framework.response import Response
 
 from console.errors import not_found
 from console.models import Scope
+from console.owners import RuntimeTable
 from console.serializers import RejectUnknownFields, StrictCharField, validated
 from console.viewsets import TenantGenericViewSet
-from roleplay.models import Conversation
-from roleplay.story_plugin import reads
-from roleplay.story_plugin.services import quarantine as story_quarantine
+from story import quarantine as story_quarantine
+from story import reads
 
 REVISION = OpenApiParameter("revision", OpenApiTypes.INT, OpenApiParameter.PATH)
 QUARANTINE_ID = OpenApiParameter("quarantine_id", OpenApiTypes.UUID, OpenApiParameter.PATH)
@@ -165,7 +165,7 @@ class StoryActions:
 class StoryQuarantineViewSet(TenantGenericViewSet):
     """The quarantined events of a conversation's story, and the operator's decisions."""
 
-    model = Conversation
+    model = RuntimeTable("conversation")  # the runtime's: another tenant's id is a 404
     required_scope = Scope.ADMIN
     read_scopes = (Scope.ADMIN,)
     serializer_class = StoryQuarantineSerializer

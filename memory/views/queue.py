@@ -25,10 +25,10 @@ from console import numbers, refusals
 from console.access import console_view
 from console.failures import DomainError
 from console.numbers import parse_int
+from console.owners import owners
 from console.scoping import get_scoped_or_404
 from memory.entries import services as entry_writes
 from memory.models import EntryStatus, MemoryEntry, MemoryEvidence, Message
-from roleplay import labels
 
 QUEUE_PAGE_SIZE = 25
 QUEUE_ACTIONS = ("accept", "edit_accept", "reject")
@@ -137,7 +137,7 @@ def _queue_page(request, *, status=200, drafts=None, focus="", page_number=None)
                 "next_id": str(after.pk) if after else "",
             }
         )
-    labels.name_evidence(request.tenant, [ev for item in items for ev in item["evidence"]])
+    owners().name_evidence(request.tenant, [ev for item in items for ev in item["evidence"]])
     context = {"page": page, "items": items, "focus": focus}
     return render(request, "roleplay/memory/queue.html", context, status=status)
 
