@@ -29,6 +29,7 @@ from django.utils import timezone
 from console.embedding.protocol import cosine
 from console.lru import Lru
 from console.search.lexical import Doc, LexicalIndex
+from memory.engine import fusion
 from memory.engine import recall as terms
 from memory.models import (
     EntryScope,
@@ -36,17 +37,19 @@ from memory.models import (
     MemoryEntry,
     Message,
     RecallItem,
-    RecallTerm,
 )
-from memory.recall import owner_index
+from memory.recall import hops, lexical, owner_index
 from memory.recall.embedder import EmbeddingUnavailable, recall_embedder
+from memory.recall.lexical import lexical_messages  # noqa: F401  (the bench's baseline)
 
 KINDS = ("message", "entry")
 MAX_K = 50
-POOL = 200  # candidates taken from each side before blending
+POOL = lexical.POOL
 NEIGHBOURS = 1  # messages before and after a hit
 WIDEN_SPARE = 3  # hits widened per hit kept
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+MERGE_K = fusion.MERGE_K
+PART_WEIGHT = 0.3  # the sub-queries' rankings together, against the blend's
 
 
 @dataclass(frozen=True)
@@ -71,7 +74,7 @@ def recall(tenant, player, q: RecallQuery) -> dict:
     found = _entry_candidates(tenant, player, q, side) if "entry" in q.kinds else []
     # One cosine scale for both kinds, so an entry and a message compare fairly.
     span = terms.cosine_span([row[6] for row in rows] + [c for _e, _l, c in found])
-    items = _messages(tenant, q, rows, side, span) + _entries(found, side, span)
+    items = _messages(tenant, player, q, rows, side, span) + _entries(found, side, span)
     items.sort(key=lambda item: -item["score"])
     return {"items": items[: q.k], "degraded": side.vector is None}
 
@@ -93,30 +96,16 @@ class _VectorSide:
         return self
 
 
-def _filters(q: RecallQuery) -> tuple[str, dict]:
-    sql, params = "", {}
-    if q.conversation_id:
-        sql += " AND r.conversation_id = %(conversation)s"
-        params["conversation"] = q.conversation_id
-    if q.character_id:
-        sql += " AND r.character_id = %(character)s"
-        params["character"] = q.character_id
-    if q.since:
-        sql += " AND r.created_at >= %(since)s"
-        params["since"] = q.since
-    return sql, params
-
-
 def _message_rows(tenant, player, q: RecallQuery, side: _VectorSide) -> list[tuple]:
     """The owner's candidate chunks: ``(message_id, conversation_id, session_id, ts,
     created_at in µs since the epoch, lexical, cosine or None, text)``: a time is made only
     for the hits kept, which saves parsing hundreds of them."""
     table = RecallItem._meta.db_table
-    where, params = _filters(q)
+    where, params = lexical.filters(q)
     owner = f"r.tenant_id = %(tenant)s AND r.player_id = %(player)s{where}"
     params.update(tenant=tenant.pk, player=player.pk, pool=POOL, embedder=side.version)
-    lexical = _lexical(tenant, player, q.query, owner, params)
-    lexical = lexical or "SELECT NULL::bigint AS id, 0.0::float8 AS lexical WHERE FALSE"
+    lex_sql = lexical.lexical_sql(tenant, player, q.query, owner, params)
+    lex_sql = lex_sql or "SELECT NULL::bigint AS id, 0.0::float8 AS lexical WHERE FALSE"
     # Rows of another embedder (being rebuilt, or left without vectors while an endpoint
     # failed) are compared by their words only: their vectors may not even be as long.
     indexed = None
@@ -140,7 +129,7 @@ def _message_rows(tenant, player, q: RecallQuery, side: _VectorSide) -> list[tup
             "CASE WHEN r.embedder = %(embedder)s THEN 1 - (r.embedding <=> %(vec)s::vector) END"
         )
     sql = f"""
-        WITH lex AS ({lexical}),
+        WITH lex AS ({lex_sql}),
         vec AS ({vec})
         SELECT r.message_id, r.conversation_id, r.session_id, r.ts,
                (extract(epoch FROM r.created_at) * 1000000)::bigint,
@@ -160,95 +149,44 @@ def _message_rows(tenant, player, q: RecallQuery, side: _VectorSide) -> list[tup
         return cursor.fetchall()
 
 
-def _messages(tenant, q: RecallQuery, rows: list[tuple], side: _VectorSide, span) -> list[dict]:
+def _messages(tenant, player, q: RecallQuery, rows: list[tuple], side: _VectorSide, span):
+    """The message hits, best first, widened with their neighbours: the candidates by their
+    blended score (time-boosted, ``hops.timed``), merged by reciprocal rank with each
+    sub-query's own lexical ranking (``hops.parts``, ``engine.fusion.merge``)."""
     if not rows:
         return []
-    scores = terms.fuse([(row[5], row[6]) for row in rows], side.weight, span)
+    blends = terms.fuse([(row[5], row[6]) for row in rows], side.weight, span)
     by_message: dict = {}
-    for score, (message_id, conversation_id, session_id, ts, created_at, _lex, _vec, text) in zip(
-        scores, rows, strict=True
-    ):
-        if message_id not in by_message or score > by_message[message_id][0]:
-            by_message[message_id] = (score, conversation_id, session_id, ts, created_at, text)
-    # The same words said again ("Good night!") are one hit, the best placed; hits inside a
-    # better hit's range are dropped later, so more are widened than are kept.
-    ranked, said = [], set()
-    for message_id, row in sorted(by_message.items(), key=lambda pair: -pair[1][0]):
-        words = " ".join(row[5].casefold().split())
-        if words in said:
-            continue
-        said.add(words)
-        ranked.append((message_id, row[:5]))
-        if len(ranked) == q.k * WIDEN_SPARE:
-            break
-    return _widen(tenant, ranked, q.k)
+    for blended, row in zip(blends, rows, strict=True):
+        message_id = row[0]
+        if message_id not in by_message or blended > by_message[message_id][0]:
+            by_message[message_id] = (blended, blended, *row[1:5], row[7])
+    parts = hops.parts(tenant, player, q, by_message)
+    hops.timed(tenant, player, q, by_message)
+    ordered = sorted(by_message.items(), key=lambda pair: -pair[1][0])
+    merged = fusion.merge([(m, row[0]) for m, row in ordered], parts, PART_WEIGHT, MERGE_K)
+    return _widen(tenant, _distinct(merged, by_message, q.k * WIDEN_SPARE), q.k)
 
 
-def _lexical(tenant, player, query: str, owner: str, params: dict) -> str | None:
-    """The lexical side's statement (``id, lexical``: the owner's best rows by BM25), its
-    parameters added to ``params``; None when no row of the owner holds a query term.
-
-    Each query term weighs its ``idf`` among the player's rows (``RecallTerm``); rows are
-    gathered by the rarer terms (``engine.recall.candidate_terms``, through the GIN index)
-    and scored on every term they hold."""
-    wanted = terms.distinct_terms(query)
-    if not wanted:
-        return None
-    stats = dict.fromkeys(wanted, (0, 0))
-    stats.update(
-        (term, (df, length_sum))
-        for term, df, length_sum in RecallTerm.objects.filter(
-            tenant=tenant, player=player, term__in=[*wanted, ""]
-        ).values_list("term", "df", "length_sum")
-    )
-    rows, length_sum = stats.pop("", (0, 0))
-    dfs = {term: df for term, (df, _sum) in stats.items()}
-    gather = terms.candidate_terms(dfs, rows)
-    if rows <= 0 or not gather:
-        return None
-    held = [term for term, df in dfs.items() if df > 0]
-    params.update(
-        tsq=terms.tsquery_literal(gather),
-        q_terms=held,
-        q_idfs=[terms.idf(rows, dfs[term]) for term in held],
-        avgdl=max(length_sum / rows, 1.0),
-        k1=terms.K1,
-        b=terms.B,
-    )
-    # Only the row's query terms are unnested (marked with weight A, then kept; every stored
-    # term has positions, so each can carry a weight). float8 throughout: a bound Python
-    # float is a numeric literal, slow to compute with.
-    own = "ts_filter(setweight(setweight(r.lexemes, 'D'), 'A', %(q_terms)s::text[]), '{a}')"
-    tf = "GREATEST(cardinality(u.positions), 1)::float8"
-    k1, b, avgdl = "%(k1)s::float8", "%(b)s::float8", "%(avgdl)s::float8"
-    norm = f"{k1} * (1 - {b} + {b} * length(r.lexemes) / {avgdl})"
-    return f"""
-        SELECT r.id, SUM(q.idf * {tf} * ({k1} + 1) / ({tf} + {norm})) AS lexical
-        FROM {RecallItem._meta.db_table} r
-        CROSS JOIN LATERAL unnest({own}) u
-        JOIN unnest(%(q_terms)s::text[], %(q_idfs)s::float8[]) AS q(term, idf)
-            ON q.term = u.lexeme
-        WHERE {owner} AND r.lexemes @@ %(tsq)s::tsquery
-        GROUP BY r.id ORDER BY lexical DESC LIMIT %(pool)s"""
-
-
-def lexical_messages(tenant, player, query: str, *, pool: int = POOL) -> list[str]:
-    """Message ids best first by the lexical side alone (a message by its best chunk; a
-    tie to the newer one): the benchmark's lexical-only baseline."""
-    params: dict = {"tenant": tenant.pk, "player": player.pk, "pool": pool}
-    owner = "r.tenant_id = %(tenant)s AND r.player_id = %(player)s"
-    lexical = _lexical(tenant, player, query, owner, params)
-    if lexical is None:
+def _distinct(merged: list[tuple], by_message: dict, count: int) -> list[tuple]:
+    """The first ``count`` of ``merged`` as ``_widen`` takes them, the same words said again
+    ("Good night!") one hit, the best placed (hits inside a better hit's range are dropped
+    later, so more are widened than are kept). Shown scores keep the blend's scale (an
+    entry compares with them), in the merged order."""
+    if not merged:
         return []
-    sql = f"""
-        WITH lex AS ({lexical})
-        SELECT r.message_id, MAX(lex.lexical) AS rank, MAX(r.ts) AS ts
-        FROM lex JOIN {RecallItem._meta.db_table} r ON r.id = lex.id
-        GROUP BY r.message_id ORDER BY rank DESC, ts DESC
-    """
-    with connection.cursor() as cursor:
-        cursor.execute(sql, params)
-        return [str(row[0]) for row in cursor.fetchall()]
+    top, best = by_message[merged[0][0]][1], merged[0][1] if merged[0][1] > 0 else 1.0
+    ranked, said = [], set()
+    for message_id, value in merged:
+        row = by_message[message_id]
+        text = " ".join(row[6].casefold().split())
+        if text in said:
+            continue
+        said.add(text)
+        ranked.append((message_id, (top * value / best, *row[2:6])))
+        if len(ranked) == count:
+            break
+    return ranked
 
 
 def _widen(tenant, ranked, k: int) -> list[dict]:
@@ -328,7 +266,7 @@ def _entry_candidates(tenant, player, q: RecallQuery, side: _VectorSide) -> list
     if not entries:
         return []
     index = LexicalIndex.build([Doc(str(e.pk), "", e.content) for e in entries])
-    lexical = dict(index.rank(q.query, limit=len(entries)))
+    words = dict(index.rank(q.query, limit=len(entries)))
     cosines: list = [None] * len(entries)
     if side.vector is not None:
         try:
@@ -336,7 +274,7 @@ def _entry_candidates(tenant, player, q: RecallQuery, side: _VectorSide) -> list
             cosines = [cosine(vec, side.vector) for vec in vectors]
         except EmbeddingUnavailable:
             pass
-    return [(e, lexical.get(str(e.pk), 0.0), c) for e, c in zip(entries, cosines, strict=True)]
+    return [(e, words.get(str(e.pk), 0.0), c) for e, c in zip(entries, cosines, strict=True)]
 
 
 def _reachable(rows, q: RecallQuery):
@@ -355,7 +293,7 @@ def _reachable(rows, q: RecallQuery):
 
 
 def _entries(found: list[tuple], side: _VectorSide, span) -> list[dict]:
-    scores = terms.fuse([(lexical, c) for _e, lexical, c in found], side.weight, span)
+    scores = terms.fuse([(lex, c) for _e, lex, c in found], side.weight, span)
     return [_entry_item(entry, score) for score, (entry, _l, _c) in zip(scores, found, strict=True)]
 
 

@@ -1,0 +1,86 @@
+"""Recall's steps for real questions, around the whole question's hybrid ranking
+(``search``): sub-queries and the people named by relation, and the time the question
+names.
+
+- :func:`parts`: each sub-query's own lexical ranking (``engine.decompose``: "X and Y",
+  "before"/"after"; ``engine.entities``: "her mentor" asked as the names the turns stating
+  that relation give), for ``engine.fusion.merge``; a part's hits the whole question missed
+  join the candidates.
+- :func:`timed`: candidates said within the time the question names
+  (``engine.timerange``) score more.
+
+A candidate is ``message id -> (score, blend, conversation, session, ts, created_at µs,
+text)``; a part-only one scores ``-inf`` on the whole question.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+from memory.engine import decompose, entities, timerange
+from memory.recall import lexical
+
+EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+PARTS = True
+PART_POOL = 50  # rows each sub-query ranks
+ALIAS_ROWS = 20  # rows stating a relation read for the names they give
+MAX_ALIASES = 2  # names asked for, per question
+TIME_BOOST = 0.25  # of the best candidate's score, for a candidate in the question's time
+
+
+def parts(tenant, player, q, by_message: dict) -> list[list]:
+    """Each sub-query's message ids, best first by its own words (none for a question
+    about one thing); a part's hits that the whole question did not find join the
+    candidates."""
+    rankings: list[list] = []
+    if not PARTS:
+        return rankings
+    for part in sub_queries(tenant, player, q)[: decompose.MAX_PARTS + MAX_ALIASES]:
+        ranking = []
+        for row in lexical.part_rows(tenant, player, q, part, PART_POOL):
+            if row[0] not in by_message:
+                by_message[row[0]] = (float("-inf"), 0.0, *row[1:5], row[7])
+            ranking.append(row[0])
+        if ranking:
+            rankings.append(ranking)
+    return rankings
+
+
+def sub_queries(tenant, player, q) -> list[str]:
+    """The question's parts (``engine.decompose``) and, for a person named by relation
+    ("her mentor"), the names the turns stating that relation give them
+    (``engine.entities``), each asked with the question's other words."""
+    parts = decompose.sub_queries(q.query)
+    relations = entities.relations(q.query)
+    if not relations:
+        return parts
+    names: list[str] = []
+    for relation in relations:
+        for row in lexical.part_rows(tenant, player, q, relation, ALIAS_ROWS):
+            names.extend(n for n in entities.aliases(row[7], relation) if n not in names)
+    rest = [w for w in decompose.content_words(q.query) if w.lower() not in relations]
+    return [*parts, *(" ".join([name, *rest]) for name in names[:MAX_ALIASES])]
+
+
+def timed(tenant, player, q, by_message: dict) -> None:
+    """Candidates said within the time the question names (``engine.timerange``: by the
+    calendar, relative to the latest candidate, or next to an event's best hit) score
+    :data:`TIME_BOOST` more."""
+    if not by_message:
+        return
+    latest = max(row[5] for row in by_message.values())
+    now = EPOCH + timedelta(microseconds=latest)
+    span = timerange.absolute(q.query, now)
+    anchor = timerange.anchored(q.query) if span is None else None
+    if anchor is not None:
+        event = lexical.part_rows(tenant, player, q, anchor.words, 1)
+        if event:
+            span = timerange.around(anchor, EPOCH + timedelta(microseconds=event[0][4]))
+    if span is None:
+        return
+    boost = TIME_BOOST * max(
+        (abs(row[0]) for row in by_message.values() if row[0] > float("-inf")), default=1.0
+    )
+    for message_id, row in list(by_message.items()):
+        if row[0] > float("-inf") and span.holds(EPOCH + timedelta(microseconds=row[5])):
+            by_message[message_id] = (row[0] + boost, *row[1:])

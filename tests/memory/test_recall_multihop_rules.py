@@ -1,0 +1,132 @@
+"""The pure rules recall uses for questions about several things, people and times:
+``engine.decompose``, ``engine.entities``, ``engine.timerange`` and ``engine.fusion``, on
+small fixtures."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+from memory.engine import decompose, entities, fusion, timerange
+
+NOW = datetime(2023, 8, 20, 15, 30, tzinfo=UTC)
+
+
+def day(y: int, m: int, d: int) -> datetime:
+    return datetime(y, m, d, tzinfo=UTC)
+
+
+class TestDecompose:
+    def test_a_question_about_one_thing_is_asked_whole(self):
+        assert decompose.sub_queries("Where does Jon work these days?") == []
+        assert decompose.sub_queries("When did Melanie paint a sunrise?") == []
+
+    def test_conjunctions_cut_the_question_into_its_parts(self):
+        parts = decompose.sub_queries(
+            "What did Mel do the week before her pottery class and after the camping trip?"
+        )
+        assert parts == ["Mel week", "pottery class", "camping trip"]
+
+    def test_names_joined_by_and_each_take_what_is_asked(self):
+        parts = decompose.sub_queries("What do Caroline and Melanie both like to paint?")
+        assert parts == ["Caroline like paint", "Melanie like paint"]
+
+    def test_stop_words_leave_the_parts(self):
+        assert decompose.content_words("What did she do with her sister?") == ["sister"]
+
+    def test_chinese_connectives_cut_too(self):
+        assert decompose.sub_queries("她去露营之前还学了陶艺") == ["她去露营", "还学了陶艺"]
+
+    def test_at_most_three_parts(self):
+        parts = decompose.sub_queries(
+            "ridge hiking, pottery class, oil painting, chess club and violin lessons"
+        )
+        assert parts == ["ridge hiking", "pottery class", "oil painting"]
+
+    def test_a_part_too_short_to_ask_alone_joins_its_neighbour(self):
+        assert decompose.sub_queries("What did Leo bring back and where did he get it?") == []
+        parts = decompose.sub_queries("Which gifts did Nora make, and which cousin came along?")
+        assert parts == ["gifts Nora", "cousin came along"]
+
+
+class TestEntities:
+    def test_people_named_by_relation(self):
+        assert entities.relations("What did her mentor advise?") == ["mentor"]
+        assert entities.relations("Where did Leo's sister move?") == ["sister"]
+        assert entities.relations("What does her old friend do?") == ["friend"]
+        assert entities.relations("Where did his car break down?") == []
+
+    def test_names_read_next_to_the_relation(self):
+        cases = {
+            "I met my mentor Gina today.": ["Gina"],
+            "My mentor, Lily, loves tea.": ["Lily"],
+            "Gina, my mentor, said hi.": ["Gina"],
+            "Yesterday Gina is my old mentor again.": ["Gina"],
+            "I found a mentor named Bob at work.": ["Bob"],
+            "My mentor and I went out.": [],
+        }
+        for text, names in cases.items():
+            assert entities.aliases(text, "mentor") == names, text
+        said = "I adopted a cat last weekend! Her name is Pickle."
+        assert entities.aliases(said, "cat") == ["Pickle"]
+
+
+class TestTimeRange:
+    def test_a_month_and_year(self):
+        found = timerange.absolute("What did Caroline do in May 2023?", NOW)
+        assert found == timerange.Range(day(2023, 5, 1), day(2023, 6, 1))
+
+    def test_a_month_alone_is_its_latest_occurrence(self):
+        found = timerange.absolute("Where did they go last October?", NOW)
+        assert found == timerange.Range(day(2022, 10, 1), day(2022, 11, 1))
+        found = timerange.absolute("What happened in July?", NOW)
+        assert found == timerange.Range(day(2023, 7, 1), day(2023, 8, 1))
+
+    def test_may_the_verb_is_no_month(self):
+        assert timerange.absolute("What may Caroline pursue?", NOW) is None
+        assert timerange.absolute("May she come along?", NOW) is None
+        assert timerange.absolute("What happened in May?", NOW) is not None
+
+    def test_relative_to_the_latest_talk(self):
+        assert timerange.absolute("What did he cook yesterday?", NOW) == timerange.Range(
+            day(2023, 8, 19), day(2023, 8, 20)
+        )
+        last_week = timerange.absolute("Who called last week?", NOW)
+        assert last_week == timerange.Range(day(2023, 8, 6), day(2023, 8, 20))
+        ago = timerange.absolute("What did she buy two weeks ago?", NOW)
+        assert ago is not None and ago.holds(day(2023, 8, 6)) and not ago.holds(day(2023, 7, 20))
+
+    def test_a_year(self):
+        found = timerange.absolute("Which trips did they take in 2022?", NOW)
+        assert found == timerange.Range(day(2022, 1, 1), day(2023, 1, 1))
+
+    def test_no_time_named(self):
+        assert timerange.absolute("What is Jon's favourite dish?", NOW) is None
+        assert timerange.anchored("What is Jon's favourite dish?") is None
+
+    def test_the_week_before_an_event(self):
+        anchor = timerange.anchored("What did Mel read the week before the camping trip?")
+        assert anchor == timerange.Anchor("the camping trip", 7, -1)
+        window = timerange.around(anchor, datetime(2023, 6, 10, 18, 0, tzinfo=UTC))
+        assert window == timerange.Range(day(2023, 6, 3), day(2023, 6, 11))
+        after = timerange.anchored("Where did he go the day after his birthday?")
+        assert after is not None
+        assert timerange.around(after, day(2023, 3, 4)) == timerange.Range(
+            day(2023, 3, 4), day(2023, 3, 6)
+        )
+
+
+class TestFusion:
+    def test_reciprocal_rank_adds_each_list(self):
+        scores = fusion.rrf([["a", "b"], ["b", "c"]], k=1)
+        assert scores == {"a": 1 / 2, "b": 1 / 3 + 1 / 2, "c": 1 / 3}
+
+    def test_merge_lifts_a_part_best_hit_into_the_top(self):
+        primary = [(key, 1.0 - n / 100) for n, key in enumerate("abcdefghijklmnop")]
+        merged = [key for key, _ in fusion.merge(primary, [["p", "o"], ["n"]], part_weight=1.0)]
+        assert merged.index("p") < merged.index("o")
+        assert merged.index("p") < 10 and merged.index("n") < 10
+        assert merged.index("a") < 3
+
+    def test_merge_without_parts_keeps_the_primary(self):
+        primary = [("a", 0.9), ("b", 0.4)]
+        assert fusion.merge(primary, []) == primary
