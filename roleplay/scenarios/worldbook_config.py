@@ -8,8 +8,10 @@ Absent, a turn selects with those defaults.
 ``tenantId`` is the seed's namespace of the books. Here the namespace is the scenario's own
 tenant, decided by who is signed in, so the field may be left out; when it is given it must
 name that tenant (its id or name: ``roleplay.scenarios.services`` checks it on save), never
-another one. The service's other selection parameters (``scan_depth``, ``max_entries``,
-``constant_budget_ratio``…) keep their defaults, as in the seed.
+another one. ``characterStrategy`` (beyond the seed) orders the lorebook scopes of the
+scenario's turns (docs/worldbook.md, "Lorebook scopes"). The service's other selection
+parameters (``scan_depth``, ``max_entries``, ``constant_budget_ratio``…) keep their
+defaults, as in the seed.
 """
 
 from __future__ import annotations
@@ -34,6 +36,10 @@ class WorldbookConfig(BaseModel):
     ) = None
     strategy: Literal["rules", "hybrid"] = STRATEGY
     tokenBudget: int = Field(default=TOKEN_BUDGET, ge=0, le=MAX_TOKEN_BUDGET)  # noqa: N815
+    # Beyond the seed: the order between lorebook scopes for this scenario's turns
+    # (SillyTavern's ``world_info_character_strategy``; ``worldbook.engine.scopes``). None:
+    # the tenant's setting.
+    characterStrategy: Literal["evenly", "character_first", "global_first"] | None = None  # noqa: N815
 
 
 DEFAULT = WorldbookConfig()

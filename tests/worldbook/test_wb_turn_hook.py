@@ -34,6 +34,7 @@ def _context():
         history=[SimpleNamespace(role="user", content="earlier")],
         turn=SimpleNamespace(id="turn-1"),
         user_name="Ann",
+        persona=SimpleNamespace(persona_id=None),
         blocks=[],
         record=True,
         scenario=None,
