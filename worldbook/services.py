@@ -352,4 +352,12 @@ def forget_conversations(tenant, conversation_ids) -> int:
     caller's conversation id, without a foreign key); returns how many rows went."""
     ids = [str(conversation_id) for conversation_id in conversation_ids]
     deleted, _ = TimedEffectState.objects.filter(tenant=tenant, conversation_id__in=ids).delete()
+    forget_scope(tenant, BindingScope.CHAT, ids)  # their chat books' bindings
     return deleted
+
+
+def forget_scope(tenant, scope: str, prompt_ids) -> None:
+    """Delete the bindings of these scenarios, chats or personas (deleted themselves: the
+    bindings name them by id, without a foreign key). The books stay."""
+    ids = [str(prompt_id) for prompt_id in prompt_ids]
+    PromptBinding.objects.filter(tenant=tenant, scope=scope, prompt_id__in=ids).delete()
