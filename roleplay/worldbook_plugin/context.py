@@ -1,13 +1,17 @@
-"""Worldbook selection for a chat turn: resolve the character's bindings once, select with
-the turn's input, its public scene and recent history (turn id as seed) and the turn's
+"""Worldbook selection for a chat turn: resolve every lorebook scope's bindings once, select
+with the turn's input, its public scene and recent history (turn id as seed) and the turn's
 state (``worldbook_state``), and hand placed blocks to the Actor.
 
 The turn plug-in ``worldbook`` (:class:`WorldbookPlugin`, a ``read`` hook, the first of the
-turn). The character id is the binding ``prompt_id``. The scenario's ``worldbook`` object
-chooses the strategy and the token budget (``ctx.settings.worldbook``:
-``roleplay.scenarios.worldbook_config``, ``hybrid`` and 2,400 by default). The resolved
-revisions are kept in the turn trace, so everything generated for this turn (including the
-gateway's retries) uses the same book revisions; the next turn resolves again.
+turn). The books are those of the character (the binding ``prompt_id`` is its id), the
+tenant's global ones, the scenario's, the conversation's and the persona's, read in one
+statement and ordered by SillyTavern's ``world_info_character_strategy``
+(``worldbook.engine.scopes``; docs/worldbook.md, "Lorebook scopes"). The scenario's
+``worldbook`` object chooses the strategy, the token budget and maybe the scope order
+(``ctx.settings.worldbook``: ``roleplay.scenarios.worldbook_config``, ``hybrid`` and 2,400 by
+default). The resolved revisions are kept in the turn trace, so everything generated for
+this turn (including the gateway's retries) uses the same book revisions; the next turn
+resolves again.
 """
 
 from __future__ import annotations

@@ -175,3 +175,21 @@ def test_scope_settings(api, tenant, other_api):
         res = api.put("/v1/scope-settings", bad, format="json")
         assert res.status_code == 422, (bad, res.content)
         assert error(res)["code"]
+
+
+def test_deleting_a_target_unbinds_its_books(api, tenant, conversation, persona, scenario):
+    from roleplay.conversations.services.conversations import delete_conversations
+    from roleplay.players.services.personas import delete_persona
+    from roleplay.scenarios.services import delete_scenario
+
+    (a,) = books(api, 1)
+    for scope, target in (
+        ("scenario", scenario.pk),
+        ("chat", conversation.pk),
+        ("persona", persona.pk),
+    ):
+        assert put(api, scope, str(target), [{"book_id": a}]).status_code == 200
+    delete_scenario(scenario)
+    delete_persona(persona)
+    delete_conversations(tenant, Conversation.objects.filter(pk=conversation.pk))
+    assert not PromptBinding.objects.filter(tenant=tenant).exists()
