@@ -16,9 +16,16 @@ defaults, as in the seed.
 
 from __future__ import annotations
 
-from typing import Annotated, Final, Literal
+from typing import Annotated, Any, Final, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SerializerFunctionWrapHandler,
+    StringConstraints,
+    model_serializer,
+)
 
 STRATEGY: Final = "hybrid"
 TOKEN_BUDGET: Final = 2400
@@ -40,6 +47,15 @@ class WorldbookConfig(BaseModel):
     # (SillyTavern's ``world_info_character_strategy``; ``worldbook.engine.scopes``). None:
     # the tenant's setting.
     characterStrategy: Literal["evenly", "character_first", "global_first"] | None = None  # noqa: N815
+
+    @model_serializer(mode="wrap")
+    def _unset_order_left_out(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        """``characterStrategy`` is stored and answered only when set, so the objects saved
+        before it existed keep their exact shape."""
+        data = handler(self)
+        if data.get("characterStrategy") is None:
+            data.pop("characterStrategy", None)
+        return data
 
 
 DEFAULT = WorldbookConfig()
