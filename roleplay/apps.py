@@ -51,3 +51,9 @@ class RoleplayConfig(AppConfig):
             workflow,
         ):
             PLUGINS.register(module.PLUGIN)
+
+        # The 20-book limit over every lorebook scope together (worldbook_plugin.limits).
+        from roleplay.worldbook_plugin import limits as worldbook_limits
+        from worldbook import services as worldbook_services
+
+        worldbook_services.register_limit_check(worldbook_limits.check_turn_limit)

@@ -154,6 +154,31 @@ class BindingsResponse(_Body):
     bindings: list[Binding]
 
 
+class ScopeBindingsResponse(_Body):
+    """``GET``/``PUT /scope-bindings``: a lorebook scope's bindings (``target_id`` "" for
+    the tenant's global books)."""
+
+    tenant_id: str
+    scope: Literal["global", "scenario", "chat", "persona"]
+    target_id: str
+    bindings: list[Binding]
+
+
+class ScopeSettingsBody(_Body):
+    """``PUT /scope-settings``: the order between lorebook scopes, SillyTavern's
+    ``world_info_character_strategy`` by name (or its number: 0, 1, 2)."""
+
+    character_strategy: (
+        Literal["evenly", "character_first", "global_first"]
+        | Annotated[StrictInt, Field(ge=0, le=2)]
+    )
+
+
+class ScopeSettingsResponse(_Body):
+    tenant_id: str
+    character_strategy: Literal["evenly", "character_first", "global_first"]
+
+
 class ResolvedBook(_Body):
     book_id: str
     revision: int

@@ -63,10 +63,25 @@ class FileImport(TenantScopedModel):
         ]
 
 
-class PromptBinding(TenantScopedModel):
-    """Books a prompt (our character id, or an integrator's string) reads each turn."""
+class BindingScope(models.TextChoices):
+    """Whose books these are (``worldbook.engine.scopes``): a prompt's (our character id, or
+    an integrator's string), the whole tenant's, a scenario's, a chat's or a persona's."""
 
-    prompt_id = models.CharField(max_length=200)
+    PROMPT = "prompt", "character"
+    GLOBAL = "global", "global"
+    SCENARIO = "scenario", "scenario"
+    CHAT = "chat", "chat"
+    PERSONA = "persona", "persona"
+
+
+class PromptBinding(TenantScopedModel):
+    """Books a scope reads each turn: ``prompt_id`` names the prompt (character), scenario,
+    conversation or persona of ``scope``; it is empty for the tenant's global books."""
+
+    scope = models.CharField(
+        max_length=16, choices=BindingScope.choices, default=BindingScope.PROMPT
+    )
+    prompt_id = models.CharField(max_length=200, blank=True)
     book = models.ForeignKey(Book, on_delete=models.CASCADE, related_name="+")
     revision = models.PositiveIntegerField(null=True, blank=True)  # null follows the head
     position = models.IntegerField(default=0)
@@ -75,10 +90,24 @@ class PromptBinding(TenantScopedModel):
     class Meta:
         constraints = [
             models.UniqueConstraint(
-                fields=["tenant", "prompt_id", "book"], name="prompt_binding_unique"
+                fields=["tenant", "scope", "prompt_id", "book"], name="scoped_binding_unique"
             )
         ]
-        indexes = [models.Index(fields=["tenant", "prompt_id"], name="prompt_binding_lookup")]
+        indexes = [
+            models.Index(fields=["tenant", "scope", "prompt_id"], name="scoped_binding_lookup")
+        ]
+
+
+class ScopeSettings(TenantScopedModel):
+    """A tenant's order between lorebook scopes: SillyTavern's
+    ``world_info_character_strategy`` (``engine.scopes.STRATEGIES``); a scenario's
+    ``worldbook.characterStrategy`` overrides it."""
+
+    character_strategy = models.CharField(max_length=20, default="character_first")
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["tenant"], name="scope_settings_unique")]
 
 
 class IndexStatus(models.TextChoices):

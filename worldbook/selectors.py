@@ -12,8 +12,16 @@ from django.db import connection
 from console.rows import prepared
 from console.scoping import LOOKUP_MISSES, scoped
 from worldbook import compiled, errors
+from worldbook.engine.scopes import ScopedBook
 from worldbook.engine.selection import LoadedBook
-from worldbook.models import Book, BookIndex, BookRevision, IndexStatus, PromptBinding
+from worldbook.models import (
+    Book,
+    BookIndex,
+    BookRevision,
+    IndexStatus,
+    PromptBinding,
+    ScopeSettings,
+)
 
 _cache_lock = Lock()
 # (book id, revision) -> content hash: a revision never changes once written (and goes only
@@ -83,9 +91,9 @@ def latest_index(tenant, book: Book, revision: int) -> BookIndex | None:
     )
 
 
-def list_bindings(tenant, prompt_id: str) -> list[PromptBinding]:
+def list_bindings(tenant, prompt_id: str, scope: str = "prompt") -> list[PromptBinding]:
     return list(
-        PromptBinding.objects.filter(tenant=tenant, prompt_id=prompt_id)
+        PromptBinding.objects.filter(tenant=tenant, scope=scope, prompt_id=prompt_id)
         .select_related("book")
         .order_by("position", "id")
     )
@@ -95,7 +103,9 @@ def resolve_bindings(tenant, prompt_id: str) -> list[dict]:
     """Concrete ``book_id + revision`` of the enabled bindings; a broken one fails loudly."""
     out = []
     rows = (
-        PromptBinding.objects.filter(tenant=tenant, prompt_id=prompt_id, enabled=True)
+        PromptBinding.objects.filter(
+            tenant=tenant, scope="prompt", prompt_id=prompt_id, enabled=True
+        )
         .order_by("position", "id")
         .values_list("book_id", "revision", "book__head_revision")
     )
@@ -137,15 +147,17 @@ _BOUND_SQL = f"""
     JOIN {Book._meta.db_table} b ON b.id = pb.book_id AND b.tenant_id = pb.tenant_id
     CROSS JOIN LATERAL (SELECT COALESCE(pb.revision, b.head_revision) AS number) rev
     LEFT JOIN {BookRevision._meta.db_table} r ON r.book_id = pb.book_id AND r.revision = rev.number
-    WHERE pb.tenant_id = %s AND pb.prompt_id = %s AND pb.enabled
+    WHERE pb.tenant_id = %s AND pb.scope = %s AND pb.prompt_id = %s AND pb.enabled
     ORDER BY pb.position, pb.id
 """
 
 
-def bound_revisions(tenant, prompt_id: str, embedding_version: str) -> list[BoundRevision]:
+def bound_revisions(
+    tenant, prompt_id: str, embedding_version: str, *, scope: str = "prompt"
+) -> list[BoundRevision]:
     """What :func:`resolve_bindings` resolves, with each revision's hash and ready index, in
     one round trip; a broken binding fails loudly the same way."""
-    with prepared(_BOUND_SQL, [embedding_version, tenant.pk, prompt_id]) as cursor:
+    with prepared(_BOUND_SQL, [embedding_version, tenant.pk, scope, prompt_id]) as cursor:
         rows = cursor.fetchall()
     out = []
     for book_id, revision, content_hash, index_id in rows:
@@ -153,6 +165,62 @@ def bound_revisions(tenant, prompt_id: str, embedding_version: str) -> list[Boun
             raise _broken(book_id, revision)
         out.append(BoundRevision(str(book_id), revision, content_hash, index_id))
     return out
+
+
+# A conversation's turn: the enabled bindings of every scope it meets (``engine.scopes``),
+# with each revision's hash and ready index and the tenant's scope strategy, in one round
+# trip (the same reads as ``_BOUND_SQL``, for several (scope, prompt id) pairs at once).
+_SCOPED_SQL = f"""
+    SELECT pb.scope, pb.position, pb.book_id, rev.number, r.content_hash, (
+        SELECT i.id FROM {BookIndex._meta.db_table} i
+        WHERE i.book_id = pb.book_id AND i.revision = rev.number AND i.tenant_id = pb.tenant_id
+          AND i.embedding_version = %s AND i.status = '{IndexStatus.READY.value}'
+    ), (
+        SELECT s.character_strategy FROM {ScopeSettings._meta.db_table} s
+        WHERE s.tenant_id = pb.tenant_id
+    )
+    FROM {PromptBinding._meta.db_table} pb
+    JOIN {Book._meta.db_table} b ON b.id = pb.book_id AND b.tenant_id = pb.tenant_id
+    CROSS JOIN LATERAL (SELECT COALESCE(pb.revision, b.head_revision) AS number) rev
+    LEFT JOIN {BookRevision._meta.db_table} r ON r.book_id = pb.book_id AND r.revision = rev.number
+    WHERE pb.tenant_id = %s AND pb.enabled
+      AND (pb.scope, pb.prompt_id) IN (SELECT * FROM unnest(%s::text[], %s::text[]))
+    ORDER BY pb.scope, pb.position, pb.id
+"""
+
+
+@dataclass(frozen=True)
+class ScopedRead:
+    """Every scope's enabled bindings (``engine.scopes.ScopedBook``, each ``item`` its
+    :class:`BoundRevision`) and the tenant's scope strategy (None: never set)."""
+
+    books: list[ScopedBook]
+    tenant_strategy: str | None
+
+
+def scoped_revisions(tenant, targets: list[tuple[str, str]], embedding_version: str) -> ScopedRead:
+    """The bindings of every ``(scope, prompt id)`` in ``targets`` resolved as
+    :func:`bound_revisions` resolves one prompt's, in one statement; a broken binding fails
+    loudly the same way."""
+    scopes_, ids = [t[0] for t in targets], [t[1] for t in targets]
+    with prepared(_SCOPED_SQL, [embedding_version, tenant.pk, scopes_, ids]) as cursor:
+        rows = cursor.fetchall()
+    books: list[ScopedBook] = []
+    for scope, position, book_id, revision, content_hash, index_id, _strategy in rows:
+        if content_hash is None:
+            raise _broken(book_id, revision)
+        bound = BoundRevision(str(book_id), revision, content_hash, index_id)
+        books.append(ScopedBook(scope, position, str(book_id), bound))
+    return ScopedRead(books, rows[0][6] if rows else None)
+
+
+def scope_strategy(tenant) -> str | None:
+    """The tenant's scope strategy, None when never set (``engine.scopes`` defaults it)."""
+    return (
+        ScopeSettings.objects.filter(tenant=tenant)
+        .values_list("character_strategy", flat=True)
+        .first()
+    )
 
 
 # What a caller names, read as the turn reads its bindings: each (book id, revision or None

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 from django.db import IntegrityError, transaction
 from django.db.models import F
@@ -17,6 +19,7 @@ from worldbook.contracts import (
     NativeImport,
     PromptBindings,
 )
+from worldbook.engine import scopes
 from worldbook.engine.gc_pause import paused_gc
 from worldbook.engine.importers import ImportFailure, parse_import
 from worldbook.engine.schema import (
@@ -26,7 +29,15 @@ from worldbook.engine.schema import (
     validation_error_details,
 )
 from worldbook.indexing import embedding_version
-from worldbook.models import Book, BookRevision, FileImport, PromptBinding, TimedEffectState
+from worldbook.models import (
+    BindingScope,
+    Book,
+    BookRevision,
+    FileImport,
+    PromptBinding,
+    ScopeSettings,
+    TimedEffectState,
+)
 from worldbook.selectors import bound_revisions, get_book
 
 MAX_FILE_BYTES = 16 * 1024 * 1024
@@ -237,13 +248,31 @@ def _import(tenant, uploads: list[Upload]) -> list[dict]:
     return out
 
 
-def put_bindings(tenant, prompt_id: str, bindings) -> list[PromptBinding]:
-    """Replace every binding of ``prompt_id`` atomically (``[]`` clears them).
+# Checks of the books one turn reads across scopes (the host's: it knows which scopes meet
+# in a conversation). Each is called as ``check(tenant, scope, prompt_id)`` inside the write's
+# transaction, after the new bindings are in, and raises a coded error to undo them.
+_limit_checks: list[Callable[[Any, str, str], None]] = []
+
+
+def register_limit_check(check: Callable[[Any, str, str], None]) -> None:
+    """Add a check every binding write runs (see ``_limit_checks``); once per check."""
+    if check not in _limit_checks:
+        _limit_checks.append(check)
+
+
+def put_bindings(
+    tenant, prompt_id: str, bindings, *, scope: str = BindingScope.PROMPT
+) -> list[PromptBinding]:
+    """Replace every binding of ``prompt_id`` in ``scope`` atomically (``[]`` clears them).
 
     ``bindings`` is a validated :class:`PromptBindings` (the API's) or its ``bindings`` list
-    as plain data (console, commands), validated here by the same class.
+    as plain data (console, commands), validated here by the same class. The tenant's global
+    books have ``prompt_id`` "" (the caller checks that a scope's target exists).
     """
-    check_prompt_id(prompt_id)
+    if scope not in BindingScope.values:
+        raise errors.invalid(f"unknown binding scope {scope!r}", scope=scope)
+    if scope != BindingScope.GLOBAL or prompt_id:
+        check_prompt_id(prompt_id)
     if not isinstance(bindings, PromptBindings):
         bindings = parse_model(PromptBindings, {"bindings": bindings})
     rows: list[PromptBinding] = []
@@ -275,6 +304,7 @@ def put_bindings(tenant, prompt_id: str, bindings) -> list[PromptBinding]:
         rows.append(
             PromptBinding(
                 tenant=tenant,
+                scope=scope,
                 prompt_id=prompt_id,
                 book=book,
                 revision=revision,
@@ -283,11 +313,30 @@ def put_bindings(tenant, prompt_id: str, bindings) -> list[PromptBinding]:
             )
         )
     with transaction.atomic():
-        PromptBinding.objects.filter(tenant=tenant, prompt_id=prompt_id).delete()
+        PromptBinding.objects.filter(tenant=tenant, scope=scope, prompt_id=prompt_id).delete()
         PromptBinding.objects.bulk_create(rows)
-        bound = bound_revisions(tenant, prompt_id, embedding_version())
+        for check in _limit_checks:
+            check(tenant, scope, prompt_id)
+        bound = bound_revisions(tenant, prompt_id, embedding_version(), scope=scope)
         compiled.queue_warm([(b.book_id, b.revision, b.content_hash) for b in bound])
     return rows
+
+
+def set_scope_strategy(tenant, strategy) -> ScopeSettings:
+    """The tenant's order between lorebook scopes (``engine.scopes.STRATEGIES``; a number is
+    SillyTavern's ``world_info_character_strategy``), or a 422 ``invalid_strategy``."""
+    if isinstance(strategy, int) and not isinstance(strategy, bool):
+        strategy = scopes.ST_NUMBERS.get(strategy, strategy)
+    if strategy not in scopes.STRATEGIES:
+        raise errors.Invalid(
+            "invalid_strategy",
+            f"character_strategy must be one of {', '.join(scopes.STRATEGIES)} (or 0, 1, 2)",
+            {"allowed": list(scopes.STRATEGIES)},
+        )
+    settings, _ = ScopeSettings.objects.update_or_create(
+        tenant=tenant, defaults={"character_strategy": strategy}
+    )
+    return settings
 
 
 def check_prompt_id(prompt_id: str) -> str:
@@ -303,4 +352,12 @@ def forget_conversations(tenant, conversation_ids) -> int:
     caller's conversation id, without a foreign key); returns how many rows went."""
     ids = [str(conversation_id) for conversation_id in conversation_ids]
     deleted, _ = TimedEffectState.objects.filter(tenant=tenant, conversation_id__in=ids).delete()
+    forget_scope(tenant, BindingScope.CHAT, ids)  # their chat books' bindings
     return deleted
+
+
+def forget_scope(tenant, scope: str, prompt_ids) -> None:
+    """Delete the bindings of these scenarios, chats or personas (deleted themselves: the
+    bindings name them by id, without a foreign key). The books stay."""
+    ids = [str(prompt_id) for prompt_id in prompt_ids]
+    PromptBinding.objects.filter(tenant=tenant, scope=scope, prompt_id__in=ids).delete()

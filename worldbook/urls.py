@@ -15,6 +15,16 @@ urlpatterns = [
         bindings.character_bindings,
         name="wb_character_bindings",
     ),
+    path("scopes/global/", bindings.global_bindings, name="wb_global_bindings"),
+    path(
+        "scopes/scenario/<uuid:scenario_id>/",
+        bindings.scenario_bindings,
+        name="wb_scenario_bindings",
+    ),
+    path("scopes/chat/<uuid:conversation_id>/", bindings.chat_bindings, name="wb_chat_bindings"),
+    path(
+        "scopes/persona/<uuid:persona_id>/", bindings.persona_bindings, name="wb_persona_bindings"
+    ),
     path("<uuid:book_id>/", editor.book_editor, name="wb_editor"),
     path("<uuid:book_id>/bulk/", editor.bulk_action, name="wb_bulk"),
     path("<uuid:book_id>/draft/publish/", editor.draft_publish, name="wb_draft_publish"),

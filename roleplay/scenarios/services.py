@@ -25,6 +25,7 @@ from roleplay.prompting.presets import NamedPromptMissing
 from roleplay.scenarios.config import ScenarioInvalid, as_json, check_scenario, model_config_refs
 from roleplay.services import rows
 from roleplay.workflows.checks import WorkflowInvalid, checked
+from worldbook import services as worldbooks
 
 # The workflow capability whose model config and role prompt are checked on save.
 MODEL_CALL = "model_call"
@@ -92,7 +93,9 @@ def update_scenario(scenario: Scenario, *, version: int, **fields) -> Scenario:
 
 @transaction.atomic
 def delete_scenario(scenario: Scenario) -> None:
-    """Delete it; characters and conversations that named it run without a scenario."""
+    """Delete it; characters and conversations that named it run without a scenario, and
+    the worldbooks bound to it are unbound (the books stay)."""
+    worldbooks.forget_scope(scenario.tenant, "scenario", [scenario.pk])
     Character.objects.filter(tenant_id=scenario.tenant_id, default_scenario=scenario).update(
         default_scenario=None
     )

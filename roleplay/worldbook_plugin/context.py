@@ -1,13 +1,17 @@
-"""Worldbook selection for a chat turn: resolve the character's bindings once, select with
-the turn's input, its public scene and recent history (turn id as seed) and the turn's
+"""Worldbook selection for a chat turn: resolve every lorebook scope's bindings once, select
+with the turn's input, its public scene and recent history (turn id as seed) and the turn's
 state (``worldbook_state``), and hand placed blocks to the Actor.
 
 The turn plug-in ``worldbook`` (:class:`WorldbookPlugin`, a ``read`` hook, the first of the
-turn). The character id is the binding ``prompt_id``. The scenario's ``worldbook`` object
-chooses the strategy and the token budget (``ctx.settings.worldbook``:
-``roleplay.scenarios.worldbook_config``, ``hybrid`` and 2,400 by default). The resolved
-revisions are kept in the turn trace, so everything generated for this turn (including the
-gateway's retries) uses the same book revisions; the next turn resolves again.
+turn). The books are those of the character (the binding ``prompt_id`` is its id), the
+tenant's global ones, the scenario's, the conversation's and the persona's, read in one
+statement and ordered by SillyTavern's ``world_info_character_strategy``
+(``worldbook.engine.scopes``; docs/worldbook.md, "Lorebook scopes"). The scenario's
+``worldbook`` object chooses the strategy, the token budget and maybe the scope order
+(``ctx.settings.worldbook``: ``roleplay.scenarios.worldbook_config``, ``hybrid`` and 2,400 by
+default). The resolved revisions are kept in the turn trace, so everything generated for
+this turn (including the gateway's retries) uses the same book revisions; the next turn
+resolves again.
 """
 
 from __future__ import annotations
@@ -19,13 +23,14 @@ from roleplay.regex_scripts.turns import lore_block, turn_scripts
 from roleplay.turns.plugin import PluginFailed, TurnPlugin
 from roleplay.worldbook_plugin import state as worldbook_state
 from story import selectors as story_reads
+from worldbook.engine import scopes
 from worldbook.engine.activation import CONSTANT
 from worldbook.engine.gc_pause import paused_gc
 from worldbook.engine.schema import SelectRequest
 from worldbook.errors import WorldbookError
 from worldbook.indexing import embedding_version
 from worldbook.retrieval import recording, replay, select_result
-from worldbook.selectors import bound_revisions
+from worldbook.selectors import scoped_revisions
 
 HISTORY_MESSAGES = 20
 # The worldbook's reason for an entry whose position this turn's layout lacks, and the
@@ -52,18 +57,19 @@ PLUGIN = WorldbookPlugin()
 def apply(ctx, conversation) -> None:
     tenant = conversation.tenant
     character = conversation.character
+    config = ctx.settings.worldbook
     try:
-        bound = bound_revisions(tenant, str(character.id), embedding_version())
+        chosen, strategy = turn_books(ctx, conversation, config.characterStrategy)
     except WorldbookError as exc:
         raise WorldbookTurnError(exc.code, exc.message) from exc
-    if not bound:
+    if not chosen.books:
         return
-    config = ctx.settings.worldbook
+    bound = [book.item for book, _tier in chosen.books]
     agent = ctx.agent_state
     agent_text = agent.state if agent is not None else None
     message_index = count_chat_messages(tenant, conversation.session_id)
     request = SelectRequest(
-        books=[b.ref() for b in bound],
+        books=[{**book.item.ref(), "tier": tier} for book, tier in chosen.books],
         # A continue turn has no new input: the reply it goes on from is what it is about.
         query=worldbook_state.query(
             ctx.user_input or ctx.continuing or "", worldbook_state.scene_text(agent_text)
@@ -87,7 +93,45 @@ def apply(ctx, conversation) -> None:
     # The selection's working objects (thousands over 20 full books) die before the
     # collector runs again, so it never has to walk them (see engine.gc_pause).
     with paused_gc():
-        _select_into(ctx, tenant, request, bound)
+        scope_of = {book.book_id: book.scope for book, _tier in chosen.books}
+        _select_into(ctx, tenant, request, bound, scope_of)
+    ctx.trace["worldbook"]["scopes"] = scope_trace(chosen, strategy)
+
+
+def turn_targets(ctx, conversation) -> list[tuple[str, str]]:
+    """The (scope, prompt id) pairs this turn meets: its character, the tenant, its
+    scenario, the conversation itself and the persona the player plays."""
+    targets = [("prompt", str(conversation.character.id)), ("global", "")]
+    if ctx.scenario is not None:
+        targets.append(("scenario", str(ctx.scenario.pk)))
+    targets.append(("chat", conversation.session_id))
+    if ctx.persona.persona_id is not None:
+        targets.append(("persona", ctx.persona.persona_id))
+    return targets
+
+
+def turn_books(ctx, conversation, scenario_strategy: str | None) -> tuple[scopes.Chosen, str]:
+    """Every scope's books this turn reads, in SillyTavern's order for the strategy in
+    force (the scenario's, else the tenant's, else ``character_first``), at most 20 of
+    them: one statement (``scoped_revisions``)."""
+    read = scoped_revisions(
+        conversation.tenant, turn_targets(ctx, conversation), embedding_version()
+    )
+    strategy = scopes.strategy_of(scenario_strategy, read.tenant_strategy)
+    return scopes.choose(read.books, strategy), strategy
+
+
+def scope_trace(chosen: scopes.Chosen, strategy: str) -> dict:
+    """The trace's ``scopes``: the strategy, each book read with its scope and tier, and any
+    book cut past the limit."""
+    return {
+        "strategy": strategy,
+        "books": [
+            {"book_id": book.book_id, "scope": book.scope, "tier": tier}
+            for book, tier in chosen.books
+        ],
+        "cut": [{"book_id": book.book_id, "scope": book.scope} for book in chosen.cut],
+    }
 
 
 def turn_state(ctx, agent) -> dict:
@@ -107,7 +151,7 @@ def turn_state(ctx, agent) -> dict:
     return worldbook_state.turn_state(agent_text, agentic, story, ctx.variables)
 
 
-def _select_into(ctx, tenant, request: SelectRequest, bound) -> None:
+def _select_into(ctx, tenant, request: SelectRequest, bound, scope_of: dict[str, str]) -> None:
     """The selected blocks into the turn's, each but the constant entries marked
     ``per_turn`` (the selection changes with the conversation: the cache-aware layout
     places them after the history, ``prompting.stability``)."""
@@ -127,7 +171,13 @@ def _select_into(ctx, tenant, request: SelectRequest, bound) -> None:
     ctx.trace["worldbook"] = {
         "books": [b.ref() for b in bound],
         "selected": [
-            {"id": b["id"], "title": b["title"], "reason": b["reason"], "position": b["position"]}
+            {
+                "id": b["id"],
+                "title": b["title"],
+                "reason": b["reason"],
+                "position": b["position"],
+                "scope": scope_of[b["book_id"]],
+            }
             for b in result.blocks
         ],
         "excluded": [

@@ -74,6 +74,8 @@ PK_MODELS = {
     "character_regex_allow": Character,
     "scenario_edit": Scenario,
     "scenario_delete": Scenario,
+    "wb_scenario_bindings": Scenario,
+    "wb_persona_bindings": Persona,
 }
 
 
@@ -165,6 +167,7 @@ QUERIES = {
     "wb_entry_row": lambda w: "key=e1",
     "/v1/prompt-bindings": lambda w: f"prompt_id={PROMPT_ID}",
     "/v1/prompt-bindings/resolve": lambda w: f"prompt_id={PROMPT_ID}",
+    "/v1/scope-bindings": lambda w: f"scope=chat&target_id={w.objects.conversation.pk}",
     "dio-active-prompt": lambda w: _dio_identity(w.objects.conversation),
 }
 

@@ -34,6 +34,7 @@ def _context():
         history=[SimpleNamespace(role="user", content="earlier")],
         turn=SimpleNamespace(id="turn-1"),
         user_name="Ann",
+        persona=SimpleNamespace(persona_id=None),
         blocks=[],
         record=True,
         scenario=None,
@@ -78,3 +79,40 @@ def test_a_working_binding_places_blocks(tenant, character):
     apply(ctx, _conversation(tenant, character))
     assert [block["content"] for block in ctx.blocks] == ["Always."]
     assert ctx.trace["worldbook"]["books"] == [{"book_id": str(book.id), "revision": 1}]
+
+
+def test_the_scenarios_scope_order_overrides_the_tenants(tenant, character):
+    from roleplay.models import Scenario
+
+    scenario = Scenario.objects.create(
+        tenant=tenant, name="Evenly", worldbook={"characterStrategy": "evenly"}
+    )
+    mine = _book(tenant, [{"id": "c", "content": "Mine.", "constant": True}])
+    shared = _book(tenant, [{"id": "g", "content": "Everyone's.", "constant": True}])
+    services.put_bindings(tenant, str(character.id), [{"book_id": str(mine.id)}])
+    services.put_bindings(tenant, "", [{"book_id": str(shared.id)}], scope="global")
+    services.set_scope_strategy(tenant, "global_first")
+    ctx = _context()
+    apply(ctx, _conversation(tenant, character))
+    assert ctx.trace["worldbook"]["scopes"]["strategy"] == "global_first"
+    assert [b["scope"] for b in ctx.trace["worldbook"]["scopes"]["books"]] == ["global", "prompt"]
+    ctx = _context()
+    ctx.scenario, ctx.settings = scenario, ScenarioSettings(scenario)
+    apply(ctx, _conversation(tenant, character))
+    scopes = ctx.trace["worldbook"]["scopes"]
+    assert scopes["strategy"] == "evenly"
+    assert [(b["scope"], b["tier"]) for b in scopes["books"]] == [("prompt", 2), ("global", 2)]
+
+
+def test_a_scenarios_scope_order_is_checked_on_save(api):
+    res = api.post(
+        "/api/v1/scenarios/",
+        {"name": "s", "worldbook": {"characterStrategy": "global_first"}},
+        format="json",
+    )
+    assert res.status_code == 201, res.content
+    assert res.json()["worldbook"]["characterStrategy"] == "global_first"
+    res = api.post(
+        "/api/v1/scenarios/", {"name": "t", "worldbook": {"characterStrategy": 1}}, format="json"
+    )
+    assert 400 <= res.status_code < 500, res.content

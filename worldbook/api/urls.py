@@ -16,4 +16,6 @@ urlpatterns = [
     path("search", views.SearchView.as_view()),
     path("prompt-bindings", views.BindingsView.as_view()),
     path("prompt-bindings/resolve", views.ResolveBindingsView.as_view()),
+    path("scope-bindings", views.ScopeBindingsView.as_view()),
+    path("scope-settings", views.ScopeSettingsView.as_view()),
 ]

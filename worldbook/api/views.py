@@ -17,8 +17,9 @@ from console.body_limit import BodyLimit
 from console.errors import ApiError
 from console.idempotency import IDEMPOTENCY_KEY, request_fingerprint, run_idempotent
 from console.models import Scope
-from worldbook import contracts, errors, indexing, retrieval, selectors, services
+from worldbook import contracts, errors, indexing, retrieval, scope_targets, selectors, services
 from worldbook.api import schemas
+from worldbook.engine import scopes
 from worldbook.engine.exporter import export_book
 from worldbook.engine.results import SelectResponse
 from worldbook.engine.schema import BookIn, SelectRequest
@@ -303,3 +304,66 @@ class ResolveBindingsView(_PromptIdMixin, WorldbookView):
         return Response(
             {"tenant_id": str(request.tenant.id), "prompt_id": prompt_id, "books": books}
         )
+
+
+_SCOPE_PARAMETERS = [
+    OpenApiParameter("scope", str, required=True, enum=["global", "scenario", "chat", "persona"]),
+    OpenApiParameter(
+        "target_id", str, description="the scenario, conversation or persona id (not global)"
+    ),
+]
+
+
+class ScopeBindingsView(WorldbookView):
+    """A lorebook scope's books beside the character's (``/prompt-bindings``): the tenant's
+    global books, a scenario's, a conversation's (chat) or a persona's (docs/worldbook.md,
+    "Lorebook scopes")."""
+
+    def _target(self) -> tuple[str, str]:
+        params = self.request.query_params
+        scope = scope_targets.check_scope(params.get("scope", ""))
+        return scope, scope_targets.target_id(self.request.tenant, scope, params.get("target_id"))
+
+    def _render(self, scope: str, target: str) -> dict:
+        rows = selectors.list_bindings(self.request.tenant, target, scope)
+        return {
+            "tenant_id": str(self.request.tenant.id),
+            "scope": scope,
+            "target_id": target,
+            "bindings": [contracts.binding_body(b) for b in rows],
+        }
+
+    @extend_schema(parameters=_SCOPE_PARAMETERS, responses=contracts.ScopeBindingsResponse)
+    def get(self, request):
+        return Response(self._render(*self._target()))
+
+    @validates(
+        contracts.PromptBindings,
+        parameters=_SCOPE_PARAMETERS,
+        responses=contracts.ScopeBindingsResponse,
+    )
+    def put(self, request, body: contracts.PromptBindings):
+        scope, target = self._target()
+        services.put_bindings(request.tenant, target, body, scope=scope)
+        return Response(self._render(scope, target))
+
+
+class ScopeSettingsView(WorldbookView):
+    """The tenant's order between lorebook scopes (a scenario's ``worldbook`` object may
+    set its own)."""
+
+    def _render(self) -> dict:
+        strategy = selectors.scope_strategy(self.request.tenant)
+        return {
+            "tenant_id": str(self.request.tenant.id),
+            "character_strategy": scopes.strategy_of(strategy),
+        }
+
+    @extend_schema(responses=contracts.ScopeSettingsResponse)
+    def get(self, request):
+        return Response(self._render())
+
+    @validates(contracts.ScopeSettingsBody, responses=contracts.ScopeSettingsResponse)
+    def put(self, request, body: contracts.ScopeSettingsBody):
+        services.set_scope_strategy(request.tenant, body.character_strategy)
+        return Response(self._render())

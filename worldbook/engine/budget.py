@@ -3,7 +3,8 @@
 An activated entry travels with everything it ``requires`` (transitively, same revision): the
 author said it makes no sense alone, so the group is taken whole or dropped whole, never cut
 down to a summary. Groups are considered in one order (required, then constant, then the
-rest; within a class priority, keyword hit, hybrid score, order, stable id) for both conflict
+rest; within a class priority, the book's scope tier, keyword hit, hybrid score, order,
+stable id) for both conflict
 resolution and budgeting, so the better-ranked entry always wins a tie-break.
 
 Required entries are never dropped quietly: when one cannot be honoured the selection fails
@@ -68,6 +69,8 @@ class BudgetInput:
     max_entries: int
     # Per book, its plain constants in rank order (``plain_constants``, kept per revision).
     plain: Sequence[Sequence[tuple[tuple[Any, ...], int]]] = ()
+    # Per book, its scope tier (``engine.scopes``); empty: every book at tier 0.
+    tiers: Sequence[int] = ()
 
 
 def is_plain(entry: Entry) -> bool:
@@ -83,12 +86,16 @@ def is_plain(entry: Entry) -> bool:
     )
 
 
-def rank_key(entry: Entry, act: Activation, book_id: str, entry_id: str) -> tuple[Any, ...]:
-    """The order groups are considered in (root entry's key): see the module docstring."""
+def rank_key(
+    entry: Entry, act: Activation, book_id: str, entry_id: str, tier: int = 0
+) -> tuple[Any, ...]:
+    """The order groups are considered in (root entry's key): see the module docstring.
+    ``tier`` is the book's scope tier (``engine.scopes``), 0 for every book of one scope."""
     return (
         REQUIRED_CLASS if entry.required else CONSTANT_CLASS if entry.constant else OTHER_CLASS,
         not entry.required,
         -entry.priority,
+        tier,
         not act.keyword_hit,
         -(act.hybrid_score or 0.0),
         -entry.order,
@@ -115,12 +122,28 @@ def allocate(inp: BudgetInput, drops: dict[Slot, Drop]) -> list[Group]:
     books) skip the first two: their groups of one come, already in rank order, from the
     revisions' ``plain`` lists and join the others in the budget's walk."""
     quiet = [
-        [(key, (b, i)) for key, i in plain if inp.active.get((b, i)) is PLAIN_CONSTANT]
+        [
+            (_at_tier(key, _tier(inp, b)), (b, i))
+            for key, i in plain
+            if inp.active.get((b, i)) is PLAIN_CONSTANT
+        ]
         for b, plain in enumerate(inp.plain)
     ]
     skip = {slot for stream in quiet for _key, slot in stream}
     groups = resolve_conflicts(inp, build_groups(inp, drops, skip), drops)
     return fit_budget(inp, _in_rank_order(groups, quiet), drops)
+
+
+def _tier(inp: BudgetInput, book: int) -> int:
+    return inp.tiers[book] if inp.tiers else 0
+
+
+def _at_tier(key: tuple[Any, ...], tier: int) -> tuple[Any, ...]:
+    """A revision's cached rank key (made at tier 0) at the book's tier this selection."""
+    return key if tier == 0 else (*key[:TIER_AT], tier, *key[TIER_AT + 1 :])
+
+
+TIER_AT = 3  # where rank_key puts the tier
 
 
 # An item of the budget's walk: a group, or a quiet constant as (its rank key, its slot).
@@ -165,7 +188,7 @@ def build_groups(
                 )
             drops[root] = Drop(DEPENDENCY_UNAVAILABLE, details)
             continue
-        sort_key = rank_key(entry, act, book.book_id, book.ids[root[1]])
+        sort_key = rank_key(entry, act, book.book_id, book.ids[root[1]], _tier(inp, root[0]))
         groups.append(Group(root, members, sort_key[0], sort_key))
     groups.sort(key=lambda g: g.sort_key)
     return groups

@@ -32,16 +32,19 @@ def placeable(entry: Entry, capabilities: frozenset[str]) -> bool:
     return needed is not None and needed in capabilities
 
 
-def block_sort_key(block: dict[str, Any]) -> tuple[int, int, int, str, str]:
-    """Assembly order: position (enum order), depth, ``order`` ascending, then stable id.
+def block_sort_key(block: dict[str, Any], tier: int = 0) -> tuple[int, int, int, int, str, str]:
+    """Assembly order: position (enum order), depth, ``order`` ascending, then the book's
+    scope tier descending (``tier``, see ``engine.scopes``), then stable id.
 
     Ascending ``order`` follows SillyTavern: a higher order is inserted later, closer to the
-    text the model reads last.
+    text the model reads last. At equal order SillyTavern places the entry it evaluated
+    first (chat lore, then persona lore...) last, hence the descending tier.
     """
     return (
         POSITION_RANK[block["position"]],
         block["depth"],
         block["order"],
+        -tier,
         block["book_id"],
         block["entry_id"],
     )

@@ -207,6 +207,10 @@ class BookRef(BaseModel):
 
     book_id: Annotated[str, StringConstraints(min_length=1, max_length=200)]
     revision: Annotated[int, Field(ge=1)] | None = None
+    # Beyond the seed: the book's scope tier (``engine.scopes``). Within the engine's own
+    # classes and priority, entries of a lower tier are considered first for the budgets,
+    # and at equal ``order`` they are placed later (nearer the end of the prompt).
+    tier: Annotated[int, Field(ge=0, le=9)] = 0
 
 
 def each_book_once(items: list[Any], verb: str) -> list[Any]:

@@ -164,6 +164,8 @@ class _Run:
         self.request = request
         self.tokenizer = tokenizer
         self.books = books
+        # Request order is book order (``_order_books``).
+        self.tiers = [ref.tier for ref in request.books]
         self.compiled: list[CompiledBook] = [
             b.compiled or compile_book(b.book_id, b.content_hash, b.entries) for b in books
         ]
@@ -264,7 +266,8 @@ class _Run:
             if entry.outlet_name is not None:
                 block["outlet_name"] = entry.outlet_name
             blocks.append(block)
-        blocks.sort(key=block_sort_key)
+        tiers = {b.book_id: tier for b, tier in zip(self.books, self.tiers, strict=True)}
+        blocks.sort(key=lambda block: block_sort_key(block, tiers[block["book_id"]]))
         return blocks
 
 
@@ -431,6 +434,7 @@ def _within_budget(run: _Run, survivors: dict, drops: dict[Slot, Drop]) -> list[
         constant_ratio=req.constant_budget_ratio,
         max_entries=req.max_entries,
         plain=[view.plain_constants() for view in run.views],
+        tiers=run.tiers,
     )
     taken = allocate(budget, drops)
 

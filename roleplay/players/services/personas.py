@@ -18,6 +18,7 @@ from roleplay.characters.services.characters import text_problems
 from roleplay.errors import FieldErrors
 from roleplay.models import Persona
 from roleplay.services import rows
+from worldbook import services as worldbooks
 
 PERSONA_FIELDS = ("player", "name", "description")
 
@@ -66,5 +67,6 @@ def make_default_persona(persona: Persona) -> Persona:
 
 def delete_persona(persona: Persona) -> None:
     """Conversations that chose it fall back to the player's default (the foreign key is set
-    to null)."""
+    to null); the worldbooks bound to it are unbound (the books stay)."""
+    worldbooks.forget_scope(persona.tenant, "persona", [persona.pk])
     persona.delete()

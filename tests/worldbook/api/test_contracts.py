@@ -202,6 +202,18 @@ def _calls(api):
         ),
         ("get", "/v1/prompt-bindings", api.get("/v1/prompt-bindings?prompt_id=p")),
         ("get", "/v1/prompt-bindings/resolve", api.get("/v1/prompt-bindings/resolve?prompt_id=p")),
+        (
+            "put",
+            "/v1/scope-bindings",
+            api.put("/v1/scope-bindings?scope=global", bindings, format="json"),
+        ),
+        ("get", "/v1/scope-bindings", api.get("/v1/scope-bindings?scope=global")),
+        (
+            "put",
+            "/v1/scope-settings",
+            api.put("/v1/scope-settings", {"character_strategy": 2}, format="json"),
+        ),
+        ("get", "/v1/scope-settings", api.get("/v1/scope-settings")),
     ]
 
 
