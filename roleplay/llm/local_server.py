@@ -5,13 +5,22 @@ build did not expect, an abort on memory exhaustion. Here such a crash takes dow
 process; its supervisor (``local_supervisor``) starts it again, and the turn that lost it
 ends with ``model_unavailable`` while daphne and the workers carry on.
 
-``python -m roleplay.llm.local_server --port N --model PATH [--ctx 8192] [--threads N]``
-loads the model, then listens on 127.0.0.1. The model is a *base* model, so chat is rendered
-as a plain transcript (``transcript.py``) and generation stops at the next speaker's prefix.
-Structured calls (a JSON-schema ``response_format`` or tools) are constrained by a llama.cpp
-JSON-schema grammar, so their output always parses. One generation at a time (a llama.cpp
-context is not thread-safe); a request waiting for the model, or streaming, stops as soon as
-its client hangs up.
+``python -m roleplay.llm.local_server --port N --model PATH [--ctx 8192] [--threads N]
+[--cache-mb 256] [--no-cache]`` loads the model, then listens on 127.0.0.1. The model is a
+*base* model, so chat is rendered as a plain transcript (``transcript.py``) and generation
+stops at the next speaker's prefix. Structured calls (a JSON-schema ``response_format`` or
+tools) are constrained by a llama.cpp JSON-schema grammar, so their output always parses.
+One generation at a time (a llama.cpp context is not thread-safe); a request waiting for the
+model, or streaming, stops as soon as its client hangs up.
+
+Prompt caching: llama.cpp keeps the last prompt's keys and values in its context, so a
+prompt that starts like the one before is processed only from where they differ; an
+in-memory cache (``--cache-mb``, llama-cpp-python's ``LlamaRAMCache``) also keeps the
+model's state after recent prompts, so a turn's prompt finds its prefix again after another
+call (a memory extraction, a director) took the context in between. ``--no-cache`` turns
+both off: every prompt is processed whole. Each answer's usage says how many prompt tokens
+were not processed again (``prompt_tokens_details.cached_tokens``), counted from the prefix
+this process held before the call.
 """
 
 from __future__ import annotations
@@ -122,19 +131,52 @@ class Generated:
     finish_reason: str = "stop"
     prompt_tokens: int = 0
     output_tokens: int = 0
+    cached_tokens: int = 0
 
 
 class LocalModel:
-    """One llama.cpp model; ``generate`` yields text pieces, one generation at a time."""
+    """One llama.cpp model; ``generate`` yields text pieces, one generation at a time.
 
-    def __init__(self, path: str, n_ctx: int, n_threads: int, name: str) -> None:
+    ``cache_mb`` sizes the in-memory prompt cache (0: none); ``caching`` False processes
+    every prompt whole, as a server without a prompt cache would."""
+
+    def __init__(
+        self,
+        path: str,
+        n_ctx: int,
+        n_threads: int,
+        name: str,
+        *,
+        cache_mb: int = 0,
+        caching: bool = True,
+    ) -> None:
         import llama_cpp
 
         self.name = name
         self.llm: Any = llama_cpp.Llama(
             model_path=path, n_ctx=n_ctx, n_threads=n_threads, verbose=False
         )
+        self.caching = caching
+        if caching and cache_mb > 0:
+            self.llm.set_cache(llama_cpp.LlamaRAMCache(capacity_bytes=cache_mb << 20))
         self.lock = threading.Lock()
+
+    def reusable(self, tokens: list[int]) -> int:
+        """How many leading tokens of ``tokens`` need no processing: the longest prefix
+        held in the context or in the prompt cache. llama.cpp processes at least the last
+        token again, so at most all but one."""
+        if not self.caching:
+            return 0
+        longest = self.llm.longest_token_prefix(self.llm._input_ids.tolist(), tokens)
+        cache = self.llm.cache
+        if cache is not None:
+            try:
+                key = cache._find_longest_prefix_key(tuple(tokens))
+            except Exception:  # a private helper of the cache; its absence costs a figure
+                key = None
+            if key is not None:
+                longest = max(longest, self.llm.longest_token_prefix(key, tokens))
+        return max(0, min(longest, len(tokens) - 1))
 
     def generate(self, plan: Plan, request: dict[str, Any], done: Generated) -> Iterator[str]:
         """Yield the reply's pieces; fills ``done`` when generation ends normally."""
@@ -145,6 +187,9 @@ class LocalModel:
             raise PlanError(
                 f"prompt of {len(tokens)} tokens does not fit the {llm.n_ctx()}-token context"
             )
+        if not self.caching:
+            llm.reset()  # forget the context: the whole prompt is processed again
+        done.cached_tokens = self.reusable(tokens)
         grammar = None
         if plan.schema is not None:
             import llama_cpp
@@ -300,11 +345,12 @@ def _message(chosen: Plan, text: str, finish_reason: str) -> tuple[dict[str, Any
     return {"role": "assistant", "content": None, "tool_calls": [call]}, "tool_calls"
 
 
-def _usage(done: Generated) -> dict[str, int]:
+def _usage(done: Generated) -> dict[str, Any]:
     return {
         "prompt_tokens": done.prompt_tokens,
         "completion_tokens": done.output_tokens,
         "total_tokens": done.prompt_tokens + done.output_tokens,
+        "prompt_tokens_details": {"cached_tokens": done.cached_tokens},
     }
 
 
@@ -328,9 +374,18 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--name", default="local")
     parser.add_argument("--ctx", type=int, default=8192)
     parser.add_argument("--threads", type=int, default=default_threads())
+    parser.add_argument("--cache-mb", type=int, default=0, help="in-memory prompt cache")
+    parser.add_argument("--no-cache", action="store_true", help="process every prompt whole")
     args = parser.parse_args(argv)
     started = time.monotonic()
-    model = LocalModel(args.model, args.ctx, args.threads, args.name)
+    model = LocalModel(
+        args.model,
+        args.ctx,
+        args.threads,
+        args.name,
+        cache_mb=max(0, args.cache_mb),
+        caching=not args.no_cache,
+    )
     server = _ModelServer(args.port, model)
     print(
         json.dumps({"listening": args.port, "load_s": round(time.monotonic() - started, 2)}),
