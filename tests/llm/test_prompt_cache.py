@@ -56,6 +56,13 @@ def test_cached_tokens_of_a_stream_land_on_its_model_call(tenant, model_config, 
     assert (call.input_tokens, call.cached_tokens) == (80, 64)
 
 
+def test_deepseeks_cache_hit_count_is_read_too(tenant, model_config, llm):
+    usage = {"prompt_tokens": 50, "completion_tokens": 2, "prompt_cache_hit_tokens": 32}
+    llm.enqueue(Reply(content="Hi.", usage=usage))
+    complete(tenant, model_config)
+    assert ModelCall.objects.get(tenant=tenant, purpose="chat").cached_tokens == 32
+
+
 def test_a_server_that_reports_no_cache_records_zero(tenant, model_config, llm):
     llm.enqueue(Reply(content="Hi."))
     complete(tenant, model_config)

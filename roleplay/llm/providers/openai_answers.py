@@ -106,9 +106,12 @@ def read_usage(raw: Any) -> Usage | None:
 
 def cached_tokens(raw: dict[str, Any], prompt: int) -> int:
     """The prompt tokens the server served from its cache: OpenAI's (and vLLM's, llama.cpp
-    server's) ``prompt_tokens_details.cached_tokens``; anything else reads as 0."""
+    server's) ``prompt_tokens_details.cached_tokens``, else DeepSeek's
+    ``prompt_cache_hit_tokens``; anything else reads as 0."""
     details = raw.get("prompt_tokens_details")
     cached = details.get("cached_tokens") if isinstance(details, dict) else None
+    if cached is None:
+        cached = raw.get("prompt_cache_hit_tokens")
     if not isinstance(cached, int) or isinstance(cached, bool) or cached < 0:
         return 0
     return min(cached, prompt)
