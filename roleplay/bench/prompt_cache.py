@@ -109,6 +109,7 @@ def config(cache: bool, *, context: int, threads: int | None, cache_mb: int) -> 
         temperature=0.7,
         prompt_cache="auto" if cache else "off",
         prompt_cache_mb=cache_mb,
+        timeout_ms=600_000,  # a whole long prompt on a busy small machine takes minutes
         extra=extra,
     )
 

@@ -15,12 +15,11 @@ model, or streaming, stops as soon as its client hangs up.
 
 Prompt caching: llama.cpp keeps the last prompt's keys and values in its context, so a
 prompt that starts like the one before is processed only from where they differ; an
-in-memory cache (``--cache-mb``, llama-cpp-python's ``LlamaRAMCache``) also keeps the
-model's state after recent prompts, so a turn's prompt finds its prefix again after another
-call (a memory extraction, a director) took the context in between. ``--no-cache`` turns
-both off: every prompt is processed whole. Each answer's usage says how many prompt tokens
-were not processed again (``prompt_tokens_details.cached_tokens``), counted from the prefix
-this process held before the call.
+in-memory cache of ``--cache-mb`` (``prompt_states``) keeps a context about to be
+overwritten, so a turn's prompt finds its prefix again after another call (a memory
+extraction, a director) took the context in between. ``--no-cache`` turns both off: every
+prompt is processed whole. Each answer's usage says how many prompt tokens were not
+processed again (``prompt_tokens_details.cached_tokens``).
 """
 
 from __future__ import annotations
@@ -36,6 +35,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from .prompt_states import PromptStates
 from .provider import tool_functions
 from .transcript import render_transcript
 from .wire import ClientGone, TrackingServer, WireHandler, envelope, error_body
@@ -157,26 +157,17 @@ class LocalModel:
             model_path=path, n_ctx=n_ctx, n_threads=n_threads, verbose=False
         )
         self.caching = caching
-        if caching and cache_mb > 0:
-            self.llm.set_cache(llama_cpp.LlamaRAMCache(capacity_bytes=cache_mb << 20))
+        self.states = PromptStates(self.llm, (cache_mb << 20) if caching else 0)
         self.lock = threading.Lock()
 
     def reusable(self, tokens: list[int]) -> int:
-        """How many leading tokens of ``tokens`` need no processing: the longest prefix
-        held in the context or in the prompt cache. llama.cpp processes at least the last
-        token again, so at most all but one."""
+        """Ready the context for ``tokens`` and say how many leading ones need no
+        processing: the longest prefix held in the context or brought back from the prompt
+        cache. llama.cpp processes at least the last token again, so at most all but one."""
         if not self.caching:
+            self.llm.reset()  # forget the context: the whole prompt is processed again
             return 0
-        longest = self.llm.longest_token_prefix(self.llm._input_ids.tolist(), tokens)
-        cache = self.llm.cache
-        if cache is not None:
-            try:
-                key = cache._find_longest_prefix_key(tuple(tokens))
-            except Exception:  # a private helper of the cache; its absence costs a figure
-                key = None
-            if key is not None:
-                longest = max(longest, self.llm.longest_token_prefix(key, tokens))
-        return max(0, min(longest, len(tokens) - 1))
+        return max(0, min(self.states.prepare(tokens), len(tokens) - 1))
 
     def generate(self, plan: Plan, request: dict[str, Any], done: Generated) -> Iterator[str]:
         """Yield the reply's pieces; fills ``done`` when generation ends normally."""
@@ -187,8 +178,6 @@ class LocalModel:
             raise PlanError(
                 f"prompt of {len(tokens)} tokens does not fit the {llm.n_ctx()}-token context"
             )
-        if not self.caching:
-            llm.reset()  # forget the context: the whole prompt is processed again
         done.cached_tokens = self.reusable(tokens)
         grammar = None
         if plan.schema is not None:

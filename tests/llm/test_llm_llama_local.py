@@ -234,3 +234,30 @@ async def test_the_bundled_model_reports_the_prompt_prefix_it_did_not_process_ag
 @pytest.mark.asyncio
 async def test_the_bundled_model_without_a_prompt_cache_processes_every_prompt_whole() -> None:
     assert await _cached_tokens_of_two_turns("off") == [0, 0]
+
+
+async def _cached_tokens_after_another_prompt(cache_mb: int) -> int:
+    """A conversation's turn, an unrelated long prompt, then the conversation's next turn:
+    what the next turn found of its prefix."""
+    config = ProviderConfig(
+        provider="llama_cpp",
+        model="gemma-3-270m",
+        context_limit=2048,
+        max_output_tokens=2,
+        prompt_cache_mb=cache_mb,
+        extra={"seed": 7},
+    )
+    provider = build_provider(config)
+    scene = {"role": "system", "content": "The Copper Kettle tavern, late. " * 20}
+    await provider.complete(ModelRequest([scene, {"role": "user", "content": "Hi."}]))
+    other = {"role": "system", "content": "Summarise the harbour ledger in one line. " * 20}
+    await provider.complete(ModelRequest([other, {"role": "user", "content": "Go."}]))
+    again = await provider.complete(ModelRequest([scene, {"role": "user", "content": "Ale?"}]))
+    return again.usage.cached_tokens
+
+
+@needs_model
+@pytest.mark.asyncio
+async def test_the_prompt_cache_brings_a_conversation_back_after_another_prompt() -> None:
+    assert await _cached_tokens_after_another_prompt(64) > 120  # the scene, held
+    assert await _cached_tokens_after_another_prompt(0) < 10  # the context alone: lost
