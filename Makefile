@@ -107,6 +107,7 @@ bench: bootstrap
 	$(PY) manage.py bench_story --live 60 --json
 	$(PY) manage.py bench_continuity --turns 200 --json
 	$(PY) manage.py bench_prefix --json
+	$(PY) manage.py bench_cache --json
 
 clean:
 	rm -rf var/

@@ -311,6 +311,9 @@ LLM_API_KEY_ENV = os.environ.get("LLM_API_KEY_ENV", "")
 LLM_CONTEXT_LIMIT = int(os.environ.get("LLM_CONTEXT_LIMIT", "8192"))
 LLM_MAX_OUTPUT_TOKENS = int(os.environ.get("LLM_MAX_OUTPUT_TOKENS", "256"))
 LLM_TIMEOUT_MS = int(os.environ.get("LLM_TIMEOUT_MS", "120000"))
+# The bundled local model's in-memory prompt cache, in MB (0: none); a model config's
+# ``extra.prompt_cache_mb`` overrides it (docs/llm.md).
+LLM_LOCAL_PROMPT_CACHE_MB = int(os.environ.get("LLM_LOCAL_PROMPT_CACHE_MB", "256"))
 
 WS_TICKET_TTL_SECONDS = int(os.environ.get("WS_TICKET_TTL_SECONDS", "60"))
 

@@ -20,7 +20,15 @@ from roleplay.characters.form_lists import TagsField, TextListField, TextListWid
 from roleplay.characters.selectors import greeting_choices
 from roleplay.characters.services.characters import CHARACTER_FIELDS
 from roleplay.llm.configs.services import MODEL_CONFIG_FIELDS
-from roleplay.models import Character, ModelConfig, Persona, Preset, RoleOrder, Scenario
+from roleplay.models import (
+    Character,
+    ModelConfig,
+    Persona,
+    Preset,
+    PromptCache,
+    RoleOrder,
+    Scenario,
+)
 from roleplay.note_forms import AuthorNoteFields
 from roleplay.pickers import CharacterChoiceField, ModelConfigChoiceField, PlayerChoiceField
 from roleplay.players.selectors import player_personas
@@ -135,6 +143,7 @@ class ModelConfigForm(forms.ModelForm):
             "top_p": "top_p",
             "timeout_ms": "Timeout (ms)",
             "role_order": "Message order",
+            "prompt_cache": "Prompt cache",
         }
         help_texts = {
             "api_key_env": "The NAME of the environment variable that holds the key "
@@ -142,15 +151,23 @@ class ModelConfigForm(forms.ModelForm):
             "role_order": "Many open models' chat templates (Mistral, Gemma...) take one system "
             "message and then user and assistant in turn. Auto sends the prompt as built and "
             "reshapes it the first time the server refuses its order.",
+            "prompt_cache": "Servers skip the part of a prompt identical to an earlier one from "
+            "the start. Auto sends nothing extra (vLLM and hosted APIs cache by themselves); On "
+            "sends cache_prompt: true for llama.cpp's server. The bundled model's cache size is "
+            "extra's prompt_cache_mb. Hosted hints such as prompt_cache_key go in extra.",
         }
 
     def __init__(self, *args, tenant, **kwargs):
         super().__init__(*args, **kwargs)
         self.fields["preset"].queryset = scoped(Preset, tenant).order_by("name")
         self.fields["role_order"].required = False  # left out: the model's default
+        self.fields["prompt_cache"].required = False
 
     def clean_role_order(self) -> str:
         return self.cleaned_data.get("role_order") or RoleOrder.AUTO
+
+    def clean_prompt_cache(self) -> str:
+        return self.cleaned_data.get("prompt_cache") or PromptCache.AUTO
 
 
 # A choice that changes what else the form offers asks the page again (htmx) and swaps the

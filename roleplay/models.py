@@ -49,6 +49,14 @@ class RoleOrder(models.TextChoices):
     NO_SYSTEM = "no_system", "User and assistant in turn; no system message"
 
 
+class PromptCache(models.TextChoices):
+    """Whether to ask the server to cache the prompt's prefix (``docs/llm.md``)."""
+
+    AUTO = "auto", "Server default (the bundled model caches in memory)"
+    ON = "on", "Ask for it (sends cache_prompt: true, as llama.cpp's server takes)"
+    OFF = "off", "Ask for none (sends cache_prompt: false; the bundled model keeps no cache)"
+
+
 class ModelConfig(TenantScopedModel):
     """How to reach a model. The API key is never stored: only the env var that holds it."""
 
@@ -77,6 +85,9 @@ class ModelConfig(TenantScopedModel):
     )
     extra = models.JSONField(default=dict, blank=True, validators=[validate_extra])
     role_order = models.CharField(max_length=16, choices=RoleOrder.choices, default=RoleOrder.AUTO)
+    prompt_cache = models.CharField(
+        max_length=8, choices=PromptCache.choices, default=PromptCache.AUTO
+    )
     preset = models.ForeignKey(
         Preset, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
@@ -106,6 +117,8 @@ class ModelCall(TenantScopedModel):
     input_tokens = models.PositiveIntegerField(default=0)
     output_tokens = models.PositiveIntegerField(default=0)
     total_tokens = models.PositiveIntegerField(default=0)
+    # Of ``input_tokens``, those the server reported serving from its prompt cache.
+    cached_tokens = models.PositiveIntegerField(default=0)
     latency_ms = models.FloatField(default=0)
     attempts = models.PositiveSmallIntegerField(default=1)
     outcome = models.CharField(max_length=16)

@@ -35,7 +35,7 @@ from roleplay.forms import (
 )
 from roleplay.llm.configs import services as model_configs
 from roleplay.llm.configs.check import run_config_test
-from roleplay.llm.configs.selectors import api_key_status, model_config_rows
+from roleplay.llm.configs.selectors import api_key_status, cache_stats, model_config_rows
 from roleplay.models import Character, Conversation, ConversationStatus, ModelConfig
 from roleplay.note_forms import AuthorNoteForm
 from roleplay.players.selectors import persona_for, player_personas
@@ -285,7 +285,12 @@ def model_config_edit(request, pk):
     return render(
         request,
         "roleplay/model_configs/form.html",
-        {"form": form, "config": config, "key_status": api_key_status(config)},
+        {
+            "form": form,
+            "config": config,
+            "key_status": api_key_status(config),
+            "cache": cache_stats(request.tenant, [config.pk])[config.pk],
+        },
     )
 
 

@@ -75,6 +75,7 @@ def env_default_config() -> ProviderConfig:
         context_limit=settings.LLM_CONTEXT_LIMIT,
         max_output_tokens=settings.LLM_MAX_OUTPUT_TOKENS,
         timeout_ms=settings.LLM_TIMEOUT_MS,
+        prompt_cache_mb=settings.LLM_LOCAL_PROMPT_CACHE_MB,
     )
 
 
@@ -93,7 +94,18 @@ def provider_config(config: ModelConfig | None) -> ProviderConfig:
         timeout_ms=config.timeout_ms,
         extra=dict(config.extra or {}),
         role_order=config.role_order,
+        prompt_cache=config.prompt_cache,
+        prompt_cache_mb=local_cache_mb(config.extra),
     )
+
+
+def local_cache_mb(extra: dict | None) -> int:
+    """The bundled model's prompt cache size: the config's ``extra.prompt_cache_mb`` (a
+    whole number of MB, 0 for none), else the ``LLM_LOCAL_PROMPT_CACHE_MB`` setting."""
+    value = (extra or {}).get("prompt_cache_mb")
+    if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
+        return value
+    return settings.LLM_LOCAL_PROMPT_CACHE_MB
 
 
 def resolve_config(tenant, *, conversation=None, character=None) -> ModelConfig | None:
@@ -165,6 +177,7 @@ class Gateway:
             input_tokens=rec.usage.input_tokens,
             output_tokens=rec.usage.output_tokens,
             total_tokens=rec.usage.total_tokens,
+            cached_tokens=rec.usage.cached_tokens,
             latency_ms=rec.latency_ms,
             attempts=rec.attempts,
             outcome=rec.outcome,

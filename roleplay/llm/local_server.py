@@ -5,13 +5,21 @@ build did not expect, an abort on memory exhaustion. Here such a crash takes dow
 process; its supervisor (``local_supervisor``) starts it again, and the turn that lost it
 ends with ``model_unavailable`` while daphne and the workers carry on.
 
-``python -m roleplay.llm.local_server --port N --model PATH [--ctx 8192] [--threads N]``
-loads the model, then listens on 127.0.0.1. The model is a *base* model, so chat is rendered
-as a plain transcript (``transcript.py``) and generation stops at the next speaker's prefix.
-Structured calls (a JSON-schema ``response_format`` or tools) are constrained by a llama.cpp
-JSON-schema grammar, so their output always parses. One generation at a time (a llama.cpp
-context is not thread-safe); a request waiting for the model, or streaming, stops as soon as
-its client hangs up.
+``python -m roleplay.llm.local_server --port N --model PATH [--ctx 8192] [--threads N]
+[--cache-mb 256] [--no-cache]`` loads the model, then listens on 127.0.0.1. The model is a
+*base* model, so chat is rendered as a plain transcript (``transcript.py``) and generation
+stops at the next speaker's prefix. Structured calls (a JSON-schema ``response_format`` or
+tools) are constrained by a llama.cpp JSON-schema grammar, so their output always parses.
+One generation at a time (a llama.cpp context is not thread-safe); a request waiting for the
+model, or streaming, stops as soon as its client hangs up.
+
+Prompt caching: llama.cpp keeps the last prompt's keys and values in its context, so a
+prompt that starts like the one before is processed only from where they differ; an
+in-memory cache of ``--cache-mb`` (``prompt_states``) keeps a context about to be
+overwritten, so a turn's prompt finds its prefix again after another call (a memory
+extraction, a director) took the context in between. ``--no-cache`` turns both off: every
+prompt is processed whole. Each answer's usage says how many prompt tokens were not
+processed again (``prompt_tokens_details.cached_tokens``).
 """
 
 from __future__ import annotations
@@ -27,6 +35,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from .prompt_states import PromptStates
 from .provider import tool_functions
 from .transcript import render_transcript
 from .wire import ClientGone, TrackingServer, WireHandler, envelope, error_body
@@ -122,19 +131,43 @@ class Generated:
     finish_reason: str = "stop"
     prompt_tokens: int = 0
     output_tokens: int = 0
+    cached_tokens: int = 0
 
 
 class LocalModel:
-    """One llama.cpp model; ``generate`` yields text pieces, one generation at a time."""
+    """One llama.cpp model; ``generate`` yields text pieces, one generation at a time.
 
-    def __init__(self, path: str, n_ctx: int, n_threads: int, name: str) -> None:
+    ``cache_mb`` sizes the in-memory prompt cache (0: none); ``caching`` False processes
+    every prompt whole, as a server without a prompt cache would."""
+
+    def __init__(
+        self,
+        path: str,
+        n_ctx: int,
+        n_threads: int,
+        name: str,
+        *,
+        cache_mb: int = 0,
+        caching: bool = True,
+    ) -> None:
         import llama_cpp
 
         self.name = name
         self.llm: Any = llama_cpp.Llama(
             model_path=path, n_ctx=n_ctx, n_threads=n_threads, verbose=False
         )
+        self.caching = caching
+        self.states = PromptStates(self.llm, (cache_mb << 20) if caching else 0)
         self.lock = threading.Lock()
+
+    def reusable(self, tokens: list[int]) -> int:
+        """Ready the context for ``tokens`` and say how many leading ones need no
+        processing: the longest prefix held in the context or brought back from the prompt
+        cache. llama.cpp processes at least the last token again, so at most all but one."""
+        if not self.caching:
+            self.llm.reset()  # forget the context: the whole prompt is processed again
+            return 0
+        return max(0, min(self.states.prepare(tokens), len(tokens) - 1))
 
     def generate(self, plan: Plan, request: dict[str, Any], done: Generated) -> Iterator[str]:
         """Yield the reply's pieces; fills ``done`` when generation ends normally."""
@@ -145,6 +178,7 @@ class LocalModel:
             raise PlanError(
                 f"prompt of {len(tokens)} tokens does not fit the {llm.n_ctx()}-token context"
             )
+        done.cached_tokens = self.reusable(tokens)
         grammar = None
         if plan.schema is not None:
             import llama_cpp
@@ -300,11 +334,12 @@ def _message(chosen: Plan, text: str, finish_reason: str) -> tuple[dict[str, Any
     return {"role": "assistant", "content": None, "tool_calls": [call]}, "tool_calls"
 
 
-def _usage(done: Generated) -> dict[str, int]:
+def _usage(done: Generated) -> dict[str, Any]:
     return {
         "prompt_tokens": done.prompt_tokens,
         "completion_tokens": done.output_tokens,
         "total_tokens": done.prompt_tokens + done.output_tokens,
+        "prompt_tokens_details": {"cached_tokens": done.cached_tokens},
     }
 
 
@@ -328,9 +363,18 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--name", default="local")
     parser.add_argument("--ctx", type=int, default=8192)
     parser.add_argument("--threads", type=int, default=default_threads())
+    parser.add_argument("--cache-mb", type=int, default=0, help="in-memory prompt cache")
+    parser.add_argument("--no-cache", action="store_true", help="process every prompt whole")
     args = parser.parse_args(argv)
     started = time.monotonic()
-    model = LocalModel(args.model, args.ctx, args.threads, args.name)
+    model = LocalModel(
+        args.model,
+        args.ctx,
+        args.threads,
+        args.name,
+        cache_mb=max(0, args.cache_mb),
+        caching=not args.no_cache,
+    )
     server = _ModelServer(args.port, model)
     print(
         json.dumps({"listening": args.port, "load_s": round(time.monotonic() - started, 2)}),

@@ -39,12 +39,15 @@ STABLE_SECONDS = 30.0  # a model process that lived this long resets the backoff
 
 @dataclass(frozen=True)
 class ModelSpec:
-    """What the model process loads: a GGUF ``path`` ("" = the bundled model)."""
+    """What the model process loads: a GGUF ``path`` ("" = the bundled model), and its
+    prompt cache (``cache_mb`` of memory; ``caching`` False: none at all)."""
 
     path: str
     ctx: int
     threads: int
     name: str
+    cache_mb: int = 0
+    caching: bool = True
 
     def key(self) -> str:
         return hashlib.sha1(json.dumps(asdict(self), sort_keys=True).encode()).hexdigest()[:12]
@@ -166,6 +169,9 @@ class Supervisor:
                 str(self.spec.ctx),
                 "--threads",
                 str(self.spec.threads),
+                "--cache-mb",
+                str(self.spec.cache_mb),
+                *([] if self.spec.caching else ["--no-cache"]),
             ],
             stdin=subprocess.DEVNULL,
             stdout=log,

@@ -37,6 +37,8 @@ class Reply:
     ``cut_after`` counts content/tool chunks sent before the connection is dropped without
     ``[DONE]``; ``chunks=None`` streams content word by word. ``usage=None`` computes usage
     with cl100k counts; ``usage={}`` sends none, like servers that do not report it.
+    ``cached_tokens`` adds ``prompt_tokens_details.cached_tokens`` to the usage, as servers
+    with a prompt cache report the prompt tokens they did not process again.
     ``tool_pieces`` shapes streamed tool calls as servers do: ``openai`` (the id and name
     once, then argument pieces), ``repeat`` (every piece repeats the id and the whole name,
     as llama.cpp's Python server does) or ``no_index`` (pieces without ``index``).
@@ -57,6 +59,7 @@ class Reply:
     hang: bool = False
     finish_reason: str = "stop"
     usage: dict[str, int] | None = None
+    cached_tokens: int | None = None
     tool_pieces: str = "openai"
     empty_stream: bool = False
     responder: Callable[[dict[str, Any]], Reply] | None = None
@@ -461,7 +464,14 @@ def _finish(reply: Reply, calls: list[dict[str, Any]]) -> str:
     return reply.finish_reason
 
 
-def _usage(request: dict[str, Any], reply: Reply, calls: list[dict[str, Any]]) -> dict[str, int]:
+def _usage(request: dict[str, Any], reply: Reply, calls: list[dict[str, Any]]) -> dict[str, Any]:
+    usage: dict[str, Any] = _counts(request, reply, calls)
+    if reply.cached_tokens is not None:
+        usage["prompt_tokens_details"] = {"cached_tokens": reply.cached_tokens}
+    return usage
+
+
+def _counts(request: dict[str, Any], reply: Reply, calls: list[dict[str, Any]]) -> dict[str, int]:
     if reply.usage is not None:
         return dict(reply.usage)
     prompt = count_messages(request.get("messages") or [])

@@ -13,6 +13,11 @@ ProviderKind = Literal["openai_compatible", "llama_cpp"]
 Outcome = Literal["ok", "error", "cancelled"]
 
 PROVIDER_KINDS: tuple[str, ...] = ("openai_compatible", "llama_cpp")
+# Whether to ask the server to cache the prompt's prefix (``docs/llm.md``): ``auto`` leaves
+# an HTTP server to its own default and keeps the bundled model's prompt cache; ``on`` and
+# ``off`` send llama.cpp's ``cache_prompt`` (true or false) and switch the bundled one.
+PROMPT_CACHE_MODES: tuple[str, ...] = ("auto", "on", "off")
+DEFAULT_PROMPT_CACHE_MB = 256
 
 
 @dataclass(frozen=True)
@@ -37,10 +42,17 @@ class ProviderConfig:
     # How messages are ordered for an HTTP server: ``auto``, ``strict`` or ``no_system``
     # (``roleplay.llm.roles``).
     role_order: str = "auto"
+    prompt_cache: str = "auto"
+    # The bundled model's in-memory prompt cache (saved model states by prompt prefix).
+    prompt_cache_mb: int = DEFAULT_PROMPT_CACHE_MB
 
     def __post_init__(self) -> None:
         if self.provider not in PROVIDER_KINDS:
             raise ValueError(f"unknown provider {self.provider!r}; expected {PROVIDER_KINDS}")
+        if self.prompt_cache not in PROMPT_CACHE_MODES:
+            raise ValueError(f"unknown prompt_cache {self.prompt_cache!r}")
+        if self.prompt_cache_mb < 0:
+            raise ValueError("prompt_cache_mb must not be negative")
         if self.context_limit <= 0 or self.max_output_tokens <= 0:
             raise ValueError("context_limit and max_output_tokens must be positive")
         if self.timeout_ms <= 0:
@@ -88,11 +100,15 @@ class ToolCall:
 
 @dataclass(frozen=True)
 class Usage:
-    """Token counts of one call, as the provider reported them (or as we counted them)."""
+    """Token counts of one call, as the provider reported them (or as we counted them).
+
+    ``cached_tokens``: how many of the input tokens the server took from its prompt cache
+    (``prompt_tokens_details.cached_tokens``); 0 when it did not say."""
 
     input_tokens: int = 0
     output_tokens: int = 0
     total_tokens: int = 0
+    cached_tokens: int = 0
 
     @classmethod
     def of(cls, input_tokens: int, output_tokens: int) -> Usage:

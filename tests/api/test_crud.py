@@ -11,7 +11,8 @@ from tests.api.helpers import assert_error
 MODEL_CONFIG_FIELDS = {
     "id", "name", "provider", "model", "base_url", "api_key_env", "api_key_configured",
     "context_limit", "max_output_tokens", "temperature", "top_p", "timeout_ms", "extra",
-    "role_order", "preset", "is_default", "is_demo", "created_at", "updated_at",
+    "role_order", "prompt_cache", "cache", "preset", "is_default", "is_demo", "created_at",
+    "updated_at",
 }  # fmt: skip
 CHARACTER_FIELDS = {
     "id", "name", "description", "personality", "scenario", "first_message",

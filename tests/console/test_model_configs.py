@@ -5,9 +5,12 @@ from __future__ import annotations
 import json
 
 import pytest
+from asgiref.sync import async_to_sync
 
 from roleplay.llm.configs.check import TEST_PROMPT
+from roleplay.llm.gateway import Gateway
 from roleplay.llm.scripted_server import Reply
+from roleplay.llm.types import ModelRequest
 from roleplay.models import ModelCall, ModelConfig
 
 pytestmark = pytest.mark.django_db
@@ -226,3 +229,28 @@ def test_an_empty_reply_and_a_refused_order_are_warned(admin_client, tenant, mod
     assert 'data-outcome="ok"' in fragment
     assert "The model answered with no text" in fragment
     assert "they are sent as &#x27;strict&#x27; from now on" in fragment
+
+
+def test_the_console_shows_each_configs_hit_rate(admin_client, tenant, model_config, llm):
+    llm.enqueue(
+        Reply(
+            content="Hi.", usage={"prompt_tokens": 200, "completion_tokens": 1}, cached_tokens=150
+        )
+    )
+    request = ModelRequest([{"role": "user", "content": "Hello there."}])
+    async_to_sync(Gateway(tenant, model_config, "chat").complete)(request)
+    listing = admin_client.get("/console/models/").content.decode()
+    assert 'id="cache-' + str(model_config.pk) + '"' in listing
+    assert "75%" in listing and "150 of 200" in listing
+    detail = admin_client.get(f"/console/models/{model_config.pk}/").content.decode()
+    assert "75%" in detail
+    calls = admin_client.get("/console/models/calls/").content.decode()
+    assert "150 cached" in calls
+
+
+def test_the_prompt_cache_is_chosen_in_the_form(admin_client, tenant, llm):
+    page = admin_client.get("/console/models/new/").content.decode()
+    assert 'name="prompt_cache"' in page and "Prompt cache" in page
+    response = admin_client.post("/console/models/new/", _form(llm, prompt_cache="on"))
+    assert response.status_code == 302
+    assert ModelConfig.objects.get(tenant=tenant, name="Local vLLM").prompt_cache == "on"

@@ -195,3 +195,69 @@ async def test_cancel_stops_local_generation() -> None:
     # the model is free again: the worker stopped between tokens and released it
     follow_up = await asyncio.wait_for(provider.complete(ModelRequest(MESSAGES, max_tokens=4)), 120)
     assert follow_up.usage.output_tokens <= 4
+
+
+async def _cached_tokens_of_two_turns(prompt_cache: str) -> list[int]:
+    """Two requests whose prompts share a long prefix (one conversation, one more turn)."""
+    config = ProviderConfig(
+        provider="llama_cpp",
+        model="gemma-3-270m",
+        context_limit=2048,
+        max_output_tokens=4,
+        prompt_cache=prompt_cache,
+        prompt_cache_mb=64,
+        extra={"seed": 7},
+    )
+    provider = build_provider(config)
+    history = [
+        {"role": "system", "content": "The Copper Kettle tavern, late. " * 20},
+        {"role": "user", "content": "Good evening! What is on the menu tonight?"},
+        {"role": "assistant", "name": "Alice", "content": "Stew, bread and cider."},
+    ]
+    first = await provider.complete(ModelRequest([*history, {"role": "user", "content": "Hi."}]))
+    second = await provider.complete(
+        ModelRequest([*history, {"role": "user", "content": "Some stew, please."}])
+    )
+    assert second.usage.input_tokens > 150
+    return [first.usage.cached_tokens, second.usage.cached_tokens]
+
+
+@needs_model
+@pytest.mark.asyncio
+async def test_the_bundled_model_reports_the_prompt_prefix_it_did_not_process_again() -> None:
+    first, second = await _cached_tokens_of_two_turns("auto")
+    assert first == 0  # a fresh process: nothing held yet
+    assert second > 150  # the shared system message and first exchange
+
+
+@needs_model
+@pytest.mark.asyncio
+async def test_the_bundled_model_without_a_prompt_cache_processes_every_prompt_whole() -> None:
+    assert await _cached_tokens_of_two_turns("off") == [0, 0]
+
+
+async def _cached_tokens_after_another_prompt(cache_mb: int) -> int:
+    """A conversation's turn, an unrelated long prompt, then the conversation's next turn:
+    what the next turn found of its prefix."""
+    config = ProviderConfig(
+        provider="llama_cpp",
+        model="gemma-3-270m",
+        context_limit=2048,
+        max_output_tokens=2,
+        prompt_cache_mb=cache_mb,
+        extra={"seed": 7},
+    )
+    provider = build_provider(config)
+    scene = {"role": "system", "content": "The Copper Kettle tavern, late. " * 20}
+    await provider.complete(ModelRequest([scene, {"role": "user", "content": "Hi."}]))
+    other = {"role": "system", "content": "Summarise the harbour ledger in one line. " * 20}
+    await provider.complete(ModelRequest([other, {"role": "user", "content": "Go."}]))
+    again = await provider.complete(ModelRequest([scene, {"role": "user", "content": "Ale?"}]))
+    return again.usage.cached_tokens
+
+
+@needs_model
+@pytest.mark.asyncio
+async def test_the_prompt_cache_brings_a_conversation_back_after_another_prompt() -> None:
+    assert await _cached_tokens_after_another_prompt(64) > 120  # the scene, held
+    assert await _cached_tokens_after_another_prompt(0) < 10  # the context alone: lost

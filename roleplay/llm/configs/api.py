@@ -3,13 +3,14 @@ stored) and the Test button's request."""
 
 from __future__ import annotations
 
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from console.serializers import (
     StrictSerializer,
     TenantRelatedField,
 )
-from roleplay.llm.configs.selectors import api_key_status
+from roleplay.llm.configs.selectors import api_key_status, cache_stats
 from roleplay.llm.configs.services import MODEL_CONFIG_FIELDS
 from roleplay.models import (
     ModelConfig,
@@ -17,12 +18,25 @@ from roleplay.models import (
 )
 
 
+class ModelConfigCacheSerializer(serializers.Serializer):
+    """The config's prompt-cache hit rate: cached prompt tokens over prompt tokens of its
+    last successful calls (``hit_rate`` null before any)."""
+
+    calls = serializers.IntegerField()
+    prompt_tokens = serializers.IntegerField()
+    cached_tokens = serializers.IntegerField()
+    hit_rate = serializers.FloatField(allow_null=True)
+
+
 class ModelConfigSerializer(StrictSerializer):
     """How to reach a model. ``api_key_env`` names an environment variable; keys never
     appear here (``api_key_configured`` says whether that variable is set). ``preset`` is the
-    tenant's preset its prompts come from; null means the shipped default preset."""
+    tenant's preset its prompts come from; null means the shipped default preset.
+    ``prompt_cache`` asks the server to cache prompts (``auto``, ``on``, ``off``); ``cache``
+    is the read-only hit rate of its recent calls."""
 
     api_key_configured = serializers.SerializerMethodField()
+    cache = serializers.SerializerMethodField()
     preset = TenantRelatedField(Preset, allow_null=True, required=False)
 
     class Meta:
@@ -31,6 +45,7 @@ class ModelConfigSerializer(StrictSerializer):
             "id",
             *MODEL_CONFIG_FIELDS,
             "api_key_configured",
+            "cache",
             "is_default",
             "is_demo",
             "created_at",
@@ -40,6 +55,10 @@ class ModelConfigSerializer(StrictSerializer):
 
     def get_api_key_configured(self, obj) -> bool:
         return api_key_status(obj) == "set"
+
+    @extend_schema_field(ModelConfigCacheSerializer)
+    def get_cache(self, obj) -> dict:
+        return cache_stats(obj.tenant_id, [obj.pk])[obj.pk].as_dict()
 
 
 class ConfigTestSerializer(serializers.Serializer):

@@ -28,6 +28,7 @@ MODEL_CONFIG_FIELDS = (
     "timeout_ms",
     "extra",
     "role_order",
+    "prompt_cache",
     "preset",
 )
 

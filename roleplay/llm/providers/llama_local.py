@@ -29,7 +29,8 @@ __all__ = ["LlamaLocalProvider", "local_model_available", "model_cache_dir", "sp
 
 def spec_for(config: ProviderConfig) -> ModelSpec:
     """What the model process loads for ``config``: its ``model_path`` extra, a model name
-    that is a ``.gguf`` path, or the bundled model."""
+    that is a ``.gguf`` path, or the bundled model; with the config's prompt cache (its
+    ``prompt_cache_mb`` of memory, none at all when ``prompt_cache`` is ``off``)."""
     explicit = config.extra.get("model_path")
     path = str(explicit) if explicit else (config.model if config.model.endswith(".gguf") else "")
     threads = config.extra.get("n_threads")
@@ -38,6 +39,8 @@ def spec_for(config: ProviderConfig) -> ModelSpec:
         ctx=config.context_limit,
         threads=int(threads) if isinstance(threads, int) and threads > 0 else default_threads(),
         name=config.model or BUNDLED_MODEL_NAME,
+        cache_mb=config.prompt_cache_mb,
+        caching=config.prompt_cache != "off",
     )
 
 

@@ -101,7 +101,20 @@ def read_usage(raw: Any) -> Usage | None:
         return None
     total = raw.get("total_tokens")
     total = total if isinstance(total, int) and total > 0 else prompt + completion
-    return Usage(prompt, completion, total)
+    return Usage(prompt, completion, total, cached_tokens(raw, prompt))
+
+
+def cached_tokens(raw: dict[str, Any], prompt: int) -> int:
+    """The prompt tokens the server served from its cache: OpenAI's (and vLLM's, llama.cpp
+    server's) ``prompt_tokens_details.cached_tokens``, else DeepSeek's
+    ``prompt_cache_hit_tokens``; anything else reads as 0."""
+    details = raw.get("prompt_tokens_details")
+    cached = details.get("cached_tokens") if isinstance(details, dict) else None
+    if cached is None:
+        cached = raw.get("prompt_cache_hit_tokens")
+    if not isinstance(cached, int) or isinstance(cached, bool) or cached < 0:
+        return 0
+    return min(cached, prompt)
 
 
 def completion_result(

@@ -148,6 +148,8 @@ class OpenAICompatProvider(Provider):
             params["response_format"] = request.response_format
         for key, value in (config.extra or {}).items():
             params.setdefault(key, value)
+        if config.prompt_cache != "auto":  # llama.cpp server's switch, asked for explicitly
+            params.setdefault("cache_prompt", config.prompt_cache == "on")
         return params
 
     def _messages(self, request: ModelRequest) -> list[dict[str, Any]]:

@@ -49,14 +49,15 @@ _CONTEXT_WORDS = re.compile(
 def refused_params(params: dict[str, Any], said: str) -> dict[str, str | None]:
     """What of ``params`` a server's refusal (its 400 or 422, ``said``) names as a parameter
     it does not take, and what to send instead: nothing (None) or the same value under
-    another name. ``stream_options`` and ``parallel_tool_calls`` change nothing the call
-    means (older and stricter servers do not know them); a sampling parameter the model
-    does not support (OpenAI's reasoning models: only the default) is left to the server;
+    another name. ``stream_options``, ``parallel_tool_calls`` and ``cache_prompt`` change
+    nothing the call means (older and stricter servers do not know them); a sampling
+    parameter the model does not support (OpenAI's reasoning models: only the default) is
+    left to the server;
     ``max_tokens`` is ``max_completion_tokens`` where a server asks for that name."""
     lowered = said.lower()
     found: dict[str, str | None] = {}
     for key in params:
-        if key in ("stream_options", "parallel_tool_calls") and key in said:
+        if key in ("stream_options", "parallel_tool_calls", "cache_prompt") and key in said:
             found[key] = None
         elif key in ("temperature", "top_p") and key in said and "unsupported" in lowered:
             found[key] = None
