@@ -16,12 +16,14 @@
 from __future__ import annotations
 
 import math
+import re
 import threading
 from collections import defaultdict
 from functools import lru_cache
 
 import snowballstemmer
 
+from console.embedding.words import CJK_CLASS
 from console.search.lexical import document_terms, query_terms
 
 CHUNK_CHARS, CHUNK_OVERLAP = 1200, 150
@@ -131,9 +133,27 @@ def candidate_terms(dfs: dict[str, int], rows: int) -> list[str]:
     return gathered
 
 
-def vector_weight(embedding_version: str) -> float:
+# Sentence models that read English only: their cosines for a query in another script are
+# noise (the bundled MiniLM finds next to nothing for a Chinese question), so such a query
+# leans on its words, as with the hashing embedder.
+ENGLISH_ONLY = frozenset({"all-minilm-l6-v2"})
+_CJK_RE = re.compile(f"[{CJK_CLASS}]")
+_LETTER_RE = re.compile(r"[^\W\d_]")
+
+
+def mostly_cjk(text: str) -> bool:
+    """Whether most of ``text``'s letters are Chinese, Japanese or Korean characters."""
+    if text.isascii():
+        return False
+    return len(_CJK_RE.findall(text)) * 2 > len(_LETTER_RE.findall(text))
+
+
+def vector_weight(embedding_version: str, query: str = "") -> float:
     """How much the cosine weighs: a sentence model's (the local one, or any model behind
-    an OpenAI-compatible endpoint) half, the hashing embedder's a fifth."""
+    an OpenAI-compatible endpoint) more than half, the hashing embedder's a fifth, and an
+    English-only model's for a query mostly in CJK script a fifth too."""
+    if embedding_version in ENGLISH_ONLY and mostly_cjk(query):
+        return VECTOR_WEIGHT
     if embedding_version.startswith("openai:"):
         return VECTOR_WEIGHTS["all-minilm-l6-v2"]
     return VECTOR_WEIGHTS.get(embedding_version, VECTOR_WEIGHT)

@@ -89,6 +89,7 @@ class _VectorSide:
         self.vector: list[float] | None = None
 
     def embed(self, query: str) -> _VectorSide:
+        self.weight = terms.vector_weight(self.version, query)
         try:
             self.vector = self.embedder.embed([query])[0]
         except EmbeddingUnavailable:

@@ -78,3 +78,30 @@ def test_the_fusion_spreads_the_cosines_over_the_candidates():
     assert recall.cosine_span([None, 0.2, 0.6]) == (0.2, 0.6 - 0.2)
     assert recall.cosine_span([None]) == (0.0, 0.0)
     assert recall.fuse([]) == []
+
+
+@pytest.mark.parametrize(
+    ("query", "cjk"),
+    [
+        ("where is the copper key", False),
+        ("铜钥匙在哪里", True),
+        ("Mira的铜钥匙在哪里？", True),  # a Latin name inside a Chinese question
+        ("Where did Mira put 钥匙", False),
+        ("鍵はどこ？", True),
+        ("", False),
+        ("1234 ?!", False),
+    ],
+)
+def test_a_query_is_mostly_cjk_when_most_of_its_letters_are(query, cjk):
+    assert recall.mostly_cjk(query) is cjk
+
+
+def test_an_english_only_model_weighs_little_for_a_chinese_question():
+    model = "all-minilm-l6-v2"
+    english, chinese = (
+        recall.vector_weight(model, "where is the key"),
+        recall.vector_weight(model, "钥匙在哪里"),
+    )
+    assert english == recall.VECTOR_WEIGHTS[model] and chinese == recall.VECTOR_WEIGHT
+    # a model behind an endpoint may read Chinese: its weight does not change
+    assert recall.vector_weight("openai:bge-m3", "钥匙在哪里") == recall.VECTOR_WEIGHTS[model]
