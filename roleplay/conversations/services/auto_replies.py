@@ -17,7 +17,6 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Awaitable, Callable
-from dataclasses import asdict
 from typing import Any
 
 from console import failures
@@ -188,8 +187,8 @@ async def suggest(
             if exc.code in autoreply.ENDS_ATTEMPTS:
                 break
             continue
-        for key, value in asdict(result.usage).items():
-            usage[key] += value
+        for key in usage:  # the answer's usage keeps its three counts
+            usage[key] += getattr(result.usage, key)
         seen = {o.casefold() for o in options}
         for option in autoreply.parse_options(result.content, language):
             if option.casefold() not in seen and len(options) < autoreply.OPTIONS:

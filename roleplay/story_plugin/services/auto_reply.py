@@ -11,7 +11,6 @@ call; writes nothing. Failure is 502 ``auto_reply_generation_failed``."""
 
 from __future__ import annotations
 
-from dataclasses import asdict
 from typing import Any
 
 from console import failures
@@ -93,8 +92,8 @@ async def suggest(setup: dict, language: str, db) -> dict[str, Any]:
             if exc.code in ENDS_ATTEMPTS:
                 break
             continue
-        for key, value in asdict(result.usage).items():
-            usage[key] += value
+        for key in usage:  # the answer's usage keeps its three counts
+            usage[key] += getattr(result.usage, key)
         try:
             return {"options": autoreply.parse(result.content, language, script_ok), "usage": usage}
         except autoreply.OptionsInvalid as exc:
