@@ -209,10 +209,11 @@ ERROR_COMPONENTS = {
 }
 
 # Which operations can answer which error, by what the operation takes: authentication and
-# scopes apply to all; any input can be malformed (400) or break a rule (422); a path id or a
-# body can name an object that is not the caller's (404); a body can be too large (413) or
-# of another media type (415); a write can meet a stale revision, a duplicate or a reused
-# key (409); any call can find a dependency down (503, ``console.failures.Unavailable``).
+# scopes apply to all; any input can be malformed (400) or break a rule (422); a path id, a
+# query id or a body can name an object that is not the caller's (404); a body can be too
+# large (413) or of another media type (415); a write can meet a stale revision, a duplicate
+# or a reused key (409); any call can find a dependency down (503,
+# ``console.failures.Unavailable``).
 _ERRORS = {
     400: ("The request is malformed.", lambda op: op["input"]),
     401: ("No valid API token.", lambda op: op["secured"]),
@@ -236,9 +237,15 @@ def _traits(method: str, operation: dict) -> dict[str, bool]:
         "secured": any(operation.get("security", [])),
         "body": body,
         "input": body or bool(parameters),
-        "names_objects": body or any(p.get("in") == "path" for p in parameters),
+        "names_objects": body or any(_names_object(p) for p in parameters),
         "write": method in ("post", "put", "patch", "delete"),
     }
+
+
+def _names_object(parameter: dict) -> bool:
+    """A path id, or a query parameter carrying an id (``?target_id=``, ``?character_id=``)."""
+    where, name = parameter.get("in"), parameter.get("name", "")
+    return where == "path" or (where == "query" and name.endswith("_id"))
 
 
 def document_errors(result, generator, request, public):
