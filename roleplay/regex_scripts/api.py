@@ -10,7 +10,8 @@
 
 from __future__ import annotations
 
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import serializers
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -99,6 +100,9 @@ class AllowAnswer(serializers.Serializer):
     scripts = serializers.IntegerField(help_text="how many scripts the character has")
 
 
+CHARACTER_ID = OpenApiParameter("id", OpenApiTypes.UUID, OpenApiParameter.PATH)
+
+
 class CharacterRegexAllowView(BodyLimit, APIView):
     """Whether a character's regex scripts run: off for an imported card until allowed."""
 
@@ -106,11 +110,16 @@ class CharacterRegexAllowView(BodyLimit, APIView):
     required_scope = Scope.CONTENT
     read_scopes = (Scope.CONTENT,)
 
-    @extend_schema(responses=AllowAnswer, operation_id="api_v1_characters_regex_allow_retrieve")
+    @extend_schema(
+        parameters=[CHARACTER_ID],
+        responses=AllowAnswer,
+        operation_id="api_v1_characters_regex_allow_retrieve",
+    )
     def get(self, request, pk):
         return Response(_allow_answer(request.tenant, _character(request, pk)))
 
     @extend_schema(
+        parameters=[CHARACTER_ID],
         request=AllowBody,
         responses=AllowAnswer,
         operation_id="api_v1_characters_regex_allow_update",

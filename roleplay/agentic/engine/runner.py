@@ -279,6 +279,7 @@ async def _specialists(job: _Run, calls: Sequence[tools.Call]) -> None:
                     "ms": _ms(started)}  # fmt: skip
         text, error = tools.cut_result(answer.content, enforce_limit=limit)
         usage = asdict(answer.usage)
+        usage.pop("cached_tokens", None)  # the run record keeps its three counts
         if error:
             return {**record, "status": "failed", "error": error, "text": "", "usage": usage,
                     "ms": _ms(started)}  # fmt: skip
