@@ -17,6 +17,7 @@ from console.numbers import parse_int
 from console.owners import conversation_or_404
 from console.scoping import get_scoped_or_404
 from roleplay import labels
+from roleplay.agentic import recorded
 from roleplay.agentic import selectors as agent
 from roleplay.agentic.engine import inputs as agentic_inputs
 from roleplay.agentic.engine.ledger import TYPES as LEDGER_TYPES
@@ -105,7 +106,7 @@ def conversation_agent_run(request, pk, turn_id):
         conversation=conversation,
         turn_id=turn_id,
     )
-    snapshot = run.snapshot if isinstance(run.snapshot, dict) else {}
+    snapshot = recorded.restore(run).snapshot if isinstance(run.snapshot, dict) else {}
     director = run.director if isinstance(run.director, dict) else {}
     return render(
         request,

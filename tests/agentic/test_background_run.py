@@ -8,6 +8,7 @@ import json
 import pytest
 from asgiref.sync import sync_to_async
 
+from roleplay.agentic import recorded
 from roleplay.agentic.engine.inputs import DEFAULT_NOTE, recorded_guidance
 from roleplay.agentic.services import agent_state
 from roleplay.models import AgentLedgerEntry, ModelCall, PlanningRun
@@ -59,7 +60,7 @@ async def test_happy_path(planning_relay, tenant, player, character, llm):
     # is the block this turn's Actor read
     later = await PlanningRun.objects.aget(turn_id=second["turn_id"])
     assert "guidance" not in later.snapshot
-    guidance = recorded_guidance(later.snapshot)
+    guidance = recorded_guidance((await sync_to_async(recorded.restore)(later)).snapshot)
     # The state changes from turn to turn: the cache-aware layout sends it after the
     # history, in the system message right before the player's (messages[-2]).
     assert "one notes." in guidance and guidance in actor_requests[-1]["messages"][-2]["content"]

@@ -12,6 +12,7 @@ from rest_framework.response import Response
 
 from console.scoping import is_uuid
 from console.serializers import RejectUnknownFields, validated
+from roleplay.agentic import recorded
 from roleplay.agentic.engine import inputs as agentic_inputs
 from roleplay.conversations.services import auto_replies
 from roleplay.errors import NotFound
@@ -78,7 +79,8 @@ class PlanningActions:
     @action(detail=True, methods=["get"], url_path="planning-runs")
     def planning_runs(self, request, pk=None):
         """The newest 50 turns' background runs, newest first."""
-        rows = self._runs(self.get_object())[:MAX_RUNS]
+        rows = list(self._runs(self.get_object())[:MAX_RUNS])
+        recorded.restore_all(rows)
         return Response({"results": PlanningRunSerializer(rows, many=True).data})
 
     @extend_schema(parameters=[TURN_ID], responses=PlanningRunSerializer)
@@ -91,7 +93,7 @@ class PlanningActions:
         run = found.first() if found is not None else None
         if run is None:
             raise NotFound(message="this turn has no background run")
-        return Response(PlanningRunSerializer(run).data)
+        return Response(PlanningRunSerializer(recorded.restore(run)).data)
 
     @extend_schema(request=AutoReplyBody, responses=AutoRepliesSerializer)
     @action(detail=True, methods=["post"], url_path="auto-replies")

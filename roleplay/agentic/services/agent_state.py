@@ -99,7 +99,7 @@ class Snapshot:
 def _read_item(entry: dict[str, Any]) -> dict[str, Any]:
     payload = entry.get("payload") if isinstance(entry.get("payload"), dict) else {}
     return {
-        **entry,
+        **{key: value for key, value in entry.items() if key != "id"},
         "sourceTool": payload.get("sourceTool"),
         "sourceTurn": payload.get("sourceTurn"),
     }
@@ -176,7 +176,8 @@ def state_sql(tenant: str, conversation: str, scenario: str, limit: str) -> str:
                r.source_message_id, r.tools_called,
                COALESCE((
                    SELECT json_agg(json_build_object(
-                       'type', e.type, 'key', e.key, 'status', e.status, 'payload', e.payload
+                       'id', e.id, 'type', e.type, 'key', e.key, 'status', e.status,
+                       'payload', e.payload
                    ) ORDER BY e.id)
                    FROM (
                        SELECT * FROM {entry} e

@@ -32,6 +32,7 @@ from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from console import rows, task_send
+from roleplay.agentic import recorded
 from roleplay.agentic.engine import runner
 from roleplay.agentic.gateway import TenantModels
 from roleplay.agentic.services import agent_state
@@ -61,9 +62,10 @@ def start(
     """Record ``turn``'s planning run (its task is sent by the relay once the record
     commits); None if it has one. The guidance (the block the Actor read) is not stored: it
     is made from the inputs again (``inputs.recorded_guidance``), which keeps every turn's
-    INSERT a third smaller."""
+    INSERT a third smaller; nor are the state and the ledger entries the turn read, which
+    are stored already (``recorded``)."""
     snapshot = {
-        "inputs": given.as_json(),
+        "inputs": recorded.slim(given.as_json()),  # the stored state named, not copied
         "config": config.model_dump(mode="json"),
         "head": head,
         "revision": given.revision,
@@ -128,7 +130,7 @@ def execute(run_id: str, announce: Announce | None = None) -> str:
     run = _claim(run_id, claim)
     if run is None:
         return SKIPPED
-    given = runner.Inputs.from_json(run.snapshot["inputs"])
+    given = runner.Inputs.from_json(recorded.restore(run).snapshot["inputs"])
     config = AgenticV2.model_validate(run.snapshot["config"], strict=False)
     models = TenantModels(run.tenant, config, turn_id=run.turn_id)
     try:

@@ -22,6 +22,7 @@ from typing import Any
 from console import failures
 from console.db import run_db
 from memory import selectors as message_reads
+from roleplay.agentic import recorded
 from roleplay.agentic.engine import autoreply
 from roleplay.agentic.engine import inputs as agentic_inputs
 from roleplay.errors import NotFound, RoleplayError
@@ -128,10 +129,10 @@ def _guidance(conversation: Conversation, message_id: str) -> str | None:
             assistant_message_id=message_id,
         )
         .order_by("-created_at")
-        .values_list("snapshot", flat=True)
+        .only("tenant_id", "conversation_id", "scenario_id", "snapshot")
         .first()
     )
-    return None if run is None else agentic_inputs.recorded_guidance(run)
+    return None if run is None else agentic_inputs.recorded_guidance(recorded.restore(run).snapshot)
 
 
 async def suggest(
