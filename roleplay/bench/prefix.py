@@ -39,14 +39,17 @@ CONTEXT_LIMIT, MAX_OUTPUT, TRIGGER = 3072, 256, 0.5
 BACKGROUND = "memory.refresh_pack"
 ACTOR_MODEL = "scripted-model"
 GOAL = {"share_p50": 0.90, "share_p10": 0.70}
+STORY_SCHEMAS = "story_"  # the names of Story's JSON schemas (``story_plan``...)
 
 
 def route(request: dict):
     """Story's JSON-schema calls as ``bench_story`` answers them; every other role (Agent
-    V2's, the compactor, the Actor) as ``bench_continuity`` does."""
+    V2's, the compactor, whose summary is a JSON-schema call too, the Actor) as
+    ``bench_continuity`` does."""
     from roleplay.bench import continuity_script, story_models
 
-    if (request.get("response_format") or {}).get("json_schema"):
+    schema = ((request.get("response_format") or {}).get("json_schema") or {}).get("name")
+    if str(schema or "").startswith(STORY_SCHEMAS):
         return story_models.route(request)
     return continuity_script.route(request)
 

@@ -45,3 +45,22 @@ def test_the_shared_prefix_counts_whole_messages_then_the_common_start():
 def test_bad_counts_are_refused():
     with pytest.raises(CommandError):
         call_command("bench_prefix", "--turns", "2")
+
+
+def test_the_compactor_s_json_schema_call_is_answered_as_a_summary_not_as_story():
+    """The Compact arms compact within a dozen turns: the compactor asks for its summary
+    with a JSON schema of its own, which Story's script does not know."""
+    from roleplay.bench.continuity_script import COMPACTOR_MARK
+    from roleplay.bench.prefix import route
+    from roleplay.compact.engine.protocol import response_format
+
+    request = {
+        "model": "scripted-model",
+        "response_format": response_format("structured_json"),
+        "messages": [
+            {"role": "system", "content": f"{COMPACTOR_MARK} of the chat."},
+            {"role": "user", "content": json.dumps({"messages": ["FACT-A1 said"]})},
+        ],
+    }
+    reply = route(request).resolve(request)
+    assert "canonical" in json.loads(reply.content)
