@@ -355,6 +355,8 @@ class Turn(TenantScopedModel):
                 name="turn_one_running",
             ),
         ]
+        # The conversation's newest turn (the prompt anchors a turn reads, ``turns.reads``).
+        indexes = [models.Index(fields=["conversation", "started_at"], name="turn_conv_started")]
 
 
 class AgentStateHead(TenantScopedModel):

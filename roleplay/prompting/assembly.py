@@ -36,6 +36,7 @@ from typing import Any
 
 from console.failures import Invalid
 from roleplay.prompting import presets as p
+from roleplay.prompting.anchoring import anchor
 from roleplay.prompting.joining import JOIN, join_system, with_turn_context
 from roleplay.prompting.macros import VOLATILE_MACROS, MacroContext, expand_macros
 from roleplay.prompting.placement import (
@@ -110,6 +111,9 @@ class ActorInputs:
     variables: Mapping[str, str] = field(default_factory=dict)
     now: datetime | None = None
     seed: str = ""
+    # The anchors of the turn before (``anchoring``): its per-turn blocks that did not
+    # change stay where they were. None: anchor nothing (a preview, a first turn).
+    anchors: Mapping[str, Any] | None = None
 
 
 @dataclass(frozen=True)
@@ -139,6 +143,8 @@ class AssembledPrompt:
     # layout it was assembled with (``LoadedPreset.layout``).
     stable: tuple[bool, ...] = ()
     layout: str = "classic"
+    # Where this turn's per-turn blocks went, for the next turn (``anchoring``).
+    anchors: Mapping[str, Any] = field(default_factory=dict)
 
     def message_pieces(self) -> list[list[tuple[str, Mapping[str, Any]]]]:
         """For each message, the pieces it was joined from (one for most messages)."""
@@ -244,6 +250,7 @@ def assemble(
             placements=late.placements,
         ),
         layout=preset.layout,
+        anchors=built.anchors,
     )
 
 
@@ -270,6 +277,7 @@ class _Built:
     per_turn: frozenset[str] = frozenset()
     volatile: frozenset[str] = frozenset()
     note_moves: bool = False
+    anchors: Mapping[str, Any] = field(default_factory=dict)
 
     def history_costs(self, count_messages: MessageCounter) -> list[int]:
         """Tokens each stored history message adds, oldest first."""
@@ -303,6 +311,7 @@ class _Builder:
             self.per_turn,
             preset.layout == "cache_aware",
         )
+        self.anchors: dict[str, Any] = {}
         self.turn_at: int | None = None
         self.volatile: dict[str, None] = {}
         self.unknown: dict[str, None] = {}
@@ -351,6 +360,7 @@ class _Builder:
                 self.prompt(prompt)
         if self.inputs.continuing is not None:
             self.add("assistant", self.inputs.continuing, "continuing", name=self.inputs.card.name)
+        self.anchor()
         return _Built(
             self.messages,
             self.sources,
@@ -365,7 +375,21 @@ class _Builder:
             self.per_turn,
             frozenset(self.volatile),
             self.note is not None and self._note_moves(),
+            self.anchors,
         )
+
+    def anchor(self) -> None:
+        """The per-turn blocks that did not change since the turn before stay where they
+        were (``anchoring``): at a depth of the history, which every preset sends."""
+        inputs = self.inputs
+        anchored = anchor(
+            self.turn_blocks,
+            inputs.anchors,
+            inputs.history,
+            kept_from=len(inputs.history) - len(self.history),
+        )
+        self.blocks += anchored.anchored
+        self.turn_blocks, self.anchors = anchored.fresh, anchored.anchors
 
     def _note_moves(self) -> bool:
         note = self.inputs.author_note

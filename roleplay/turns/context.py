@@ -121,6 +121,9 @@ class TurnContext:
     # What plug-ins keep in the reply message's metadata beside its text (the front loop's
     # ``segments``), stored with a new message or a regenerated alternative.
     message_metadata: dict[str, Any] = field(default_factory=dict)
+    # The anchors of the conversation's newest prompt: its per-turn blocks that did not
+    # change stay where they were (``prompting.anchoring``); None: anchor nothing.
+    prompt_anchors: dict[str, Any] | None = None
     # (what it was assembled from, the Actor prompt): see actor_prompt.
     _prompt: tuple[tuple, AssembledPrompt] | None = field(default=None, repr=False)
 
@@ -194,6 +197,7 @@ class TurnContext:
             variables=dict(self.variables),
             now=timezone.now(),
             seed=str(self.turn.id),
+            anchors=self.prompt_anchors,
         )
 
 
@@ -210,7 +214,9 @@ def load_context(
     plug-in's ``read`` additions. ``preset`` replaces the model config's (the preset
     editor's preview of unsaved prompts); ``record=False`` keeps hooks from writing;
     ``scripts=False``: the caller found that no regex script can apply (None: read them)."""
-    conversation, config, scenario, agent_state, dio = turn_conversation(turn.conversation_id)
+    conversation, config, scenario, agent_state, dio, anchors = turn_conversation(
+        turn.conversation_id
+    )
     history, user_input, continuing = _split(turn, stored_history(conversation), user_input)
     ctx = TurnContext(
         kind=turn.kind,
@@ -230,6 +236,7 @@ def load_context(
         dio=dio,
         author_note=effective_note(conversation.author_note, conversation.character.author_note),
         record=record,
+        prompt_anchors=anchors if record else None,
     )
     if scripts is not False:  # False: none can apply (``regex_scripts.may_apply``)
         _prompt_scripts(ctx)

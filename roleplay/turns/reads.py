@@ -16,6 +16,7 @@ those functions and to the ORM's read of the conversation (and tests/agentic the
 
 from __future__ import annotations
 
+import json
 from functools import cache
 
 from console.models import Player, Tenant
@@ -23,7 +24,15 @@ from console.rows import Columns, build_all, prepared, select
 from roleplay.agentic.engine import ledger
 from roleplay.agentic.services import agent_state
 from roleplay.dio import reads as dio_reads
-from roleplay.models import Character, Conversation, ModelConfig, Persona, Preset, Scenario
+from roleplay.models import (
+    Character,
+    Conversation,
+    ModelConfig,
+    Persona,
+    Preset,
+    Scenario,
+    Turn,
+)
 
 _PARTS = (
     Columns.of(Conversation, "c"),
@@ -42,8 +51,10 @@ _PARTS = (
 def _sql() -> str:
     table = {
         m: m._meta.db_table
-        for m in (Conversation, Tenant, Character, Player, Persona, ModelConfig, Preset, Scenario)
-    }
+        for m in (
+            Conversation, Tenant, Character, Player, Persona, ModelConfig, Preset, Scenario, Turn
+        )
+    }  # fmt: skip
     chosen = "COALESCE(c.model_config_id, ch.model_config_id)"
     state = agent_state.state_sql(
         "c.tenant_id", "c.id", "COALESCE(sc.id, sd.id)", str(ledger.NEWEST)
@@ -53,7 +64,7 @@ def _sql() -> str:
         "c.tenant_id", "c.id", "p.external_id", "c.character_id::text",
     )  # fmt: skip
     return f"""
-        SELECT {select(*_PARTS)}, st.*, dv.*
+        SELECT {select(*_PARTS)}, an.anchors, st.*, dv.*
         FROM {table[Conversation]} c
         JOIN {table[Tenant]} t ON t.id = c.tenant_id
         JOIN {table[Character]} ch ON ch.id = c.character_id
@@ -67,6 +78,11 @@ def _sql() -> str:
             AND sd.tenant_id = c.tenant_id
         LEFT JOIN LATERAL ({state}) st ON TRUE
         LEFT JOIN LATERAL ({dio}) dv ON TRUE
+        LEFT JOIN LATERAL (
+            SELECT tu.trace -> 'prompt' -> 'anchors' AS anchors FROM {table[Turn]} tu
+            WHERE tu.conversation_id = c.id AND tu.trace -> 'prompt' IS NOT NULL
+            ORDER BY tu.started_at DESC LIMIT 1
+        ) an ON TRUE
         WHERE c.id = %s
     """
 
@@ -74,18 +90,26 @@ def _sql() -> str:
 def turn_conversation(
     conversation_id,
 ) -> tuple[
-    Conversation, ModelConfig | None, Scenario | None, agent_state.Snapshot, dio_reads.Prefetched
+    Conversation,
+    ModelConfig | None,
+    Scenario | None,
+    agent_state.Snapshot,
+    dio_reads.Prefetched,
+    dict | None,
 ]:
     """(the conversation with its related rows cached, the model config that applies, the
     scenario it runs: its own, else its character's default, as ``scenario_for``, and the
     Agent V2 state in force under it with the newest ``ledger.NEWEST`` active entries, as
     ``agent_state.read_state(..., active_ledger=ledger.NEWEST)``, and our own DIO's prompt in
-    force when the scenario's DIO is internal, as ``dio.selectors.active_prompt``)."""
+    force when the scenario's DIO is internal, as ``dio.selectors.active_prompt``, and the
+    prompt anchors of the conversation's newest turn that assembled a prompt, or None:
+    ``prompting.anchoring``)."""
     with prepared(_sql(), [conversation_id]) as cursor:
         row = cursor.fetchone()
     if row is None:
         raise Conversation.DoesNotExist(f"conversation {conversation_id} does not exist")
-    columns = len(row) - agent_state.STATE_COLUMNS - dio_reads.COLUMNS
+    columns = len(row) - agent_state.STATE_COLUMNS - dio_reads.COLUMNS - 1
+    anchors = row[columns]
     dio = dio_reads.prefetched_of(row[len(row) - dio_reads.COLUMNS :])
     conversation, tenant, character, player, persona, config, preset, own, default = build_all(
         row[:columns], *_PARTS
@@ -99,5 +123,13 @@ def turn_conversation(
         getattr(Conversation, name).field.set_cached_value(conversation, value)
     if config is not None:
         ModelConfig.preset.field.set_cached_value(config, preset)
-    state = agent_state.snapshot_of(row[columns : len(row) - dio_reads.COLUMNS])
-    return conversation, config, own or default, state, dio  # type: ignore[return-value]
+    state = agent_state.snapshot_of(row[columns + 1 : len(row) - dio_reads.COLUMNS])
+    anchors = json.loads(anchors) if isinstance(anchors, str | bytes) else anchors
+    return (
+        conversation,
+        config,
+        own or default,  # type: ignore[return-value]
+        state,
+        dio,
+        anchors if isinstance(anchors, dict) else None,
+    )

@@ -45,6 +45,8 @@ def prompt_trace(prompt: AssembledPrompt) -> dict:
         "layout": prompt.layout,
         "stable_prefix_tokens": _tokens(prompt.stable_prefix()),
     }
+    if prompt.anchors:  # where the per-turn blocks went, for the next turn
+        trace["anchors"] = dict(prompt.anchors)
     for name in ("unavailable", "unknown_macros", "missing_variables"):
         if getattr(prompt, name):
             trace[name] = list(getattr(prompt, name))

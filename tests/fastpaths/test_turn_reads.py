@@ -43,7 +43,7 @@ def _fields(instance, exclude=()):
 
 
 def assert_same_read(conversation_id):
-    fast, fast_config, fast_scenario, _, _ = turn_conversation(conversation_id)
+    fast, fast_config, fast_scenario, _, _, _ = turn_conversation(conversation_id)
     slow, slow_config = _orm(conversation_id)
     assert _fields(fast) == _fields(slow)
     assert fast.tenant == slow.tenant and fast.tenant.name == slow.tenant.name
