@@ -17,6 +17,7 @@ CJK_CLASS = (
     "\u3040-\u30ff\u31f0-\u31ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff"
     "\U00020000-\U0002ffff"
 )
+CJK_CHAR_RE = re.compile(rf"[{CJK_CLASS}]")  # one CJK character
 TOKEN_RE = re.compile(rf"(?P<cjk>[{CJK_CLASS}]+)|(?P<word>[^\W_{CJK_CLASS}]+)")
 
 

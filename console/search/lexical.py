@@ -30,7 +30,7 @@ from operator import add
 
 import numpy as np
 
-from console.embedding.words import CJK_CLASS, TOKEN_RE, fold
+from console.embedding.words import CJK_CHAR_RE, CJK_CLASS, TOKEN_RE, fold
 
 EXCERPT_CHARS = 600
 BM25_K1 = 1.2
@@ -40,7 +40,6 @@ TITLE_WEIGHT = 2
 CACHE_SIZE = 32
 
 _WORD_RE = re.compile(rf"[^\W_{CJK_CLASS}]+")
-_CJK_CHAR_RE = re.compile(rf"[{CJK_CLASS}]")
 # Spelled out rather than ``[...]+``, which the regex engine scans about twice as slowly.
 _CJK_RUN_RE = re.compile(rf"[{CJK_CLASS}][{CJK_CLASS}]*")
 # Every byte but an ASCII letter or digit, as a space: for ASCII text, ``[^\W_]`` is exactly
@@ -90,7 +89,7 @@ def document_terms(text: str) -> list[str]:
         return text.lower().encode("ascii").translate(_ASCII_WORDS).decode("ascii").split()
     folded = fold(text)
     terms = _WORD_RE.findall(folded)
-    if _CJK_CHAR_RE.search(folded) is not None:
+    if CJK_CHAR_RE.search(folded) is not None:
         runs = _CJK_RUN_RE.findall(folded)
         terms.extend(map(_UNI.__add__, "".join(runs)))
         for run in runs:
@@ -291,7 +290,7 @@ def find_terms(folded: str, terms: set[str], per_term: int = 2_000) -> list[Term
     """
     found: list[Term] = []
     for term in terms:
-        if term.startswith(_UNI) or _CJK_CHAR_RE.match(term):
+        if term.startswith(_UNI) or CJK_CHAR_RE.match(term):
             needle = term[len(_UNI) :] if term.startswith(_UNI) else term
             start = folded.find(needle)
             count = 0

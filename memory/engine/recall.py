@@ -23,7 +23,7 @@ from functools import lru_cache
 
 import snowballstemmer
 
-from console.embedding.words import CJK_CLASS
+from console.embedding.words import CJK_CHAR_RE
 from console.search.lexical import document_terms, query_terms
 
 CHUNK_CHARS, CHUNK_OVERLAP = 1200, 150
@@ -137,7 +137,6 @@ def candidate_terms(dfs: dict[str, int], rows: int) -> list[str]:
 # noise (the bundled MiniLM finds next to nothing for a Chinese question), so such a query
 # leans on its words, as with the hashing embedder.
 ENGLISH_ONLY = frozenset({"all-minilm-l6-v2"})
-_CJK_RE = re.compile(f"[{CJK_CLASS}]")
 _LETTER_RE = re.compile(r"[^\W\d_]")
 
 
@@ -145,7 +144,7 @@ def mostly_cjk(text: str) -> bool:
     """Whether most of ``text``'s letters are Chinese, Japanese or Korean characters."""
     if text.isascii():
         return False
-    return len(_CJK_RE.findall(text)) * 2 > len(_LETTER_RE.findall(text))
+    return len(CJK_CHAR_RE.findall(text)) * 2 > len(_LETTER_RE.findall(text))
 
 
 def vector_weight(embedding_version: str, query: str = "") -> float:

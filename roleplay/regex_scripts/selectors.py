@@ -87,8 +87,8 @@ def _compiled(rows: Iterable[RegexScript]) -> list[CompiledScript]:
 
 @lru_cache(maxsize=2048)
 def _compile(pk, updated_at, row: RegexScript) -> CompiledScript | None:
-    """A script compiled once per saved version (its id and ``updated_at`` are the key; the
-    row rides along unhashed)."""
+    """A script compiled once per saved version: the key is its id and ``updated_at`` (the
+    row itself hashes and compares by its id, so it adds nothing to the key)."""
     try:
         return compile_script(row.script)
     except RegexScriptError:

@@ -2,26 +2,28 @@
 with RE2 (linear time), and run scripts with JavaScript replacement semantics, filtered by
 placement, mode (stored, prompt-only, display-only) and depth. No Django."""
 
+from .pattern import parse_find_regex
 from .scripts import (
-    AI_OUTPUT,
     MAX_OUTPUT_CHARS,
+    CompiledScript,
+    Mode,
+    Outcome,
+    apply_scripts,
+    compile_all,
+    compile_script,
+    run_script,
+    selected,
+)
+from .spec import (
+    AI_OUTPUT,
     PLACEMENTS,
     REASONING,
     SLASH_COMMAND,
     USER_INPUT,
     WORLD_INFO,
-    CompiledScript,
-    Mode,
-    Outcome,
     RegexScriptError,
     ScriptSpec,
-    apply_scripts,
-    compile_all,
-    compile_script,
-    parse_find_regex,
     parse_script,
-    run_script,
-    selected,
 )
 
 __all__ = [

@@ -26,37 +26,12 @@ from typing import Any, Literal
 
 from .pattern import FindPattern, compile_find, parse_find_regex
 from .spec import (
-    AI_OUTPUT,
-    PLACEMENTS,
-    REASONING,
-    SLASH_COMMAND,
     SUBSTITUTE_ESCAPED,
     SUBSTITUTE_NONE,
-    USER_INPUT,
-    WORLD_INFO,
     RegexScriptError,
     ScriptSpec,
     parse_script,
 )
-
-__all__ = [
-    "AI_OUTPUT",
-    "MAX_OUTPUT_CHARS",
-    "PLACEMENTS",
-    "REASONING",
-    "SLASH_COMMAND",
-    "USER_INPUT",
-    "WORLD_INFO",
-    "CompiledScript",
-    "Mode",
-    "RegexScriptError",
-    "ScriptSpec",
-    "apply_scripts",
-    "compile_script",
-    "parse_find_regex",
-    "parse_script",
-    "run_script",
-]
 
 Mode = Literal["stored", "prompt", "display", "world_info"]
 MAX_OUTPUT_CHARS = 200_000
