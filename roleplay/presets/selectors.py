@@ -20,6 +20,8 @@ from roleplay.prompting.default_preset import default_preset
 from roleplay.prompting.preset_files import native_file
 from roleplay.prompting.presets import LoadedPreset, dump_prompts, validate_prompts
 from roleplay.prompting.sillytavern import export_sillytavern
+from roleplay.regex_scripts import selectors as regex_selectors
+from roleplay.regex_scripts.services import REGEX_SCRIPTS
 
 CACHE_SIZE = 256
 EXPORT_FORMATS = ("native", "sillytavern")
@@ -89,8 +91,16 @@ def preset_users(preset: Preset) -> list[ModelConfig]:
 
 def export_preset(preset: Preset, fmt: str) -> tuple[dict, list[str]]:
     """The preset as a file of ``fmt`` (``native`` or ``sillytavern``) and notes on what
-    that format cannot carry."""
+    that format cannot carry; its regex scripts go where SillyTavern keeps a preset's
+    (``extensions.regex_scripts``), which the import of either format reads back."""
     loaded = load_preset(preset)
     if fmt == "sillytavern":
-        return export_sillytavern(loaded.prompts)
-    return native_file(preset.name, preset.description, dump_prompts(loaded.prompts)), []
+        data, notes = export_sillytavern(loaded.prompts)
+    else:
+        data = native_file(preset.name, preset.description, dump_prompts(loaded.prompts))
+        notes = []
+    scripts = regex_selectors.owned(preset.tenant_id, scope="preset", preset=preset)
+    if scripts:
+        extensions = data.setdefault("extensions", {})
+        extensions[REGEX_SCRIPTS] = [row.script for row in scripts]
+    return data, notes

@@ -20,7 +20,9 @@ from roleplay.prompting.sillytavern import PresetFileInvalid, import_sillytavern
 
 NATIVE_FORMAT = "roleplay-preset"
 NATIVE_VERSION = 1
-NATIVE_KEYS = {"format", "format_version", "name", "description", "prompts"}
+# ``extensions`` holds what travels with a preset beside its prompts (its regex scripts,
+# read by the import as from a SillyTavern preset).
+NATIVE_KEYS = {"format", "format_version", "name", "description", "prompts", "extensions"}
 
 
 @dataclass(frozen=True)

@@ -4,6 +4,8 @@ world-info scripts change the selected lore the prompt carries."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from console.models import Player
@@ -165,3 +167,27 @@ def test_world_info_scripts_change_the_selected_lore(api, tenant, llm, model_con
     # placement 5 only: the player's message is stored as sent
     assert Message.objects.filter(session_id=conversation.session_id, role="user").get().content \
         == "Tell me about the secret."  # fmt: skip
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("fmt", ["native", "sillytavern"])
+def test_a_presets_scripts_leave_with_its_export_and_come_back_with_its_import(
+    api_client_for, tenant, fmt
+):
+    content = api_client_for(tenant, scopes=["content"])
+    preset = st_preset()
+    preset["extensions"] = {"regex_scripts": [script(scriptName="first"), script(scriptName="b")]}
+    created = content.post("/api/v1/presets/import", {"name": "ST", "preset": preset},
+                           format="json")  # fmt: skip
+    assert created.status_code == 201, created.content
+    exported = content.get(f"/api/v1/presets/{created.json()['preset']['id']}/export?format={fmt}")
+    assert exported.status_code == 200, exported.content
+    data = json.loads(exported.content)
+    names = [s["scriptName"] for s in data["extensions"]["regex_scripts"]]
+    assert names == ["first", "b"]
+    again = content.post("/api/v1/presets/import", {"name": "Again", "preset": data},
+                         format="json")  # fmt: skip
+    assert again.status_code == 201, again.content
+    assert again.json()["report"]["regex_scripts"]["imported"] == 2
+    rows = RegexScript.objects.filter(scope="preset", preset_id=again.json()["preset"]["id"])
+    assert [r.name for r in rows.order_by("position")] == ["first", "b"]
