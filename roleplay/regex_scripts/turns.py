@@ -79,6 +79,16 @@ def display_texts(scripts: ActiveScripts, messages: Sequence[Any]) -> dict[str, 
     return shown
 
 
+def reply_display(scripts: ActiveScripts, reply: str) -> str | None:
+    """What the display-only scripts make of a reply just committed (the newest message:
+    depth 0), or None when they leave it as it is: ``turn.completed`` carries it, so the page
+    shows it without reading the transcript again."""
+    if not scripts or not reply:
+        return None
+    shown = scripts.apply(reply, AI_OUTPUT, mode="display", depth=0).text
+    return shown if shown != reply else None
+
+
 def attach_display(scripts: ActiveScripts, messages: Sequence[Any]) -> None:
     """Set ``display`` (and ``has_display``) on each message the display-only scripts
     change, for the chat page (``templates/roleplay/play/_message.html``)."""

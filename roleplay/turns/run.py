@@ -25,7 +25,7 @@ from roleplay.conversations.services import titles as conversation_titles
 from roleplay.llm.errors import ModelCancelled, ModelError
 from roleplay.models import Turn, TurnStatus
 from roleplay.prompting.assembly import ContextOverflow
-from roleplay.regex_scripts.turns import stored_text, turn_scripts
+from roleplay.regex_scripts.turns import reply_display, stored_text, turn_scripts
 from roleplay.turns import cancels, hub
 from roleplay.turns.hub import TurnFanout
 from roleplay.turns.priority import STARTS
@@ -126,6 +126,7 @@ async def _completed(ctx: TurnContext, emit: Emit, usage: dict, finish_reason) -
     turn = ctx.turn
     await _committed(ctx, emit)
     title = await _give_title(ctx)
+    shown = reply_display(turn_scripts(ctx), ctx.reply or "")  # the display-only scripts'
     await emit(
         {
             "type": "turn.completed",
@@ -136,6 +137,7 @@ async def _completed(ctx: TurnContext, emit: Emit, usage: dict, finish_reason) -
             "content": ctx.reply,
             "finish_reason": finish_reason,
             **({"title": title} if title else {}),
+            **({"display": shown} if shown is not None else {}),
         }
     )
 

@@ -95,6 +95,11 @@ export function applyState(li, state) {
     li.querySelector(".who").textContent = names[state.role] || state.role;
   }
   if (state.content !== undefined && textOf(li) !== state.content) setText(li, state.content);
+  if (state.display) {
+    // the display-only regex scripts' version of the text (shown; the source is kept)
+    li.dataset.display = state.display;
+    li.querySelector(".text").replaceChildren(render(state.display));
+  }
   if (state.status) {
     li.classList.remove("complete", "failed", "cancelled", "streaming");
     li.classList.add(state.status);

@@ -199,7 +199,12 @@ function turnCompleted(msg) {
   turns.delete(msg.turn_id);
   if (turn) {
     const li = bubbleOf(turn);
-    const state = { content: msg.content, status: "complete", finish: msg.finish_reason || "" };
+    const state = {
+      content: msg.content,
+      display: msg.display,
+      status: "complete",
+      finish: msg.finish_reason || "",
+    };
     if (turn.rewriting && REWRITES.has(turn.kind)) {
       // The old text became an alternative and the new one is shown (memory.alternatives).
       const total = Math.min(Math.max(T.stateOf(li).alternatives, 1) + 1, T.MAX_ALTERNATIVES);

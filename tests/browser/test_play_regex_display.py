@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 from playwright.sync_api import expect
 
+from roleplay.llm.scripted_server import Reply
 from roleplay.regex_scripts.services import create_script, set_allowed
 from tests.browser.play_support import PlayPage, save_history
 
@@ -34,5 +35,22 @@ def test_display_only_scripts_change_what_is_shown_not_what_is_edited(
     expect(text).to_have_text("The KEEPER lights the lamp.")
     play.reply.locator(".msg-edit").click()
     expect(play.reply.locator(".msg-editor textarea")).to_have_value(STORED)
+    play.reply.locator(".msg-editor textarea").press("Escape")
+    assert play.problems() == []
+
+
+def test_a_streamed_reply_shows_the_display_version_once_it_completes(
+    operator_user, conversation, scripted_history, llm, browser_page, login
+):
+    llm.enqueue(Reply(content="The keeper waves.", chunks=2))
+    play = PlayPage(browser_page, conversation).open(login)
+    play.page.fill("#input", "Wave?")
+    play.page.click("#send")
+    play.wait_idle()
+    text = play.reply.locator(".text")
+    expect(text).to_have_text("The KEEPER waves.")
+    expect(text.locator("strong")).to_have_text("KEEPER")
+    play.reply.locator(".msg-edit").click()  # the editor still has the stored text
+    expect(play.reply.locator(".msg-editor textarea")).to_have_value("The keeper waves.")
     play.reply.locator(".msg-editor textarea").press("Escape")
     assert play.problems() == []

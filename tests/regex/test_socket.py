@@ -38,3 +38,27 @@ async def test_deltas_are_raw_and_the_completed_reply_is_scripted(conversation, 
         ("user", "Open it."), ("assistant", "The gate opens. At dawn."),
     ]  # fmt: skip
     await comm.disconnect()
+
+
+async def test_the_completed_reply_carries_what_display_only_scripts_show(
+    conversation, character, llm
+):
+    @sync_to_async
+    def display_script():
+        create_script(conversation.tenant, scope="character", character=character, script={
+            "scriptName": "bold keeper", "findRegex": "/keeper/g",
+            "replaceString": "**KEEPER**", "placement": [2], "markdownOnly": True})  # fmt: skip
+        set_allowed(character, True)
+
+    await display_script()
+    llm.enqueue(Reply(content="The keeper nods.", chunks=2))
+    llm.enqueue(Reply(content="The lamp is lit.", chunks=2))
+    comm = await connect(conversation)
+    await send(comm, type="user_message", client_message_id="d1", content="Hello")
+    completed = (await until(comm, "turn.completed"))[-1]
+    assert completed["content"] == "The keeper nods."  # stored as the model wrote it
+    assert completed["display"] == "The **KEEPER** nods."
+    await send(comm, type="user_message", client_message_id="d2", content="And?")
+    untouched = (await until(comm, "turn.completed"))[-1]
+    assert "display" not in untouched  # nothing to show differently
+    await comm.disconnect()
