@@ -46,3 +46,17 @@ def test_bad_counts_are_refused():
         call_command("bench_continuity", "--turns", "5")
     with pytest.raises(CommandError):
         call_command("bench_continuity", "--turns", "20", "--baseline-turns", "21")
+
+
+def test_the_classic_layout_plays_the_same_chat():
+    """``--layout classic``: the Actor's preset without the turnContext marker, which every
+    Actor prompt of the run then has."""
+    out = StringIO()
+    call_command(
+        "bench_continuity", "--turns", "20", "--baseline-turns", "2", "--layout", "classic",
+        "--json", stdout=out,
+    )  # fmt: skip
+    data = json.loads(out.getvalue())
+    assert data["layout"] == "classic" and data["prompt_layouts"] == ["classic"]
+    assert data["facts_planted"] == 12
+    assert not Tenant.objects.filter(name__startswith="bench-").exists()

@@ -9,6 +9,10 @@ layer that carried each, leaks between the players, prompt tokens per turn befor
 the first compaction, compactor calls, checkpoint versions, and the time to first delta with
 Compact on (turns where no compaction is due) against a conversation with Compact off. A
 throwaway ``bench-`` tenant holds the run's rows and is deleted at the end.
+
+``--layout classic`` gives the Actor the shipped default preset without its ``turnContext``
+marker (docs/prompt.md, "Cache-aware layout"): the per-turn blocks go where each asks, near
+the character, as before the cache-aware layout; the default is the cache-aware layout.
 """
 
 from __future__ import annotations
@@ -32,8 +36,14 @@ class Command(BaseCommand):
         parser.add_argument("--turns", type=int, default=200)
         parser.add_argument("--baseline-turns", type=int, default=None)
         parser.add_argument("--json", action="store_true")
+        parser.add_argument(
+            "--layout",
+            choices=("cache_aware", "classic"),
+            default="cache_aware",
+            help="the Actor's prompt layout (the shipped default is cache_aware)",
+        )
 
-    def handle(self, *args, turns, baseline_turns, **options):
+    def handle(self, *args, turns, baseline_turns, layout, **options):
         if not 20 <= turns <= 2000:
             raise CommandError("--turns 20..2000")
         baseline_turns = min(turns, 60) if baseline_turns is None else baseline_turns
@@ -50,7 +60,7 @@ class Command(BaseCommand):
 
         migrate_quietly()
         with ScriptedOpenAIServer(default=continuity_reply()) as server:
-            bench, conversations = _world(server.base_url)
+            bench, conversations = _world(server.base_url, layout)
             try:
                 players = [
                     continuity.Player(conversations[0], "A", turns),
@@ -63,6 +73,7 @@ class Command(BaseCommand):
                 data = continuity.report(
                     players, baseline, CONTEXT_LIMIT - MAX_OUTPUT - SAFETY, _counts(bench.tenant)
                 )
+                data["layout"] = layout
             finally:
                 delete_bench_tenant(bench)
         if options["json"]:
@@ -80,17 +91,23 @@ class Command(BaseCommand):
         )
 
 
-def _world(base_url: str):
+def _world(base_url: str, layout: str = "cache_aware"):
     """The bench tenant, its Agent V2 + Compact scenario, and three conversations (two
-    players and one with Compact off)."""
+    players and one with Compact off); the Actor's preset has ``layout``."""
     from roleplay.bench.agentic import add_agentic
     from roleplay.bench.tenant import create_bench_tenant
     from roleplay.models import Scenario
+    from roleplay.presets.services import create_preset
+    from roleplay.prompting.default_preset import default_prompt_data
 
     bench = create_bench_tenant(0, base_url, warmup=0)
     actor = bench.config
     actor.context_limit, actor.max_output_tokens = CONTEXT_LIMIT, MAX_OUTPUT
-    actor.save(update_fields=["context_limit", "max_output_tokens"])
+    if layout == "classic":
+        actor.preset = create_preset(
+            bench.tenant, name="Classic layout", prompts=default_prompt_data("classic")
+        )
+    actor.save(update_fields=["context_limit", "max_output_tokens", "preset"])
     agentic = add_agentic(bench.tenant, actor, base_url, players=3, seed_state=False, prefix="cont")
     scenario = agentic.scenario
     plain = Scenario.objects.create(
@@ -120,7 +137,9 @@ def _counts(tenant) -> dict:
 
     traces = Turn.objects.filter(tenant=tenant).values_list("trace__compact", flat=True)
     compacted = [t for t in traces if t and t.get("outcome") == "compacted"]
+    layouts = Turn.objects.filter(tenant=tenant).values_list("trace__prompt__layout", flat=True)
     return {
+        "prompt_layouts": sorted({layout for layout in layouts if layout}),
         "compactions": len(compacted),
         "compactions_adopting_a_prepared_checkpoint": sum(
             1 for t in compacted if t.get("prepared")
