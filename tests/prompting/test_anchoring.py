@@ -16,32 +16,22 @@ from hypothesis import strategies as st
 from console.tokens import count_messages
 from roleplay.prompting import anchoring
 from roleplay.prompting.assembly import ActorInputs, assemble
-from tests.prompting.test_cache_layout import CACHE_AWARE, CARD, CLASSIC, NOW, words
+from tests.prompting.test_cache_layout import (
+    CACHE_AWARE,
+    CARD,
+    CLASSIC,
+    NOW,
+    conversations,
+    words,
+)
 
-HEAD = ("before_character", "after_character", "before_examples", "after_examples")
+
+def _all_per_turn(chat: dict) -> dict:
+    return {**chat, "blocks": [{**b, "per_turn": True} for b in chat["blocks"]]}
 
 
-@st.composite
-def chats(draw) -> dict:
-    turns = draw(st.integers(0, 5))
-    history = []
-    for i in range(turns):
-        history += [
-            {"role": "user", "content": f"u{i} " + draw(words)},
-            {"role": "assistant", "content": f"a{i} " + draw(words)},
-        ]
-    count = draw(st.integers(1, 5))
-    blocks = [
-        {
-            "id": f"b{i}",
-            "position": draw(st.sampled_from(HEAD)),
-            "content": f"block {i}: " + draw(words),
-            "order": draw(st.integers(0, 3)),
-            "per_turn": True,
-        }
-        for i in range(count)
-    ]
-    return {"history": history, "blocks": blocks, "input": draw(words)}
+# The cache layout's random conversations, with at least one block, every block per turn.
+chats = lambda: conversations().filter(lambda c: c["blocks"]).map(_all_per_turn)  # noqa: E731
 
 
 def assembled(preset, chat, *, anchors=None, limit=100_000):
