@@ -106,6 +106,7 @@ bench: bootstrap
 	RECALL_EMBEDDER=hashing $(PY) manage.py bench_memory --scale 10000 --searchable-turns 0 --json
 	$(PY) manage.py bench_story --live 60 --json
 	$(PY) manage.py bench_continuity --turns 200 --json
+	$(PY) manage.py bench_continuity --turns 200 --layout classic --json
 	$(PY) manage.py bench_prefix --json
 	$(PY) manage.py bench_cache --json
 
