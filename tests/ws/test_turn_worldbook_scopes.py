@@ -108,5 +108,7 @@ async def test_every_scope_reaches_the_actor_in_the_strategys_order(
     await sync_to_async(services.set_scope_strategy)(tenant, "global_first")
     system, trace = await _turn(conversation, llm, "s2")
     assert trace["scopes"]["strategy"] == "global_first"
-    assert _placed(system) == ["global", "chat"]
+    # The chat's entry, the same as in the turn before, stays where that turn sent it
+    # (``prompting.anchoring``); the global one, new, goes to the marker after it.
+    assert _placed(system) == ["chat", "global"]
     assert {s["scope"] for s in trace["selected"]} == {"global", "chat"}
