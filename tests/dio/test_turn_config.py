@@ -5,7 +5,7 @@ Pure."""
 from __future__ import annotations
 
 import pytest
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 from console.secrets import is_key_name
@@ -114,13 +114,23 @@ def test_any_timeout_is_accepted_exactly_within_its_bounds(value):
         assert inside
 
 
+# What the config's ``strip_whitespace`` strips: Unicode's White_Space, which, unlike
+# Python's ``str.strip``, leaves the information separators U+001C..U+001F in place.
+WHITE_SPACE = "".join(
+    c for c in map(chr, range(0x3001)) if c.isspace() and c not in "\x1c\x1d\x1e\x1f"
+)
+
+
 @given(st.text(max_size=120))
+@example("A\x1f")  # an information separator is not stripped: refused
+@example(" A\u3000")  # Unicode white space is: accepted as "A"
 def test_api_key_env_is_accepted_exactly_when_it_names_a_variable(value):
     try:
         config = check({**EXTERNAL, "apiKeyEnv": value})
     except ScenarioInvalid as exc:
         assert exc.field == "dio.apiKeyEnv"
-        assert not (value.strip() and is_key_name(value.strip()))
+        stripped = value.strip(WHITE_SPACE)
+        assert not (stripped and is_key_name(stripped))
     else:
         assert is_key_name(config.dio.apiKeyEnv)
 
