@@ -104,7 +104,10 @@ def test_a_continue_ends_with_the_reply_to_go_on_from_without_its_suffix():
 
 
 def test_force_names_a_speaker_who_is_neither_the_character_nor_the_user():
-    chat = [{"role": "user", "content": "Hi"}, {"role": "assistant", "name": "Lia", "content": "Yo"}]
+    chat = [
+        {"role": "user", "content": "Hi"},
+        {"role": "assistant", "name": "Lia", "content": "Yo"},
+    ]
     text = render_prompt(chat, BUILTIN_TEMPLATES["chatml"], char_name="S", user_name="Ann")
     assert "<|im_start|>user\nHi<|im_end|>" in text
     assert "<|im_start|>assistant\nLia: Yo<|im_end|>" in text
@@ -178,7 +181,10 @@ def test_a_file_is_an_instruct_a_context_or_both():
     assert parse_template_file({"input_sequence": "a", "output_sequence": "b"})[0] is not None
     assert parse_template_file({"story_string": "{{system}}"})[1] is not None
     both = parse_template_file(
-        {"instruct": {"input_sequence": "a", "output_sequence": "b"}, "context": {"story_string": ""}}
+        {
+            "instruct": {"input_sequence": "a", "output_sequence": "b"},
+            "context": {"story_string": ""},
+        }
     )
     assert both[0] is not None and both[1] is not None
 
@@ -205,7 +211,9 @@ def test_a_bad_file_names_its_field(raw, field):
 
 JSON = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=8),
-    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=20), inner, max_size=5),
+    lambda inner: (
+        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=20), inner, max_size=5)
+    ),
     max_leaves=12,
 )
 KEYS = st.sampled_from(["input_sequence", "output_sequence", "story_string", "wrap", "instruct",
