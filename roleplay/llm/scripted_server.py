@@ -348,7 +348,8 @@ class _Handler(WireHandler):
         reply = self.owner._next_reply(request | {"path": self.path})
         stream = scripted_text.streams(self.path, request)
         try:
-            scripted_text.answer(self, wire, request, reply, stream=stream)
+            pieces = split_content(reply.content, reply.chunks)
+            scripted_text.answer(self, wire, request, reply, pieces, stream=stream)
         except (ClientGone, ConnectionError, TimeoutError):
             self.owner._finished(0.0, True)
             self.close_connection = True

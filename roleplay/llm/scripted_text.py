@@ -34,10 +34,11 @@ def streams(path: str, request: dict[str, Any]) -> bool:
     return bool(request.get("stream")) and "/api/v1/" not in path
 
 
-def answer(handler: Any, wire: str, request: dict[str, Any], reply: Any, *, stream: bool) -> None:
-    """Answer one text-completion request with ``reply`` (after its delay or fault)."""
-    from .scripted_server import split_content
-
+def answer(
+    handler: Any, wire: str, request: dict[str, Any], reply: Any, pieces: list[str], *, stream: bool
+) -> None:
+    """Answer one text-completion request with ``reply`` (after its delay or fault),
+    streaming its content in ``pieces``."""
     stopping = handler.owner._stopping
     if reply.hang:
         while True:
@@ -59,7 +60,6 @@ def answer(handler: Any, wire: str, request: dict[str, Any], reply: Any, *, stre
         handler.chunk(b'data: {"token": \n\n')
         handler.end_stream(done=False)
         return
-    pieces = split_content(reply.content, reply.chunks)
     for sent, piece in enumerate(pieces):
         if reply.cut_after is not None and sent >= reply.cut_after:
             handler.cut()

@@ -117,7 +117,8 @@ def _llama(data: dict[str, Any], *, final: bool) -> Piece:
     prompt, output = data.get("tokens_evaluated"), data.get("tokens_predicted")
     usage = None
     if isinstance(prompt, int) and isinstance(output, int):
-        timings = data.get("timings") if isinstance(data.get("timings"), dict) else {}
+        timings = data.get("timings")
+        timings = timings if isinstance(timings, dict) else {}
         cached = timings.get("cache_n", data.get("tokens_cached", 0))
         cached = cached if isinstance(cached, int) and 0 <= cached <= prompt else 0
         usage = Usage(prompt, output, prompt + output, cached)
