@@ -1,6 +1,7 @@
 """Imported instruct templates over REST (``docs/llm.md``, "Text-completion servers"):
 
-- ``/api/v1/instruct-templates/``: list, retrieve, delete, and create, which imports a
+- ``/api/v1/instruct-templates/``: list, retrieve, delete, update (a new ``file`` and/or
+  ``name``: the configs naming it follow), and create, which imports a
   SillyTavern instruct template file, context template file or master export (``file``, the
   file's JSON as is) under ``name`` (else the file's own). A file that cannot be used is 422
   ``instruct_template_invalid`` naming the field; importing a name again replaces the
@@ -52,6 +53,6 @@ class InstructTemplateViewSet(ServiceWrites):
     required_scope = Scope.CONTENT
     read_scopes = (Scope.CONTENT,)
     ordering = ("name",)
-    http_method_names = ["get", "post", "delete", "head", "options"]
     create_service = _import
+    update_service = services.update_template
     delete_service = services.delete_template

@@ -67,6 +67,30 @@ def import_template(tenant, *, file: Any, name: str = "") -> InstructTemplate:
     return template
 
 
+@transaction.atomic
+def update_template(
+    template: InstructTemplate, *, file: Any = None, name: str = ""
+) -> InstructTemplate:
+    """A new body (``file``) and/or ``name`` for ``template``; the configs that named it
+    follow it (a rename keeps them pointing at it)."""
+    fields: dict[str, Any] = {} if file is None else checked_body(file)
+    old_name = template.name
+    name = (name or "").strip()
+    if name and name != old_name:
+        if name in BUILTIN_TEMPLATES:
+            said = f"{name} is a built-in template's name"
+            raise TemplateRefused("instruct_template_invalid", said, {"field": "name"})
+        fields["name"] = name
+    if not fields:
+        return template
+    rows.write(template, fields, allowed=("name", "instruct", "context"), update=True)
+    from roleplay.models import ModelConfig
+
+    configs = ModelConfig.objects.filter(tenant=template.tenant, instruct_template=old_name)
+    configs.update(instruct_template=template.name, template_body=_body(template))
+    return template
+
+
 def delete_template(template: InstructTemplate) -> None:
     """Configs that named it keep the copy they hold until they name another."""
     template.delete()

@@ -148,3 +148,17 @@ def test_any_file_is_imported_or_refused_with_a_code_never_a_500(api, file):
     assert response.status_code in (201, 400, 422), response.content[:300]
     if response.status_code == 422:
         assert response.json()["error"]["code"] == "instruct_template_invalid"
+
+
+@pytest.mark.django_db
+def test_a_rename_or_new_file_reaches_the_configs_that_name_it(api):
+    created = api.post(TEMPLATES, {"file": ST_INSTRUCT}, format="json").json()
+    config_id = api.post(CONFIGS, config_body(instruct_template="Metharme"), format="json").json()
+    body = {"name": "Pyg", "file": {**ST_INSTRUCT, "input_sequence": "<|in|>"}}
+    changed = api.patch(f"{TEMPLATES}{created['id']}/", body, format="json")
+    assert changed.status_code == 200, changed.content
+    config = ModelConfig.objects.get(pk=config_id["id"])
+    assert config.instruct_template == "Pyg"
+    assert config.template_body["instruct"]["input_sequence"] == "<|in|>"
+    bad = api.patch(f"{TEMPLATES}{created['id']}/", {"file": {"wrap": 1}}, format="json")
+    assert_error(bad, 422, "instruct_template_invalid")
