@@ -10,7 +10,7 @@ class Migration(migrations.Migration):
 
     dependencies = [
         ('console', '0008_audit_dio_version'),
-        ('roleplay', '0028_prompt_cache'),
+        ('roleplay', '0029_turn_conv_started'),
     ]
 
     operations = [

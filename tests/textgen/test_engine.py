@@ -1,5 +1,6 @@
 """The pure text-completion engine: built-in instruct templates render a fixed chat as
-SillyTavern does (expected texts written by hand from its rules), stop strings, the local
+SillyTavern does (the built-ins' fields are those of SillyTavern's shipped preset files of
+the same names; expected texts written by hand from its rules), stop strings, the local
 stop cut, template files and samplers (no database)."""
 
 from __future__ import annotations
@@ -40,11 +41,11 @@ EXPECTED = {
         "<|im_start|>assistant\n"
     ),
     "alpaca": (
-        "### Input:\nYou are Seraphina.\n\n"
-        "### Instruction:\nAnn: Hi\n\n"
-        "### Response:\nSeraphina: Hello, traveler.\n\n"
-        "### Instruction:\nAnn: Who are you?\n\n"
-        "### Response:\nSeraphina:"
+        "### Instruction:\nYou are Seraphina.\n\n"
+        "### Instruction:\nHi\n\n"
+        "### Response:\nHello, traveler.\n\n"
+        "### Instruction:\nWho are you?\n\n"
+        "### Response:\n"
     ),
     "llama3": (
         "<|start_header_id|>system<|end_header_id|>\n\nYou are Seraphina.<|eot_id|>"
@@ -55,8 +56,8 @@ EXPECTED = {
     ),
     "mistral_v7": (
         "[SYSTEM_PROMPT] You are Seraphina.[/SYSTEM_PROMPT]"
-        "[INST] Ann: Hi[/INST]Seraphina: Hello, traveler.</s>"
-        "[INST] Ann: Who are you?[/INST]Seraphina:"
+        "[INST] Hi[/INST] Hello, traveler.</s>"
+        "[INST] Who are you?[/INST] "
     ),
     "gemma2": (
         "<start_of_turn>user\nYou are Seraphina.<end_of_turn>\n"

@@ -183,7 +183,8 @@ def _t(**values: Any) -> InstructTemplate:
     return InstructTemplate(**values)
 
 
-# SillyTavern's shipped templates of these names, as its preset files write them.
+# SillyTavern's shipped templates of these names, field for field as its preset files
+# (default/content/presets/instruct/*.json) write them.
 BUILTIN_TEMPLATES: dict[str, InstructTemplate] = {
     "chatml": _t(
         name="ChatML",
@@ -203,10 +204,11 @@ BUILTIN_TEMPLATES: dict[str, InstructTemplate] = {
         input_suffix="\n\n",
         output_sequence="### Response:",
         output_suffix="\n\n",
-        system_sequence="### Input:",
+        system_sequence="",
         system_suffix="\n\n",
         wrap=True,
-        names_behavior="always",
+        names_behavior="force",
+        system_same_as_user=True,
     ),
     "llama3": _t(
         name="Llama 3 Instruct",
@@ -224,13 +226,13 @@ BUILTIN_TEMPLATES: dict[str, InstructTemplate] = {
         name="Mistral V7",
         input_sequence="[INST] ",
         input_suffix="[/INST]",
-        output_sequence="",
+        output_sequence=" ",
         output_suffix="</s>",
         system_sequence="[SYSTEM_PROMPT] ",
         system_suffix="[/SYSTEM_PROMPT]",
         stop_sequence="</s>",
         wrap=False,
-        names_behavior="always",
+        names_behavior="force",
     ),
     "gemma2": _t(
         name="Gemma 2",
@@ -238,6 +240,8 @@ BUILTIN_TEMPLATES: dict[str, InstructTemplate] = {
         input_suffix="<end_of_turn>\n",
         output_sequence="<start_of_turn>model",
         output_suffix="<end_of_turn>\n",
+        system_sequence="<start_of_turn>system",
+        system_suffix="<end_of_turn>\n",
         stop_sequence="<end_of_turn>",
         wrap=True,
         names_behavior="force",
