@@ -96,7 +96,8 @@ def test_llamacpp_completion_streams_with_n_predict_cache_prompt_and_usage(serve
     assert "".join(deltas) == "One two three"
     (sent,) = server.requests
     assert sent["path"] == "/completion" and sent["stream"] is True
-    assert sent["prompt"].endswith("### Instruction:\nAnn: Hi\n\n### Response:\nAlice:")
+    # Alpaca names speakers only when forced (SillyTavern's shipped file)
+    assert sent["prompt"].endswith("### Instruction:\nHi\n\n### Response:\n")
     assert sent["n_predict"] == 64 and sent["cache_prompt"] is True
     assert sent["min_p"] == 0.05 and sent["repeat_last_n"] == 256 and sent["typical_p"] == 0.9
     assert "\n### Instruction:" in sent["stop"]
