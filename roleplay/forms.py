@@ -144,6 +144,8 @@ class ModelConfigForm(forms.ModelForm):
             "timeout_ms": "Timeout (ms)",
             "role_order": "Message order",
             "prompt_cache": "Prompt cache",
+            "wire": "Text-completion wire",
+            "instruct_template": "Instruct template",
         }
         help_texts = {
             "api_key_env": "The NAME of the environment variable that holds the key "
@@ -155,6 +157,10 @@ class ModelConfigForm(forms.ModelForm):
             "the start. Auto sends nothing extra (vLLM and hosted APIs cache by themselves); On "
             "sends cache_prompt: true for llama.cpp's server. The bundled model's cache size is "
             "extra's prompt_cache_mb. Hosted hints such as prompt_cache_key go in extra.",
+            "wire": "Text-completion servers only: the API the server speaks.",
+            "instruct_template": "Text-completion servers only: a built-in (chatml, alpaca, "
+            "llama3, mistral_v7, gemma2) or the name of a template imported under Model "
+            "configs → Instruct templates. Empty: ChatML.",
         }
 
     def __init__(self, *args, tenant, **kwargs):

@@ -9,6 +9,7 @@ from django.db import models
 from django.db.models import Q
 
 from console.scoping import TenantScopedModel
+from roleplay.textgen.models import TextCompletionFields
 from roleplay.validation import validate_api_key_env, validate_extra
 
 
@@ -39,6 +40,7 @@ class Preset(TenantScopedModel):
 class Provider(models.TextChoices):
     OPENAI_COMPATIBLE = "openai_compatible", "OpenAI-compatible HTTP"
     LLAMA_CPP = "llama_cpp", "Local llama.cpp"
+    TEXT_COMPLETION = "text_completion", "Text-completion HTTP (KoboldCpp, llama.cpp, vLLM)"
 
 
 class RoleOrder(models.TextChoices):
@@ -57,8 +59,10 @@ class PromptCache(models.TextChoices):
     OFF = "off", "Ask for none (sends cache_prompt: false; the bundled model keeps no cache)"
 
 
-class ModelConfig(TenantScopedModel):
-    """How to reach a model. The API key is never stored: only the env var that holds it."""
+class ModelConfig(TextCompletionFields, TenantScopedModel):
+    """How to reach a model. The API key is never stored: only the env var that holds it.
+    A ``text_completion`` one also names its wire, instruct template and samplers
+    (``roleplay.textgen``)."""
 
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
     name = models.CharField(max_length=100)
@@ -486,6 +490,7 @@ from roleplay.compact.models import (  # noqa: E402, F401
 from roleplay.dio.models import DioPromptVersion, DioTask  # noqa: E402, F401
 from roleplay.frontloop.models import VisualWorld, VisualWorldRevision  # noqa: E402, F401
 from roleplay.regex_scripts.models import RegexScript  # noqa: E402, F401
+from roleplay.textgen.models import InstructTemplate  # noqa: E402, F401
 from roleplay.workflows.models import WorkflowRun  # noqa: E402, F401
 from roleplay.workflows.state_models import RuntimeRun, WorkflowState  # noqa: E402, F401
 from roleplay.workflows.tool_models import HttpToolEndpoint, McpServer  # noqa: E402, F401

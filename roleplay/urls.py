@@ -13,6 +13,7 @@ from roleplay.players import views as views_personas
 from roleplay.presets import views as views_presets
 from roleplay.regex_scripts import views as regex_views
 from roleplay.scenarios import views as views_scenarios
+from roleplay.textgen import views as textgen_views
 from roleplay.workflows import views as workflow_views
 
 urlpatterns = [
@@ -134,6 +135,12 @@ urlpatterns = [
     path("console/models/", views.model_config_list, name="model_configs"),
     path("console/models/calls/", views_model_calls.model_calls, name="model_calls"),
     path("console/models/new/", views.model_config_create, name="model_config_create"),
+    path("console/models/templates/", textgen_views.template_list, name="instruct_templates"),
+    path(
+        "console/models/templates/<uuid:pk>/delete/",
+        textgen_views.template_delete,
+        name="instruct_template_delete",
+    ),
     path("console/models/<uuid:pk>/", views.model_config_edit, name="model_config_edit"),
     path(
         "console/models/<uuid:pk>/delete/",

@@ -269,7 +269,8 @@ def model_config_create(request):
         if config is not None:
             flash.success(request, f"Model config “{config.name}” created.")
             return redirect("model_configs")
-    return render(request, "roleplay/model_configs/form.html", {"form": form, "config": None})
+    context = {"form": form, "config": None}
+    return render(request, "roleplay/model_configs/form.html", context, status=_refused(request))
 
 
 @console_view(write=Role.ADMIN)
@@ -291,7 +292,14 @@ def model_config_edit(request, pk):
             "key_status": api_key_status(config),
             "cache": cache_stats(request.tenant, [config.pk])[config.pk],
         },
+        status=_refused(request),
     )
+
+
+def _refused(request) -> int:
+    """A model config form posted and shown again is a refused write: 400 (its field errors
+    on the page), as REST answers the same values."""
+    return 400 if request.method == "POST" else 200
 
 
 @console_view(read=Role.ADMIN, write=Role.ADMIN)

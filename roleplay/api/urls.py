@@ -13,6 +13,7 @@ from roleplay.players.api import PersonaAvatarView, PersonaViewSet
 from roleplay.presets.api import PresetViewSet
 from roleplay.regex_scripts.api import CharacterRegexAllowView, RegexScriptViewSet
 from roleplay.scenarios.api import ScenarioViewSet
+from roleplay.textgen.api import InstructTemplateViewSet
 from roleplay.workflows.api import WorkflowCapabilitiesView
 from roleplay.workflows.tools.api import HttpToolEndpointViewSet, McpServerViewSet
 from story.api import StoryQuarantineViewSet
@@ -41,6 +42,7 @@ router.register("personas", PersonaViewSet, basename="persona")
 router.register("presets", PresetViewSet, basename="preset")
 router.register("scenarios", ScenarioViewSet, basename="scenario")
 router.register("regex-scripts", RegexScriptViewSet, basename="regexscript")
+router.register("instruct-templates", InstructTemplateViewSet, basename="instructtemplate")
 router.register("workflow-tools/http", HttpToolEndpointViewSet, basename="httptoolendpoint")
 router.register("workflow-tools/mcp", McpServerViewSet, basename="mcpserver")
 

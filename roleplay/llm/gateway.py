@@ -30,6 +30,7 @@ from roleplay.llm.types import (
     StreamEvent,
 )
 from roleplay.models import ModelCall, ModelConfig
+from roleplay.textgen.configs import text_completion_settings
 
 PROVIDER_CACHE_SIZE = 64
 
@@ -96,6 +97,7 @@ def provider_config(config: ModelConfig | None) -> ProviderConfig:
         role_order=config.role_order,
         prompt_cache=config.prompt_cache,
         prompt_cache_mb=local_cache_mb(config.extra),
+        **text_completion_settings(config),
     )
 
 

@@ -25,6 +25,7 @@ from typing import Any
 from console.embedding.hashing import HashingEmbedder
 from console.tokens import count_messages, count_tokens
 
+from . import scripted_text
 from .scripted_images import ScriptedImages
 from .wire import ClientGone, TrackingServer, WireHandler, envelope, error_body
 
@@ -324,6 +325,10 @@ class _Handler(WireHandler):
             return
         if self._image_route(request):
             return
+        wire = scripted_text.wire_of(self.path)
+        if wire is not None:
+            self._text(wire, request)
+            return
         if self.path.rstrip("/") != "/v1/chat/completions":
             self.send_json(404, error_body(404, f"no route {self.path}"))
             return
@@ -337,6 +342,17 @@ class _Handler(WireHandler):
             self.close_connection = True
         finally:
             self._record_timing(abandoned)
+
+    def _text(self, wire: str, request: dict[str, Any]) -> None:
+        """A text-completion route (``scripted_text``): recorded with the chat requests."""
+        reply = self.owner._next_reply(request | {"path": self.path})
+        stream = scripted_text.streams(self.path, request)
+        try:
+            pieces = split_content(reply.content, reply.chunks)
+            scripted_text.answer(self, wire, request, reply, pieces, stream=stream)
+        except (ClientGone, ConnectionError, TimeoutError):
+            self.owner._finished(0.0, True)
+            self.close_connection = True
 
     def before_last_write(self) -> None:
         self._record_timing()

@@ -9,10 +9,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-ProviderKind = Literal["openai_compatible", "llama_cpp"]
+ProviderKind = Literal["openai_compatible", "llama_cpp", "text_completion"]
 Outcome = Literal["ok", "error", "cancelled"]
 
-PROVIDER_KINDS: tuple[str, ...] = ("openai_compatible", "llama_cpp")
+PROVIDER_KINDS: tuple[str, ...] = ("openai_compatible", "llama_cpp", "text_completion")
 # Whether to ask the server to cache the prompt's prefix (``docs/llm.md``): ``auto`` leaves
 # an HTTP server to its own default and keeps the bundled model's prompt cache; ``on`` and
 # ``off`` send llama.cpp's ``cache_prompt`` (true or false) and switch the bundled one.
@@ -45,6 +45,12 @@ class ProviderConfig:
     prompt_cache: str = "auto"
     # The bundled model's in-memory prompt cache (saved model states by prompt prefix).
     prompt_cache_mb: int = DEFAULT_PROMPT_CACHE_MB
+    # A ``text_completion`` server (``roleplay.textgen``): its API's shape (``koboldcpp``,
+    # ``llamacpp``, ``openai_completions``), the instruct template (``{"instruct": {...},
+    # "context": {...} | None}`` in the engine's shape) and the set samplers by our names.
+    wire: str = ""
+    template: dict[str, Any] = field(default_factory=dict)
+    samplers: dict[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if self.provider not in PROVIDER_KINDS:
@@ -87,6 +93,10 @@ class ModelRequest:
     # A stream that ends without a ``finish_reason`` is taken as finished ("stop") rather
     # than refused as a bad response (Agent V2's ``recovery.tolerateMissingStreamMetadata``).
     tolerate_missing_stream_metadata: bool = False
+    # Who speaks, for a text-completion server's instruct template (its name labels and
+    # ``{{char}}``/``{{user}}``); chat servers do not need them.
+    char_name: str | None = None
+    user_name: str | None = None
 
 
 @dataclass(frozen=True)

@@ -66,6 +66,7 @@ class World:
     http_endpoint: object = None
     mcp_server: object = None
     regex_script: object = None
+    instruct_template: object = None
 
     @property
     def image_token(self) -> str:
@@ -113,7 +114,7 @@ class World:
 
     def object_for(self, model):
         objects = (self.model_config, self.character, self.player, self.conversation)
-        tools = (self.http_endpoint, self.mcp_server, self.regex_script)
+        tools = (self.http_endpoint, self.mcp_server, self.regex_script, self.instruct_template)
         for obj in (*objects, self.persona, self.preset, self.scenario, self.image_config, *tools):
             if isinstance(obj, model):
                 return obj
@@ -207,6 +208,7 @@ def build_world(tenant, base_url: str, label: str) -> World:
     http_endpoint, mcp_server = _workflow_tools(tenant, base_url, label)
     _dio_version(conversation, label)
     regex_script = _regex_script(tenant, label)
+    instruct_template = _instruct_template(tenant, label)
     return World(
         tenant,
         config,
@@ -228,7 +230,16 @@ def build_world(tenant, base_url: str, label: str) -> World:
         http_endpoint,
         mcp_server,
         regex_script,
+        instruct_template,
     )
+
+
+def _instruct_template(tenant, label: str):
+    """An imported instruct template of the tenant (no config names it)."""
+    from roleplay.textgen.services import import_template
+
+    file = {"name": f"{label}-instruct", "input_sequence": "U:", "output_sequence": "A:"}
+    return import_template(tenant, file=file)
 
 
 def _regex_script(tenant, label: str):

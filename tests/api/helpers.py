@@ -179,6 +179,10 @@ def valid_body(route: Route, method: str, world) -> dict:
                 "scope": "global",
                 "script": {"scriptName": "n", "findRegex": "/a/g", "placement": [2]},
             },
+            "instructtemplate": {
+                "file": {"input_sequence": "U:", "output_sequence": "A:"},
+                "name": "n",
+            },  # fmt: skip
         }.get(basename, {})
     return {
         "conversation-archive": {"keep_recent": 0},

@@ -12,7 +12,10 @@ MODEL_CONFIG_FIELDS = {
     "id", "name", "provider", "model", "base_url", "api_key_env", "api_key_configured",
     "context_limit", "max_output_tokens", "temperature", "top_p", "timeout_ms", "extra",
     "role_order", "prompt_cache", "cache", "preset", "is_default", "is_demo", "created_at",
-    "updated_at",
+    "updated_at", "wire", "instruct_template", "top_k", "min_p", "typical_p",
+    "repetition_penalty", "repetition_penalty_range", "dry_multiplier", "dry_base",
+    "dry_allowed_length", "xtc_threshold", "xtc_probability", "mirostat_mode", "mirostat_tau",
+    "mirostat_eta",
 }  # fmt: skip
 CHARACTER_FIELDS = {
     "id", "name", "description", "personality", "scenario", "first_message",

@@ -79,7 +79,7 @@ def test_create_edit_delete_round_trip(admin_client, tenant, llm):
 )
 def test_validation_errors_are_shown(admin_client, tenant, llm, overrides, field, message):
     response = admin_client.post("/console/models/new/", _form(llm, **overrides))
-    assert response.status_code == 200
+    assert response.status_code == 400
     page = response.content.decode()
     assert f'id="id_{field}_errors"' in page
     errors = page[page.index(f'id="id_{field}_errors"') :]

@@ -16,6 +16,7 @@ from console.models import ApiToken, Player
 from images.models import ImageConfig
 from roleplay.models import Character, Conversation, ModelConfig, Persona, Preset, Scenario
 from roleplay.regex_scripts.models import RegexScript
+from roleplay.textgen.models import InstructTemplate
 from roleplay.workflows.tool_models import HttpToolEndpoint, McpServer
 from tests.matrix.world import BY_PARAMETER, PROMPT_ID
 
@@ -71,6 +72,7 @@ PK_MODELS = {
     "preset_preview": Preset,
     "regex_script_edit": RegexScript,
     "regex_script_delete": RegexScript,
+    "instruct_template_delete": InstructTemplate,
     "character_regex_allow": Character,
     "scenario_edit": Scenario,
     "scenario_delete": Scenario,

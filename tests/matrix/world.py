@@ -91,6 +91,7 @@ class Tenancy:
         ids.append(objects.checkpoint.scenario_id)
         ids += [objects.image_config.pk, objects.image_slot.pk]
         ids += [objects.http_endpoint.pk, objects.mcp_server.pk, objects.regex_script.pk]
+        ids.append(objects.instruct_template.pk)
         return [self.label, self.book_id, self.token.prefix, *map(str, ids)]
 
 

@@ -14,6 +14,8 @@ from django.db import transaction
 from console.models import Tenant
 from roleplay.models import ModelConfig, Provider
 from roleplay.services import rows
+from roleplay.textgen.configs import TEXT_COMPLETION_FIELDS
+from roleplay.textgen.services import text_completion_problems, with_template_body
 
 MODEL_CONFIG_FIELDS = (
     "name",
@@ -30,6 +32,7 @@ MODEL_CONFIG_FIELDS = (
     "role_order",
     "prompt_cache",
     "preset",
+    *TEXT_COMPLETION_FIELDS,
 )
 
 
@@ -68,8 +71,8 @@ def _save(config: ModelConfig, fields: dict, *, update: bool) -> None:
         fields["extra"] = {}
     rows.write(
         config,
-        fields,
-        allowed=MODEL_CONFIG_FIELDS,
+        with_template_body(config, fields),
+        allowed=(*MODEL_CONFIG_FIELDS, "template_body"),
         related=("preset",),
         update=update,
         rules=_rules,
@@ -102,7 +105,7 @@ def _rules(config: ModelConfig) -> dict[str, list[str]]:
         base_url=config.base_url,
         context_limit=config.context_limit,
         max_output_tokens=config.max_output_tokens,
-    )
+    ) | text_completion_problems(config)
 
 
 def delete_model_config(config: ModelConfig) -> None:

@@ -1,7 +1,8 @@
 """The provider registry: which ``Provider`` (``roleplay.llm.provider``) serves a config.
 
 Each provider lives in a module of this package (``openai_compat`` for any OpenAI-compatible
-HTTP server, ``llama_local`` for the bundled model's process) and imports the interface from
+HTTP server, ``llama_local`` for the bundled model's process, ``text_completion`` for
+servers that take a raw prompt) and imports the interface from
 ``roleplay.llm.provider``; the interface never imports a provider, so the two never form a
 circle. A new provider is a module here plus one branch below.
 """
@@ -22,4 +23,8 @@ def build_provider(config: ProviderConfig) -> Provider:
         from .llama_local import LlamaLocalProvider
 
         return LlamaLocalProvider(config)
+    if config.provider == "text_completion":
+        from .text_completion import TextCompletionProvider
+
+        return TextCompletionProvider(config)
     raise ValueError(f"unknown provider {config.provider!r}")

@@ -96,10 +96,16 @@ def map_openai_error(exc: BaseException) -> ModelError:
 
 
 def _status_error(exc: openai.APIStatusError) -> ModelError:
-    status = exc.status_code
-    message = f"HTTP {status}: {exc.message}"
-    retry_after = _retry_after(exc.response.headers)
-    code = (exc.code or "").lower()
+    return status_error(exc.status_code, exc.message, exc.response.headers, exc.code)
+
+
+def status_error(status: int, said: str, headers: Any, code: str | None = None) -> ModelError:
+    """A server's error status as the gateway's error, whatever client met it (the OpenAI
+    SDK, or the text-completion provider's plain HTTP): ``said`` is its message, ``code``
+    its error code when its body gave one."""
+    message = f"HTTP {status}: {said}"
+    retry_after = _retry_after(headers)
+    code = (code or "").lower()
     if status == 429:
         return ModelRateLimited(message, status=status, retry_after=retry_after)
     if status == 408:

@@ -1,0 +1,96 @@
+"""A chat turn over the socket on text-completion servers: a KoboldCpp-shaped and a
+llama.cpp-``/completion``-shaped scripted server stream the reply token by token, and the
+request each received carries the prompt rendered through the config's instruct template, its
+stop strings and its samplers under the server's own names."""
+
+from __future__ import annotations
+
+import pytest
+from asgiref.sync import sync_to_async
+
+from roleplay.llm.configs.services import update_model_config
+from roleplay.llm.scripted_server import Reply
+from roleplay.models import ModelCall
+from tests.ws.test_chat_socket import connect
+from tests.ws.test_rewrites import send, stored, until
+
+pytestmark = [pytest.mark.asyncio, pytest.mark.django_db(transaction=True)]
+
+
+@sync_to_async
+def text_completion(model_config, llm, **fields):
+    update_model_config(model_config, provider="text_completion", base_url=llm.root_url, **fields)
+
+
+@sync_to_async
+def calls():
+    return list(ModelCall.objects.values_list("outcome", "error_code", "output_tokens"))
+
+
+async def turn(conversation, content: str) -> list[dict]:
+    comm = await connect(conversation)
+    await send(comm, type="user_message", client_message_id="c1", content=content)
+    events = await until(comm, "turn.completed")
+    await comm.disconnect()
+    return events
+
+
+async def until_failed(conversation, content: str) -> list[dict]:
+    comm = await connect(conversation)
+    await send(comm, type="user_message", client_message_id="c1", content=content)
+    events = await until(comm, "turn.completed", "turn.failed")
+    await comm.disconnect()
+    return events
+
+
+async def test_a_koboldcpp_server_streams_a_turn_rendered_through_alpaca(
+    conversation, character, model_config, llm
+):
+    samplers = {"top_k": 40, "repetition_penalty": 1.15, "dry_multiplier": 0.8, "min_p": 0.05}
+    await text_completion(model_config, llm, wire="koboldcpp", instruct_template="alpaca",
+                          **samplers)  # fmt: skip
+    llm.enqueue(Reply(content="The lamp is lit.\n### Instruction:\nmore", chunks=5))
+    events = await turn(conversation, "Is the lamp lit?")
+    deltas = [e["text"] for e in events if e["type"] == "delta"]
+    assert len(deltas) >= 2 and "".join(deltas) == "The lamp is lit."
+    assert events[-1]["content"] == "The lamp is lit."
+    (sent,) = llm.requests
+    assert sent["path"] == "/api/extra/generate/stream"
+    prompt = sent["prompt"]
+    assert "### Instruction:\nIs the lamp lit?\n\n" in prompt
+    assert prompt.endswith("### Response:\n")  # Alpaca names speakers only when forced
+    assert sent["top_k"] == 40 and sent["rep_pen"] == 1.15 and sent["min_p"] == 0.05
+    assert sent["dry_multiplier"] == 0.8 and "mirostat" not in sent
+    assert "\n### Instruction:" in sent["stop_sequence"]
+    assert sent["max_length"] == model_config.max_output_tokens
+    assert await stored(conversation) == [
+        ("user", "Is the lamp lit?"), ("assistant", "The lamp is lit."),
+    ]  # fmt: skip
+    assert await calls() == [("ok", None, events[-1]["usage"]["output_tokens"])]
+
+
+async def test_a_llamacpp_server_streams_a_turn_rendered_through_chatml(
+    conversation, model_config, llm
+):
+    await text_completion(model_config, llm, wire="llamacpp", instruct_template="chatml",
+                          mirostat_mode=2, mirostat_tau=5.0, typical_p=0.95,
+                          repetition_penalty_range=128)  # fmt: skip
+    llm.enqueue(Reply(content="Yes, since dusk.", chunks=4))
+    events = await turn(conversation, "Is the lamp lit?")
+    assert "".join(e["text"] for e in events if e["type"] == "delta") == "Yes, since dusk."
+    (sent,) = llm.requests
+    assert sent["path"] == "/completion" and sent["stream"] is True
+    assert sent["prompt"].startswith("<|im_start|>system\n")
+    assert "<|im_start|>user\nIs the lamp lit?<|im_end|>\n" in sent["prompt"]
+    assert sent["prompt"].endswith("<|im_start|>assistant\n")
+    assert sent["stop"][0] == "<|im_end|>" and sent["n_predict"] == model_config.max_output_tokens
+    assert sent["mirostat"] == 2 and sent["mirostat_tau"] == 5.0 and sent["typical_p"] == 0.95
+    assert sent["repeat_last_n"] == 128 and "top_k" not in sent
+
+
+async def test_a_server_error_is_the_chat_turns_coded_error(conversation, model_config, llm):
+    await text_completion(model_config, llm, wire="llamacpp")
+    llm.default = Reply(status=401)
+    events = await until_failed(conversation, "Hello?")
+    failed = [e for e in events if e["type"] in ("turn.failed", "error")]
+    assert failed and "model_auth_error" in str(failed[-1])
