@@ -15,7 +15,9 @@ from __future__ import annotations
 import hashlib
 import io
 import json
+import struct
 import zipfile
+import zlib
 from dataclasses import dataclass, field
 from typing import IO, Any
 
@@ -51,9 +53,7 @@ def read(source: bytes | IO[bytes], limits: Limits = DEFAULT_LIMITS) -> Archive:
             _read_files(zf, infos, archive, limits)
     except (zipfile.BadZipFile, zipfile.LargeZipFile, EOFError, NotImplementedError) as exc:
         raise ArchiveRefused(message=f"not a readable zip archive ({type(exc).__name__})") from exc
-    except (OSError, ValueError, RuntimeError) as exc:  # zlib errors, CRC mismatch, encryption
-        if isinstance(exc, (ArchiveRefused, ArchiveTooLarge)):
-            raise
+    except (OSError, ValueError, RuntimeError, zlib.error, struct.error) as exc:  # CRC, encryption
         raise ArchiveRefused(message="the zip archive is damaged") from exc
     return archive
 
