@@ -28,7 +28,7 @@ from console.uploads import FileImportView
 
 from . import services, storage
 
-BACKUP_ID = OpenApiParameter("id", OpenApiTypes.STR, OpenApiParameter.PATH, description="a backup id")
+BACKUP_ID = OpenApiParameter("backup_id", OpenApiTypes.STR, OpenApiParameter.PATH, description="a backup id")
 ARCHIVE_UPLOAD = {
     "multipart/form-data": {
         "type": "object",
@@ -105,8 +105,8 @@ class BackupDownloadView(AdminOnly, BodyLimit, APIView):
         responses={(200, "application/zip"): OpenApiTypes.BINARY},
         operation_id="api_v1_backups_download",
     )
-    def get(self, request, pk):
-        backup = storage.get_backup(request.tenant, pk)
+    def get(self, request, backup_id):
+        backup = storage.get_backup(request.tenant, backup_id)
         return FileResponse(
             backup.path.open("rb"),
             as_attachment=True,

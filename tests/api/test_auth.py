@@ -123,7 +123,8 @@ def test_scope_table_is_enforced_per_route(api_client_for, tenant, own):
                       "conversation": "play", "persona": "play", "preset": "content",
                       "scenario": "content", "imageconfig": "admin",
                       "imagegeneration": "content", "httptoolendpoint": "admin",
-                      "mcpserver": "admin", "regexscript": "content"}  # fmt: skip
+                      "mcpserver": "admin", "regexscript": "content",
+                      "backups": "admin", "backup": "admin"}  # fmt: skip
     clients = {scope: api_client_for(tenant, [scope]) for scope in ("admin", "content", "play")}
     for route in api_routes():
         basename = route.name.split("-")[0]
