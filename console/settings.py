@@ -263,7 +263,8 @@ CELERY_BEAT_SCHEDULE: dict = {
     "nightly-backups": {
         "task": "console.nightly_backups",
         "schedule": crontab(
-            hour=int(os.environ.get("BACKUP_HOUR", "3")), minute=int(os.environ.get("BACKUP_MINUTE", "0"))
+            hour=int(os.environ.get("BACKUP_HOUR", "3")),
+            minute=int(os.environ.get("BACKUP_MINUTE", "0")),
         ),
     },
 }

@@ -28,7 +28,9 @@ from console.uploads import FileImportView
 
 from . import services, storage
 
-BACKUP_ID = OpenApiParameter("backup_id", OpenApiTypes.STR, OpenApiParameter.PATH, description="a backup id")
+BACKUP_ID = OpenApiParameter(
+    "backup_id", OpenApiTypes.STR, OpenApiParameter.PATH, description="a backup id"
+)
 ARCHIVE_UPLOAD = {
     "multipart/form-data": {
         "type": "object",
@@ -54,7 +56,9 @@ class RestoreAnswer(serializers.Serializer):
     tenant = serializers.UUIDField()
     rows = serializers.IntegerField()
     files = serializers.IntegerField()
-    unmapped_count = serializers.IntegerField(help_text="ids in text or JSON that named no restored row")
+    unmapped_count = serializers.IntegerField(
+        help_text="ids in text or JSON that named no restored row"
+    )
     unmapped = serializers.ListField(child=serializers.CharField(), help_text="a sample of them")
 
 
@@ -78,9 +82,13 @@ class BackupsView(AdminOnly, BodyLimit, APIView):
     @extend_schema(responses=BackupList, operation_id="api_v1_backups_list")
     def get(self, request):
         backups = storage.list_backups(request.tenant)
-        return Response({"results": [backup_body(b) for b in backups], "keep": settings.BACKUP_KEEP})
+        return Response(
+            {"results": [backup_body(b) for b in backups], "keep": settings.BACKUP_KEEP}
+        )
 
-    @extend_schema(request=None, responses={201: BackupSerializer}, operation_id="api_v1_backups_create")
+    @extend_schema(
+        request=None, responses={201: BackupSerializer}, operation_id="api_v1_backups_create"
+    )
     def post(self, request):
         """Export the tenant now; the answer is the stored backup (the oldest beyond
         ``BACKUP_KEEP`` are removed)."""
@@ -121,11 +129,19 @@ class BackupRestoreView(AdminOnly, FileImportView):
     max_file_bytes = settings.BACKUP_MAX_UPLOAD_BYTES
     operation = "backup-restore"
 
-    @extend_schema(request=ARCHIVE_UPLOAD, responses={201: RestoreAnswer}, operation_id="api_v1_backups_restore")
+    @extend_schema(
+        request=ARCHIVE_UPLOAD,
+        responses={201: RestoreAnswer},
+        operation_id="api_v1_backups_restore",
+    )
     def post(self, request):
         _name, data = self.received(request)
         if len(data) > self.max_file_bytes:
-            raise TooLarge("archive_too_large", "the archive is over the upload limit", {"max_bytes": self.max_file_bytes})
+            raise TooLarge(
+                "archive_too_large",
+                "the archive is over the upload limit",
+                {"max_bytes": self.max_file_bytes},
+            )
 
         def work():
             restored = services.restore_into(request.tenant, data)

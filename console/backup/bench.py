@@ -25,7 +25,15 @@ def _chat(count: int, start: int) -> bytes:
     lines = [json.dumps({"user_name": "Bench", "character_name": "Mira"})]
     for i in range(start, start + count):
         user = i % 2 == 0
-        lines.append(json.dumps({"name": "Bench" if user else "Mira", "is_user": user, "mes": f"line {i}: the lighthouse keeper counts the ships again."}))
+        lines.append(
+            json.dumps(
+                {
+                    "name": "Bench" if user else "Mira",
+                    "is_user": user,
+                    "mes": f"line {i}: the lighthouse keeper counts the ships again.",
+                }
+            )
+        )
     return "\n".join(lines).encode()
 
 
@@ -38,7 +46,9 @@ def seed(tenant, messages: int) -> None:
     done = 0
     while done < messages:
         count = min(PER_CHAT, messages - done)
-        import_chat(tenant, _chat(count, done), character=character, player=player, title=f"bench {done}")
+        import_chat(
+            tenant, _chat(count, done), character=character, player=player, title=f"bench {done}"
+        )
         done += count
 
 

@@ -47,7 +47,10 @@ def decode(f: models.Field, value: Any) -> Any:
     kind = f.get_internal_type()
     if kind in BINARY:
         return base64.b64decode(value, validate=True)
-    if kind in ("JSONField", "ArrayField") or type(f).__name__ in ("VectorField", "SearchVectorField"):
+    if kind in ("JSONField", "ArrayField") or type(f).__name__ in (
+        "VectorField",
+        "SearchVectorField",
+    ):
         return value
     return f.to_python(value)
 

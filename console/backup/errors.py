@@ -6,7 +6,13 @@ from console import failures
 
 from .engine.errors import ArchiveRefused, ArchiveTooLarge
 
-__all__ = ["ArchiveRefused", "ArchiveTooLarge", "TenantNotEmpty", "BackupNotFound", "RestoreMismatch"]
+__all__ = [
+    "ArchiveRefused",
+    "ArchiveTooLarge",
+    "TenantNotEmpty",
+    "BackupNotFound",
+    "RestoreMismatch",
+]
 
 
 class TenantNotEmpty(failures.Conflict):

@@ -51,7 +51,9 @@ def export_tenant(tenant, out: IO[bytes]) -> Exported:
         )
         zf.writestr(MANIFEST, codec.canonical(manifest))
     total = sum(info["rows"] for info in tables.values())
-    log.info("backup.exported", extra={"tenant": str(tenant.pk), "rows": total, "files": len(files)})
+    log.info(
+        "backup.exported", extra={"tenant": str(tenant.pk), "rows": total, "files": len(files)}
+    )
     return Exported(manifest=manifest, rows=total, files=len(files))
 
 
@@ -70,8 +72,6 @@ def _write_tables(zf: zipfile.ZipFile, tenant) -> tuple[dict, set[str]]:
                     names.update(_file_names(row.get(column)))
         tables[table.label] = {"rows": len(lines), "sha256": codec.hash_lines(lines)}
     return tables, names
-
-
 
 
 def _file_names(value) -> list[str]:

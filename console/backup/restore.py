@@ -49,7 +49,10 @@ def restore_archive(source: bytes | IO[bytes], tenant: Tenant, *, check: bool = 
     archive = reader.read(source)
     tables = by_label()
     if unknown := sorted(set(archive.tables) - set(tables)):
-        raise ArchiveRefused(message="the archive holds tables this installation lacks", details={"tables": unknown[:10]})
+        raise ArchiveRefused(
+            message="the archive holds tables this installation lacks",
+            details={"tables": unknown[:10]},
+        )
     stored: list[str] = []
     try:
         with transaction.atomic():
@@ -58,7 +61,10 @@ def restore_archive(source: bytes | IO[bytes], tenant: Tenant, *, check: bool = 
             ids = _assign_ids(archive, tenant)
             remapper = Remapper(ids.uuids, ids.ints)
             translated = {
-                label: [translate(tables[label], row, ids, remapper) for row in _checked(tables[label], rows)]
+                label: [
+                    translate(tables[label], row, ids, remapper)
+                    for row in _checked(tables[label], rows)
+                ]
                 for label, rows in archive.tables.items()
             }
             files = _store_files(archive, remapper, stored)
@@ -69,7 +75,10 @@ def restore_archive(source: bytes | IO[bytes], tenant: Tenant, *, check: bool = 
         image_files.delete(stored)
         raise
     unmapped = sorted(remapper.unmapped)
-    log.info("backup.restored", extra={"tenant": str(tenant.pk), "rows": total, "unmapped": len(unmapped)})
+    log.info(
+        "backup.restored",
+        extra={"tenant": str(tenant.pk), "rows": total, "unmapped": len(unmapped)},
+    )
     return Restored(tenant, total, files, ids, unmapped[:UNMAPPED_SAMPLE], len(unmapped))
 
 
@@ -81,7 +90,9 @@ def ensure_empty(tenant: Tenant) -> None:
         if t.model._base_manager.filter(**{t.tenant_path: tenant}).exists()
     ]
     if busy:
-        raise TenantNotEmpty(message="a restore needs an empty tenant", details={"tables": busy[:10]})
+        raise TenantNotEmpty(
+            message="a restore needs an empty tenant", details={"tables": busy[:10]}
+        )
 
 
 def _assign_ids(archive: reader.Archive, tenant: Tenant) -> IdMap:
@@ -95,8 +106,12 @@ def _assign_ids(archive: reader.Archive, tenant: Tenant) -> IdMap:
         olds = [row.get(table.pk.attname) for row in rows]
         if table.int_pk:
             ids.int_tables.add(label)
-            if not all(isinstance(o, int) and not isinstance(o, bool) for o in olds) or len(set(olds)) != len(olds):
-                raise ArchiveRefused(message="a table's keys are not distinct integers", details={"table": label})
+            if not all(isinstance(o, int) and not isinstance(o, bool) for o in olds) or len(
+                set(olds)
+            ) != len(olds):
+                raise ArchiveRefused(
+                    message="a table's keys are not distinct integers", details={"table": label}
+                )
             ids.ints[label] = dict(zip(olds, _next_ids(table, len(olds)), strict=True))
         else:
             for old in olds:
@@ -122,7 +137,9 @@ def _next_ids(table: Table, count: int) -> list[int]:
         return []
     sql = "SELECT nextval(pg_get_serial_sequence(%s, %s)) FROM generate_series(1, %s)"
     with connection.cursor() as cursor:
-        cursor.execute(sql, [connection.ops.quote_name(table.model._meta.db_table), table.pk.column, count])
+        cursor.execute(
+            sql, [connection.ops.quote_name(table.model._meta.db_table), table.pk.column, count]
+        )
         return [row[0] for row in cursor.fetchall()]
 
 
@@ -137,7 +154,9 @@ def _store_files(archive: reader.Archive, remapper: Remapper, stored: list[str])
         saved = storage.save(new_name, ContentFile(archive.files[digest]))
         stored.append(saved)
         if saved != new_name:
-            raise ArchiveRefused(message="a file's name is taken in the target", details={"file": name})
+            raise ArchiveRefused(
+                message="a file's name is taken in the target", details={"file": name}
+            )
     return len(archive.manifest["files"])
 
 
@@ -155,7 +174,9 @@ def _checked(table: Table, rows: list[dict]) -> list[dict]:
     names = {f.attname for f in table.columns}
     for row in rows:
         if set(row) != names:
-            raise ArchiveRefused(message="a row's columns differ from its table's", details={"table": table.label})
+            raise ArchiveRefused(
+                message="a row's columns differ from its table's", details={"table": table.label}
+            )
     return rows
 
 
@@ -166,7 +187,9 @@ def _insert(table: Table, rows: list[dict]) -> None:
     quoted = ", ".join(connection.ops.quote_name(f.column) for f in columns)
     one = "(" + ", ".join(["%s"] * len(columns)) + ")"
     batch = max(1, MAX_PARAMS // len(columns))
-    sql_head = f"INSERT INTO {connection.ops.quote_name(table.model._meta.db_table)} ({quoted}) VALUES "
+    sql_head = (
+        f"INSERT INTO {connection.ops.quote_name(table.model._meta.db_table)} ({quoted}) VALUES "
+    )
     try:
         with connection.cursor() as cursor:
             for start in range(0, len(rows), batch):
@@ -175,7 +198,8 @@ def _insert(table: Table, rows: list[dict]) -> None:
                 cursor.execute(sql_head + ", ".join([one] * len(chunk)), params)
     except (DatabaseError, ValueError, TypeError) as exc:
         raise ArchiveRefused(
-            message="a row does not fit its table", details={"table": table.label, "error": type(exc).__name__}
+            message="a row does not fit its table",
+            details={"table": table.label, "error": type(exc).__name__},
         ) from exc
 
 
@@ -183,4 +207,6 @@ def _prep(f, value):
     try:
         return f.get_db_prep_save(codec.decode(f, value), connection)
     except Exception as exc:  # a field's own conversion refusing the value
-        raise ArchiveRefused(message="a value does not fit its column", details={"column": f.attname}) from exc
+        raise ArchiveRefused(
+            message="a value does not fit its column", details={"column": f.attname}
+        ) from exc

@@ -71,7 +71,11 @@ def translate(table: Table, row: dict[str, Any], ids: IdMap, remapper: Remapper)
     for column in table.users:
         out[column] = None
     tenant_column = next(
-        (f.attname for f in table.columns if f.is_relation and f.related_model._meta.label == TENANT),
+        (
+            f.attname
+            for f in table.columns
+            if f.is_relation and f.related_model._meta.label == TENANT
+        ),
         None,
     )
     if tenant_column:

@@ -38,7 +38,10 @@ def restored_table(table: Table, tenant, ids: IdMap) -> tuple[int, str]:
     """Count and hash of ``tenant``'s rows of ``table``, mapped back through ``ids``."""
     inverse = ids.inverse()
     remapper = Remapper(inverse.uuids, inverse.ints)
-    lines = [codec.canonical(translate(table, row, inverse, remapper)) for row in read_rows(table, tenant)]
+    lines = [
+        codec.canonical(translate(table, row, inverse, remapper))
+        for row in read_rows(table, tenant)
+    ]
     return len(lines), codec.hash_lines(lines)
 
 
@@ -59,7 +62,11 @@ def against_manifest(manifest: dict, tenant, ids: IdMap) -> list[TableCheck]:
     for table in tenant_tables():
         stated = manifest["tables"].get(table.label, {"rows": 0, "sha256": EMPTY})
         got_rows, got = restored_table(table, tenant, ids)
-        checks.append(TableCheck(table.label, stated["rows"], got_rows, stated.get("sha256", ""), got))
+        checks.append(
+            TableCheck(table.label, stated["rows"], got_rows, stated.get("sha256", ""), got)
+        )
     if bad := [c.label for c in checks if not c.equal]:
-        raise RestoreMismatch(message="the restored rows differ from the archive", details={"tables": bad[:10]})
+        raise RestoreMismatch(
+            message="the restored rows differ from the archive", details={"tables": bad[:10]}
+        )
     return checks

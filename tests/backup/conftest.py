@@ -21,11 +21,26 @@ def full_tenant(make_tenant, llm, api_client_for):
 
 
 CARD = {
-    "spec": "chara_card_v2", "spec_version": "2.0",
-    "data": {"name": "Imported Mira", "description": "A keeper.", "first_mes": "Hello.",
-             "character_book": {"name": "Mira's book", "entries": [
-                 {"keys": ["lamp"], "content": "The lamp is old.", "enabled": True, "insertion_order": 1, "id": 1}]}},
-}  # fmt: skip
+    "spec": "chara_card_v2",
+    "spec_version": "2.0",
+    "data": {
+        "name": "Imported Mira",
+        "description": "A keeper.",
+        "first_mes": "Hello.",
+        "character_book": {
+            "name": "Mira's book",
+            "entries": [
+                {
+                    "keys": ["lamp"],
+                    "content": "The lamp is old.",
+                    "enabled": True,
+                    "insertion_order": 1,
+                    "id": 1,
+                }
+            ],
+        },
+    },
+}
 
 
 def add_more(world) -> None:
@@ -48,23 +63,36 @@ def add_more(world) -> None:
     edit_message(tenant, world.messages[0].id, "src 0, edited", editor="operator")
     import_card(tenant, "mira.json", json.dumps(CARD).encode())
     agent_state.commit(
-        conversation, world.scenario, expected_head=1, state="src: the second state",
-        tools_called=["update_director_state"], source_turn=3, source_message_id=last.id,
+        conversation,
+        world.scenario,
+        expected_head=1,
+        state="src: the second state",
+        tools_called=["update_director_state"],
+        source_turn=3,
+        source_message_id=last.id,
         ledger_entries=[{"type": "fact", "key": "lamp", "payload": {"lit": True}}],
-    )  # fmt: skip
+    )
     entry_ids = list(AgentLedgerEntry.objects.filter(tenant=tenant).values_list("pk", flat=True))
     run = PlanningRun.objects.get(tenant=tenant)
     run.snapshot = {**run.snapshot, "inputs": {"revision": 2, "entry_ids": entry_ids}}
     run.save(update_fields=["snapshot"])
     call = ModelCall.objects.create(
-        tenant=tenant, config=world.model_config, purpose="consolidation", model="scripted-model",
+        tenant=tenant,
+        config=world.model_config,
+        purpose="consolidation",
+        model="scripted-model",
         outcome="ok",
     )
     ConsolidationRun.objects.create(
-        tenant=tenant, player=world.player, session_id=conversation.session_id,
-        conversation_id=conversation.pk, status="done", model_call_ids=[call.pk],
-        entry_ids=[str(world.entry.pk)], message_ids=[str(last.id)],
-    )  # fmt: skip
+        tenant=tenant,
+        player=world.player,
+        session_id=conversation.session_id,
+        conversation_id=conversation.pk,
+        status="done",
+        model_call_ids=[call.pk],
+        entry_ids=[str(world.entry.pk)],
+        message_ids=[str(last.id)],
+    )
 
 
 def export_bytes(tenant) -> bytes:

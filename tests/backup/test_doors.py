@@ -22,8 +22,13 @@ from .test_restore_rules import row_counts
 
 pytestmark = pytest.mark.django_db
 
-GOOD_MANIFEST = {"format": "roleplay-tenant-backup", "version": 1, "tables": {}, "files": {},
-                 "source_tenant": {"id": "11111111-2222-4333-8444-555555555555"}}  # fmt: skip
+GOOD_MANIFEST = {
+    "format": "roleplay-tenant-backup",
+    "version": 1,
+    "tables": {},
+    "files": {},
+    "source_tenant": {"id": "11111111-2222-4333-8444-555555555555"},
+}
 
 
 def zipped(entries: list[tuple[str, bytes]]) -> bytes:
@@ -36,20 +41,64 @@ def zipped(entries: list[tuple[str, bytes]]) -> bytes:
 
 BAD_ARCHIVES = {
     "not-zip": (b"hello, not a zip", 400, "archive_invalid"),
-    "truncated": (zipped([("manifest.json", json.dumps(GOOD_MANIFEST).encode())])[:-30], 400, "archive_invalid"),
-    "traversal": (zipped([("manifest.json", b"{}"), ("../../etc/passwd", b"x")]), 400, "archive_invalid"),
+    "truncated": (
+        zipped([("manifest.json", json.dumps(GOOD_MANIFEST).encode())])[:-30],
+        400,
+        "archive_invalid",
+    ),
+    "traversal": (
+        zipped([("manifest.json", b"{}"), ("../../etc/passwd", b"x")]),
+        400,
+        "archive_invalid",
+    ),
     "absolute": (zipped([("manifest.json", b"{}"), ("/etc/passwd", b"x")]), 400, "archive_invalid"),
-    "backslash": (zipped([("manifest.json", b"{}"), ("tables\\x.jsonl", b"x")]), 400, "archive_invalid"),
-    "version": (zipped([("manifest.json", json.dumps({**GOOD_MANIFEST, "version": 99}).encode())]), 400, "archive_version"),
-    "nul": (zipped([("manifest.json", json.dumps({**GOOD_MANIFEST, "tables": {"roleplay.Preset": {"rows": 1}}}).encode()),
-                    ("tables/roleplay.Preset.jsonl", b'{"name": "a\\u0000"}\n')]), 400, "archive_invalid"),
-    "huge-number": (zipped([("manifest.json", json.dumps({**GOOD_MANIFEST, "tables": {"roleplay.Preset": {"rows": 1}}}).encode()),
-                            ("tables/roleplay.Preset.jsonl", b'{"n": ' + b"9" * 5000 + b"}\n")]), 400, "archive_invalid"),
-}  # fmt: skip
+    "backslash": (
+        zipped([("manifest.json", b"{}"), ("tables\\x.jsonl", b"x")]),
+        400,
+        "archive_invalid",
+    ),
+    "version": (
+        zipped([("manifest.json", json.dumps({**GOOD_MANIFEST, "version": 99}).encode())]),
+        400,
+        "archive_version",
+    ),
+    "nul": (
+        zipped(
+            [
+                (
+                    "manifest.json",
+                    json.dumps(
+                        {**GOOD_MANIFEST, "tables": {"roleplay.Preset": {"rows": 1}}}
+                    ).encode(),
+                ),
+                ("tables/roleplay.Preset.jsonl", b'{"name": "a\\u0000"}\n'),
+            ]
+        ),
+        400,
+        "archive_invalid",
+    ),
+    "huge-number": (
+        zipped(
+            [
+                (
+                    "manifest.json",
+                    json.dumps(
+                        {**GOOD_MANIFEST, "tables": {"roleplay.Preset": {"rows": 1}}}
+                    ).encode(),
+                ),
+                ("tables/roleplay.Preset.jsonl", b'{"n": ' + b"9" * 5000 + b"}\n"),
+            ]
+        ),
+        400,
+        "archive_invalid",
+    ),
+}
 
 
 def upload(client, data: bytes):
-    return client.post("/api/v1/backups/restore", {"file": SimpleUploadedFile("b.zip", data)}, format="multipart")
+    return client.post(
+        "/api/v1/backups/restore", {"file": SimpleUploadedFile("b.zip", data)}, format="multipart"
+    )
 
 
 def test_rest_round_trip_create_list_download_restore(full_tenant, make_tenant, api_client_for):
@@ -69,7 +118,9 @@ def test_rest_round_trip_create_list_download_restore(full_tenant, make_tenant, 
     assert row_counts(target) == row_counts(full_tenant.tenant)
 
 
-def test_rest_restore_into_a_non_empty_tenant_is_409_and_changes_nothing(full_tenant, api_client_for):
+def test_rest_restore_into_a_non_empty_tenant_is_409_and_changes_nothing(
+    full_tenant, api_client_for
+):
     client = api_client_for(full_tenant.tenant)
     data = export_bytes(full_tenant.tenant)
     before = db_snapshot()

@@ -22,9 +22,12 @@ ROW = {"id": "0f0e0d0c-0b0a-4908-8706-050403020100", "name": "p"}
 
 def manifest(**over) -> dict:
     base = manifest_format.build(
-        tenant_id="11111111-2222-4333-8444-555555555555", tenant_name="t",
-        created_at="2026-01-01T00:00:00+00:00", tables={LABEL: {"rows": 1, "sha256": "0" * 64}}, files={},
-    )  # fmt: skip
+        tenant_id="11111111-2222-4333-8444-555555555555",
+        tenant_name="t",
+        created_at="2026-01-01T00:00:00+00:00",
+        tables={LABEL: {"rows": 1, "sha256": "0" * 64}},
+        files={},
+    )
     base.update(over)
     return base
 
@@ -39,10 +42,15 @@ def archive(entries: list[tuple[str, bytes]]) -> bytes:
 
 def good(extra: list | None = None, rows: bytes | None = None) -> bytes:
     return archive(
-        [("manifest.json", json.dumps(manifest()).encode()),
-         (f"tables/{LABEL}.jsonl", rows if rows is not None else json.dumps(ROW).encode() + b"\n"),
-         *(extra or [])]
-    )  # fmt: skip
+        [
+            ("manifest.json", json.dumps(manifest()).encode()),
+            (
+                f"tables/{LABEL}.jsonl",
+                rows if rows is not None else json.dumps(ROW).encode() + b"\n",
+            ),
+            *(extra or []),
+        ]
+    )
 
 
 def test_a_good_archive_reads():
@@ -62,7 +70,8 @@ def test_not_a_readable_zip_is_refused(data):
 
 
 @pytest.mark.parametrize(
-    "name", ["../evil", "/abs/path", "tables\\x.jsonl", "a/../../b", "C:/win", "files/./x", "tables//x"]
+    "name",
+    ["../evil", "/abs/path", "tables\\x.jsonl", "a/../../b", "C:/win", "files/./x", "tables//x"],
 )
 def test_path_traversal_names_are_refused(name):
     with pytest.raises(ArchiveRefused):
@@ -82,7 +91,12 @@ def test_another_format_version_is_refused():
 
 
 def test_a_zip_bomb_stops_at_the_cap():
-    bomb = archive([("manifest.json", json.dumps(manifest()).encode()), (f"tables/{LABEL}.jsonl", b" " * (8 << 20))])
+    bomb = archive(
+        [
+            ("manifest.json", json.dumps(manifest()).encode()),
+            (f"tables/{LABEL}.jsonl", b" " * (8 << 20)),
+        ]
+    )
     with pytest.raises(ArchiveTooLarge):
         reader.read(bomb, Limits(max_total_bytes=1 << 20))
     with pytest.raises(ArchiveTooLarge):
@@ -106,10 +120,18 @@ def test_a_zip_that_lies_about_its_sizes_stops_at_the_stated_size():
 
 @pytest.mark.parametrize(
     "line",
-    [b'{"id": "\\ud800"}', b'{"id": "a\\u0000b"}', b'{"n": 1' + b"0" * 50 + b"}", b'{"n": NaN}',
-     b'{"n": 1e999}', b"[1, 2]", b"\xff\xfe", b'{"\\u0000": 1}'],
+    [
+        b'{"id": "\\ud800"}',
+        b'{"id": "a\\u0000b"}',
+        b'{"n": 1' + b"0" * 50 + b"}",
+        b'{"n": NaN}',
+        b'{"n": 1e999}',
+        b"[1, 2]",
+        b"\xff\xfe",
+        b'{"\\u0000": 1}',
+    ],
     ids=["lone-surrogate", "nul", "huge-int", "nan", "inf", "not-object", "not-utf8", "nul-key"],
-)  # fmt: skip
+)
 def test_bad_rows_are_refused(line):
     with pytest.raises(ArchiveRefused):
         reader.read(good(rows=line + b"\n"))
@@ -124,7 +146,13 @@ def test_row_counts_and_tables_must_match_the_manifest():
 
 def test_a_file_must_match_its_hash():
     m = manifest(files={"t/x.png": "a" * 64})
-    data = archive([("manifest.json", json.dumps(m).encode()), (f"tables/{LABEL}.jsonl", json.dumps(ROW).encode()), ("files/" + "a" * 64, b"other")])
+    data = archive(
+        [
+            ("manifest.json", json.dumps(m).encode()),
+            (f"tables/{LABEL}.jsonl", json.dumps(ROW).encode()),
+            ("files/" + "a" * 64, b"other"),
+        ]
+    )
     with pytest.raises(ArchiveRefused, match="hash"):
         reader.read(data)
 
@@ -151,7 +179,14 @@ def test_nasty_bytes_anywhere_are_a_coded_refusal_or_a_read(data):
 
 
 @settings(max_examples=100, deadline=None)
-@given(st.lists(st.text(), max_size=5), st.recursive(st.none() | st.booleans() | st.integers() | st.text(), lambda c: st.lists(c, max_size=3) | st.dictionaries(st.text(max_size=5), c, max_size=3), max_leaves=10))
+@given(
+    st.lists(st.text(), max_size=5),
+    st.recursive(
+        st.none() | st.booleans() | st.integers() | st.text(),
+        lambda c: st.lists(c, max_size=3) | st.dictionaries(st.text(max_size=5), c, max_size=3),
+        max_leaves=10,
+    ),
+)
 def test_nasty_rows_are_a_coded_refusal_or_a_read(keys, value):
     line = json.dumps({"id": value, **{k: value for k in keys}}).encode()
     try:
@@ -161,14 +196,21 @@ def test_nasty_rows_are_a_coded_refusal_or_a_read(keys, value):
 
 
 def test_remap_rewrites_every_uuid_it_knows_and_reports_the_rest():
-    old, new, stray = ("0f0e0d0c-0b0a-4908-8706-050403020100", "aaaaaaaa-bbbb-4ccc-8ddd-eeeeeeeeeeee",
-                       "99999999-9999-4999-8999-999999999999")  # fmt: skip
+    old, new, stray = (
+        "0f0e0d0c-0b0a-4908-8706-050403020100",
+        "aaaaaaaa-bbbb-4ccc-8ddd-eeeeeeeeeeee",
+        "99999999-9999-4999-8999-999999999999",
+    )
     remapper = Remapper({old: new}, {"roleplay.ModelCall": {5: 50}})
     value = {"scope": f"character:{old.upper()}", old: [old, stray], "n": 5}
     assert remapper.json(value) == {"scope": f"character:{new}", new: [new, stray], "n": 5}
     assert remapper.unmapped == {stray}
-    ints = remapper.int_paths({"inputs": {"entry_ids": [5, 6, True]}}, {"inputs.entry_ids[]": "roleplay.ModelCall"})
+    ints = remapper.int_paths(
+        {"inputs": {"entry_ids": [5, 6, True]}}, {"inputs.entry_ids[]": "roleplay.ModelCall"}
+    )
     assert ints == {"inputs": {"entry_ids": [50, 6, True]}}
     assert "roleplay.ModelCall:6" in remapper.unmapped
     assert remapper.int_paths([5], {"[]": "roleplay.ModelCall"}) == [50]
-    assert remapper.int_paths({"inputs": {"entries": [{"id": 5}]}}, {"inputs.entries[].id": "roleplay.ModelCall"}) == {"inputs": {"entries": [{"id": 50}]}}
+    assert remapper.int_paths(
+        {"inputs": {"entries": [{"id": 5}]}}, {"inputs.entries[].id": "roleplay.ModelCall"}
+    ) == {"inputs": {"entries": [{"id": 50}]}}

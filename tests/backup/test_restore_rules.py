@@ -23,14 +23,20 @@ pytestmark = pytest.mark.django_db
 def rewrite(data: bytes, change) -> bytes:
     """``data`` with ``change(name, bytes) -> bytes`` applied to each entry."""
     out = io.BytesIO()
-    with zipfile.ZipFile(io.BytesIO(data)) as src, zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as dst:
+    with (
+        zipfile.ZipFile(io.BytesIO(data)) as src,
+        zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as dst,
+    ):
         for info in src.infolist():
             dst.writestr(info.filename, change(info.filename, src.read(info)))
     return out.getvalue()
 
 
 def row_counts(tenant) -> dict[str, int]:
-    return {t.label: t.model._base_manager.filter(**{t.tenant_path: tenant}).count() for t in tenant_tables()}
+    return {
+        t.label: t.model._base_manager.filter(**{t.tenant_path: tenant}).count()
+        for t in tenant_tables()
+    }
 
 
 def test_every_model_reaching_the_tenant_is_covered_or_excluded_with_a_reason():
@@ -40,7 +46,11 @@ def test_every_model_reaching_the_tenant_is_covered_or_excluded_with_a_reason():
     reaching = {m._meta.label for m in reaching_models()}
     assert reaching - covered == set(EXCLUDED), "a tenant table is neither backed up nor excluded"
     assert all(reason for reason in EXCLUDED.values())
-    owned = {m._meta.label for m in apps.get_models() if any(f.is_relation and f.related_model is Tenant for f in m._meta.concrete_fields)}
+    owned = {
+        m._meta.label
+        for m in apps.get_models()
+        if any(f.is_relation and f.related_model is Tenant for f in m._meta.concrete_fields)
+    }
     assert owned <= covered | set(EXCLUDED)
 
 
@@ -122,4 +132,7 @@ def test_tables_are_ordered_parents_first():
     for table in backup_tables.tenant_tables():
         for target in table.fks.values():
             if target != table.label and target in order:
-                assert order.index(target) < order.index(table.label) or table.label in ("roleplay.Character", "roleplay.Scenario")
+                assert order.index(target) < order.index(table.label) or table.label in (
+                    "roleplay.Character",
+                    "roleplay.Scenario",
+                )

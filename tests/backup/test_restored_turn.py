@@ -28,7 +28,9 @@ async def turn(conversation, content: str) -> list[dict]:
     return events
 
 
-async def test_a_turn_on_a_restored_conversation_reads_its_restored_history(conversation, llm, make_tenant):
+async def test_a_turn_on_a_restored_conversation_reads_its_restored_history(
+    conversation, llm, make_tenant
+):
     llm.enqueue(Reply(content="The lamp is lit by the old keeper.", chunks=3))
     assert (await turn(conversation, "Who lit the lamp?"))[-1]["type"] == "turn.completed"
 
@@ -45,7 +47,9 @@ async def test_a_turn_on_a_restored_conversation_reads_its_restored_history(conv
     sent = json.dumps(llm.requests[-1]["messages"])
     assert "Who lit the lamp?" in sent and "The lamp is lit by the old keeper." in sent
     stored = await sync_to_async(list)(
-        Message.objects.filter(tenant=target, session_id=str(copy.pk)).order_by("created_at").values_list("content", flat=True)
+        Message.objects.filter(tenant=target, session_id=str(copy.pk))
+        .order_by("created_at")
+        .values_list("content", flat=True)
     )
     assert stored[-2:] == ["And tonight?", "Yes, the keeper again."]
     assert await sync_to_async(Turn.objects.filter(tenant=target).count)() == 2

@@ -27,8 +27,16 @@ def test_restore_gives_equal_counts_and_hashes_with_new_ids(full_tenant, make_te
     filled = [c.label for c in checks if c.source_rows]
     assert len(filled) >= 40, filled
     for table in tenant_tables():
-        olds = set(table.model._base_manager.filter(**{table.tenant_path: source}).values_list("pk", flat=True))
-        news = set(table.model._base_manager.filter(**{table.tenant_path: target}).values_list("pk", flat=True))
+        olds = set(
+            table.model._base_manager.filter(**{table.tenant_path: source}).values_list(
+                "pk", flat=True
+            )
+        )
+        news = set(
+            table.model._base_manager.filter(**{table.tenant_path: target}).values_list(
+                "pk", flat=True
+            )
+        )
         if not table.pk.is_relation:
             assert not olds & news, table.label
 

@@ -54,12 +54,18 @@ def parse(data: Any) -> dict[str, Any]:
     for label, info in tables.items():
         rows = info.get("rows") if isinstance(info, dict) else None
         if not LABEL.match(label) or not isinstance(rows, int) or isinstance(rows, bool):
-            raise ArchiveRefused(message="manifest.json names a table badly", details={"table": label[:80]})
+            raise ArchiveRefused(
+                message="manifest.json names a table badly", details={"table": label[:80]}
+            )
         if rows < 0:
-            raise ArchiveRefused(message="manifest.json counts rows badly", details={"table": label})
+            raise ArchiveRefused(
+                message="manifest.json counts rows badly", details={"table": label}
+            )
     for name, digest in files.items():
         if not isinstance(digest, str) or not SHA256.match(digest) or not _file_name_ok(name):
-            raise ArchiveRefused(message="manifest.json names a file badly", details={"file": str(name)[:80]})
+            raise ArchiveRefused(
+                message="manifest.json names a file badly", details={"file": str(name)[:80]}
+            )
     source = data.get("source_tenant")
     if not isinstance(source, dict) or not isinstance(source.get("id"), str):
         raise ArchiveRefused(message="manifest.json lacks its source tenant")

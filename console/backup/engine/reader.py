@@ -60,23 +60,34 @@ def read(source: bytes | IO[bytes], limits: Limits = DEFAULT_LIMITS) -> Archive:
 
 def _check_names(infos: list[zipfile.ZipInfo], limits: Limits) -> None:
     if len(infos) > limits.max_entries:
-        raise ArchiveTooLarge(message="too many entries", details={"max_entries": limits.max_entries})
+        raise ArchiveTooLarge(
+            message="too many entries", details={"max_entries": limits.max_entries}
+        )
     seen: set[str] = set()
     total = 0
     for info in infos:
         name = info.filename
         if not _safe_name(name):
-            raise ArchiveRefused(message="an entry's name is not a plain relative path", details={"name": name[:120]})
+            raise ArchiveRefused(
+                message="an entry's name is not a plain relative path", details={"name": name[:120]}
+            )
         if name in seen:
             raise ArchiveRefused(message="an entry appears twice", details={"name": name[:120]})
         seen.add(name)
         if not (name == MANIFEST or _table_label(name) or _file_digest(name)):
-            raise ArchiveRefused(message="an entry a backup does not have", details={"name": name[:120]})
+            raise ArchiveRefused(
+                message="an entry a backup does not have", details={"name": name[:120]}
+            )
         if info.flag_bits & 0x1:
-            raise ArchiveRefused(message="encrypted entries are not read", details={"name": name[:120]})
+            raise ArchiveRefused(
+                message="encrypted entries are not read", details={"name": name[:120]}
+            )
         total += info.file_size
         if info.file_size > limits.max_entry_bytes or total > limits.max_total_bytes:
-            raise ArchiveTooLarge(message="the archive inflates past the size cap", details={"max_total_bytes": limits.max_total_bytes})
+            raise ArchiveTooLarge(
+                message="the archive inflates past the size cap",
+                details={"max_total_bytes": limits.max_total_bytes},
+            )
     if MANIFEST not in seen:
         raise ArchiveRefused(message="the archive has no manifest.json")
 
@@ -113,9 +124,18 @@ def _inflate(zf: zipfile.ZipFile, info: zipfile.ZipInfo, limits: Limits) -> byte
         while chunk := handle.read(CHUNK):
             out += chunk
             if len(out) > cap:
-                raise ArchiveTooLarge(message="an entry inflates past its stated size", details={"name": info.filename})
-    if info.compress_size and len(out) > 1 << 20 and len(out) / info.compress_size > limits.max_ratio:
-        raise ArchiveTooLarge(message="an entry's compression ratio is a zip bomb's", details={"name": info.filename})
+                raise ArchiveTooLarge(
+                    message="an entry inflates past its stated size",
+                    details={"name": info.filename},
+                )
+    if (
+        info.compress_size
+        and len(out) > 1 << 20
+        and len(out) / info.compress_size > limits.max_ratio
+    ):
+        raise ArchiveTooLarge(
+            message="an entry's compression ratio is a zip bomb's", details={"name": info.filename}
+        )
     return bytes(out)
 
 
@@ -124,12 +144,16 @@ def _read_tables(zf: zipfile.ZipFile, infos: list, archive: Archive, limits: Lim
     present = {label: info for info in infos if (label := _table_label(info.filename))}
     if set(present) != set(stated):
         missing = sorted(set(stated) ^ set(present))[:10]
-        raise ArchiveRefused(message="the tables do not match the manifest", details={"tables": missing})
+        raise ArchiveRefused(
+            message="the tables do not match the manifest", details={"tables": missing}
+        )
     for label, info in present.items():
         text = _inflate(zf, info, limits)
         rows = [_row(line, info.filename, limits) for line in text.splitlines() if line.strip()]
         if len(rows) != stated[label]["rows"]:
-            raise ArchiveRefused(message="a table's row count differs from the manifest", details={"table": label})
+            raise ArchiveRefused(
+                message="a table's row count differs from the manifest", details={"table": label}
+            )
         archive.tables[label] = rows
 
 
@@ -141,10 +165,15 @@ def _read_files(zf: zipfile.ZipFile, infos: list, archive: Archive, limits: Limi
             continue
         data = _inflate(zf, info, limits)
         if hashlib.sha256(data).hexdigest() != digest:
-            raise ArchiveRefused(message="a file's bytes do not match its hash", details={"name": info.filename})
+            raise ArchiveRefused(
+                message="a file's bytes do not match its hash", details={"name": info.filename}
+            )
         archive.files[digest] = data
     if missing := wanted - set(archive.files):
-        raise ArchiveRefused(message="the manifest names files the archive lacks", details={"files": sorted(missing)[:10]})
+        raise ArchiveRefused(
+            message="the manifest names files the archive lacks",
+            details={"files": sorted(missing)[:10]},
+        )
 
 
 def _row(line: bytes, name: str, limits: Limits) -> dict[str, Any]:
@@ -156,7 +185,9 @@ def _row(line: bytes, name: str, limits: Limits) -> dict[str, Any]:
 
 def _json(raw: bytes, name: str, limits: Limits) -> Any:
     def bad_constant(token: str) -> Any:
-        raise ArchiveRefused(message=f"{token} is not a number a backup holds", details={"name": name})
+        raise ArchiveRefused(
+            message=f"{token} is not a number a backup holds", details={"name": name}
+        )
 
     def checked_int(token: str) -> int:
         if len(token.lstrip("-")) > limits.max_int_digits:
@@ -191,7 +222,9 @@ def _check_text(value: Any, name: str) -> None:
         item = stack.pop()
         if isinstance(item, str):
             if "\x00" in item or not _utf8(item):
-                raise ArchiveRefused(message="a text holds NUL or a lone surrogate", details={"name": name})
+                raise ArchiveRefused(
+                    message="a text holds NUL or a lone surrogate", details={"name": name}
+                )
         elif isinstance(item, dict):
             stack.extend(item.keys())
             stack.extend(item.values())

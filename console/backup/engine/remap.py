@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping
+from functools import partial
 from typing import Any
 
 UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
@@ -52,8 +53,8 @@ class Remapper:
         """``value`` with the integer ids at each declared path (``a.b[]``, ``a[].id``)
         mapped through the table the path names; one that names nothing is reported."""
         for path, label in paths.items():
-            table = self.ints.get(label, {})
-            value = _at_path(value, path.split("."), lambda old: self._int(old, table, label))
+            fix = partial(self._int, table=self.ints.get(label, {}), label=label)
+            value = _at_path(value, path.split("."), fix)
         return value
 
     def _int(self, old: Any, table: Mapping[int, int], label: str) -> Any:

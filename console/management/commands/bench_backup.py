@@ -25,7 +25,8 @@ class Command(BaseCommand):
             self.stdout.write(json.dumps(report, indent=2))
             return
         self.stdout.write(
-            f"{report['messages']} messages ({report['rows']} rows): export {report['export_s']} s, "
+            f"{report['messages']} messages ({report['rows']} rows): "
+            f"export {report['export_s']} s, "
             f"archive {report['archive_bytes']} bytes, restore {report['restore_s']} s, "
             f"verify {report['verify_s']} s, tables equal: {report['tables_equal']}"
         )

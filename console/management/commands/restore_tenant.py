@@ -24,4 +24,6 @@ class Command(BaseCommand):
             raise CommandError(f"{exc.code}: {exc.message} {exc.details}") from exc
         self.stdout.write(str(restored.tenant.pk))
         if restored.unmapped_count:
-            self.stderr.write(f"{restored.unmapped_count} ids named no restored row: {restored.unmapped[:10]}")
+            self.stderr.write(
+                f"{restored.unmapped_count} ids named no restored row: {restored.unmapped[:10]}"
+            )
