@@ -1,7 +1,7 @@
 """Stored backups: ``BACKUP_DIR/<tenant id>/<id>.zip``, written whole then renamed into
 place (a half-written archive is never listed), the newest ``BACKUP_KEEP`` kept per tenant.
 
-An id is ``<UTC time>-<8 hex>``; anything else names no backup, so a path never comes from
+An id is ``<UTC time to the microsecond>-<8 hex>``, so ids sort by age; anything else names no backup, so a path never comes from
 the caller."""
 
 from __future__ import annotations
@@ -17,7 +17,8 @@ from django.conf import settings
 
 from .errors import BackupNotFound
 
-BACKUP_ID = re.compile(r"^\d{8}T\d{6}Z-[0-9a-f]{8}$")
+STAMP = "%Y%m%dT%H%M%S%fZ"
+BACKUP_ID = re.compile(r"^\d{8}T\d{12}Z-[0-9a-f]{8}$")
 
 
 @dataclass(frozen=True)
@@ -33,7 +34,7 @@ def tenant_dir(tenant) -> Path:
 
 
 def new_id(now: datetime.datetime) -> str:
-    return f"{now.strftime('%Y%m%dT%H%M%SZ')}-{secrets.token_hex(4)}"
+    return f"{now.strftime(STAMP)}-{secrets.token_hex(4)}"
 
 
 def temporary_path(tenant, backup_id: str) -> Path:
@@ -78,5 +79,5 @@ def prune(tenant, keep: int) -> list[str]:
 
 def _stored(path: Path) -> StoredBackup:
     stat = path.stat()
-    stamp = datetime.datetime.strptime(path.stem.split("-")[0], "%Y%m%dT%H%M%SZ")
+    stamp = datetime.datetime.strptime(path.stem.split("-")[0], STAMP)
     return StoredBackup(path.stem, stat.st_size, stamp.replace(tzinfo=datetime.UTC), path)
