@@ -24,6 +24,7 @@ from console.body_limit import BodyLimit
 from console.failures import TooLarge
 from console.idempotency import run_idempotent
 from console.models import Scope
+from console.serializers import RejectUnknownFields, validated
 from console.uploads import FileImportView
 
 from . import services, storage
@@ -38,6 +39,10 @@ ARCHIVE_UPLOAD = {
         "required": ["file"],
     }
 }
+
+
+class BackupCreateBody(RejectUnknownFields, serializers.Serializer):
+    """No fields: the export is of the caller's whole tenant (an empty body or ``{}``)."""
 
 
 class BackupSerializer(serializers.Serializer):
@@ -87,11 +92,14 @@ class BackupsView(AdminOnly, BodyLimit, APIView):
         )
 
     @extend_schema(
-        request=None, responses={201: BackupSerializer}, operation_id="api_v1_backups_create"
+        request=BackupCreateBody,
+        responses={201: BackupSerializer},
+        operation_id="api_v1_backups_create",
     )
     def post(self, request):
         """Export the tenant now; the answer is the stored backup (the oldest beyond
         ``BACKUP_KEEP`` are removed)."""
+        validated(BackupCreateBody, request)
 
         def work():
             return backup_body(services.create_backup(request.tenant)), 201

@@ -1,8 +1,8 @@
 """Stored backups: ``BACKUP_DIR/<tenant id>/<id>.zip``, written whole then renamed into
 place (a half-written archive is never listed), the newest ``BACKUP_KEEP`` kept per tenant.
 
-An id is ``<UTC time to the microsecond>-<8 hex>``, so ids sort by age; anything else names no backup, so a path never comes from
-the caller."""
+An id is ``<UTC time to the microsecond>-<8 hex>``, so ids sort by age; anything else
+names no backup, so a path never comes from the caller."""
 
 from __future__ import annotations
 
