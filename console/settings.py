@@ -273,7 +273,7 @@ CELERY_BEAT_SCHEDULE: dict = {
 # the largest archive a restore upload accepts.
 BACKUP_DIR = Path(os.environ.get("BACKUP_DIR") or embedded.VAR_DIR / "backups")
 BACKUP_KEEP = int(os.environ.get("BACKUP_KEEP", "7"))
-BACKUP_MAX_UPLOAD_BYTES = int(os.environ.get("BACKUP_MAX_UPLOAD_BYTES", str(512 * 1024 * 1024)))
+BACKUP_MAX_UPLOAD_BYTES = int(os.environ.get("BACKUP_MAX_UPLOAD_BYTES", str(256 * 1024 * 1024)))
 
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": ["console.auth.ApiTokenAuthentication"],
