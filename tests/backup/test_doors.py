@@ -199,3 +199,35 @@ def test_console_page_lists_copies_and_downloads_one_click(tenant, character):
     viewing = Client()
     viewing.force_login(viewer)
     assert viewing.get("/console/backups/").status_code in (302, 403)
+
+
+def test_rest_restore_of_rows_naming_absent_rows_is_400_and_changes_nothing(
+    full_tenant, make_tenant, api_client_for
+):
+    from .test_restore_rules import rewrite
+
+    def drop_characters(name, raw):
+        if name == "tables/roleplay.Character.jsonl":
+            return b""
+        if name == "manifest.json":
+            manifest = json.loads(raw)
+            manifest["tables"]["roleplay.Character"]["rows"] = 0
+            return json.dumps(manifest).encode()
+        return raw
+
+    data = rewrite(export_bytes(full_tenant.tenant), drop_characters)
+    client = api_client_for(make_tenant("empty"))
+    before = db_snapshot()
+    assert_error(upload(client, data), 400, "archive_dangling_reference")
+    assert snapshot_diff(before, db_snapshot()) == []
+
+
+def test_logs_of_an_export_and_a_restore_carry_no_row_content(full_tenant, make_tenant, caplog):
+    from console.backup.restore import restore_archive
+
+    with caplog.at_level("DEBUG"):
+        restore_archive(export_bytes(full_tenant.tenant), make_tenant("restored"))
+    text = caplog.text + " ".join(str(r.__dict__) for r in caplog.records)
+    assert "backup.exported" in text and "backup.restored" in text
+    for secret in ("SOME_KEY_ENV", full_tenant.raw_token, "src-char", "src 0"):
+        assert secret not in text
