@@ -17,6 +17,7 @@ def full_tenant(make_tenant, llm, api_client_for):
     tenant = make_tenant("source-tenant")
     tenancy = build_tenancy(tenant, llm.base_url, "src", api_client_for)
     add_more(tenancy.objects)
+    add_indexes(tenancy)
     return tenancy
 
 
@@ -101,3 +102,22 @@ def export_bytes(tenant) -> bytes:
     out = io.BytesIO()
     export_tenant(tenant, out)
     return out.getvalue()
+
+
+def add_indexes(tenancy) -> None:
+    """Rows with vectors, a text-search vector and bytes: the conversation's recall index and
+    the worldbook revision's search index (the offline hashing embedder)."""
+    from console.embedding.choose import hashing_embedder
+    from memory.recall.indexing import index_messages
+    from worldbook.indexing import request_build, run_build
+    from worldbook.models import Book
+
+    world = tenancy.objects
+    conversation = world.conversation
+    index_messages(
+        world.tenant, session_id=conversation.session_id, player_id=world.player.pk,
+        character_id=str(world.character.pk), conversation_id=conversation.pk,
+    )  # fmt: skip
+    book = Book.objects.get(pk=tenancy.book_id)
+    index, _ = request_build(world.tenant, book, tenancy.revision, embedder=hashing_embedder())
+    run_build(index.pk, embedder=hashing_embedder())
