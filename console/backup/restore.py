@@ -15,6 +15,7 @@ import uuid
 from dataclasses import dataclass, field
 from typing import IO
 
+import psycopg
 from django.db import DatabaseError, connection, transaction
 
 from console.models import Tenant
@@ -29,7 +30,6 @@ from .tables import Table, by_label, tenant_tables
 from .translate import TENANT, IdMap, translate
 
 log = logging.getLogger(__name__)
-MAX_PARAMS = 30_000
 UNMAPPED_SAMPLE = 50
 
 
@@ -181,22 +181,20 @@ def _checked(table: Table, rows: list[dict]) -> list[dict]:
 
 
 def _insert(table: Table, rows: list[dict]) -> None:
-    """Bulk INSERT of archive rows: values made by each field's own ``get_db_prep_save``,
-    without ``pre_save`` (which would stamp ``auto_now`` times over the archive's)."""
+    """Bulk write of archive rows with PostgreSQL's COPY: values made by each field's own
+    ``get_db_prep_save``, without ``pre_save`` (which would stamp ``auto_now`` times over the
+    archive's). A value the table refuses (too long, out of range) is a coded refusal."""
     columns = table.columns
     quoted = ", ".join(connection.ops.quote_name(f.column) for f in columns)
-    one = "(" + ", ".join(["%s"] * len(columns)) + ")"
-    batch = max(1, MAX_PARAMS // len(columns))
-    sql_head = (
-        f"INSERT INTO {connection.ops.quote_name(table.model._meta.db_table)} ({quoted}) VALUES "
-    )
+    name = connection.ops.quote_name(table.model._meta.db_table)
     try:
-        with connection.cursor() as cursor:
-            for start in range(0, len(rows), batch):
-                chunk = rows[start : start + batch]
-                params = [_prep(f, row[f.attname]) for row in chunk for f in columns]
-                cursor.execute(sql_head + ", ".join([one] * len(chunk)), params)
-    except (DatabaseError, ValueError, TypeError) as exc:
+        with (
+            connection.cursor() as cursor,
+            cursor.cursor.copy(f"COPY {name} ({quoted}) FROM STDIN") as copy,
+        ):
+            for row in rows:
+                copy.write_row([_prep(f, row[f.attname]) for f in columns])
+    except (DatabaseError, psycopg.Error, ValueError, TypeError) as exc:
         raise ArchiveRefused(
             message="a row does not fit its table",
             details={"table": table.label, "error": type(exc).__name__},

@@ -57,6 +57,7 @@ class Table:
     tenant_path: str  # the lookup from a row to its tenant
     pk: models.Field
     fks: dict[str, str] = field(default_factory=dict)  # attname -> target label
+    tenant_column: str | None = None  # the attname naming the tenant, if the row has one
     users: list[str] = field(default_factory=list)  # attnames naming console users
     remapped: list[str] = field(default_factory=list)  # text/JSON attnames with ids inside
     columns: list[models.Field] = field(default_factory=list)
@@ -116,7 +117,9 @@ def _table(model, path: str) -> Table:
         if f.is_relation:
             if f.related_model is user_model:
                 table.users.append(f.attname)
-            elif f.related_model is not Tenant:
+            elif f.related_model is Tenant:
+                table.tenant_column = f.attname
+            else:
                 table.fks[f.attname] = f.related_model._meta.label
         elif not f.primary_key and f.get_internal_type() in REMAPPED_TYPES:
             table.remapped.append(f.attname)

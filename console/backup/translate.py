@@ -70,14 +70,7 @@ def translate(table: Table, row: dict[str, Any], ids: IdMap, remapper: Remapper)
         out[pk] = ids.key(table.label, row[pk], column=pk)
     for column in table.users:
         out[column] = None
-    tenant_column = next(
-        (
-            f.attname
-            for f in table.columns
-            if f.is_relation and f.related_model._meta.label == TENANT
-        ),
-        None,
-    )
+    tenant_column = table.tenant_column
     if tenant_column:
         out[tenant_column] = ids.key(TENANT, row[tenant_column], column=tenant_column)
     for column, target in table.fks.items():
