@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import IO
 
 import psycopg
+from django.core.files.base import ContentFile
 from django.db import DatabaseError, connection, transaction
 
 from console.models import Tenant
@@ -26,7 +27,7 @@ from .engine import reader
 from .engine.errors import ArchiveRefused
 from .engine.remap import Remapper
 from .errors import TenantNotEmpty
-from .tables import Table, by_label, tenant_tables
+from .tables import FILE_COLUMNS, Table, by_label, tenant_tables
 from .translate import TENANT, IdMap, translate
 
 log = logging.getLogger(__name__)
@@ -67,7 +68,8 @@ def restore_archive(source: bytes | IO[bytes], tenant: Tenant, *, check: bool = 
                 ]
                 for label, rows in archive.tables.items()
             }
-            files = _store_files(archive, remapper, stored)
+            _check_file_names(translated, tenant)
+            files = _store_files(archive, remapper, stored, tenant)
             total = _insert_all(translated)
             if check:
                 verify.against_manifest(archive.manifest, tenant, ids)
@@ -143,14 +145,33 @@ def _next_ids(table: Table, count: int) -> list[int]:
         return [row[0] for row in cursor.fetchall()]
 
 
-def _store_files(archive: reader.Archive, remapper: Remapper, stored: list[str]) -> int:
+def _check_file_names(translated: dict[str, list[dict]], tenant: Tenant) -> None:
+    """A restored row names image files of its own tenant only (the source's prefix,
+    rewritten): a name under another prefix would point at someone else's file."""
+    prefix = image_files.tenant_prefix(tenant.pk)
+    for label, columns in FILE_COLUMNS.items():
+        for row in translated.get(label, []):
+            for column in columns:
+                value = row.get(column)
+                names = value if isinstance(value, list) else [value]
+                if any(isinstance(n, str) and n and not n.startswith(prefix) for n in names):
+                    raise ArchiveRefused(
+                        message="a row names a file outside the tenant",
+                        details={"table": label, "column": column},
+                    )
+
+
+def _store_files(
+    archive: reader.Archive, remapper: Remapper, stored: list[str], tenant: Tenant
+) -> int:
     """Each file under its rewritten name (the new tenant's prefix); names must come back as
     asked, since the rows name them."""
-    from django.core.files.base import ContentFile
-
     storage = image_files.storage()
+    prefix = image_files.tenant_prefix(tenant.pk)
     for name, digest in archive.manifest["files"].items():
         new_name = remapper.text(name)
+        if not new_name.startswith(prefix):
+            raise ArchiveRefused(message="a file is outside the tenant", details={"file": name})
         saved = storage.save(new_name, ContentFile(archive.files[digest]))
         stored.append(saved)
         if saved != new_name:

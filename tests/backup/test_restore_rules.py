@@ -136,3 +136,20 @@ def test_tables_are_ordered_parents_first():
                     "roleplay.Character",
                     "roleplay.Scenario",
                 )
+
+
+def test_a_row_naming_another_tenants_file_is_refused(full_tenant, make_tenant, other_tenant):
+    victim = f"{other_tenant.pk}/generated/0123.png"
+
+    def point_elsewhere(name, raw):
+        if name != "tables/images.ImageSlot.jsonl":
+            return raw
+        rows = [json.loads(line) for line in raw.splitlines()]
+        rows[0]["file"] = victim
+        return b"\n".join(json.dumps(r).encode() for r in rows) + b"\n"
+
+    data = rewrite(export_bytes(full_tenant.tenant), point_elsewhere)
+    target = make_tenant("target")
+    with pytest.raises(ArchiveRefused, match="outside the tenant"):
+        restore_archive(data, target)
+    assert sum(row_counts(target).values()) == 0
