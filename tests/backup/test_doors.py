@@ -231,3 +231,20 @@ def test_logs_of_an_export_and_a_restore_carry_no_row_content(full_tenant, make_
     assert "backup.exported" in text and "backup.restored" in text
     for secret in ("SOME_KEY_ENV", full_tenant.raw_token, "src-char", "src 0"):
         assert secret not in text
+
+
+def test_rest_restore_replays_with_the_same_idempotency_key(
+    full_tenant, make_tenant, api_client_for
+):
+    data = export_bytes(full_tenant.tenant)
+    client = api_client_for(make_tenant("empty"))
+    first = client.post(
+        "/api/v1/backups/restore", {"file": SimpleUploadedFile("b.zip", data)},
+        format="multipart", HTTP_IDEMPOTENCY_KEY="restore-1",
+    )  # fmt: skip
+    again = client.post(
+        "/api/v1/backups/restore", {"file": SimpleUploadedFile("b.zip", data)},
+        format="multipart", HTTP_IDEMPOTENCY_KEY="restore-1",
+    )  # fmt: skip
+    assert first.status_code == again.status_code == 201
+    assert first.json() == again.json()
