@@ -89,3 +89,22 @@ def test_trigger_kept_recall_counts_are_rebuilt_by_the_restored_rows(full_tenant
     target = make_tenant("restored-tenant")
     restore_archive(export_bytes(full_tenant.tenant), target)
     assert terms(target) == terms(full_tenant.tenant)
+
+
+def test_agent_state_reads_the_same_in_the_restored_conversation(full_tenant, make_tenant):
+    from roleplay.agentic.services.agent_state import read_state
+    from roleplay.models import Conversation, Scenario
+
+    world = full_tenant.objects
+    before = read_state(world.conversation, world.scenario)
+    target = make_tenant("restored-tenant")
+    restored = restore_archive(export_bytes(full_tenant.tenant), target)
+    conversation = Conversation.objects.get(pk=restored.ids.uuids[str(world.conversation.pk)])
+    scenario = Scenario.objects.get(pk=restored.ids.uuids[str(world.scenario.pk)])
+    after = read_state(conversation, scenario)
+    assert before.found and after.found
+    assert (after.revision, after.state, after.tools_called) == (
+        before.revision, before.state, before.tools_called,
+    )  # fmt: skip
+    assert after.source_message_id == restored.ids.uuids[before.source_message_id]
+    assert [e["key"] for e in after.ledger] == [e["key"] for e in before.ledger]
