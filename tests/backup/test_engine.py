@@ -214,3 +214,15 @@ def test_remap_rewrites_every_uuid_it_knows_and_reports_the_rest():
     assert remapper.int_paths(
         {"inputs": {"entries": [{"id": 5}]}}, {"inputs.entries[].id": "roleplay.ModelCall"}
     ) == {"inputs": {"entries": [{"id": 50}]}}
+
+
+@pytest.mark.parametrize("nasty", [b"\xff", b"\x00", b"\x80"])
+def test_every_byte_position_replaced_is_a_coded_refusal_or_a_read(nasty):
+    """Exhaustive beside the fuzz: each position of a good archive, one nasty byte."""
+    raw = good()
+    for at in range(len(raw)):
+        changed = raw[:at] + nasty + raw[at + 1 :]
+        try:
+            reader.read(changed)
+        except (ArchiveRefused, ArchiveTooLarge):
+            pass
