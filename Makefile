@@ -109,6 +109,7 @@ bench: bootstrap
 	$(PY) manage.py bench_continuity --turns 200 --layout classic --json
 	$(PY) manage.py bench_prefix --json
 	$(PY) manage.py bench_cache --json
+	$(PY) manage.py bench_backup --messages 100000 --json
 
 clean:
 	rm -rf var/

@@ -24,6 +24,7 @@ NAV = [
     ("API tokens", "tokens", Role.ADMIN),
     ("Audit log", "audit", Role.ADMIN),
     ("Lockouts", "lockouts", Role.ADMIN),
+    ("Backups", "backups_page", Role.ADMIN),
 ]
 
 

@@ -15,6 +15,7 @@ from datetime import timedelta
 from pathlib import Path
 
 import dj_database_url
+from celery.schedules import crontab
 from csp.constants import NONE, SELF
 
 from console import embedded
@@ -258,7 +259,21 @@ CELERY_BEAT_SCHEDULE: dict = {
     "beliefs-sweep": {"task": "roleplay.beliefs_sweep", "schedule": 300.0},
     "story-settlement-sweep": {"task": "roleplay.story_settlement_sweep", "schedule": 60.0},
     "image-slots-sweep": {"task": "images.sweep_slots", "schedule": 60.0},
+    # One archive of every tenant each night (docs/backup.md), the newest BACKUP_KEEP kept.
+    "nightly-backups": {
+        "task": "console.nightly_backups",
+        "schedule": crontab(
+            hour=int(os.environ.get("BACKUP_HOUR", "3")),
+            minute=int(os.environ.get("BACKUP_MINUTE", "0")),
+        ),
+    },
 }
+
+# Tenant backups (docs/backup.md): where stored archives go, how many per tenant are kept,
+# the largest archive a restore upload accepts.
+BACKUP_DIR = Path(os.environ.get("BACKUP_DIR") or embedded.VAR_DIR / "backups")
+BACKUP_KEEP = int(os.environ.get("BACKUP_KEEP", "7"))
+BACKUP_MAX_UPLOAD_BYTES = int(os.environ.get("BACKUP_MAX_UPLOAD_BYTES", str(256 * 1024 * 1024)))
 
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": ["console.auth.ApiTokenAuthentication"],

@@ -17,6 +17,7 @@ urlpatterns = [
         name="docs",
     ),
     path("api/v1/", include("images.api.urls")),
+    path("api/v1/", include("console.backup.urls")),
     path("api/v1/", include("roleplay.api.urls")),
     path("v1/", include("worldbook.api.urls")),
     path("v1/", include("memory.api.service_urls")),

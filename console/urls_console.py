@@ -3,6 +3,7 @@ from django.urls import path
 from django.views.generic import RedirectView
 
 from console import views
+from console.backup import views as backup_views
 
 urlpatterns = [
     path("", RedirectView.as_view(url="/console/", permanent=False)),
@@ -19,4 +20,11 @@ urlpatterns = [
     path("console/audit/", views.audit_log, name="audit"),
     path("console/lockouts/", views.lockout_list, name="lockouts"),
     path("console/lockouts/unlock/", views.lockout_unlock, name="lockout_unlock"),
+    path("console/backups/", backup_views.backup_list, name="backups_page"),
+    path("console/backups/now/", backup_views.backup_now, name="backup_now"),
+    path(
+        "console/backups/<str:backup_id>/download/",
+        backup_views.backup_download,
+        name="backup_download",
+    ),
 ]

@@ -36,6 +36,10 @@ os.environ.setdefault(
 # listens on loopback, which the image fetch guard lets through only when told to.
 os.environ.setdefault("MEDIA_ROOT", f"{os.environ[embedded.RUN_DIR_ENV]}/media")
 os.environ.setdefault("IMAGES_ALLOW_LOOPBACK_FETCH", "1")
+# Tenant backups of this run, gone with the run dir.
+os.environ.setdefault("BACKUP_DIR", f"{os.environ[embedded.RUN_DIR_ENV]}/backups")
+# A restore upload's cap, small enough for the body-limit tests to send one byte over it.
+os.environ.setdefault("BACKUP_MAX_UPLOAD_BYTES", str(8 * 1024 * 1024))
 # The workflow tools' test servers listen on loopback too.
 os.environ.setdefault("WORKFLOW_TOOLS_ALLOW_LOOPBACK", "1")
 if EMBEDDED_REDIS:

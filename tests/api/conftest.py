@@ -108,9 +108,20 @@ class World:
                 ids[name] = self.image_config.pk
             elif name == "signed":
                 ids[name] = self.image_token
+            elif name == "backup_id":
+                ids[name] = self.backup_id
             else:
                 raise LookupError(f"no {name!r} in the test world: add it to World.ids_for")
         return ids
+
+    @property
+    def backup_id(self) -> str:
+        """A stored backup of the tenant, made on first use (``console.backup``)."""
+        if not getattr(self, "_backup_id", None):
+            from console.backup.services import create_backup
+
+            self._backup_id = create_backup(self.tenant).id
+        return self._backup_id
 
     def object_for(self, model):
         objects = (self.model_config, self.character, self.player, self.conversation)

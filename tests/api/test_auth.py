@@ -124,7 +124,8 @@ def test_scope_table_is_enforced_per_route(api_client_for, tenant, own):
                       "scenario": "content", "imageconfig": "admin",
                       "imagegeneration": "content", "httptoolendpoint": "admin",
                       "mcpserver": "admin", "regexscript": "content",
-                      "instructtemplate": "content"}  # fmt: skip
+                      "instructtemplate": "content", "backups": "admin",
+                      "backup": "admin"}  # fmt: skip
     clients = {scope: api_client_for(tenant, [scope]) for scope in ("admin", "content", "play")}
     for route in api_routes():
         basename = route.name.split("-")[0]

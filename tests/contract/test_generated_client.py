@@ -32,9 +32,12 @@ def generated(served_document, tmp_path_factory) -> Path:
     document = workdir / "openapi.json"
     document.write_text(json.dumps(served_document))
     config = workdir / "config.json"
-    # Images (avatars, PNG cards) are bytes to a client; the generator reads only
-    # application/octet-stream as bytes unless told.
-    overrides = {"image/png": "application/octet-stream"}
+    # Images (avatars, PNG cards) and backup archives are bytes to a client; the generator
+    # reads only application/octet-stream as bytes unless told.
+    overrides = {
+        "image/png": "application/octet-stream",
+        "application/zip": "application/octet-stream",
+    }
     settings = {"package_name_override": PACKAGE, "post_hooks": []}
     config.write_text(json.dumps({**settings, "content_type_overrides": overrides}))
     result = subprocess.run(

@@ -27,6 +27,7 @@ BY_PARAMETER = {
     "job_id": lambda w: w.objects.job.pk,
     "quarantine_id": lambda w: w.objects.quarantine.pk,
     "version": lambda w: w.objects.checkpoint.version,
+    "backup_id": lambda w: w.objects.backup_id,  # a stored backup (console.backup)
     "signed": lambda w: w.image_token,  # a signed image link's token (images.signing)
     "request_id": lambda w: f"{w.label}-turn:dio",  # the world's DIO task (tests/api/conftest)
 }
