@@ -14,21 +14,23 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, fields
 from typing import Any
 
+from console import failures
+
 MAX_SEQUENCE_CHARS = 2_000
 MAX_STORY_STRING_CHARS = 20_000
 MAX_NAME_CHARS = 100
 NAMES_BEHAVIORS = ("none", "force", "always")
 
 
-class TemplateError(ValueError):
-    """A template file that cannot be used: ``code`` (``instruct_template_invalid``),
-    a message, and ``details`` naming the field."""
+class TemplateError(failures.Invalid, ValueError):
+    """A template file that cannot be used (422): ``code`` (``instruct_template_invalid``),
+    a message, and ``details`` naming the field. Pure: derives from ``console.failures``, so
+    every door maps it the same way."""
+
+    default_code = "instruct_template_invalid"
 
     def __init__(self, message: str, field: str = "", code: str = "instruct_template_invalid"):
-        super().__init__(message)
-        self.code = code
-        self.message = message
-        self.details = {"field": field} if field else {}
+        super().__init__(code, message, {"field": field} if field else {})
 
 
 @dataclass(frozen=True)
