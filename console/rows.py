@@ -14,6 +14,7 @@ PostgreSQL spent ten times longer planning it than running it.
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -54,6 +55,12 @@ class Columns:
             if convert is not None:
                 values[position] = convert(values[position], None, connection)
         return self.model.from_db(DEFAULT_DB_ALIAS, [f.attname for f in self.fields], values)
+
+
+def json_value(value: object) -> object:
+    """A JSON expression's value from a raw row: decoded when the driver handed over its
+    text (Django leaves jsonb undecoded), as it is otherwise."""
+    return json.loads(value) if isinstance(value, str | bytes) else value
 
 
 def select(*parts: Columns) -> str:

@@ -38,10 +38,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from roleplay.prompting.joining import JOIN  # as the per-turn blocks are joined at the marker
 from roleplay.prompting.placement import Block
 
 MAX_DEPTH = 12  # stored messages after an anchored block before it goes back to the marker
-JOIN = "\n\n"  # as the per-turn blocks are joined at the marker (``joining.JOIN``)
 ID_PREFIX = "anchored:"
 
 

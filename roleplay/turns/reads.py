@@ -16,11 +16,10 @@ those functions and to the ORM's read of the conversation (and tests/agentic the
 
 from __future__ import annotations
 
-import json
 from functools import cache
 
 from console.models import Player, Tenant
-from console.rows import Columns, build_all, prepared, select
+from console.rows import Columns, build_all, json_value, prepared, select
 from roleplay.agentic.engine import ledger
 from roleplay.agentic.services import agent_state
 from roleplay.dio import reads as dio_reads
@@ -124,7 +123,7 @@ def turn_conversation(
     if config is not None:
         ModelConfig.preset.field.set_cached_value(config, preset)
     state = agent_state.snapshot_of(row[columns + 1 : len(row) - dio_reads.COLUMNS])
-    anchors = json.loads(anchors) if isinstance(anchors, str | bytes) else anchors
+    anchors = json_value(anchors)
     return (
         conversation,
         config,

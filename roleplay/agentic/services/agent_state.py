@@ -32,7 +32,6 @@ rollback, trim) while this state existed: the head counts the message store's
 
 from __future__ import annotations
 
-import json
 import uuid
 from dataclasses import dataclass, field
 from functools import cache
@@ -43,6 +42,7 @@ from django.db.models import Exists, F, OuterRef
 from django.utils import timezone
 
 from console import failures
+from console.rows import json_value
 from memory.models import Message
 from memory.signals import history_changed, messages_deleted
 from roleplay.errors import NotFound, RoleplayError
@@ -149,16 +149,12 @@ def snapshot_of(row) -> Snapshot:
         head=head,
         history_revision=history_revision,
         state=state,
-        ledger=_json(entries),  # in write order
+        ledger=json_value(entries),  # in write order
         found=True,
         source_turn=source_turn,
         source_message_id=str(source_message) if source_message else None,
-        tools_called=list(_json(tools)),
+        tools_called=list(json_value(tools)),
     )
-
-
-def _json(value):
-    return json.loads(value) if isinstance(value, str | bytes) else value
 
 
 @cache
