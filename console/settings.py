@@ -118,11 +118,17 @@ _socket_host = DATABASES["default"].setdefault("OPTIONS", {}).pop("host", None)
 if _socket_host and not DATABASES["default"].get("HOST"):
     DATABASES["default"]["HOST"] = _socket_host
 if _pool_max:
-    DATABASES["default"]["OPTIONS"]["pool"] = {"min_size": 1, "max_size": _pool_max, "timeout": 10}
-    # With a pool, Django turns this into the pool's ``check``: a pooled connection is tested
-    # before it is handed out, so after a database restart the dead ones are replaced
-    # instead of failing one request each.
-    DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
+    # The pool's check (``console.postgres``): a pooled connection is tested before it is
+    # handed out, so after a database restart the dead ones are replaced instead of failing
+    # one request each; the test is a round trip only when the connection may have died
+    # (``console.pool_check``; Django's CONN_HEALTH_CHECKS makes it one on every checkout).
+    DATABASES["default"]["OPTIONS"]["pool"] = {
+        "min_size": 1,
+        "max_size": _pool_max,
+        "timeout": 10,
+    }
+    DATABASES["default"]["CONN_HEALTH_CHECKS"] = False
+    DATABASES["default"]["ENGINE"] = "console.postgres"
 # The turn's hot statements run as prepared statements (``console.rows.prepared``): planned
 # once per pooled connection. A transaction-mode pooler that cannot keep them (PgBouncer
 # before 1.21, or without ``max_prepared_statements``) needs DB_PREPARED_STATEMENTS=0.

@@ -12,6 +12,7 @@ the caller falls back to the hashing embedder.
 
 from __future__ import annotations
 
+import functools
 import importlib.util
 import threading
 import zipfile
@@ -39,9 +40,11 @@ def _model_zip() -> Path | None:
     return path if path.is_file() else None
 
 
+@functools.cache
 def installed() -> bool:
     """Whether :func:`load` can find the model, without loading it (about 90 MB of weights
-    and a second of work, which a caller that only needs :data:`EMBEDDING_VERSION` skips)."""
+    and a second of work, which a caller that only needs :data:`EMBEDDING_VERSION` skips).
+    Asked once a process: every turn that reads lore asks, and looking costs file lookups."""
     return _model_zip() is not None and all(
         importlib.util.find_spec(name) is not None for name in ("safetensors", "tokenizers")
     )

@@ -28,25 +28,35 @@ class ActivePersona:
     persona_id: str | None = None
 
 
-# Every turn without a chosen persona reads this; pinned to the ORM read
-# (``Persona.objects.filter(player_id=..., is_default=True)``) by
-# tests/fastpaths/test_turn_reads.py.
-_DEFAULT_PERSONA_SQL = f"""
-    SELECT id, name, description FROM {Persona._meta.db_table}
-    WHERE player_id = %s AND is_default
-"""
+def default_persona_sql(player: str) -> str:
+    """The player's default persona (id, name, description), one row at most, for the
+    player id ``player`` (a placeholder or a column of the statement it joins). Every turn
+    without a chosen persona reads it, with its conversation (``turns.reads``); pinned to
+    the ORM read (``Persona.objects.filter(player_id=..., is_default=True)``) by
+    tests/fastpaths/test_turn_reads.py."""
+    return f"""
+        SELECT id, name, description FROM {Persona._meta.db_table}
+        WHERE player_id = {player} AND is_default
+    """
 
 
 def persona_for(conversation: Conversation) -> ActivePersona:
     """The conversation's persona, else its player's default one, else a plain persona
     named after the player (display name, else external id)."""
+    if conversation.persona is not None:
+        return persona_from(conversation, None)
+    with prepared(default_persona_sql("%s"), [conversation.player_id]) as cursor:
+        return persona_from(conversation, cursor.fetchone())  # one at most
+
+
+def persona_from(conversation: Conversation, default: tuple | None) -> ActivePersona:
+    """:func:`persona_for` given the player's default persona already read
+    (:func:`default_persona_sql`'s row, or None)."""
     chosen = conversation.persona
     if chosen is not None:
         return ActivePersona(chosen.name, chosen.description, "conversation", str(chosen.pk))
-    with prepared(_DEFAULT_PERSONA_SQL, [conversation.player_id]) as cursor:  # one at most
-        row = cursor.fetchone()
-    if row is not None:
-        return ActivePersona(row[1], row[2], "default", str(row[0]))
+    if default is not None:
+        return ActivePersona(default[1], default[2], "default", str(default[0]))
     player = conversation.player
     return ActivePersona(player.display_name or player.external_id, "", "player")
 

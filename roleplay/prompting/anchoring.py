@@ -73,12 +73,17 @@ def anchor(
     history: Sequence[Mapping[str, Any]],
     *,
     kept_from: int = 0,
+    then: Mapping[str, Any] | None = None,
 ) -> Anchored:
     """``blocks`` (the turn's per-turn blocks for the marker, in their order) split by
     ``previous`` (the anchors of the turn before; None: anchor nothing) against the whole
-    stored ``history``, of which the prompt keeps the messages from ``kept_from`` on."""
+    stored ``history``, of which the prompt keeps the messages from ``kept_from`` on.
+    ``then``: the player's message the marker follows this turn (the shipped layout sends
+    the blocks after the input), which the next turn's history holds as its newest stored
+    message: the blocks sent at the marker are then anchored after it."""
     length = len(history)
-    end = fingerprint(history, length)
+    place = length if then is None else length + 1
+    end = fingerprint(history if then is None else [*history, then], place)
     after_chars = _suffix_chars(history)
     fresh: list[Block] = []
     places: dict[int, list[Block]] = {}
@@ -89,7 +94,7 @@ def anchor(
             kept = None
         if kept is None:
             fresh.append(block)
-            anchors[block.id] = [digest(block.content), length, end]
+            anchors[block.id] = [digest(block.content), place, end]
         else:
             places.setdefault(kept[1], []).append(block)
             anchors[block.id] = kept

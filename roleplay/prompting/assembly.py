@@ -35,6 +35,7 @@ from datetime import datetime
 from typing import Any
 
 from console.failures import Invalid
+from roleplay.prompting import offered
 from roleplay.prompting import presets as p
 from roleplay.prompting.anchoring import anchor
 from roleplay.prompting.joining import JOIN, join_system, with_turn_context
@@ -182,9 +183,17 @@ def note_active(inputs: ActorInputs) -> bool:
 
 def capabilities(preset: p.LoadedPreset, inputs: ActorInputs) -> tuple[str, ...]:
     """The positions (and ``outlet:<name>``) the layout of this turn will offer: what the
-    worldbook may select for. The history's text changes nothing here, so it is left out."""
-    built = _Builder(preset, inputs, []).build()
-    return placement_capabilities(built.layout)
+    worldbook may select for. The history's text changes nothing here, so it is left out;
+    the answer is remembered per preset and the inputs that decide it (``offered``)."""
+
+    def compute() -> tuple[tuple[str, ...], bool]:
+        built = _Builder(preset, inputs, []).build()
+        return placement_capabilities(built.layout), not built.volatile
+
+    variables = tuple(sorted(inputs.variables.items()))
+    note = inputs.author_note if note_active(inputs) else None
+    key = (inputs.card, inputs.persona_name, inputs.persona_description, variables, note)
+    return offered.remembered(preset, key, compute)
 
 
 def assemble(
@@ -313,6 +322,8 @@ class _Builder:
         )
         self.anchors: dict[str, Any] = {}
         self.turn_at: int | None = None
+        self.input_added = False
+        self.marker_follows: dict[str, Any] | None = None
         self.volatile: dict[str, None] = {}
         self.unknown: dict[str, None] = {}
         self.missing: dict[str, None] = {}
@@ -387,6 +398,7 @@ class _Builder:
             inputs.anchors,
             inputs.history,
             kept_from=len(inputs.history) - len(self.history),
+            then=self.marker_follows,
         )
         self.blocks += anchored.anchored
         self.turn_blocks, self.anchors = anchored.fresh, anchored.anchors
@@ -396,9 +408,12 @@ class _Builder:
         return self.note_slot == "in_chat" or note is None or note.frequency != 1
 
     def turn_context(self) -> None:
-        """Where the per-turn blocks go: added once the other blocks are placed, so that
-        the blocks placed at depth 0 stay closest to the player's message."""
+        """Where the per-turn blocks go: added once the other blocks are placed (so the
+        blocks placed at depth 0 stay right after the history). After the player's message
+        (the shipped default), they are anchored after it (``anchoring``)."""
         self.turn_at = len(self.messages)
+        if self.input_added:  # the next turn's history holds the input before the blocks
+            self.marker_follows = {"role": "user", "content": self.inputs.user_input}
 
     def prompt(self, prompt: p.Prompt) -> None:
         hosts_note = prompt.identifier == p.MAIN and self.note_slot != "in_chat"
@@ -494,6 +509,7 @@ class _Builder:
         text = self.inputs.user_input
         if text is not None:
             self.add("user", text, "input", name=self.inputs.persona_name)
+            self.input_added = True
 
     def layout(self) -> Layout:
         before, after = self.marks.get("worldInfoBefore"), self.marks.get("worldInfoAfter")

@@ -12,19 +12,21 @@ SillyTavern's card overrides:
 5. ``worldInfoAfter``: worldbook blocks placed after the character;
 6. ``dialogueExamples``: "Example dialogue:" and the card's examples, when it has some;
 7. ``chatHistory`` (the opening line, then the history);
-8. ``turnContext``: the blocks that change from turn to turn (selected lore that is not
-   constant, the memory pack, Agent V2's state, the story stage...), after the history;
-9. ``userInput``;
+8. ``userInput``;
+9. ``turnContext``: the blocks that change from turn to turn (selected lore that is not
+   constant, the memory pack, Agent V2's state, the story stage...), after the player's
+   message, where the next turn's history still holds that message;
 10. ``postHistoryInstructions``: empty, so it adds nothing, unless the card has
     ``post_history_instructions``, which replace it and so come after the history.
 
-**The cache-aware layout** is item 8: everything before it stays byte for byte the same
+**The cache-aware layout** is item 9: everything before it stays byte for byte the same
 from one turn to the next unless the card, the persona, constant lore, the compaction
-summary or the older history changed, so a model server reuses its cache of that prefix
-(docs/prompt.md). :func:`default_prompt_data` with ``layout="classic"`` is the same list
-without the marker: the per-turn blocks then go where each asks (after the character), as
-before; joined with blank lines, its system prompts 1-6 of a card with only a description
-and examples are the old system message word for word.
+summary or the older history changed, so a model server reuses its cache of that prefix,
+the player's message included (docs/prompt.md). :func:`default_prompt_data` with
+``layout="classic"`` is the same list without the marker: the per-turn blocks then go where
+each asks (after the character), as before; joined with blank lines, its system prompts
+1-6 of a card with only a description and examples are the old system message word for
+word.
 
 **Role templates** (``position: none``), each with the variables its capability supplies
 as ``{{getvar::name}}`` (``{{char}}`` and the card macros are not used: a background
@@ -102,8 +104,8 @@ def _actor_prompts() -> list[dict]:
         marker("worldInfoAfter", "World Info (after)"),
         marker("dialogueExamples", "Chat Examples", "Example dialogue:\n{{mesExamples}}"),
         marker(CHAT_HISTORY, "Chat History"),
-        marker(TURN_CONTEXT, "Per-turn context"),
         marker(USER_INPUT, "User Input"),
+        marker(TURN_CONTEXT, "Per-turn context"),
         {"identifier": POST_HISTORY, "name": "Post-History Instructions", "content": ""},
     ]
 

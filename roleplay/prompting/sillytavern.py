@@ -33,7 +33,7 @@ the keys of their default preset's prompts, the Actor's list as the order of bot
 has no setting for them) nor ``userInput``; prompts between ``chatHistory`` and
 ``userInput`` go in the chat at depth 1, which is the same place. Each loss is a note. The
 ``turnContext`` marker (the cache-aware layout) is exported as a marker in its place, which
-SillyTavern ignores, and comes back before ``userInput`` on import.
+SillyTavern ignores, and comes back after ``userInput`` on import, as in our default.
 
 Pure: plain JSON in and out; the service validates the result as any other preset.
 """
@@ -287,9 +287,6 @@ def _with_history_and_input(prompts: list[dict], report: ImportReport) -> list[d
         history["enabled"] = True
         report.note("changed", CHAT_HISTORY, "enabled: the history is always sent here")
     index = prompts.index(history)
-    following = prompts[index + 1 : index + 2]
-    if following and following[0]["identifier"] == TURN_CONTEXT:
-        index += 1  # our own export's cache-aware layout: the marker stays before the input
     user_input = dict(history, identifier=USER_INPUT, name="User Input")
     prompts.insert(index + 1, user_input)
     report.note("added", USER_INPUT, "the player's message, right after the history")

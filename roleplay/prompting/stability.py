@@ -13,14 +13,16 @@ matters is where the first part that changes between two turns sits. A part of t
   author's note in the chat, or a note sent only every n-th turn;
 - its text uses a volatile macro (:data:`~roleplay.prompting.macros.VOLATILE_MACROS`:
   the clock, ``random``, ``roll``);
-- it is the player's input or the reply being continued.
+- it is the reply being continued (the next request holds the whole reply instead).
 
 Everything else (the preset's prompts, the card, the persona, constant lore, the compaction
-summary, the example dialogue, the opening line and the stored history) is **stable**. The
+summary, the example dialogue, the opening line, the stored history and the player's input,
+which the next request holds as its newest stored message) is **stable**. The
 stable prefix is the run of stable pieces from the start; everything after its end is sent
 again on the next turn. The cache-aware layout (the ``turnContext`` marker) moves the
-per-turn blocks that asked for a place near the character after the history
-(:func:`split_turn_blocks`), so the stable prefix reaches the end of the history.
+per-turn blocks that asked for a place near the character after the history and the
+player's message (:func:`split_turn_blocks`), so the stable prefix reaches the end of the
+player's message.
 
 Pure: plain data in, plain data out.
 """
@@ -37,7 +39,7 @@ from roleplay.prompting.placement import Block, Placement
 # depth, in the author's note, an outlet) are already late, or an operator's explicit
 # choice, and are left as asked.
 HEAD_POSITIONS = ("before_character", "after_character", "before_examples", "after_examples")
-PER_TURN_SOURCES = frozenset({"input", "continuing"})
+PER_TURN_SOURCES = frozenset({"continuing"})
 
 
 def per_turn_ids(blocks: Sequence[Mapping[str, Any]]) -> frozenset[str]:

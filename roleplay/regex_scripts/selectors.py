@@ -6,10 +6,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from functools import lru_cache
+from functools import cache, lru_cache
 
-from django.db.models import Q
-
+from console.rows import prepared
 from roleplay.llm.gateway import resolve_config
 from roleplay.models import Character
 
@@ -49,11 +48,27 @@ def owned(tenant, *, scope: str, character=None, preset=None):
 def may_apply(tenant_id, character_id) -> bool:
     """Whether any script could run on a conversation with this character: one indexed
     probe, so a tenant without scripts (the usual case) pays one small read per turn and
-    nothing more. Any preset's scripts count (the preset is resolved only when needed)."""
-    mine = Q(scope=ScriptScope.CHARACTER, character_id=character_id,
-             character__allow_regex=True)  # fmt: skip
-    shared = Q(scope__in=(ScriptScope.GLOBAL, ScriptScope.PRESET))
-    return RegexScript.objects.filter(tenant_id=tenant_id).filter(shared | mine).exists()
+    nothing more. Any preset's scripts count (the preset is resolved only when needed).
+    A prepared statement: it is the first read of every turn (``console.rows.prepared``)."""
+    with prepared(_may_apply_sql(), [tenant_id, character_id]) as cursor:
+        return bool(cursor.fetchone()[0])
+
+
+@cache
+def _may_apply_sql() -> str:
+    shared = ", ".join(f"'{scope}'" for scope in (ScriptScope.GLOBAL, ScriptScope.PRESET))
+    return f"""
+        SELECT EXISTS (
+            SELECT 1 FROM {RegexScript._meta.db_table} s
+            WHERE s.tenant_id = %s AND (
+                s.scope IN ({shared})
+                OR (s.scope = '{ScriptScope.CHARACTER}' AND s.character_id = %s AND EXISTS (
+                    SELECT 1 FROM {Character._meta.db_table} ch
+                    WHERE ch.id = s.character_id AND ch.allow_regex
+                ))
+            )
+        )
+    """
 
 
 def active_scripts(

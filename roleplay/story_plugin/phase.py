@@ -50,6 +50,7 @@ from story.models import StoryStatus
 
 RENEW_S = 10.0
 BLOCK_ID = "story:stage"
+WRITER_BLOCK_ID = "story:writer"
 KINDS = frozenset({"chat", "continue", "regenerate", "edit_regenerate", "auto_reply"})
 
 
@@ -139,26 +140,30 @@ async def prepare(ctx, run: PhaseRun) -> None:
             trace["accepted_revision"] = revision
         clock.lap("accept_save")
     if prep.block is not None:
-        trace["position"] = ctx.place(BLOCK_ID, _with_writer(ctx, prep.block, trace))
+        writer = _writer(ctx, trace)
+        if writer:  # it changes only with the preset: the stable part of the prompt
+            ctx.place(WRITER_BLOCK_ID, writer, per_turn=False)
+        trace["position"] = ctx.place(BLOCK_ID, prep.block)
         clock.lap("place")
     trace["timings_ms"] = clock.laps
     state.started = Started(prep, request, revision, config, failed)
 
 
-def _with_writer(ctx, block: str, trace: dict) -> str:
-    """The stage block after the Actor preset's ``story_writer`` instructions (the seed's
-    POV writer stage instructions), in one system block. A preset without the prompt (one
-    saved before it existed) gets the shipped text, and the trace says so; a preset that
-    disabled it gets none."""
+def _writer(ctx, trace: dict) -> str:
+    """The Actor preset's ``story_writer`` instructions (the seed's POV writer stage
+    instructions), placed before the stage block as a block of their own: the stage changes
+    every turn, the instructions only with the preset, so a cache-aware layout keeps them in
+    the stable prefix (the classic layout sends the two side by side). A preset without the
+    prompt (one saved before it existed) gets the shipped text, and the trace says so; a
+    preset that disabled it gets none."""
     found = next((p for p in ctx.preset.prompts if p.name == STORY_WRITER), None)
     if found is None:
         found = default_preset().named(STORY_WRITER)
         trace.setdefault("diagnostics", []).append("story_writer_default")
     elif not found.enabled:
-        return block
+        return ""
     variables = {"characterName": ctx.character.name}
-    writer = expand_macros(found.content, MacroContext(variables=variables)).text.strip()
-    return f"{writer}\n\n{block}" if writer else block
+    return expand_macros(found.content, MacroContext(variables=variables)).text.strip()
 
 
 async def save(ctx, run: PhaseRun) -> None:

@@ -30,7 +30,7 @@ from roleplay.characters.selectors import greeting_for
 from roleplay.dio.reads import NOT_READ, Prefetched
 from roleplay.llm.gateway import provider_config
 from roleplay.models import Character, Conversation, ModelConfig, Scenario, Turn, TurnKind
-from roleplay.players.selectors import ActivePersona, persona_for
+from roleplay.players.selectors import ActivePersona, persona_from
 from roleplay.presets.selectors import effective_preset
 from roleplay.prompting.assembly import (
     ActorInputs,
@@ -148,7 +148,7 @@ class TurnContext:
         may place a block (``assembly.capabilities``). Building the layout costs a prompt
         assembly, so it is done once for every hook, again only if the variables change."""
         if self._capabilities is None or self._capabilities[0] != self.variables:
-            found = capabilities(self.preset, self.actor_inputs(blocks=False))
+            found = capabilities(self.preset, self.actor_inputs(blocks=False, history=False))
             self._capabilities = (dict(self.variables), found)
         return self._capabilities[1]
 
@@ -171,8 +171,9 @@ class TurnContext:
         self.blocks.append(block)
         return position
 
-    def actor_inputs(self, *, blocks: bool = True) -> ActorInputs:
-        """What the Actor prompt is assembled from (``prompting.assembly``)."""
+    def actor_inputs(self, *, blocks: bool = True, history: bool = True) -> ActorInputs:
+        """What the Actor prompt is assembled from (``prompting.assembly``); without the
+        blocks or the history's messages for what reads neither (the layout's positions)."""
         character = self.character
         player_messages = sum(1 for m in self.history if m.role == "user")
         return ActorInputs(
@@ -188,7 +189,7 @@ class TurnContext:
             ),
             persona_name=self.persona.name,
             persona_description=self.persona.description,
-            history=self.chat_history(),
+            history=self.chat_history() if history else (),
             user_input=self.user_input,
             continuing=self.continuing,
             blocks=list(self.blocks) if blocks else [],
@@ -214,16 +215,15 @@ def load_context(
     plug-in's ``read`` additions. ``preset`` replaces the model config's (the preset
     editor's preview of unsaved prompts); ``record=False`` keeps hooks from writing;
     ``scripts=False``: the caller found that no regex script can apply (None: read them)."""
-    conversation, config, scenario, agent_state, dio, anchors = turn_conversation(
-        turn.conversation_id
-    )
+    read = turn_conversation(turn.conversation_id)
+    conversation, config, scenario = read.conversation, read.config, read.scenario
     history, user_input, continuing = _split(turn, stored_history(conversation), user_input)
     ctx = TurnContext(
         kind=turn.kind,
         turn=turn,
         conversation=conversation,
         character=conversation.character,
-        persona=persona_for(conversation),
+        persona=persona_from(conversation, read.default_persona),
         config=config,
         preset=preset or effective_preset(config),
         history=history,
@@ -232,11 +232,11 @@ def load_context(
         greeting=greeting_for(conversation),
         scenario=scenario,
         settings=ScenarioSettings(scenario),
-        agent_state=agent_state,
-        dio=dio,
+        agent_state=read.agent_state,
+        dio=read.dio,
         author_note=effective_note(conversation.author_note, conversation.character.author_note),
         record=record,
-        prompt_anchors=anchors if record else None,
+        prompt_anchors=read.anchors if record else None,
     )
     if scripts is not False:  # False: none can apply (``regex_scripts.may_apply``)
         _prompt_scripts(ctx)

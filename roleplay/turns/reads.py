@@ -2,9 +2,11 @@
 player and persona, the model config that applies with its preset (not the preset's
 prompts, which ``effective_preset`` reads only when that preset version is not loaded yet),
 the scenario it runs, our own DIO's prompt in force when that scenario has DIO internal
-(``roleplay.dio.reads``), and Agent V2's state in force under that scenario (what the Actor's
+(``roleplay.dio.reads``), Agent V2's state in force under that scenario (what the Actor's
 continuity block shows: ``services.agent_state.state_sql``, a head lookup that finds nothing
-for a scenario without Agent V2, and a round trip fewer on the path to the first delta).
+for a scenario without Agent V2, and a round trip fewer on the path to the first delta), and
+the player's default persona when the conversation has not chosen one
+(``players.selectors.default_persona_sql``, another round trip fewer).
 
 Through the ORM this was two queries whose building cost several times their running; every
 turn and every preview pays it. The config rule is ``resolve_config``'s (the conversation's
@@ -17,6 +19,7 @@ those functions and to the ORM's read of the conversation (and tests/agentic the
 from __future__ import annotations
 
 from functools import cache
+from typing import NamedTuple
 
 from console.models import Player, Tenant
 from console.rows import Columns, build_all, json_value, prepared, select
@@ -32,6 +35,7 @@ from roleplay.models import (
     Scenario,
     Turn,
 )
+from roleplay.players.selectors import default_persona_sql
 
 _PARTS = (
     Columns.of(Conversation, "c"),
@@ -63,7 +67,7 @@ def _sql() -> str:
         "c.tenant_id", "c.id", "p.external_id", "c.character_id::text",
     )  # fmt: skip
     return f"""
-        SELECT {select(*_PARTS)}, an.anchors, st.*, dv.*
+        SELECT {select(*_PARTS)}, an.anchors, dp.default_persona, st.*, dv.*
         FROM {table[Conversation]} c
         JOIN {table[Tenant]} t ON t.id = c.tenant_id
         JOIN {table[Character]} ch ON ch.id = c.character_id
@@ -82,33 +86,41 @@ def _sql() -> str:
             WHERE tu.conversation_id = c.id AND tu.trace -> 'prompt' IS NOT NULL
             ORDER BY tu.started_at DESC LIMIT 1
         ) an ON TRUE
+        LEFT JOIN LATERAL (
+            SELECT ARRAY[d.id::text, d.name, d.description] AS default_persona
+            FROM ({default_persona_sql("c.player_id")}) d
+            WHERE c.persona_id IS NULL LIMIT 1
+        ) dp ON TRUE
         WHERE c.id = %s
     """
 
 
-def turn_conversation(
-    conversation_id,
-) -> tuple[
-    Conversation,
-    ModelConfig | None,
-    Scenario | None,
-    agent_state.Snapshot,
-    dio_reads.Prefetched,
-    dict | None,
-]:
-    """(the conversation with its related rows cached, the model config that applies, the
-    scenario it runs: its own, else its character's default, as ``scenario_for``, and the
-    Agent V2 state in force under it with the newest ``ledger.NEWEST`` active entries, as
-    ``agent_state.read_state(..., active_ledger=ledger.NEWEST)``, and our own DIO's prompt in
-    force when the scenario's DIO is internal, as ``dio.selectors.active_prompt``, and the
-    prompt anchors of the conversation's newest turn that assembled a prompt, or None:
-    ``prompting.anchoring``)."""
+class TurnRead(NamedTuple):
+    """What :func:`turn_conversation` read."""
+
+    conversation: Conversation  # with its related rows cached
+    config: ModelConfig | None  # the model config that applies
+    scenario: Scenario | None  # its own, else its character's default, as ``scenario_for``
+    # Agent V2's state in force under it with the newest ``ledger.NEWEST`` active entries,
+    # as ``agent_state.read_state(..., active_ledger=ledger.NEWEST)``
+    agent_state: agent_state.Snapshot
+    dio: dio_reads.Prefetched  # our own DIO's prompt in force, as ``dio.selectors``
+    # the prompt anchors of the conversation's newest turn that assembled a prompt, or None
+    # (``prompting.anchoring``)
+    anchors: dict | None
+    # the player's default persona (id, name, description) when the conversation chose none
+    # and the player has one, as ``players.selectors.persona_for`` reads it
+    default_persona: tuple[str, str, str] | None
+
+
+def turn_conversation(conversation_id) -> TurnRead:
+    """The turn's first read, in one statement (see the module docstring)."""
     with prepared(_sql(), [conversation_id]) as cursor:
         row = cursor.fetchone()
     if row is None:
         raise Conversation.DoesNotExist(f"conversation {conversation_id} does not exist")
-    columns = len(row) - agent_state.STATE_COLUMNS - dio_reads.COLUMNS - 1
-    anchors = row[columns]
+    columns = len(row) - agent_state.STATE_COLUMNS - dio_reads.COLUMNS - 2
+    anchors, default_persona = row[columns], row[columns + 1]
     dio = dio_reads.prefetched_of(row[len(row) - dio_reads.COLUMNS :])
     conversation, tenant, character, player, persona, config, preset, own, default = build_all(
         row[:columns], *_PARTS
@@ -122,13 +134,14 @@ def turn_conversation(
         getattr(Conversation, name).field.set_cached_value(conversation, value)
     if config is not None:
         ModelConfig.preset.field.set_cached_value(config, preset)
-    state = agent_state.snapshot_of(row[columns + 1 : len(row) - dio_reads.COLUMNS])
+    state = agent_state.snapshot_of(row[columns + 2 : len(row) - dio_reads.COLUMNS])
     anchors = json_value(anchors)
-    return (
+    return TurnRead(
         conversation,
         config,
-        own or default,  # type: ignore[return-value]
+        own or default,  # type: ignore[arg-type]
         state,
         dio,
         anchors if isinstance(anchors, dict) else None,
+        tuple(default_persona) if default_persona else None,  # type: ignore[arg-type]
     )

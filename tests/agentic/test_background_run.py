@@ -62,11 +62,11 @@ async def test_happy_path(planning_relay, tenant, player, character, llm):
     assert "guidance" not in later.snapshot
     guidance = recorded_guidance((await sync_to_async(recorded.restore)(later)).snapshot)
     # The state changes from turn to turn: the cache-aware layout sends it after the
-    # history, in the system message right before the player's (messages[-2]).
-    assert "one notes." in guidance and guidance in actor_requests[-1]["messages"][-2]["content"]
+    # history, in the system message right after the player's (messages[-1]).
+    assert "one notes." in guidance and guidance in actor_requests[-1]["messages"][-1]["content"]
     assert "one notes." in json.dumps(actor_requests[-1]["messages"])
     assert "one notes." not in json.dumps(actor_requests[0]["messages"])
-    first_system = actor_requests[0]["messages"][-2]["content"]
+    first_system = actor_requests[0]["messages"][-1]["content"]
     assert DEFAULT_NOTE in first_system  # no state yet: the conservative default note
     assert DEFAULT_NOTE not in json.dumps(actor_requests[-1]["messages"])
     await comm.disconnect()
@@ -119,7 +119,7 @@ async def test_the_background_reads_no_lore_by_default(
     comm = await connect(conversation)
     await say(comm, "我把铜钥匙递给守卫", "w2")
     await until(comm, "planning.completed")
-    actor = router.seen["actor"][0]["messages"][-2]["content"]  # the per-turn context
+    actor = router.seen["actor"][0]["messages"][-1]["content"]  # the per-turn context
     assert "铜钥匙只能开启" in actor  # the Actor has the lore; the background does not
     assert "WORLD NOTES" not in router.seen["orchestrator"][0]["messages"][-1]["content"]
     await comm.disconnect()

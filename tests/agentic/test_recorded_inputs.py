@@ -62,7 +62,7 @@ async def test_the_record_names_the_state_and_entries_and_every_reader_gets_them
     assert read.state.splitlines()[1] in json.dumps(router.seen["director"][-1]["messages"])
     # The guidance made again from the record is the block the turn's Actor read.
     guidance = recorded_guidance(run.snapshot)
-    assert guidance in router.seen["actor"][-1]["messages"][-2]["content"]
+    assert guidance in router.seen["actor"][-1]["messages"][-1]["content"]
     assert "one notes." in guidance
 
 

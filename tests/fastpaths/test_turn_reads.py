@@ -16,7 +16,7 @@ from memory import selectors as message_reads
 from memory.models import Message
 from roleplay.llm.gateway import resolve_config
 from roleplay.models import Character, Conversation, ModelConfig, Persona, Preset
-from roleplay.players.selectors import ActivePersona, persona_for
+from roleplay.players.selectors import ActivePersona, persona_for, persona_from
 from roleplay.scenarios.selectors import scenario_for
 from roleplay.turns.reads import turn_conversation
 
@@ -43,7 +43,8 @@ def _fields(instance, exclude=()):
 
 
 def assert_same_read(conversation_id):
-    fast, fast_config, fast_scenario, _, _, _ = turn_conversation(conversation_id)
+    read = turn_conversation(conversation_id)
+    fast, fast_config, fast_scenario = read.conversation, read.config, read.scenario
     slow, slow_config = _orm(conversation_id)
     assert _fields(fast) == _fields(slow)
     assert fast.tenant == slow.tenant and fast.tenant.name == slow.tenant.name
@@ -153,18 +154,31 @@ def test_a_missing_conversation_is_does_not_exist(db):
         turn_conversation(uuid.uuid4())
 
 
+def _both_personas(conversation) -> ActivePersona:
+    """``persona_for``'s answer, checked equal to the one the turn's first read gives."""
+    read = turn_conversation(conversation.pk)
+    folded = persona_from(read.conversation, read.default_persona)
+    assert folded == persona_for(conversation)
+    return folded
+
+
 def test_persona_for_reads_the_players_default(tenant, conversation, player):
-    assert persona_for(conversation) == ActivePersona("Ann", "", "player")
+    assert _both_personas(conversation) == ActivePersona("Ann", "", "player")
     other = Player.objects.create(tenant=tenant, external_id="p-2")
     Persona.objects.create(tenant=tenant, player=other, name="Not mine", is_default=True)
     Persona.objects.create(tenant=tenant, player=player, name="Side", is_default=False)
-    assert persona_for(conversation).source == "player"
+    assert _both_personas(conversation).source == "player"
     default = Persona.objects.create(
         tenant=tenant, player=player, name="Main", description="tall", is_default=True
     )
     slow = Persona.objects.filter(player_id=player.pk, is_default=True).get()
     assert slow.pk == default.pk
-    assert persona_for(conversation) == ActivePersona("Main", "tall", "default", str(default.pk))
+    assert _both_personas(conversation) == ActivePersona("Main", "tall", "default", str(default.pk))
+    chosen = Persona.objects.create(tenant=tenant, player=player, name="Rin", description="d")
+    conversation.persona = chosen
+    conversation.save()
+    assert turn_conversation(conversation.pk).default_persona is None  # not read: not needed
+    assert _both_personas(conversation) == ActivePersona("Rin", "d", "conversation", str(chosen.pk))
 
 
 def _put(tenant, session, ts, role="user", archived=False):

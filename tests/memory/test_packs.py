@@ -63,11 +63,11 @@ async def test_the_next_turn_reads_the_pack_the_last_one_asked_for(
     pack = second.trace["memory_pack"]
     assert pack["status"] == "hit" and pack["items"] >= 1 and not pack["degraded"]
     # The pack changes from turn to turn: the cache-aware layout sends it after the history,
-    # just before the player's message, not in the system message at the top.
+    # just after the player's message, not in the system message at the top.
     messages = llm.requests[-1]["messages"]
     assert packs.HEADER not in messages[0]["content"]
-    system = messages[-2]["content"]
-    assert messages[-2]["role"] == "system"
+    system = messages[-1]["content"]
+    assert messages[-1]["role"] == "system"
     assert packs.HEADER in system and "under the old oak by the mill" in system
     await comm.disconnect()
 

@@ -65,8 +65,8 @@ def test_the_actor_list_in_order():
         "worldInfoAfter",
         "dialogueExamples",
         "chatHistory",
-        "turnContext",  # the cache-aware layout: per-turn blocks after the history
         "userInput",
+        "turnContext",  # the cache-aware layout: per-turn blocks after the player's message
         "postHistoryInstructions",
     ]
     classic = LoadedPreset(tuple(validate_prompts(default_prompt_data("classic"))), name="c")

@@ -244,20 +244,19 @@ def test_random_editor_posts_never_break_the_preview(operator_client, chat, pres
 
 
 def test_the_preview_marks_where_the_stable_prefix_ends(operator_client, chat, preset):
-    """Everything up to the end of the history is stable with the cache-aware layout; the
-    player's input is per turn, and the marker line stands between them."""
+    """With the cache-aware layout and no per-turn block, the whole prompt is stable: the
+    history and the player's input, which the next turn's request holds as they are; so no
+    line marks an end."""
     preview = preview_prompt(chat, load_preset(preset), "Is the lamp lit?")
     assert preview.prompt.layout == "cache_aware"
-    assert preview.prefix_ends_before == len(preview.messages) - 1
-    assert [m.stability for m in preview.messages[:-1]] == ["stable"] * (len(preview.messages) - 1)
-    assert preview.messages[-1].stability == "per turn"
-    assert 0 < preview.stable_tokens < preview.prompt.prompt_tokens
+    assert preview.prefix_ends_before is None
+    assert [m.stability for m in preview.messages] == ["stable"] * len(preview.messages)
+    assert preview.messages[-1].content == "Is the lamp lit?"
+    assert preview.stable_tokens == preview.prompt.prompt_tokens
     data = {**page_post(preset), "preview_conversation": str(chat.pk)}
     html = operator_client.post(preview_url(preset), data).content.decode()
-    marker = html.index('id="preset-preview-prefix-end"')
-    assert html.count('id="preset-preview-prefix-end"') == 1
-    assert html.rindex("The lamp?") < marker < html.index("the player&#x27;s next message")
-    assert 'data-layout="cache_aware"' in html and 'data-stability="per turn"' in html
+    assert 'id="preset-preview-prefix-end"' not in html
+    assert 'data-layout="cache_aware"' in html and 'data-stability="per turn"' not in html
 
 
 def test_a_prompt_using_the_clock_ends_the_stable_prefix_inside_the_system_message(

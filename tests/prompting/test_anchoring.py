@@ -1,6 +1,6 @@
 """Per-turn blocks that did not change stay where the turn before sent them
 (``prompting.anchoring``), pinned over random conversations: with nothing changed the next
-request starts with the whole earlier one but its input; with some blocks changed only
+request starts with the whole earlier one; with some blocks changed only
 those move to the marker; the order never depends on the order blocks came in; an anchor
 that no longer holds (its message edited or trimmed away, too deep, the classic layout)
 gives the block back to the marker; and no anchors value, however malformed, breaks an
@@ -80,12 +80,12 @@ def test_with_nothing_changed_the_next_request_starts_with_the_whole_earlier_one
 def nothing_changed(chat, reply, said):
     first = assembled(CACHE_AWARE, chat)
     second = assembled(CACHE_AWARE, following(chat, reply, said, set()), anchors=first.anchors)
-    # Everything but the earlier input: the blocks stayed where they were.
-    assert whole_messages_shared(first.messages, second.messages) >= len(first.messages) - 1
+    # Everything, the earlier input included: the blocks stayed where they were.
+    assert whole_messages_shared(first.messages, second.messages) == len(first.messages)
     # And a third turn keeps them there too.
     third_chat = following(following(chat, reply, said, set()), reply, said, set())
     third = assembled(CACHE_AWARE, third_chat, anchors=second.anchors)
-    assert whole_messages_shared(second.messages, third.messages) >= len(second.messages) - 1
+    assert whole_messages_shared(second.messages, third.messages) == len(second.messages)
     assert all(b["content"] in str(third.messages) for b in chat["blocks"])
 
 
@@ -108,7 +108,7 @@ def only_changed_move(chat, reply, said, data):
         default=0,
     )
     assert second.messages[: history_end + 1] == first.messages[: history_end + 1]
-    marker = second.messages[-2]["content"] if changed else ""
+    marker = second.messages[-1]["content"] if changed else ""
     for block in later_chat["blocks"]:
         assert block["content"] in str(second.messages)  # nothing is ever lost
         at_marker = block["content"] in marker
@@ -174,13 +174,13 @@ CHAT = {
 def test_an_edited_message_before_the_block_gives_it_back_to_the_marker():
     first, later = _two_turns(CHAT)
     kept = assembled(CACHE_AWARE, later, anchors=first.anchors)
-    assert kept.messages[-2]["content"] != LORE  # anchored: no longer at the marker
-    # the message the block followed ("Hi") is edited
+    assert kept.messages[-1]["content"] != LORE  # anchored: no longer at the marker
+    # the message the block followed (the player's "The lamp?") is edited
     history = list(later["history"])
-    history[21] = {"role": "assistant", "content": "Hi!"}
+    history[22] = {"role": "user", "content": "The lamp!"}
     edited = dict(later, history=history)
     moved = assembled(CACHE_AWARE, edited, anchors=first.anchors)
-    assert moved.messages[-2] == {"role": "system", "content": LORE}
+    assert moved.messages[-1] == {"role": "system", "content": LORE}
 
 
 def test_a_block_too_deep_goes_back_to_the_marker():
@@ -189,9 +189,9 @@ def test_a_block_too_deep_goes_back_to_the_marker():
     for i in range(anchoring.MAX_DEPTH // 2):
         deep = following(deep, f"r{i}", f"s{i}", set())
     prompt = assembled(CACHE_AWARE, deep, anchors=first.anchors)
-    assert prompt.messages[-2] == {"role": "system", "content": LORE}
+    assert prompt.messages[-1] == {"role": "system", "content": LORE}
     anchor = prompt.anchors["lore"]
-    assert anchor[1] == len(deep["history"])  # anchored anew at the end
+    assert anchor[1] == len(deep["history"]) + 1  # anchored anew after the new input
 
 
 def test_a_trimmed_anchor_and_the_classic_layout_anchor_nothing():
@@ -201,7 +201,7 @@ def test_a_trimmed_anchor_and_the_classic_layout_anchor_nothing():
     with mock.patch.object(anchoring, "_pays", ALWAYS):  # only the trimming gives it up
         trimmed = assembled(CACHE_AWARE, later, anchors=first.anchors, limit=700)
     assert trimmed.dropped_history >= 23
-    assert trimmed.messages[-2] == {"role": "system", "content": LORE}
+    assert trimmed.messages[-1] == {"role": "system", "content": LORE}
     classic = assembled(CLASSIC, later, anchors=first.anchors)
     assert classic.anchors == {}
 
@@ -219,4 +219,4 @@ def test_malformed_anchors_never_break_an_assembly(anchors):
     _first, later = _two_turns(CHAT)
     prompt = assembled(CACHE_AWARE, later, anchors=anchors)
     assert LORE in str(prompt.messages)
-    assert prompt.anchors["lore"][1] in (0, 1, 2, len(later["history"]))
+    assert prompt.anchors["lore"][1] in (0, 1, 2, len(later["history"]) + 1)

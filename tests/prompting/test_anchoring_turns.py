@@ -1,6 +1,6 @@
 """Anchoring through real turns over the socket (``prompting.anchoring``): the lore a
 conversation keeps calling up stays where the first turn sent it, so each Actor request the
-model server receives starts with the whole request before it but its input, and the
+model server receives starts with the whole request before it, and the
 turn's trace keeps the anchors the next turn reads. (The lore is longer than an exchange:
 ``anchoring``'s rule.)"""
 
@@ -63,11 +63,11 @@ async def test_lore_called_up_again_stays_where_it_was(tenant, character, conver
     requests = actor_requests(llm)
     assert len(requests) == 3
     one, two, three = requests
-    # Turn 1 sent the lore at the marker, right before the player's message.
-    assert LORE in one[-2]["content"]
-    # Turns 2 and 3 start with the whole request before them but its input: the lore
+    # Turn 1 sent the lore at the marker, right after the player's message.
+    assert LORE in one[-1]["content"] and one[-2]["content"] == "Is the lamp lit?"
+    # Turns 2 and 3 start with the whole request before them, its input included: the lore
     # stayed where it was, and is sent once.
-    assert two[: len(one) - 1] == one[:-1] and three[: len(two) - 1] == two[:-1]
+    assert two[: len(one)] == one and three[: len(two)] == two
     assert sum(LORE in str(m["content"]) for m in three) == 1
     anchors = [t.trace["prompt"]["anchors"] for t in (first, second, third)]
     assert all(len(a) == 1 for a in anchors)

@@ -135,12 +135,12 @@ def test_the_next_turn_starts_with_this_turns_stable_part(conversation, reply, s
             preset, following, now=NOW + timedelta(minutes=minutes), seed=f"turn-{minutes}"
         )
         assert starts_with(later.messages, now.stable_prefix())
-    # The cache-aware layout's stable prefix reaches the end of the history, whatever the
-    # per-turn blocks are: everything but the per-turn context and the player's input.
+    # The cache-aware layout's stable prefix reaches the end of the player's input, whatever
+    # the per-turn blocks are: everything but the per-turn context after it.
     prompt = assembled(CACHE_AWARE, conversation)
     prefix = prompt.stable_prefix()
     history_end = max(
-        (i for i, part in enumerate(prompt.parts) if part.source in ("history", "greeting")),
+        (i for i, p in enumerate(prompt.parts) if p.source in ("history", "greeting", "input")),
         default=0,
     )
     assert len(prefix) == history_end + 1 and prefix == prompt.messages[: history_end + 1]
@@ -190,8 +190,8 @@ def test_the_classic_layout_keeps_per_turn_blocks_by_the_character():
     assert cache_aware.layout == "cache_aware"
     head = cache_aware.messages[0]["content"]
     assert "The sea is cold." in head and "Lore 8" not in head
-    assert cache_aware.messages[-2] == {"role": "system", "content": "Lore 8"}
-    assert cache_aware.stable_prefix() == cache_aware.messages[:-2]
+    assert cache_aware.messages[-1] == {"role": "system", "content": "Lore 8"}
+    assert cache_aware.stable_prefix() == cache_aware.messages[:-1]  # the input included
 
 
 def test_a_note_in_the_chat_moves_so_it_ends_the_stable_prefix():

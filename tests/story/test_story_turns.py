@@ -732,31 +732,36 @@ def stage_message(request: dict) -> str:
     return text
 
 
-async def test_the_actor_gets_the_story_writer_instructions_with_the_stage(
+async def test_the_actor_gets_the_story_writer_instructions_before_the_stage(
     story_conversation, llm, model_config
 ):
     """The preset's ``story_writer`` role prompt (the seed's POV writer stage instructions)
-    comes in the same system block as the stage; a preset of its own replaces the text."""
+    comes before the stage: in the stable system prompt with the cache-aware layout, since
+    it changes only with the preset, while the stage, which changes every turn, is sent
+    after the history; a preset of its own replaces the text."""
     Script(llm)
     comm = await connect(story_conversation)
     await chat(comm, "I hand Mira the key.", "c1")
     await until(comm, "story.updated")
-    block = stage_message(actor_requests(llm)[-1])
-    writer, stage = block.split("[CURRENT STORY STAGE]")
+    request = actor_requests(llm)[-1]
+    system, stage = request["messages"][0]["content"], stage_message(request)
     for rule in ("Never decide for the user", "invitation", "not happened yet", "hidden"):
-        assert rule in writer, rule
-    assert "Mira" in writer and "{{" not in writer
-    assert writer.endswith("the characters could not know.\n\n")  # right before the stage
+        assert rule in system, rule
+    assert "Never decide for the user" not in stage
+    assert "The story stage that follows" in system and "{{" not in system
+    assert stage.startswith("[CURRENT STORY STAGE]\n")
     preset = await sync_to_async(_preset_with_writer)(
         model_config, "WRITE AS {{getvar::characterName}}."
     )
     await chat(comm, "Next.", "c2")
     await until(comm, "story.updated")
-    # The stage changes from turn to turn: the cache-aware layout sends it after the history,
-    # where it opens the per-turn system message (nothing joined before it).
-    stage = stage_message(actor_requests(llm)[-1])
-    assert stage.startswith("WRITE AS Mira.\n\n[CURRENT STORY STAGE]\n")
-    assert actor_requests(llm)[-1]["messages"][-2]["content"] == stage
+    request = actor_requests(llm)[-1]
+    assert request["messages"][0]["content"].endswith("WRITE AS Mira.")
+    assert "The story stage that follows" not in request["messages"][0]["content"]
+    # The stage opens the per-turn system message after the player's (nothing joined before).
+    stage = stage_message(request)
+    assert stage.startswith("[CURRENT STORY STAGE]\n")
+    assert request["messages"][-1]["content"] == stage
     assert preset.name
     await comm.disconnect()
 

@@ -29,6 +29,11 @@ INPUT = "Rules found:\n{{getvar::rules}}\n\nPlayer: {{getvar::query}}"
 PLAYER = "I hand the guard my copper key."
 
 
+def player_at(messages: list[dict]) -> int:
+    """The index of the player's message (the last user message) in an Actor request."""
+    return max(i for i, m in enumerate(messages) if m["role"] == "user" and m["content"] == PLAYER)
+
+
 @pytest.fixture
 def writer(tenant, llm):
     """A model config whose preset holds the ``scene_writer`` role prompt."""
@@ -137,8 +142,8 @@ def test_gate_rules_then_scene_requirement_reach_the_actor(
     assert user["content"].endswith(f"Player: {PLAYER}")
     [actor] = by_model(llm, "scripted-model")
     messages = actor["messages"]
-    assert messages[-1]["role"] == "user" and messages[-1]["content"] == PLAYER
-    assert messages[-2]["role"] == "system" and messages[-2]["content"] == SCENE
+    player = player_at(messages)  # the per-turn context (the selected rule) follows it
+    assert messages[player - 1]["role"] == "system" and messages[player - 1]["content"] == SCENE
     assert turn.trace["workflow"]["placed"] == {
         "foundation_context": None,
         "turn_context": "at_depth",
@@ -193,7 +198,8 @@ def test_a_failing_optional_node_leaves_its_dependent_running(
     assert turn.status == "complete", turn.trace.get("error")
     [scene_call] = by_model(llm, "writer-model")  # it ran, without the rules
     assert "Rules found:\n\n" in scene_call["messages"][1]["content"]
-    assert by_model(llm, "scripted-model")[0]["messages"][-2]["content"] == SCENE
+    messages = by_model(llm, "scripted-model")[0]["messages"]
+    assert messages[player_at(messages) - 1]["content"] == SCENE
     run = WorkflowRun.objects.get(conversation=conversation)
     assert run.status == "succeeded"
     rules, scene = run.nodes

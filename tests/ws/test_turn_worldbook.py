@@ -51,9 +51,9 @@ async def test_turn_places_selected_entries(conversation, character, tenant, llm
     assert "灰港是一座蒸汽城市" in system and "铜钥匙只能开启" not in system
     assert system.index("灰港是一座蒸汽城市") < system.index("You are Mira")
     # The constant entry stays in the system message; the keyword entry changes with the
-    # conversation, so the cache-aware layout sends it after the history, before the input.
-    assert messages[-2] == {"role": "system", "content": messages[-2]["content"]}
-    assert "铜钥匙只能开启" in messages[-2]["content"]
+    # conversation, so the cache-aware layout sends it after the history and the input.
+    assert messages[-1] == {"role": "system", "content": messages[-1]["content"]}
+    assert "铜钥匙只能开启" in messages[-1]["content"]
     assert any(m["content"] == depth_entry["content"] for m in messages[1:-1])
     turn = await Turn.objects.aget(pk=events[0]["turn_id"])
     wb = turn.trace["worldbook"]
