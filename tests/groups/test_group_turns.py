@@ -43,7 +43,10 @@ def test_the_speakers_prompt_has_its_card_the_others_and_their_names(group, jon,
     prompt = text_of(actor_prompt(ctx))
     assert "A fisherman with a loud laugh." in prompt  # Jon's own card
     assert "A lighthouse keeper." not in prompt.split("[Other characters")[0]
-    assert "[Other characters in this conversation]\n- Mira: A lighthouse keeper.\n- Ada: A mapmaker." in prompt
+    assert (
+        "[Other characters in this conversation]\n- Mira: A lighthouse keeper.\n- Ada: A mapmaker."
+        in prompt
+    )
     assert "Mira: Hello from the scripted model." in prompt  # another member's reply, named
     assert ctx.message_metadata["speaker"] == {"id": str(jon.pk), "name": "Jon"}
     event = turns.started_event(start, "c2", ctx)
