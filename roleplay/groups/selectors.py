@@ -53,6 +53,18 @@ def members_of(conversation: Conversation) -> list[GroupMember]:
     return [first, *others]
 
 
+def member_json(member: GroupMember) -> dict:
+    """A member as the REST door and the socket's ``group.updated`` show it."""
+    character = member.character
+    return {
+        "character": str(character.pk),
+        "name": character.name,
+        "position": member.position,
+        "muted": member.muted,
+        "talkativeness": member.talkativeness,
+    }
+
+
 def is_group(conversation: Conversation) -> bool:
     return (
         ConversationMember.objects.filter(conversation_id=conversation.pk)

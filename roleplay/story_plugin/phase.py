@@ -156,7 +156,7 @@ def _with_writer(ctx, block: str, trace: dict) -> str:
         trace.setdefault("diagnostics", []).append("story_writer_default")
     elif not found.enabled:
         return block
-    variables = {"characterName": ctx.character.name}
+    variables = {"characterName": ctx.speaker.name}
     writer = expand_macros(found.content, MacroContext(variables=variables)).text.strip()
     return f"{writer}\n\n{block}" if writer else block
 
