@@ -11,7 +11,7 @@ import random
 from dataclasses import dataclass, field
 from typing import Any
 
-from memory.models import Message
+from memory import selectors as message_reads
 from roleplay.models import Character, Conversation, GroupMode, Turn, TurnKind
 
 from .engine import Sheet, find_member, joined, members_block, named, next_speaker
@@ -102,19 +102,13 @@ class GroupTurn:
 
 def recent_lines(conversation: Conversation) -> list[Line]:
     """The newest :data:`RECENT` unarchived messages, oldest first, with their speakers."""
-    rows = (
-        Message.objects.filter(
-            tenant_id=conversation.tenant_id, session_id=conversation.session_id, archived=False
-        )
-        .order_by("-ts")
-        .values_list("pk", "role", "content", "metadata__speaker__id", "metadata__speaker__name")
-    )[:RECENT]
-    lines = [
-        Line(str(pk), role, content or "", str(sid) if sid else None, name)
+    rows = message_reads.get_history_speakers(
+        conversation.tenant_id, conversation.session_id, RECENT
+    )
+    return [
+        Line(str(pk), role, content or "", sid or None, name)
         for pk, role, content, sid, name in rows
     ]
-    lines.reverse()
-    return lines
 
 
 def choose(
