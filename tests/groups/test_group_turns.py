@@ -112,3 +112,16 @@ def test_a_one_character_conversation_has_no_speaker_kept(conversation, llm):
     assert turn.speaker_id is None and "speaker" not in turn.trace
     reply = Message.objects.get(pk=turn.assistant_message_id)
     assert "speaker" not in reply.metadata
+
+
+def test_a_groups_chat_export_names_each_replys_speaker(api, group, jon, llm):
+    import json
+
+    from roleplay import turns
+
+    turns.run_to_end(group, "c1", "Hi", speaker="Jon")
+    turns.run_to_end(group, "c2", "And Mira?", speaker="Mira")
+    response = api.get(f"/api/v1/conversations/{group.id}/export?format=sillytavern")
+    lines = [json.loads(line) for line in response.content.decode().splitlines() if line]
+    replies = [line["name"] for line in lines[1:] if line.get("is_user") is False]
+    assert replies[-2:] == ["Jon", "Mira"]
