@@ -162,8 +162,8 @@ class ConversationConsumer(GroupFrames, AsyncWebsocketConsumer):
         self, client_id: str, kind: str, content: str = "", speaker: str | None = None
     ):
         """Start a turn of ``kind``: ``turn.started``, then its stream, from a task; the
-        turn and that task, or None when none started. ``speaker``: a group member who
-        must answer."""
+        turn, that task and its context (or its load failure), or None when none started.
+        ``speaker``: a group member who must answer."""
         STARTS.begin()  # from here until the turn's first delta, it goes before streams
         try:
             start, preloaded = await run_db(
@@ -190,7 +190,7 @@ class ConversationConsumer(GroupFrames, AsyncWebsocketConsumer):
             STARTS.end()
             await self.send(json.dumps({**event, "duplicate": True, "status": turn.status}))
             return None
-        return turn, turns.launch(turn, event, preloaded)
+        return turn, turns.launch(turn, event, preloaded), preloaded
 
     async def _edit(self, data: dict) -> None:
         """``edit``: new text for a message; with ``regenerate``, a new reply after it."""

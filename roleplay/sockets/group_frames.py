@@ -9,8 +9,8 @@ import uuid
 from console.db import run_db
 from roleplay.groups import services as groups
 from roleplay.groups.selectors import member_json, members_of
-from roleplay.models import TurnKind
-from roleplay.turns import hub
+from roleplay.models import GroupMode, TurnKind
+from roleplay.turns import TurnContext, hub
 
 from . import group_chain
 
@@ -54,9 +54,16 @@ class GroupFrames:
         return value.strip()
 
     async def _follow(self, started) -> None:
-        """Auto-mode after a reply to the player or a force-talk (``group_chain``)."""
-        if started is not None:
-            group_chain.follow(self.conversation, *started)
+        """Auto-mode after a reply to the player or a force-talk (``group_chain``): only
+        for a group whose settings, as the turn read them, ask for it."""
+        if started is None:
+            return
+        turn, generating, ctx = started
+        if not isinstance(ctx, TurnContext) or ctx.group is None:
+            return
+        conversation = ctx.conversation
+        if conversation.auto_turns and conversation.group_mode != GroupMode.MANUAL:
+            group_chain.follow(self.conversation, turn, generating)
 
     async def _group_member(self, data: dict) -> None:
         """``group.member {character, muted?, talkativeness?}``: change a member; every
