@@ -14,7 +14,7 @@ from typing import Any
 from memory import selectors as message_reads
 from roleplay.models import Character, Conversation, GroupMode, Turn, TurnKind
 
-from .engine import Sheet, find_member, joined, members_block, named, next_speaker
+from .engine import Sheet, find_member, joined, members_block, named, next_speaker, nudge
 from .errors import GroupRefused, MemberNotFound
 from .selectors import GroupMember, members_of
 
@@ -76,10 +76,12 @@ class GroupTurn:
         return fields
 
     def members_block(self) -> str:
-        """The other members' names and short descriptions (none when cards are joined)."""
-        if self.join_cards:
+        """The other members' names and short descriptions (none when cards are joined),
+        then the nudge that the reply is the speaker's alone (none for a group of one)."""
+        if len(self.members) < 2:
             return ""
-        return members_block(str(self.speaker.pk), self.sheets())
+        others = "" if self.join_cards else members_block(str(self.speaker.pk), self.sheets())
+        return "\n".join(part for part in (others, nudge(self.speaker.name)) if part)
 
     def history(self, messages) -> list[dict[str, str]]:
         """``messages`` (with ``id``, ``role``, ``content``) as the speaker reads them:

@@ -47,6 +47,7 @@ def test_the_speakers_prompt_has_its_card_the_others_and_their_names(group, jon,
         "[Other characters in this conversation]\n- Mira: A lighthouse keeper.\n- Ada: A mapmaker."
         in prompt
     )
+    assert "- Ada: A mapmaker.\n[Write the next reply only as Jon.]" in prompt
     assert "Mira: Hello from the scripted model." in prompt  # another member's reply, named
     assert ctx.message_metadata["speaker"] == {"id": str(jon.pk), "name": "Jon"}
     event = turns.started_event(start, "c2", ctx)
@@ -61,6 +62,7 @@ def test_join_cards_puts_every_card_in_the_prompt_without_the_members_block(grou
     prompt = text_of(actor_prompt(ctx))
     assert "Mira: A lighthouse keeper." in prompt and "Ada: A mapmaker." in prompt
     assert "Jon: A fisherman" in prompt and "[Other characters" not in prompt
+    assert "[Write the next reply only as Ada.]" in prompt
     Turn.objects.filter(pk=start.turn.pk).update(status="failed")
 
 

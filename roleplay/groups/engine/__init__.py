@@ -1,7 +1,7 @@
 """The pure rules of group chats: who speaks next (``speakers``) and the speaking
 character's view of the group (``cards``). No Django."""
 
-from .cards import Sheet, joined, members_block, named, short
+from .cards import Sheet, joined, members_block, named, nudge, short
 from .speakers import (
     DEFAULT_TALKATIVENESS,
     MODES,
@@ -17,6 +17,7 @@ __all__ = [
     "joined",
     "members_block",
     "named",
+    "nudge",
     "short",
     "DEFAULT_TALKATIVENESS",
     "MODES",

@@ -9,6 +9,8 @@ from dataclasses import dataclass
 
 SHORT_DESCRIPTION = 200
 MEMBERS_HEADING = "[Other characters in this conversation]"
+# SillyTavern's group nudge: the reply is one member's, not the whole scene's.
+NUDGE = "[Write the next reply only as {name}.]"
 
 
 @dataclass(frozen=True)
@@ -42,6 +44,10 @@ def members_block(speaker_id: str, sheets: Sequence[Sheet]) -> str:
         described = short(sheet.description)
         lines.append(f"- {sheet.name}: {described}" if described else f"- {sheet.name}")
     return "\n".join([MEMBERS_HEADING, *lines]) if lines else ""
+
+
+def nudge(name: str) -> str:
+    return NUDGE.format(name=name)
 
 
 def joined(sheets: Sequence[Sheet], field: str) -> str:
