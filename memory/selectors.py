@@ -33,6 +33,14 @@ _HISTORY_SQL = f"""
     WHERE tenant_id = %s AND session_id = %s AND NOT archived
     ORDER BY ts DESC LIMIT %s
 """
+# The speakers of a session's newest messages (``metadata.speaker``, which the runtime's
+# group chats write on replies): tests/fastpaths/test_turn_reads.py pins it to ``_latest``.
+_SPEAKERS_SQL = f"""
+    SELECT id, role, content, metadata #>> '{{speaker,id}}', metadata #>> '{{speaker,name}}'
+    FROM {Message._meta.db_table}
+    WHERE tenant_id = %s AND session_id = %s AND NOT archived
+    ORDER BY ts DESC LIMIT %s
+"""
 _CHAT_COUNT_SQL = f"""
     SELECT count(*) FROM {Message._meta.db_table}
     WHERE tenant_id = %s AND session_id = %s AND role IN ('user', 'assistant')
@@ -45,6 +53,18 @@ def get_history_lines(
     """The same history as ``(id, ts, role, content, edited)`` tuples, for the chat turn's
     hot path: building fifty model instances per turn cost more than the query."""
     with prepared(_HISTORY_SQL, [tenant.pk, session_id, max(int(limit), 0)]) as cursor:
+        rows = cursor.fetchall()
+    rows.reverse()
+    return rows
+
+
+def get_history_speakers(
+    tenant_id, session_id: str, limit: int = DEFAULT_HISTORY_LIMIT
+) -> list[tuple[object, str, str, str | None, str | None]]:
+    """The history as ``(id, role, content, speaker id, speaker name)`` tuples, oldest
+    first: who spoke each message, when its ``metadata.speaker`` says (a group chat's
+    replies), as text."""
+    with prepared(_SPEAKERS_SQL, [tenant_id, session_id, max(int(limit), 0)]) as cursor:
         rows = cursor.fetchall()
     rows.reverse()
     return rows

@@ -9,6 +9,7 @@ from django.db import models
 from django.db.models import Q
 
 from console.scoping import TenantScopedModel
+from roleplay.groups.models import ConversationMember, GroupMode  # noqa: F401
 from roleplay.textgen.models import TextCompletionFields
 from roleplay.validation import validate_api_key_env, validate_extra
 
@@ -290,6 +291,13 @@ class Conversation(TenantScopedModel):
     status = models.CharField(
         max_length=16, choices=ConversationStatus.choices, default=ConversationStatus.ACTIVE
     )
+    # Group chats (``roleplay.groups``, docs/groups.md): who speaks next, whether every
+    # member's card goes into each prompt, and how many replies members give each other
+    # after one (each after ``auto_delay_ms``).
+    group_mode = models.CharField(max_length=16, choices=GroupMode.choices, default="natural")
+    join_cards = models.BooleanField(default=False)
+    auto_turns = models.PositiveSmallIntegerField(default=0, validators=[MaxValueValidator(10)])
+    auto_delay_ms = models.PositiveIntegerField(default=0, validators=[MaxValueValidator(60_000)])
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
@@ -313,6 +321,8 @@ class TurnKind(models.TextChoices):
     CONTINUE = "continue", "continue"
     REGENERATE = "regenerate", "regenerate"
     EDIT_REGENERATE = "edit_regenerate", "edit_regenerate"
+    # A group member speaks without a new player message (force-talk, auto-mode).
+    GROUP = "group", "group"
     AUTO_REPLY = "auto_reply", "auto_reply"
 
 
@@ -347,6 +357,11 @@ class Turn(TenantScopedModel):
     # The reply streamed so far, flushed while it streams: an abandoned turn keeps it as a
     # ``failed`` reply.
     partial_reply = models.TextField(blank=True, default="")
+    # The group member who speaks the reply (``roleplay.groups``); None in a one-character
+    # conversation.
+    speaker = models.ForeignKey(
+        Character, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
 
     class Meta:
         constraints = [

@@ -95,7 +95,7 @@ def _start_planning(ctx, config, snapshot) -> None:
     the reply, not before its first delta)."""
     history = [(m.role, m.content) for m in ctx.history]
     number = 1 + sum(1 for role, _ in history if role == "user")
-    character = ctx.character
+    character = ctx.speaker  # the acting character (a group's speaker)
     given = Inputs(
         turn=number,
         revision=snapshot.revision,

@@ -53,6 +53,7 @@ from roleplay.conversations.api.serializers import (
     WsTicketSerializer,
 )
 from roleplay.conversations.services import conversations
+from roleplay.groups.api import GroupMemberActions
 from roleplay.llm.configs import services as model_configs
 from roleplay.llm.configs.api import ConfigTestSerializer, ModelConfigSerializer
 from roleplay.llm.configs.check import run_config_test
@@ -124,6 +125,7 @@ class ConversationViewSet(
     ConversationCardReads,
     ChatExportActions,
     WorkflowRunActions,
+    GroupMemberActions,
     ServiceWrites,
 ):
     model = Conversation

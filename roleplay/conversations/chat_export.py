@@ -4,8 +4,10 @@ and the console's download): SillyTavern ``.jsonl`` or an OpenAI message array.
 A read: every stored user and character message (archived ones too: they are the
 conversation's past, only kept out of the prompt) in order, each reply's alternatives, the
 character's openings with the names filled, and the player's name as the conversation
-shows it. The file is written by the pure ``roleplay.conversations.chats.write``; what
-``roleplay.conversations.chats.read`` reads back is the same conversation.
+shows it; a group's reply carries its speaker's name (``metadata.speaker``), as
+SillyTavern's group chats do. The file is written by the pure
+``roleplay.conversations.chats.write``; what ``roleplay.conversations.chats.read`` reads
+back is the same conversation.
 """
 
 from __future__ import annotations
@@ -51,6 +53,7 @@ def export_chat(tenant, conversation: Conversation, fmt: str) -> FileOut:
             content=m.content,
             sent_ms=m.ts,
             images=_drawn(pictures.get(m.pk, ())),
+            name=_speaker_name(m.metadata),
             **_swipes(alternatives.get(str(m.pk), []), m.selected_alternative),
         )
         for m in messages
@@ -72,6 +75,12 @@ def export_chat(tenant, conversation: Conversation, fmt: str) -> FileOut:
     )
     stem = _UNSAFE.sub("_", f"{character.name} - {conversation.title or 'chat'}").strip()
     return FileOut(write_chat(chat, fmt), CONTENT_TYPES[fmt], f"{stem[:120]}.{EXTENSIONS[fmt]}")
+
+
+def _speaker_name(metadata) -> str | None:
+    speaker = metadata.get("speaker") if isinstance(metadata, dict) else None
+    name = speaker.get("name") if isinstance(speaker, dict) else None
+    return name if isinstance(name, str) and name else None
 
 
 def _swipes(texts: list[str], selected: int) -> dict:

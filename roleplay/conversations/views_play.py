@@ -14,6 +14,7 @@ from django.shortcuts import render
 from console.scoping import get_scoped_or_404
 from roleplay.characters.selectors import greeting_choices, greeting_for
 from roleplay.conversations import play_selectors
+from roleplay.groups.selectors import members_of
 from roleplay.llm.gateway import provider_config, resolve_config
 from roleplay.models import Conversation
 from roleplay.players.selectors import persona_for
@@ -54,6 +55,7 @@ def play(request, conversation_id):
     config = resolve_config(tenant, conversation=conversation, character=conversation.character)
     context["model_config"] = config
     context["auto_reply"] = play_selectors.offers_auto_reply(conversation)
+    context["members"] = members_of(conversation)
     context["is_demo_model"] = (
         config.is_demo if config else provider_config(None).provider == "llama_cpp"
     )

@@ -112,7 +112,7 @@ def _controller(ctx: TurnContext, director: DirectorConfig) -> tuple[ModelConfig
     the shipped text when the preset lost it after the scenario was saved."""
     ref = director.model_config_id
     config = model_configs_by_ref(ctx.turn.tenant_id, [ref]).get(ref)
-    variables = {"characterName": ctx.character.name}
+    variables = {"characterName": ctx.speaker.name}
     try:
         return config, role_system(config, FRONT_CONTROLLER_ROLE, variables)
     except RoleUnavailable:

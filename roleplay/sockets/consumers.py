@@ -22,6 +22,9 @@ from roleplay.models import Conversation, TurnKind
 from roleplay.turns import cancels, hub
 from roleplay.turns.priority import STARTS
 
+from . import group_chain
+from .group_frames import TRIGGER, GroupFrames
+
 logger = logging.getLogger(__name__)
 
 MAX_CLIENT_ID = 100
@@ -56,7 +59,7 @@ def _authorize(scope, conversation_id: str):
     return (found, not principal.read_only, editor) if found else None
 
 
-class ConversationConsumer(AsyncWebsocketConsumer):
+class ConversationConsumer(GroupFrames, AsyncWebsocketConsumer):
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
         self._background: set[asyncio.Task] = set()  # auto-reply suggestions in flight
@@ -116,8 +119,16 @@ class ConversationConsumer(AsyncWebsocketConsumer):
         if client_id is None:
             return
         content = await self._content(data)
-        if content is not None:
-            await self._start(client_id, TurnKind.CHAT, content)
+        if content is None:
+            return
+        group_chain.stop(self.conversation.id)  # any player message stops auto-mode
+        command, _, name = content.strip().partition(" ")
+        if command == TRIGGER:  # "/trigger Mira": that member speaks, no message is stored
+            await self._trigger_turn(client_id, name.strip() or None)
+            return
+        speaker = await self._speaker(data, "speaker")
+        if speaker is not False:
+            await self._follow(await self._start(client_id, TurnKind.CHAT, content, speaker))
 
     async def _regenerate(self, data: dict) -> None:
         client_id = await self._client_id(data)
@@ -147,18 +158,23 @@ class ConversationConsumer(AsyncWebsocketConsumer):
             return None
         return client_id
 
-    async def _start(self, client_id: str, kind: str, content: str = "") -> None:
-        """Start a turn of ``kind``: ``turn.started``, then its stream, from a task."""
+    async def _start(
+        self, client_id: str, kind: str, content: str = "", speaker: str | None = None
+    ):
+        """Start a turn of ``kind``: ``turn.started``, then its stream, from a task; the
+        turn, that task and its context (or its load failure), or None when none started.
+        ``speaker``: a group member who must answer."""
         STARTS.begin()  # from here until the turn's first delta, it goes before streams
         try:
             start, preloaded = await run_db(
-                turns.begin_and_load, self.conversation, client_id, content, kind=kind
-            )
+                turns.begin_and_load, self.conversation, client_id, content, kind=kind,
+                speaker=speaker,
+            )  # fmt: skip
         except BaseException as exc:
             STARTS.end()
             if isinstance(exc, DomainError):  # turn_in_progress, nothing_to_rewrite
                 await self._error(exc.code, exc.message, client_message_id=client_id)
-                return
+                return None
             if isinstance(exc, turns.STORAGE_ERRORS):  # the socket stays; the player retries
                 logger.warning("cannot start a turn: the database is unavailable", exc_info=True)
                 await self._error(
@@ -166,15 +182,15 @@ class ConversationConsumer(AsyncWebsocketConsumer):
                     "the message could not be saved; try again in a moment",
                     client_message_id=client_id,
                 )
-                return
+                return None
             raise
         turn = start.turn
-        event = turns.started_event(start, client_id)
+        event = turns.started_event(start, client_id, preloaded)
         if start.duplicate:
             STARTS.end()
             await self.send(json.dumps({**event, "duplicate": True, "status": turn.status}))
-            return
-        turns.launch(turn, event, preloaded)
+            return None
+        return turn, turns.launch(turn, event, preloaded), preloaded
 
     async def _edit(self, data: dict) -> None:
         """``edit``: new text for a message; with ``regenerate``, a new reply after it."""
@@ -251,6 +267,7 @@ class ConversationConsumer(AsyncWebsocketConsumer):
         return None
 
     async def _cancel(self, data: dict) -> None:
+        group_chain.stop(self.conversation.id)  # auto-mode ends with the reply
         turn_id = str(data.get("turn_id") or "") or None
         turns.request_cancel(str(self.conversation.id), turn_id)  # a turn running here
         try:
@@ -302,6 +319,8 @@ class ConversationConsumer(AsyncWebsocketConsumer):
         "select_opening": _select_opening,
         "cancel": _cancel,
         "auto_reply": _auto_reply,
+        "group.trigger": GroupFrames._group_trigger,
+        "group.member": GroupFrames._group_member,
     }
 
     async def dispatch(self, message):

@@ -162,7 +162,7 @@ def _writer(ctx, trace: dict) -> str:
         trace.setdefault("diagnostics", []).append("story_writer_default")
     elif not found.enabled:
         return ""
-    variables = {"characterName": ctx.character.name}
+    variables = {"characterName": ctx.speaker.name}
     return expand_macros(found.content, MacroContext(variables=variables)).text.strip()
 
 

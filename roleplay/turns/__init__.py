@@ -8,6 +8,7 @@ request to the model. ``docs/turn.md`` follows a turn from the socket frame to t
 from __future__ import annotations
 
 from roleplay.errors import TurnInProgress
+from roleplay.groups import speaking
 from roleplay.players.selectors import persona_for
 from roleplay.regex_scripts.selectors import for_conversation, may_apply
 from roleplay.regex_scripts.turns import stored_text
@@ -52,28 +53,43 @@ __all__ = [
 
 
 def begin_and_load(
-    conversation, client_message_id: str, content: str = "", *, kind: str = "chat"
+    conversation,
+    client_message_id: str,
+    content: str = "",
+    *,
+    kind: str = "chat",
+    speaker: str | None = None,
 ) -> tuple[TurnStart, TurnContext | Exception | None]:
     """Start a turn of ``kind`` (storing the player's message for ``chat``), then read its
     context (nothing is read for a repeated client id). A failure to load is returned for
-    ``run_turn`` to report as the turn's error, since the turn exists by then."""
+    ``run_turn`` to report as the turn's error, since the turn exists by then. In a group,
+    the reply's speaker is chosen first (``groups.speaking.choose``: ``speaker`` forces a
+    member by id or name); a refusal there (``speaker_required``...) stores nothing."""
     scripts = may_apply(conversation.tenant_id, conversation.character_id)
     if scripts and kind == "chat" and content:  # the message as stored (``regex_scripts``)
         active = for_conversation(conversation, persona_for(conversation).name)
         content = stored_text(active, content, "user")
-    start = begin_turn(conversation, client_message_id, content, kind=kind)
+    group = speaking.choose(conversation, kind, content, speaker, seed=client_message_id)
+    start = begin_turn(
+        conversation, client_message_id, content, kind=kind,
+        speaker=group.speaker if group else None,
+    )  # fmt: skip
     if start.duplicate:
         return start, None
     try:
         user_input = content if kind == "chat" else None
-        return start, load_context(start.turn, user_input, scripts=scripts)
+        return start, load_context(start.turn, user_input, scripts=scripts, group=group)
     except Exception as exc:
         return start, exc
 
 
-def started_event(start: TurnStart, client_message_id: str) -> dict:
-    """``turn.started`` of a turn, for every socket on the conversation."""
+def started_event(start: TurnStart, client_message_id: str, preloaded=None) -> dict:
+    """``turn.started`` of a turn, for every socket on the conversation; it names the
+    character who speaks the reply (a group's member) when its context ``preloaded`` was
+    read."""
     turn = start.turn
+    who = preloaded.speaker if isinstance(preloaded, TurnContext) else None
+    speaker = {"speaker": {"id": str(who.pk), "name": who.name}} if who is not None else {}
     return {
         "type": "turn.started",
         "turn_id": str(turn.id),
@@ -81,10 +97,18 @@ def started_event(start: TurnStart, client_message_id: str) -> dict:
         "client_message_id": client_message_id,
         "user_message_id": str(turn.user_message_id) if turn.user_message_id else None,
         "assistant_message_id": str(turn.assistant_message_id),
+        **speaker,
     }
 
 
-def run_to_end(conversation, client_message_id: str, content: str = "", *, kind: str = "chat"):
+def run_to_end(
+    conversation,
+    client_message_id: str,
+    content: str = "",
+    *,
+    kind: str = "chat",
+    speaker: str | None = None,
+):
     """A turn started without a socket (the REST API): run it to its end and return the
     Turn row. Its events still reach every socket on the conversation; a repeated client id
     returns the earlier turn as it is now."""
@@ -94,13 +118,15 @@ def run_to_end(conversation, client_message_id: str, content: str = "", *, kind:
 
     from roleplay.turns.priority import STARTS
 
-    start, preloaded = begin_and_load(conversation, client_message_id, content, kind=kind)
+    start, preloaded = begin_and_load(
+        conversation, client_message_id, content, kind=kind, speaker=speaker
+    )
     if not start.duplicate:
 
         async def drive() -> None:
             STARTS.begin()
             await asyncio.shield(
-                launch(start.turn, started_event(start, client_message_id), preloaded)
+                launch(start.turn, started_event(start, client_message_id, preloaded), preloaded)
             )
 
         async_to_sync(drive)()

@@ -10,7 +10,14 @@ The turn's kind decides what the history and the input are:
 - ``regenerate`` / ``edit_regenerate``: the history before the reply being rewritten, whose
   user message (the last one before it) is the input;
 - ``continue``: the history before the reply being continued; that reply's text is what the
-  model goes on from, and there is no new input.
+  model goes on from, and there is no new input;
+- ``group``: a group member speaks without a new player message (force-talk, auto-mode):
+  the whole history, no input.
+
+In a group (``roleplay.groups``), the turn's ``speaker`` is the member whose card the
+prompt shows; the others' replies carry their names and a block lists them. The
+conversation's ``character`` stays what the plug-ins read (worldbook bindings, memory, the
+character's regex scripts): those layers are the conversation's (docs/groups.md).
 """
 
 from __future__ import annotations
@@ -28,6 +35,8 @@ from memory import selectors as message_reads
 from roleplay.agentic.services.agent_state import Snapshot
 from roleplay.characters.selectors import greeting_for
 from roleplay.dio.reads import NOT_READ, Prefetched
+from roleplay.groups import speaking
+from roleplay.groups.speaking import GroupTurn
 from roleplay.llm.gateway import provider_config
 from roleplay.models import Character, Conversation, ModelConfig, Scenario, Turn, TurnKind
 from roleplay.players.selectors import ActivePersona, persona_from
@@ -126,6 +135,14 @@ class TurnContext:
     prompt_anchors: dict[str, Any] | None = None
     # (what it was assembled from, the Actor prompt): see actor_prompt.
     _prompt: tuple[tuple, AssembledPrompt] | None = field(default=None, repr=False)
+    # In a group, the speaker and the members around it (``groups.speaking``); None in a
+    # one-character conversation, whose character speaks.
+    group: GroupTurn | None = None
+
+    @property
+    def speaker(self) -> Character:
+        """The character who speaks the reply."""
+        return self.group.speaker if self.group is not None else self.character
 
     def slot(self, kind: type[S]) -> S:
         """This turn's instance of ``kind``, a plug-in's state (made with no arguments on
@@ -174,22 +191,12 @@ class TurnContext:
     def actor_inputs(self, *, blocks: bool = True, history: bool = True) -> ActorInputs:
         """What the Actor prompt is assembled from (``prompting.assembly``); without the
         blocks or the history's messages for what reads neither (the layout's positions)."""
-        character = self.character
         player_messages = sum(1 for m in self.history if m.role == "user")
         return ActorInputs(
-            card=Card(
-                name=character.name,
-                description=character.description,
-                personality=character.personality,
-                scenario=character.scenario,
-                mes_examples=character.example_dialogues,
-                system_prompt=character.system_prompt,
-                post_history_instructions=character.post_history_instructions,
-                greeting=self.greeting,
-            ),
+            card=self._card(),
             persona_name=self.persona.name,
             persona_description=self.persona.description,
-            history=self.chat_history() if history else (),
+            history=self._history() if history else (),
             user_input=self.user_input,
             continuing=self.continuing,
             blocks=list(self.blocks) if blocks else [],
@@ -201,6 +208,28 @@ class TurnContext:
             anchors=self.prompt_anchors,
         )
 
+    def _history(self) -> list[dict[str, str]]:
+        """The history as the Actor reads it: with the speakers' names in a group."""
+        return self.group.history(self.history) if self.group else self.chat_history()
+
+    def _card(self) -> Card:
+        character = self.character
+        if self.group is not None:
+            return Card(**self.group.card_fields(character), greeting=self.greeting)
+        return Card(
+            name=character.name,
+            description=character.description,
+            personality=character.personality,
+            scenario=character.scenario,
+            mes_examples=character.example_dialogues,
+            system_prompt=character.system_prompt,
+            post_history_instructions=character.post_history_instructions,
+            greeting=self.greeting,
+        )
+
+
+_UNREAD: Any = object()
+
 
 def load_context(
     turn: Turn,
@@ -209,21 +238,24 @@ def load_context(
     preset: LoadedPreset | None = None,
     record: bool = True,
     scripts: bool | None = None,
+    group: GroupTurn | None = _UNREAD,
 ) -> TurnContext:
     """The context of ``turn``: its conversation as it is now (a renamed character or
     persona, a changed model config), the history the turn's kind calls for, and every
     plug-in's ``read`` additions. ``preset`` replaces the model config's (the preset
     editor's preview of unsaved prompts); ``record=False`` keeps hooks from writing;
-    ``scripts=False``: the caller found that no regex script can apply (None: read them)."""
-    read = turn_conversation(turn.conversation_id)
-    conversation, config, scenario = read.conversation, read.config, read.scenario
+    ``scripts=False``: the caller found that no regex script can apply (None: read them);
+    ``group`` the speaker ``groups.speaking.choose`` gave the turn (read from the turn when
+    not given)."""
+    first = turn_conversation(turn.conversation_id)
+    conversation, config, scenario = first.conversation, first.config, first.scenario
     history, user_input, continuing = _split(turn, stored_history(conversation), user_input)
     ctx = TurnContext(
         kind=turn.kind,
         turn=turn,
         conversation=conversation,
         character=conversation.character,
-        persona=persona_from(conversation, read.default_persona),
+        persona=persona_from(conversation, first.default_persona),
         config=config,
         preset=preset or effective_preset(config),
         history=history,
@@ -232,12 +264,15 @@ def load_context(
         greeting=greeting_for(conversation),
         scenario=scenario,
         settings=ScenarioSettings(scenario),
-        agent_state=read.agent_state,
-        dio=read.dio,
+        agent_state=first.agent_state,
+        dio=first.dio,
         author_note=effective_note(conversation.author_note, conversation.character.author_note),
         record=record,
-        prompt_anchors=read.anchors if record else None,
+        prompt_anchors=first.anchors if record else None,
+        group=speaking.for_turn(conversation, turn) if group is _UNREAD else group,
     )
+    if ctx.group is not None:
+        _seat(ctx)
     if scripts is not False:  # False: none can apply (``regex_scripts.may_apply``)
         _prompt_scripts(ctx)
     ctx.trace["read"] = {
@@ -254,6 +289,18 @@ def load_context(
         read(ctx, conversation)
         timings[name] = round((time.perf_counter() - began) * 1000, 3)
     return ctx
+
+
+def _seat(ctx: TurnContext) -> None:
+    """A group turn: the reply keeps its speaker, the trace names it, and the other
+    members' block is placed (none when every card is joined)."""
+    group = ctx.group
+    assert group is not None
+    ctx.message_metadata.update(group.metadata())
+    ctx.trace["speaker"] = group.metadata()["speaker"]
+    block = group.members_block()
+    if block:
+        ctx.place("group_members", block, per_turn=False)
 
 
 def _prompt_scripts(ctx: TurnContext) -> None:
@@ -314,6 +361,7 @@ def _prompt_key(ctx: TurnContext) -> tuple:
         ctx.author_note,
         ctx.greeting,
         ctx.persona,
+        ctx.speaker.pk,
     )
 
 
@@ -321,6 +369,8 @@ def _split(
     turn: Turn, rows: list[HistoryMessage], user_input: str | None
 ) -> tuple[list[HistoryMessage], str | None, str | None]:
     """(history, input, text being continued) for the turn's kind (see the module doc)."""
+    if turn.kind == TurnKind.GROUP:  # a member speaks on its own: no new input
+        return _chat(rows), None, None
     if answers_new_message(turn):
         if user_input is None:
             user_input = next((m.content for m in rows if m.id == turn.user_message_id), "")

@@ -64,21 +64,24 @@ def begin_turn(
     content: str = "",
     *,
     kind: str = TurnKind.CHAT,
+    speaker=None,
 ) -> TurnStart:
     """Start a turn of ``kind``, or return the turn of this client id. A ``chat`` turn
-    stores the player's message; the others work on the last assistant message. A turn
+    stores the player's message; a ``group`` turn answers with a new reply and no message;
+    the others work on the last assistant message. ``speaker``: the group member who
+    speaks the reply (``roleplay.groups``). A turn
     still running raises ``TurnInProgress`` unless it was abandoned (its process stopped
     beating, or its lease ran out)."""
     try:
-        return _insert_turn(conversation, client_message_id, content, kind)
+        return _insert_turn(conversation, client_message_id, content, kind, speaker)
     except TurnInProgress:
         if not expire_abandoned(conversation):
             raise
-        return _insert_turn(conversation, client_message_id, content, kind)
+        return _insert_turn(conversation, client_message_id, content, kind, speaker)
 
 
 def _insert_turn(
-    conversation: Conversation, client_message_id: str, content: str, kind: str
+    conversation: Conversation, client_message_id: str, content: str, kind: str, speaker=None
 ) -> TurnStart:
     try:
         with transaction.atomic():
@@ -92,6 +95,8 @@ def _insert_turn(
                     metadata={"client_message_id": client_message_id},
                 ).id
                 reply_id = uuid.uuid4()
+            elif kind == TurnKind.GROUP:
+                user_message_id, reply_id = None, uuid.uuid4()
             else:
                 user_message_id, reply_id = _rewritten(conversation, kind)
             turn = Turn.objects.create(
@@ -103,6 +108,7 @@ def _insert_turn(
                 assistant_message_id=reply_id,
                 lease_expires_at=timezone.now() + LEASE,
                 owner=heartbeat.owner_id(),
+                speaker=speaker,
             )
             return TurnStart(turn, duplicate=False)
     except IntegrityError as exc:
@@ -133,7 +139,7 @@ def _rewritten(conversation: Conversation, kind: str):
 
 def answers_new_message(turn: Turn) -> bool:
     """Whether the turn's reply is a new message (rather than a rewrite of a stored one)."""
-    return turn.kind == TurnKind.CHAT or (
+    return turn.kind in (TurnKind.CHAT, TurnKind.GROUP) or (
         turn.kind == TurnKind.EDIT_REGENERATE and turn.user_message_id is not None
     )
 

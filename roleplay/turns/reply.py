@@ -144,12 +144,12 @@ class Reply:
             max_tokens=max_tokens,
             continue_final_message=ctx.continuing is not None or bool(self.parts),
             tolerate_missing_stream_metadata=ctx.tolerate_missing_stream_metadata,
-            char_name=ctx.character.name,
+            char_name=ctx.speaker.name,
             user_name=ctx.user_name,
         )
         # Only a new reply may open with the character's name as a label.
         fresh = ctx.continuing is None and not self.parts
-        label = SpeakerLabel(ctx.character.name if fresh else None)
+        label = SpeakerLabel(ctx.speaker.name if fresh else None)
         if not self._asked:
             self._asked = True
             self.entered()

@@ -8,6 +8,7 @@ import { closeEditor, initControls, refresh, releasePendingEdits } from "./play-
 import { initScroll, toLatest } from "./play-scroll.js";
 import { initSuggestions } from "./play-suggestions.js";
 import * as Pictures from "./play-pictures.js";
+import * as Group from "./play-group.js";
 
 const root = document.getElementById("play");
 const conversationId = root.dataset.conversation;
@@ -173,6 +174,7 @@ function turnStarted(msg) {
   let li = T.byId(msg.assistant_message_id);
   const rewriting = Boolean(li);
   if (!li) li = T.addMessage("assistant", "", msg.assistant_message_id);
+  Group.showSpeaker(li, msg.speaker); // a group's reply: who speaks it
   const before = T.textOf(li);
   closeEditor(li);
   if (rewriting && REWRITES.has(msg.kind)) T.setText(li, "");
@@ -286,6 +288,7 @@ const EVENTS = {
     if (msg.greeting_index !== undefined) T.setOpening(msg);
   },
   "auto_reply.options": (msg) => suggestions.show(msg),
+  "group.updated": Group.updated,
   "image.scheduled": Pictures.scheduled,
   "image.ready": Pictures.ready,
   "image.blocked": Pictures.failed,
@@ -340,6 +343,12 @@ async function reconnected() {
 
 /** Send ``content`` as the player's message; true when it went out. */
 function sendMessage(content) {
+  const trigger = Group.triggerOf(content); // "/trigger Name": force-talk, no message
+  if (trigger) {
+    const frame = { type: "group.trigger", client_message_id: clientId("t") };
+    if (trigger.name) frame.character = trigger.name;
+    return send(frame);
+  }
   const id = clientId("c");
   if (!send({ type: "user_message", client_message_id: id, content: content })) return false;
   unsent.set(id, T.addMessage("user", content));
@@ -367,6 +376,7 @@ input.addEventListener("keydown", function (event) {
 T.renderAll();
 initScroll();
 initControls({ send: send, clientId: clientId, showError: showError, ready: ready });
+Group.initGroup({ send: send, ready: ready, clientId: clientId });
 adopt({ ...document.getElementById("transcript").dataset });
 update();
 connect();

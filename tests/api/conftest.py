@@ -67,6 +67,8 @@ class World:
     mcp_server: object = None
     regex_script: object = None
     instruct_template: object = None
+    member: object = None  # a second character of the conversation's group
+    guest: object = None  # a character of the tenant not in the group
 
     @property
     def image_token(self) -> str:
@@ -110,6 +112,8 @@ class World:
                 ids[name] = self.image_token
             elif name == "backup_id":
                 ids[name] = self.backup_id
+            elif name == "member_id":
+                ids[name] = self.member.pk
             else:
                 raise LookupError(f"no {name!r} in the test world: add it to World.ids_for")
         return ids
@@ -242,7 +246,18 @@ def build_world(tenant, base_url: str, label: str) -> World:
         mcp_server,
         regex_script,
         instruct_template,
+        *_group(tenant, conversation, label),
     )
+
+
+def _group(tenant, conversation, label: str):
+    """(a second member of the conversation's group, a character not in it)."""
+    from roleplay.groups.services import add_member
+    from roleplay.models import Character
+
+    member = Character.objects.create(tenant=tenant, name=f"{label}-member")
+    add_member(conversation, member)
+    return member, Character.objects.create(tenant=tenant, name=f"{label}-guest")
 
 
 def _instruct_template(tenant, label: str):

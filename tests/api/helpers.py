@@ -192,6 +192,8 @@ def valid_body(route: Route, method: str, world) -> dict:
         "conversation-select-alternative": {"index": 0},
         "conversation-opening": {"index": 0},
         "conversation-run-turn": {"client_message_id": "c-1", "content": "Hello."},
+        "conversation-members": {"character": str(world.guest.pk)},
+        "conversation-member": {"muted": True},
         "conversation-memory-document": {"expectedRevision": 0, "memory": {"scene": "gate"}},
         "conversation-visual-world": {"revision": 1, "state": {"scene": "noon"}},
         "conversation-visual-world-restore": {"revision": 1, "to": 1},

@@ -104,7 +104,8 @@ def test_turns_lists_the_conversation_turns_newest_first(api, tenant, conversati
     rows = api.get(_url(conversation, "turns")).json()["results"]
     assert [r["client_message_id"] for r in rows] == ["c2", "c1", "c0"]
     assert set(rows[0]) == {
-        "id", "kind", "client_message_id", "user_message_id", "assistant_message_id", "status",
+        "id", "kind", "client_message_id", "user_message_id", "assistant_message_id", "speaker",
+        "status",
         "error_code", "usage", "trace", "started_at", "finished_at",
     }  # fmt: skip
 

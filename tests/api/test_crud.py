@@ -31,6 +31,7 @@ PERSONA_FIELDS = {
 CONVERSATION_FIELDS = {
     "id", "player", "character", "model_config", "persona", "greeting_index", "greeting", "title",
     "status", "author_note", "scenario", "created_at", "updated_at",
+    "group_mode", "join_cards", "auto_turns", "auto_delay_ms",  # a group's (docs/groups.md)
 }  # fmt: skip
 
 
@@ -74,7 +75,8 @@ def _bodies(own):
         ),
         "conversations": (
             CONVERSATION_FIELDS,
-            {"player": own.player.id, "character": str(own.character.id), "title": "First"},
+            {"player": own.player.id, "character": str(own.character.id), "title": "First",
+             "group_mode": "pooled", "auto_turns": 2},
             {"player": own.player.id, "character": str(own.character.id), "title": "Renamed",
              "model_config": str(own.model_config.id)},
             {"status": "archived"},

@@ -203,6 +203,27 @@ def test_history_lines_equal_the_orm_history(tenant, other_tenant):
     assert message_reads.get_history_lines(tenant, "nobody", 10) == []
 
 
+def test_history_speakers_equal_the_orm_history(tenant, other_tenant):
+    for ts in range(1, 30):
+        message = _put(tenant, "s", ts, ("user", "assistant")[ts % 2], archived=ts % 7 == 0)
+        if ts % 4 == 1:
+            message.metadata = {"speaker": {"id": f"c{ts}", "name": f"N{ts}"}}
+            message.save()
+    _put(other_tenant, "s", 100)
+    for limit in (0, 1, 10, 50):
+        slow = [
+            (m.id, m.role, m.content, *_speaker(m))
+            for m in message_reads.get_history(tenant, "s", limit)
+        ]
+        assert message_reads.get_history_speakers(tenant.pk, "s", limit) == slow
+    assert message_reads.get_history_speakers(tenant.pk, "nobody", 10) == []
+
+
+def _speaker(message):
+    speaker = message.metadata.get("speaker")
+    return (speaker["id"], speaker["name"]) if speaker else (None, None)
+
+
 def test_chat_message_count_equals_the_orm_count(tenant, other_tenant):
     roles = ("user", "assistant", "system", "tool")
     for ts in range(1, 30):

@@ -57,11 +57,21 @@ class TurnBody(RejectUnknownFields, serializers.Serializer):
     """A turn without a socket: it runs to its end before the answer comes back."""
 
     kind = serializers.ChoiceField(
-        choices=[TurnKind.CHAT, TurnKind.REGENERATE, TurnKind.CONTINUE], default=TurnKind.CHAT
+        choices=[TurnKind.CHAT, TurnKind.REGENERATE, TurnKind.CONTINUE, TurnKind.GROUP],
+        default=TurnKind.CHAT,
+        help_text="``group``: a member of a group speaks without a new message (docs/groups.md)",
     )
     client_message_id = serializers.CharField(min_length=1, max_length=100)
     content = serializers.CharField(
         max_length=MAX_CONTENT_CHARS, required=False, default="", allow_blank=True
+    )
+    speaker = serializers.CharField(
+        min_length=1,
+        max_length=200,
+        required=False,
+        default=None,
+        help_text="In a group: the member who answers (its character's id or name), "
+        "force-talk; else the group's rule chooses",
     )
 
 
@@ -195,8 +205,9 @@ class MessageActions:
             raise BadRequest("empty_content", "a chat turn needs content")
         before = conversation.turns.filter(client_message_id=body["client_message_id"]).exists()
         turn = turns.run_to_end(
-            conversation, body["client_message_id"], body["content"], kind=body["kind"]
-        )
+            conversation, body["client_message_id"], body["content"], kind=body["kind"],
+            speaker=body["speaker"],
+        )  # fmt: skip
         reply = Message.objects.filter(tenant=request.tenant, pk=turn.assistant_message_id).first()
         data = {"turn": TurnSerializer(turn).data, "reply": reply and MessageSerializer(reply).data}
         return Response(data, status=200 if before else 201)

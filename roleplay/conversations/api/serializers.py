@@ -95,6 +95,7 @@ class TurnSerializer(serializers.ModelSerializer):
             "client_message_id",
             "user_message_id",
             "assistant_message_id",
+            "speaker",
             "status",
             "error_code",
             "usage",

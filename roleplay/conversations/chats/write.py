@@ -37,6 +37,8 @@ class Line:
     selected: int = 0
     # The message's drawn pictures, as links (SillyTavern's ``extra.image`` is the first).
     images: tuple[str, ...] = ()
+    # Who spoke a reply when not the chat's character (a group chat's member).
+    name: str | None = None
 
 
 @dataclass(frozen=True)
@@ -85,6 +87,8 @@ def _sillytavern(chat: Chat) -> list[dict]:
         items.append(opening)
     for line in chat.lines:
         item = _message(chat, line.role, line.content, line.sent_ms)
+        if line.name and line.role != "user":
+            item["name"] = line.name
         if line.images:
             item["extra"] = {"image": line.images[0], "images": list(line.images)}
         if line.alternatives:

@@ -38,6 +38,11 @@ CONVERSATION_FIELDS = (
     "status",
     "author_note",
     "scenario",
+    # a group's settings (``roleplay.groups``)
+    "group_mode",
+    "join_cards",
+    "auto_turns",
+    "auto_delay_ms",
 )
 
 
@@ -53,12 +58,15 @@ def start_conversation(
     status: str = ConversationStatus.ACTIVE,
     author_note: dict | None = None,
     scenario: Scenario | None = None,
+    **group_settings,
 ) -> Conversation:
     """A new conversation of ``player`` with ``character``; all three related objects must be
     the tenant's own. ``persona`` is one of the player's (None: the player's default, see
     ``selectors.persona_for``); ``greeting_index`` picks the opening: 0 the character's first
     message, n its n-th alternate greeting; ``author_note`` (``prompting.notes``) replaces
-    the character's; ``scenario`` replaces the character's default scenario."""
+    the character's; ``scenario`` replaces the character's default scenario;
+    ``group_settings`` a group's ``group_mode``, ``join_cards``, ``auto_turns``,
+    ``auto_delay_ms`` (``roleplay.groups``; members join through its services)."""
     fields = dict(
         character=character,
         player=player,
@@ -69,6 +77,7 @@ def start_conversation(
         status=status,
         author_note=author_note or {},
         scenario=scenario,
+        **group_settings,
     )
     return _write(Conversation(tenant=tenant), fields, update=False)
 
