@@ -28,6 +28,16 @@ class GroupMember:
         return Member(str(self.character.pk), self.character.name, self.talkativeness, self.muted)
 
 
+def has_members_sql(conversation: str, character: str) -> str:
+    """Whether the conversation ``conversation`` has members besides its own character
+    ``character`` (SQL expressions, each appearing once, in that order), as an SQL
+    expression: false for a group of one, which :func:`members_of` need not read."""
+    return f"""EXISTS (
+        SELECT 1 FROM {ConversationMember._meta.db_table} m
+        WHERE m.conversation_id = {conversation} AND m.character_id <> {character}
+    )"""
+
+
 def members_of(conversation: Conversation) -> list[GroupMember]:
     """The group in speaking order: the conversation's character first (its row, if any,
     keeps its mute and talkativeness), then the other members by position. A conversation

@@ -115,13 +115,17 @@ def recent_lines(conversation: Conversation) -> list[Line]:
 
 def choose(
     conversation: Conversation, kind: str, content: str = "", forced: str | None = None, *,
-    seed: str = "",
+    seed: str = "", grouped: bool = True,
 ) -> GroupTurn | None:  # fmt: skip
     """The speaker of a new turn of ``kind``: a rewritten reply's own speaker; else the
     member ``forced`` names (force-talk: id or name, muted or not); else the group's rule
     (``group_mode``) over ``content`` (the player's message) or the last message. None for
     a one-character conversation nobody forced. ``seed`` makes the rule's dice repeatable
-    (a repeated client message id gets the same speaker)."""
+    (a repeated client message id gets the same speaker). ``grouped=False``: the caller
+    read that the conversation has no other member (``selectors.has_members_sql``), so
+    the members are not read."""
+    if not grouped and forced is None:
+        return None
     members = members_of(conversation)
     if len(members) == 1 and forced is None:
         return None

@@ -49,26 +49,26 @@ def may_apply(tenant_id, character_id) -> bool:
     """Whether any script could run on a conversation with this character: one indexed
     probe, so a tenant without scripts (the usual case) pays one small read per turn and
     nothing more. Any preset's scripts count (the preset is resolved only when needed).
-    A prepared statement: it is the first read of every turn (``console.rows.prepared``)."""
-    with prepared(_may_apply_sql(), [tenant_id, character_id]) as cursor:
+    The turn asks it in its first statement (``turns.begin_and_load``)."""
+    with prepared(f"SELECT {may_apply_sql('%s', '%s')}", [tenant_id, character_id]) as cursor:
         return bool(cursor.fetchone()[0])
 
 
 @cache
-def _may_apply_sql() -> str:
+def may_apply_sql(tenant: str, character: str) -> str:
+    """:func:`may_apply` as an SQL expression over the SQL expressions ``tenant`` and
+    ``character`` (placeholders or columns; each appears once, in that order)."""
     shared = ", ".join(f"'{scope}'" for scope in (ScriptScope.GLOBAL, ScriptScope.PRESET))
-    return f"""
-        SELECT EXISTS (
-            SELECT 1 FROM {RegexScript._meta.db_table} s
-            WHERE s.tenant_id = %s AND (
-                s.scope IN ({shared})
-                OR (s.scope = '{ScriptScope.CHARACTER}' AND s.character_id = %s AND EXISTS (
-                    SELECT 1 FROM {Character._meta.db_table} ch
-                    WHERE ch.id = s.character_id AND ch.allow_regex
-                ))
-            )
+    return f"""EXISTS (
+        SELECT 1 FROM {RegexScript._meta.db_table} s
+        WHERE s.tenant_id = {tenant} AND (
+            s.scope IN ({shared})
+            OR (s.scope = '{ScriptScope.CHARACTER}' AND s.character_id = {character} AND EXISTS (
+                SELECT 1 FROM {Character._meta.db_table} ch
+                WHERE ch.id = s.character_id AND ch.allow_regex
+            ))
         )
-    """
+    )"""
 
 
 def active_scripts(

@@ -7,10 +7,14 @@ request to the model. ``docs/turn.md`` follows a turn from the socket frame to t
 
 from __future__ import annotations
 
+from functools import cache
+
+from console.rows import prepared
 from roleplay.errors import TurnInProgress
 from roleplay.groups import speaking
+from roleplay.groups.selectors import has_members_sql
 from roleplay.players.selectors import persona_for
-from roleplay.regex_scripts.selectors import for_conversation, may_apply
+from roleplay.regex_scripts.selectors import for_conversation, may_apply_sql
 from roleplay.regex_scripts.turns import stored_text
 
 from .context import HISTORY_LIMIT, TurnContext, load_context
@@ -65,11 +69,13 @@ def begin_and_load(
     ``run_turn`` to report as the turn's error, since the turn exists by then. In a group,
     the reply's speaker is chosen first (``groups.speaking.choose``: ``speaker`` forces a
     member by id or name); a refusal there (``speaker_required``...) stores nothing."""
-    scripts = may_apply(conversation.tenant_id, conversation.character_id)
+    scripts, grouped = _probe(conversation)
     if scripts and kind == "chat" and content:  # the message as stored (``regex_scripts``)
         active = for_conversation(conversation, persona_for(conversation).name)
         content = stored_text(active, content, "user")
-    group = speaking.choose(conversation, kind, content, speaker, seed=client_message_id)
+    group = speaking.choose(
+        conversation, kind, content, speaker, seed=client_message_id, grouped=grouped
+    )
     start = begin_turn(
         conversation, client_message_id, content, kind=kind,
         speaker=group.speaker if group else None,
@@ -81,6 +87,22 @@ def begin_and_load(
         return start, load_context(start.turn, user_input, scripts=scripts, group=group)
     except Exception as exc:
         return start, exc
+
+
+def _probe(conversation) -> tuple[bool, bool]:
+    """The turn's first statement: (whether a regex script may apply, ``regex_scripts``;
+    whether the conversation has other members than its character, ``groups``), so a
+    one-character conversation without scripts reads neither."""
+    character = conversation.character_id
+    params = [conversation.tenant_id, character, conversation.pk, character]
+    with prepared(_probe_sql(), params) as cursor:
+        scripts, grouped = cursor.fetchone()
+    return bool(scripts), bool(grouped)
+
+
+@cache
+def _probe_sql() -> str:
+    return f"SELECT {may_apply_sql('%s', '%s')}, {has_members_sql('%s', '%s')}"
 
 
 def started_event(start: TurnStart, client_message_id: str, preloaded=None) -> dict:

@@ -10,6 +10,7 @@ from roleplay.groups.errors import GroupRefused, MemberExists, MemberNotFound
 from roleplay.groups.selectors import is_group, members_of
 from roleplay.models import Character, ConversationMember
 from roleplay.services.rows import FieldErrors
+from roleplay.turns import _probe as turn_probe
 
 pytestmark = pytest.mark.django_db
 
@@ -18,11 +19,19 @@ def names(conversation):
     return [m.character.name for m in members_of(conversation)]
 
 
+def grouped(conversation) -> bool:
+    """``is_group``, checked equal to what the turn's first statement reads of it."""
+    assert turn_probe(conversation) == (False, is_group(conversation))
+    return is_group(conversation)
+
+
 def test_a_conversation_is_a_group_of_one_until_members_join(conversation, jon, ada):
-    assert names(conversation) == ["Mira"] and not is_group(conversation)
+    assert names(conversation) == ["Mira"] and not grouped(conversation)
+    services.update_member(conversation, conversation.character_id, muted=True)  # its own row
+    assert not grouped(conversation)
     services.add_member(conversation, jon, talkativeness=0.9)
     services.add_member(conversation, ada, muted=True)
-    assert names(conversation) == ["Mira", "Jon", "Ada"] and is_group(conversation)
+    assert names(conversation) == ["Mira", "Jon", "Ada"] and grouped(conversation)
     members = members_of(conversation)
     assert [m.position for m in members] == [0, 1, 2]
     assert members[1].talkativeness == 0.9 and members[2].muted
