@@ -21,7 +21,8 @@ __all__ = ["EmbeddingUnavailable", "local_embedder", "recall_embedder", "recall_
 
 
 def _local_choice() -> str:
-    return os.environ.get("RECALL_EMBEDDER") or choose.DEFAULT
+    """``RECALL_EMBEDDER`` (any case, blanks around), the kernel's default when unset."""
+    return os.environ.get("RECALL_EMBEDDER", "").strip().lower() or choose.DEFAULT
 
 
 def local_embedder():
