@@ -192,9 +192,10 @@ WORLDBOOK_COMPILED_DIR = Path(
     os.environ.get("WORLDBOOK_COMPILED_DIR", embedded.VAR_DIR / "worldbook-compiled")
 )
 WORLDBOOK_CACHE_ENTRIES = int(os.environ.get("WORLDBOOK_CACHE_ENTRIES", "120000"))
-# The worldbook's embedder (vector indexes, hybrid recall): minilm (recall's sentence model),
-# hashing, or the JSON settings of an OpenAI-compatible /v1/embeddings endpoint.
-WORLDBOOK_EMBEDDER = os.environ.get("WORLDBOOK_EMBEDDER", "minilm")
+# The worldbook's embedder (vector indexes, hybrid recall): minilm or e5 (recall's sentence
+# models), hashing, or the JSON settings of an OpenAI-compatible /v1/embeddings endpoint;
+# empty: the kernel's default (console.embedding.choose.DEFAULT), recall's too.
+WORLDBOOK_EMBEDDER = os.environ.get("WORLDBOOK_EMBEDDER", "")
 # Background memory consolidation runs at once in the whole deployment (seed 004: one).
 MEMORY_CONSOLIDATION_CONCURRENCY = int(os.environ.get("MEMORY_CONSOLIDATION_CONCURRENCY", "1"))
 

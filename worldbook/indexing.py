@@ -31,8 +31,8 @@ _choices: dict[str, str | dict] = {}
 
 def default_embedder() -> Embedder:
     """The deployment's worldbook embedder, ``WORLDBOOK_EMBEDDER``: the same sentence model
-    memory's recall runs (``minilm``, the default; the hashing embedder when the model is
-    not installed), ``hashing``, or an OpenAI-compatible ``/v1/embeddings`` endpoint given
+    memory's recall runs (``minilm`` or ``e5``; unset, the kernel's default; the hashing
+    embedder when no model is installed), ``hashing``, or an OpenAI-compatible endpoint given
     as the JSON of its settings (``console.embedding.choose``). The index holds vectors of
     384 dimensions, so an endpoint is asked for that many."""
     return choose.embedder_for(_choice(getattr(settings, "WORLDBOOK_EMBEDDER", None)))

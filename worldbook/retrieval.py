@@ -94,7 +94,7 @@ class _QueryVector:
     def get(self) -> list[float] | None:
         if self._vector is None and self.failure is None:
             try:
-                self._vector = indexing.default_embedder().embed([self.query])[0]
+                self._vector = indexing.default_embedder().embed_query([self.query])[0]
             except EmbeddingUnavailable as exc:
                 self.failure = exc
         return self._vector

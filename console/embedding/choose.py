@@ -1,10 +1,12 @@
 """Which embedder a setting names, one rule for the worldbook and for memory.
 
-A capability's setting is a *choice*: ``minilm`` (the default: the sentence model when its
-package is installed, else the hashing embedder), ``hashing``, or the settings of an
-OpenAI-compatible endpoint (``openai_embedder.check_settings``; the key read from the
-environment variable it names). One client is kept per settings and key, so its
-connections are reused.
+A capability's setting is a *choice*: a local sentence model, ``minilm`` (English, the
+default) or ``e5`` (multilingual-e5-small: Chinese, Japanese and about a hundred other
+languages), ``hashing``, or the settings of an OpenAI-compatible endpoint
+(``openai_embedder.check_settings``; the key read from the environment variable it names).
+A model that is not installed (or cannot load here) gives way to the other one, then to
+the hashing embedder. One client is kept per settings and key, so its connections are
+reused.
 """
 
 from __future__ import annotations
@@ -14,15 +16,19 @@ import json
 import os
 from typing import Any
 
-from console.embedding import minilm
+from console.embedding import e5, minilm
 from console.embedding.hashing import HashingEmbedder
 from console.embedding.openai_embedder import OpenAIEmbedder, check_settings
 from console.embedding.protocol import Embedder
 from console.lru import Lru
 
 MINILM = "minilm"
+E5 = "e5"
 HASHING = "hashing"
-CHOICES = (MINILM, HASHING)
+CHOICES = (MINILM, E5, HASHING)
+DEFAULT = MINILM
+# The local models by choice, each with installed(), load() and EMBEDDING_VERSION.
+_MODELS = {MINILM: minilm, E5: e5}
 
 _HASHING = HashingEmbedder()
 _REMOTE = Lru(64)
@@ -33,21 +39,31 @@ def hashing_embedder() -> HashingEmbedder:
     return _HASHING
 
 
-def local_embedder(choice: str = MINILM) -> Embedder:
-    """The embedder that runs in this process: the sentence model unless ``choice`` is
-    ``hashing`` or the model is not installed, then the hashing embedder."""
-    if choice != HASHING:
-        model = minilm.load()
+def _models(choice: str) -> list:
+    """The local models to try for ``choice``: the one it names first, then the others
+    (none for ``hashing``)."""
+    if choice == HASHING:
+        return []
+    named = _MODELS.get(choice, _MODELS[DEFAULT])
+    return [named, *(module for module in _MODELS.values() if module is not named)]
+
+
+def local_embedder(choice: str = DEFAULT) -> Embedder:
+    """The embedder that runs in this process: the model ``choice`` names, else another
+    installed one, else (or for ``hashing``) the hashing embedder."""
+    for module in _models(choice):
+        model = module.load()
         if model is not None:
             return model
     return _HASHING
 
 
-def local_version(choice: str = MINILM) -> str:
+def local_version(choice: str = DEFAULT) -> str:
     """The ``embedding_version`` of :func:`local_embedder` for ``choice``, without loading
     the model: what a reader of stored vectors needs to know before it needs to embed."""
-    if choice != HASHING and minilm.installed():
-        return minilm.EMBEDDING_VERSION
+    for module in _models(choice):
+        if module.installed():
+            return module.EMBEDDING_VERSION
     return _HASHING.embedding_version
 
 
@@ -72,20 +88,20 @@ def remote_embedder(spec: dict[str, Any]) -> OpenAIEmbedder:
 
 
 def parse_choice(value: str | dict[str, Any] | None) -> str | dict[str, Any]:
-    """A setting as a choice: ``minilm`` or ``hashing`` (any case, blanks around), or an
-    endpoint's settings given as an object or its JSON text. ``ValueError`` names what is
-    wrong."""
+    """A setting as a choice: ``minilm``, ``e5`` or ``hashing`` (any case, blanks around;
+    :data:`DEFAULT` when empty), or an endpoint's settings given as an object or its JSON
+    text. ``ValueError`` names what is wrong."""
     if value is None:
-        return MINILM
+        return DEFAULT
     if isinstance(value, str):
         text = value.strip()
         if text.lower() in CHOICES or not text:
-            return text.lower() or MINILM
+            return text.lower() or DEFAULT
         try:
             value = json.loads(text)
         except ValueError:
             raise ValueError(
-                f"embedder: {MINILM}, {HASHING} or the JSON object of an endpoint's settings"
+                f"embedder: {', '.join(CHOICES)} or the JSON object of an endpoint's settings"
             ) from None
     return check_settings(value)
 

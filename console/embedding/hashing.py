@@ -73,6 +73,10 @@ class HashingEmbedder:
     def embed(self, texts: list[str]) -> list[list[float]]:
         return [self._embed_one(text) for text in texts]
 
+    def embed_query(self, texts: list[str]) -> list[list[float]]:
+        """As :meth:`embed`: n-grams have no query side."""
+        return self.embed(texts)
+
     def _embed_one(self, text: str) -> list[float]:
         vector = [0.0] * self.dimensions
         for feature, count in hashing_features(text).items():

@@ -143,6 +143,10 @@ class MiniLMEmbedder:
             out.extend(self._embed_batch(texts[start : start + BATCH]).tolist())
         return out
 
+    def embed_query(self, texts: list[str]) -> list[list[float]]:
+        """As :meth:`embed`: the model was trained on symmetric pairs, with no query mark."""
+        return self.embed(texts)
+
     def _embed_batch(self, texts: list[str]):
         encoded = self._tokenizer.encode_batch([t if t.strip() else " " for t in texts])
         ids = np.array([e.ids for e in encoded], dtype=np.int64)

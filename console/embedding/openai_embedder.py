@@ -114,6 +114,10 @@ class OpenAIEmbedder:
             out += self._batch(texts[start : start + self.batch_size])
         return out
 
+    def embed_query(self, texts: list[str]) -> list[list[float]]:
+        """As :meth:`embed`: the OpenAI embeddings API has no query side."""
+        return self.embed(texts)
+
     def _batch(self, texts: list[str]) -> list[list[float]]:
         body: dict[str, Any] = {
             "model": self.model,

@@ -36,7 +36,7 @@ def lexical(owner: Owner, query: str, *, pool: int = POOL) -> list[str]:
 
 def embed(query: str) -> list[float]:
     """The query's vector, by recall's own embedder (the deployment's)."""
-    return recall_embedder().embed([query])[0]
+    return recall_embedder().embed_query([query])[0]
 
 
 def vector(

@@ -16,12 +16,13 @@ import logging
 from datetime import UTC, datetime
 
 from django.db import connection, transaction
+from django.db.models import Count
 
 from console import task_send
 from console.models import Tenant
 from memory.engine import recall as terms
 from memory.models import Message, RecallItem
-from memory.recall.embedder import EmbeddingUnavailable, recall_embedder
+from memory.recall.embedder import EmbeddingUnavailable, recall_embedder, recall_version
 from memory.signals import history_changed, messages_deleted
 
 ROLES = ("user", "assistant")
@@ -181,6 +182,30 @@ def embedders_in_use() -> list[tuple]:
             SELECT tenant_id, embedder FROM pairs"""
         )
         return cursor.fetchall()
+
+
+def progress(tenant) -> dict:
+    """How far ``tenant``'s index is on its current embedder (what :func:`rebuild_stale`
+    moves, a few conversations a minute): ``{current, chunks, done, left, percent,
+    by_embedder: [(embedder, chunks)]}``, counted on the ``recall_tenant_embedder`` index."""
+    current = recall_version(tenant)
+    rows = (
+        RecallItem.objects.filter(tenant=tenant)
+        .values_list("embedder")
+        .annotate(chunks=Count("id"))
+        .order_by("embedder")
+    )
+    by_embedder = [(embedder, chunks) for embedder, chunks in rows]
+    total = sum(chunks for _embedder, chunks in by_embedder)
+    done = sum(chunks for embedder, chunks in by_embedder if embedder == current)
+    return {
+        "current": current,
+        "chunks": total,
+        "done": done,
+        "left": total - done,
+        "percent": round(100 * done / total, 1) if total else 100.0,
+        "by_embedder": by_embedder,
+    }
 
 
 def _answers(embedder) -> bool:

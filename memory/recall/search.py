@@ -91,7 +91,7 @@ class _VectorSide:
     def embed(self, query: str) -> _VectorSide:
         self.weight = terms.vector_weight(self.version, query)
         try:
-            self.vector = self.embedder.embed([query])[0]
+            self.vector = self.embedder.embed_query([query])[0]
         except EmbeddingUnavailable:
             self.vector = None
         return self

@@ -3,7 +3,8 @@ filtered by status, each with its attempts, last error and result; an operator r
 failed or cancelled job and cancels a queued or failed one. Every write goes through
 ``memory.jobs``; a refused one is a flash message with its 4xx status. Below them, the
 newest background consolidation runs (the runtime's, ``memory.runtime``) with
-their batch, outcome, refusal reason and model calls."""
+their batch, outcome, refusal reason and model calls; and how far the recall index has moved
+to the current embedder (the minute's ``memory.rebuild_recall``)."""
 
 from __future__ import annotations
 
@@ -22,6 +23,7 @@ from console.owners import owners
 from console.scoping import get_scoped_or_404
 from memory import jobs
 from memory.models import ConsolidationRun, JobStatus, MemoryJob
+from memory.recall import indexing
 from memory.views.queue import refused
 
 PAGE_SIZE = 50
@@ -51,6 +53,7 @@ def memory_jobs(request, *, status=200):
             .select_related("player")
             .order_by("-created_at")[:RUNS_SHOWN],
         ),
+        "recall_index": indexing.progress(request.tenant),
     }
     return render(request, "roleplay/memory/jobs.html", context, status=status)
 
