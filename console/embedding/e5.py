@@ -23,6 +23,7 @@ end the C string) becomes a space, so any text embeds.
 
 from __future__ import annotations
 
+import functools
 import importlib.util
 import logging
 import os
@@ -47,8 +48,10 @@ def _package_dir() -> Path | None:
     return Path(next(iter(spec.submodule_search_locations)))
 
 
+@functools.cache
 def installed() -> bool:
-    """Whether :func:`load` can find the model and its engine, without loading them."""
+    """Whether :func:`load` can find the model and its engine, without loading them; asked
+    once a process (every turn that reads lore asks)."""
     here = _package_dir()
     return (
         here is not None
