@@ -113,9 +113,11 @@ def anchor(
 
 
 def _pays(block: Block, depth: int, tail_chars: int) -> bool:
-    """Whether the block is at least as long as the average exchange (two messages) of the
-    ``depth`` messages of ``tail_chars`` characters after its place."""
-    return len(block.content) * depth >= 2 * tail_chars
+    """Whether the block is at least as long as the average exchange of the ``depth``
+    messages of ``tail_chars`` characters after its place: the turns it has stayed there
+    (an exchange each, the reply alone counting as one when it follows the player's
+    message) against what a change would make the server process again."""
+    return len(block.content) * ((depth + 1) // 2) >= tail_chars
 
 
 def _suffix_chars(history: Sequence[Mapping[str, Any]]) -> list[int]:

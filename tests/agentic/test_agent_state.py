@@ -171,7 +171,8 @@ def _turn_read(conversation, scenario):
     from roleplay.agentic.engine.ledger import NEWEST
     from roleplay.turns.reads import turn_conversation
 
-    _, _, read_scenario, state, _, _ = turn_conversation(conversation.pk)
+    read = turn_conversation(conversation.pk)
+    read_scenario, state = read.scenario, read.agent_state
     assert read_scenario == scenario
     assert state == agent_state.read_state(conversation, scenario, active_ledger=NEWEST)
     return state

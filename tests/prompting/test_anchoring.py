@@ -145,7 +145,7 @@ def test_a_block_stays_anchored_only_while_it_outweighs_the_exchanges_after_it(c
             _digest, after, _mark = prompt.anchors[block["id"]]
             if after < len(history):  # anchored back in the history
                 tail = sum(len(m["content"]) for m in history[after:])
-                exchanges_after = (len(history) - after) / 2
+                exchanges_after = (len(history) - after + 1) // 2  # a lone reply counts
                 assert len(block["content"]) >= tail / exchanges_after
 
 
