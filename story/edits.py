@@ -114,3 +114,34 @@ def _history_changed(sender, *, tenant, session_id, **_) -> None:
 
 def connect() -> None:
     history_changed.connect(_history_changed, dispatch_uid="story.edits.history")
+
+
+def start_branch(tenant_id, parent_id, branch_id, position: int) -> int:
+    """A branch of conversation ``parent_id`` starts each of its stories from the revision in
+    force at the fork, by the rule an edit rolls back by: the newest revision saved at a
+    source position before ``position`` (the count of chat messages up to the fork point;
+    none: no story, the branch's first request initialises one). That one revision becomes
+    the branch's revision 1 (outcome ``branched``). The number of stories started."""
+    started = 0
+    for head in StoryHead.objects.filter(tenant_id=tenant_id, conversation_id=parent_id):
+        found = selectors.revision_before(parent_id, head.scenario_id, position)
+        if found is None:
+            continue
+        envelope = found[1]
+        services.save(
+            services.Save(
+                tenant_id=tenant_id,
+                conversation_id=branch_id,
+                scenario_id=head.scenario_id,
+                character_id=head.character_id,
+                expected=0,
+                envelope=envelope,
+                status="ready",
+                outcome="branched",
+                max_bytes=UNCAPPED,
+                source_position=found[2],
+                events=_rows(envelope),
+            )
+        )
+        started += 1
+    return started

@@ -85,3 +85,27 @@ def conflict(
         "and decide again",
         details={"current_revision": current, "expected_revision": expected, "slot": slot},
     )
+
+
+def start_fork(tenant, parent_session: str, child_session: str, at) -> int:
+    """A fork of ``parent_session`` (``memory.forks``) starts with each of its documents as it
+    was at ``at`` (the time of the fork point's message): that one revision, not its
+    history, becomes the fork's revision 1 (origin ``branch``). The number of documents."""
+    started = 0
+    for document in MemoryDocument.objects.filter(tenant=tenant, session_id=parent_session):
+        then = (
+            document.revisions.filter(created_at__lte=at)
+            .order_by("-revision")
+            .values_list("data", flat=True)
+            .first()
+        )
+        if then is None:
+            continue
+        copy = MemoryDocument.objects.create(
+            tenant=tenant, session_id=child_session, slot=document.slot, revision=1, data=then
+        )
+        MemoryDocumentRevision.objects.create(
+            tenant=tenant, document=copy, revision=1, data=then, origin="branch"
+        )
+        started += 1
+    return started

@@ -67,6 +67,7 @@ class World:
     mcp_server: object = None
     regex_script: object = None
     instruct_template: object = None
+    bookmark: object = None
 
     @property
     def image_token(self) -> str:
@@ -81,7 +82,7 @@ class World:
         ``slot`` its memory document's slot, ``entry_id`` the player's memory entry (a
         candidate at version 1), ``handoff_id`` the player's handoff to the character (pending,
         version 1), ``job_id`` the player's learn job (failed), ``version`` the conversation's
-        Compact checkpoint (version 1, active)."""
+        Compact checkpoint (version 1, active), ``bookmark_id`` its named checkpoint."""
         ids = {}
         for name in route.params:
             if name == "pk":
@@ -110,6 +111,8 @@ class World:
                 ids[name] = self.image_token
             elif name == "backup_id":
                 ids[name] = self.backup_id
+            elif name == "bookmark_id":
+                ids[name] = self.bookmark.pk
             else:
                 raise LookupError(f"no {name!r} in the test world: add it to World.ids_for")
         return ids
@@ -242,7 +245,15 @@ def build_world(tenant, base_url: str, label: str) -> World:
         mcp_server,
         regex_script,
         instruct_template,
+        _bookmark(conversation, messages, label),
     )
+
+
+def _bookmark(conversation, messages, label: str):
+    """A named checkpoint on the conversation's first message."""
+    from roleplay.branches.services import add_bookmark
+
+    return add_bookmark(conversation, messages[0].id, f"{label}: the start")
 
 
 def _instruct_template(tenant, label: str):
