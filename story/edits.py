@@ -116,32 +116,34 @@ def connect() -> None:
     history_changed.connect(_history_changed, dispatch_uid="story.edits.history")
 
 
-def start_branch(tenant_id, parent_id, branch_id, position: int) -> int:
-    """A branch of conversation ``parent_id`` starts each of its stories from the revision in
-    force at the fork, by the rule an edit rolls back by: the newest revision saved at a
-    source position before ``position`` (the count of chat messages up to the fork point;
-    none: no story, the branch's first request initialises one). That one revision becomes
-    the branch's revision 1 (outcome ``branched``). The number of stories started."""
-    started = 0
-    for head in StoryHead.objects.filter(tenant_id=tenant_id, conversation_id=parent_id):
-        found = selectors.revision_before(parent_id, head.scenario_id, position)
-        if found is None:
-            continue
-        envelope = found[1]
-        services.save(
-            services.Save(
-                tenant_id=tenant_id,
-                conversation_id=branch_id,
-                scenario_id=head.scenario_id,
-                character_id=head.character_id,
-                expected=0,
-                envelope=envelope,
-                status="ready",
-                outcome="branched",
-                max_bytes=UNCAPPED,
-                source_position=found[2],
-                events=_rows(envelope),
+def start_branch(tenant_id, sources, branch_id, position: int) -> int:
+    """A branch starts each story of the conversation it was branched from at the revision
+    in force at the fork, by the rule an edit rolls back by: the newest revision saved at a
+    source position before ``position`` (the count of chat messages up to the fork point).
+    ``sources`` is the conversation it was branched from, then that one's parent, and so
+    on: a story with no such revision of its own stood there as its parent left it (none
+    at all: the branch's first request initialises one). That one revision becomes the
+    branch's revision 1 (outcome ``branched``). The number of stories started."""
+    started: set = set()
+    for source_id in sources:
+        for head in StoryHead.objects.filter(tenant_id=tenant_id, conversation_id=source_id):
+            found = selectors.revision_before(source_id, head.scenario_id, position)
+            if head.scenario_id in started or found is None:
+                continue
+            services.save(
+                services.Save(
+                    tenant_id=tenant_id,
+                    conversation_id=branch_id,
+                    scenario_id=head.scenario_id,
+                    character_id=head.character_id,
+                    expected=0,
+                    envelope=found[1],
+                    status="ready",
+                    outcome="branched",
+                    max_bytes=UNCAPPED,
+                    source_position=found[2],
+                    events=_rows(found[1]),
+                )
             )
-        )
-        started += 1
-    return started
+            started.add(head.scenario_id)
+    return len(started)

@@ -26,6 +26,7 @@ from memory.documents import services as documents
 from memory.errors import NoSuchAlternative
 from memory.models import Message
 from roleplay.agentic.services import branch_start
+from roleplay.branches import selectors
 from roleplay.branches.models import MAX_NAME, Bookmark
 from roleplay.conversations.services.messages import quiet
 from roleplay.errors import BadBookmarkName, Duplicate, NotFound
@@ -93,10 +94,13 @@ def _branch(conversation: Conversation, message: Message, *, before: bool) -> Co
     segments = forks.fork(
         tenant, conversation.session_id, branch.session_id, message, before=before
     )
-    branch_start.start_branch(conversation, branch, segments)
+    # the layers' revisions are looked for in the parent, then in its own parent...
+    sources = [conversation, *reversed(selectors.ancestors_of(conversation))]
+    branch_start.start_branch(sources, branch, segments)
     position = message_reads.count_chat_messages(tenant, branch.session_id)
-    story_edits.start_branch(tenant.pk, conversation.pk, branch.pk, position)
-    documents.start_fork(tenant, conversation.session_id, branch.session_id, message.created_at)
+    story_edits.start_branch(tenant.pk, [c.pk for c in sources], branch.pk, position)
+    sessions = [c.session_id for c in sources]
+    documents.start_fork(tenant, sessions, branch.session_id, message.created_at)
     return branch
 
 

@@ -64,3 +64,13 @@ def test_a_session_that_is_no_fork_reads_as_before(tenant, conversation, history
     lines = message_reads.get_history_lines(tenant, conversation.session_id, 4)
     assert [line[0] for line in lines] == [m.id for m in rows] == [m.id for m in history[2:]]
     assert message_reads.count_chat_messages(tenant, conversation.session_id) == 6
+
+
+def test_compact_reads_a_branch_s_shared_history(tenant, conversation, history):
+    from roleplay.compact import selectors as compact_reads
+
+    branch = branches.create_branch(conversation, history[3].id)
+    own = say(tenant, branch, "b-u", "b-a")
+    chat = compact_reads.stored_chat(branch)
+    assert [m.content for m in chat] == ["u0", "a1", "u2", "a3", "b-u", "b-a"]
+    assert own[-1].ts > history[3].ts  # a branch's own messages come later in ts

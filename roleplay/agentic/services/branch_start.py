@@ -17,55 +17,67 @@ from memory.models import Message
 from roleplay.models import AgentLedgerEntry, AgentStateHead, AgentStateRevision, Conversation
 
 
-def start_branch(parent: Conversation, branch: Conversation, segments) -> int:
-    """Start every Agent V2 state of ``parent`` in ``branch``, whose shared history is
-    ``segments`` (``memory.forks`` pairs); the number of states started."""
-    shared = Message.objects.filter(forks.history_filter(segments), tenant_id=parent.tenant_id)
-    started = 0
-    for head in AgentStateHead.objects.filter(tenant_id=parent.tenant_id, conversation=parent):
-        key = {"conversation": parent, "scenario_id": head.scenario_id}
-        revision = (
-            AgentStateRevision.objects.filter(
-                **key, withdrawn_at__isnull=True, source_message_id__in=shared.values("pk")
+def start_branch(sources: list[Conversation], branch: Conversation, segments) -> int:
+    """Start in ``branch``, whose shared history is ``segments`` (``memory.forks`` pairs),
+    every Agent V2 state of the conversation it was branched from; ``sources`` is that one,
+    then the one it was branched from, and so on: a state with no revision in force at the
+    fork among a branch's own revisions stood there as its parent left it. The number of
+    states started."""
+    tenant_id = branch.tenant_id
+    shared = Message.objects.filter(forks.history_filter(segments), tenant_id=tenant_id)
+    started: set = set()
+    for source in sources:
+        for head in AgentStateHead.objects.filter(tenant_id=tenant_id, conversation=source):
+            if head.scenario_id in started:
+                continue
+            revision = (
+                AgentStateRevision.objects.filter(
+                    conversation=source,
+                    scenario_id=head.scenario_id,
+                    withdrawn_at__isnull=True,
+                    source_message_id__in=shared.values("pk"),
+                )
+                .order_by("-revision")
+                .first()
             )
-            .order_by("-revision")
-            .first()
+            if revision is not None:
+                _copy(source, revision, branch)
+                started.add(head.scenario_id)
+    return len(started)
+
+
+def _copy(source: Conversation, revision: AgentStateRevision, branch: Conversation) -> None:
+    """``revision`` of ``source``, with the ledger entries in force with it, as the branch's
+    revision 1."""
+    key = {"conversation": source, "scenario_id": revision.scenario_id}
+    out_of_force = AgentStateRevision.objects.filter(
+        Q(withdrawn_at__isnull=False)
+        | Q(source_message_id__isnull=False)
+        & ~Exists(Message.objects.filter(pk=OuterRef("source_message_id"))),
+        **key,
+        revision=OuterRef("revision"),
+    )
+    entries = AgentLedgerEntry.objects.filter(**key, revision__lte=revision.revision).exclude(
+        Exists(out_of_force)
+    )
+    copy = {
+        "tenant_id": branch.tenant_id,
+        "conversation": branch,
+        "scenario_id": revision.scenario_id,
+    }
+    AgentStateRevision.objects.create(
+        **copy,
+        revision=1,
+        state=revision.state,
+        tools_called=revision.tools_called,
+        source_turn=revision.source_turn,
+        source_message_id=revision.source_message_id,
+        origin="branch",
+    )
+    AgentLedgerEntry.objects.bulk_create(
+        AgentLedgerEntry(
+            **copy, revision=1, type=e.type, key=e.key, status=e.status, payload=e.payload
         )
-        if revision is None:
-            continue
-        out_of_force = AgentStateRevision.objects.filter(
-            Q(withdrawn_at__isnull=False)
-            | Q(source_message_id__isnull=False)
-            & ~Exists(Message.objects.filter(pk=OuterRef("source_message_id"))),
-            **key,
-            revision=OuterRef("revision"),
-        )
-        entries = AgentLedgerEntry.objects.filter(**key, revision__lte=revision.revision).exclude(
-            Exists(out_of_force)
-        )
-        copy = {"tenant_id": parent.tenant_id, "conversation": branch}
-        AgentStateRevision.objects.create(
-            **copy,
-            scenario_id=head.scenario_id,
-            revision=1,
-            state=revision.state,
-            tools_called=revision.tools_called,
-            source_turn=revision.source_turn,
-            source_message_id=revision.source_message_id,
-            origin="branch",
-        )
-        AgentLedgerEntry.objects.bulk_create(
-            AgentLedgerEntry(
-                **copy,
-                scenario_id=head.scenario_id,
-                revision=1,
-                type=e.type,
-                key=e.key,
-                status=e.status,
-                payload=e.payload,
-            )
-            for e in entries.order_by("id")
-        )
-        AgentStateHead.objects.create(**copy, scenario_id=head.scenario_id, revision=1)
-        started += 1
-    return started
+        for e in entries.order_by("id")
+    )
+    AgentStateHead.objects.create(**copy, revision=1)
