@@ -97,7 +97,10 @@ def _branch(conversation: Conversation, message: Message, *, before: bool) -> Co
     # the layers' revisions are looked for in the parent, then in its own parent...
     sources = [conversation, *reversed(selectors.ancestors_of(conversation))]
     branch_start.start_branch(sources, branch, segments)
-    position = message_reads.count_chat_messages(tenant, branch.session_id)
+
+    def position() -> int:
+        return message_reads.count_chat_messages(tenant, branch.session_id)
+
     story_edits.start_branch(tenant.pk, [c.pk for c in sources], branch.pk, position)
     sessions = [c.session_id for c in sources]
     documents.start_fork(tenant, sessions, branch.session_id, message.created_at)
