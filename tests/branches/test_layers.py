@@ -98,3 +98,19 @@ def test_memory_documents_start_as_they_were_at_the_fork(tenant, conversation):
     shared = documents.read_document(tenant, branch.session_id, "default")
     assert shared == {"revision": 1, "memory": {"scene": "gate"}}
     assert documents.read_document(tenant, session, "default")["memory"] == {"scene": "hall"}
+
+
+def test_a_branch_of_a_branch_finds_the_story_and_documents_up_the_chain(
+    tenant, conversation, scenario
+):
+    said = [
+        message_store.save_message(tenant, conversation.session_id, role=r, content=t)
+        for r, t in (("user", "u1"), ("assistant", "a1"), ("user", "u2"), ("assistant", "a2"))
+    ]
+    write(conversation, scenario, 0, envelope(conversation, title="first"), source_position=1)
+    write(conversation, scenario, 1, envelope(conversation, title="second"), source_position=3)
+    first = branches.create_branch(conversation, said[3].id)  # starts with "second"
+    nested = branches.create_branch(first, said[1].id)  # shared by the root: "first"
+    story = story_reads.read_for_turn(nested.pk, scenario.pk)[1]
+    assert story["world"]["foreground"]["title"] == "first"
+    assert nested.parent_id == first.pk
