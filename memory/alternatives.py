@@ -14,6 +14,7 @@ import hashlib
 
 from django.db import transaction
 
+from memory import forks
 from memory.errors import MessageNotFound, NoSuchAlternative
 from memory.models import Message, MessageAlternative, MessageEdit, MessageStatus
 from memory.signals import after_commit, history_changed
@@ -29,6 +30,7 @@ def _locked(tenant, message_id) -> Message:
     message = Message.objects.select_for_update().filter(tenant=tenant, pk=message_id).first()
     if message is None:
         raise MessageNotFound("message_not_found", "no such message")
+    forks.refuse_shared(tenant, message.session_id, message.ts)  # frozen while shared
     return message
 
 

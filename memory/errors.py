@@ -22,6 +22,12 @@ class MessageConflict(MessageStoreError, Conflict):
     default_code = "message_conflict"
 
 
+class MessageShared(MessageStoreError, Conflict):
+    """A fork of the session shares the message (``memory.forks``): it is frozen."""
+
+    default_code = "message_shared"
+
+
 class MemoryModelError(DomainError):
     """Base of the memory model's errors (documents, entries, handoffs)."""
 

@@ -7,17 +7,23 @@ from django.db.models import Q
 
 from console.rows import prepared
 from console.scoping import is_uuid
-from memory.models import MemoryMetadata, Message
+from memory import forks
+from memory.models import MemoryMetadata, Message, SessionFork
 
 DEFAULT_HISTORY_LIMIT = 50
 CROSS_SESSION_MAX_LIMIT = 1000
 
 
-def _latest(tenant, session_id: str, limit: int):
-    """The history rule: the latest ``limit`` unarchived messages (newest first)."""
-    return Message.objects.filter(tenant=tenant, session_id=session_id, archived=False).order_by(
-        "-ts"
-    )[: max(int(limit), 0)]
+def _latest(tenant, session_id: str, limit: int, *, archived: bool = False) -> list[Message]:
+    """The history rule: the latest ``limit`` unarchived messages (newest first), of a
+    fork's ancestors too up to its fork point (``memory.forks``); with ``archived``, the
+    archived ones as well."""
+    segments = forks.lineage(tenant, session_id)
+    qs = Message.objects.filter(forks.history_filter(segments), tenant=tenant)
+    if not archived:
+        qs = qs.filter(archived=False)
+    qs = qs.annotate(segment=forks.segment_order(segments)).order_by("-segment", "-ts")
+    return list(qs[: max(int(limit), 0)])
 
 
 def get_history(tenant, session_id: str, limit: int = DEFAULT_HISTORY_LIMIT) -> list[Message]:
@@ -28,10 +34,16 @@ def get_history(tenant, session_id: str, limit: int = DEFAULT_HISTORY_LIMIT) -> 
 # The chat turn's two reads of the store as SQL: the ORM spends more time building these
 # statements than PostgreSQL spends running them. tests/fastpaths/test_turn_reads.py pins each to
 # its ORM twin (``_latest`` for the history; a filtered ``count()`` for the message count).
+# Each reads a fork's ancestors in the same statement (``forks.SEGMENTS_SQL``).
 _HISTORY_SQL = f"""
-    SELECT id, ts, role, content, edited FROM {Message._meta.db_table}
-    WHERE tenant_id = %s AND session_id = %s AND NOT archived
-    ORDER BY ts DESC LIMIT %s
+    SELECT m.id, m.ts, m.role, m.content, m.edited FROM ({forks.SEGMENTS_SQL}) s
+    CROSS JOIN LATERAL (
+        SELECT x.id, x.ts, x.role, x.content, x.edited FROM {Message._meta.db_table} x
+        WHERE x.tenant_id = %(tenant)s AND x.session_id = s.sid AND NOT x.archived
+          AND x.ts <= s.upto
+        ORDER BY x.ts DESC LIMIT %(limit)s
+    ) m
+    ORDER BY s.pos DESC, m.ts DESC LIMIT %(limit)s
 """
 # The speakers of a session's newest messages (``metadata.speaker``, which the runtime's
 # group chats write on replies): tests/fastpaths/test_turn_reads.py pins it to ``_latest``.
@@ -42,8 +54,11 @@ _SPEAKERS_SQL = f"""
     ORDER BY ts DESC LIMIT %s
 """
 _CHAT_COUNT_SQL = f"""
-    SELECT count(*) FROM {Message._meta.db_table}
-    WHERE tenant_id = %s AND session_id = %s AND role IN ('user', 'assistant')
+    SELECT COALESCE(SUM((
+        SELECT count(*) FROM {Message._meta.db_table} x
+        WHERE x.tenant_id = %(tenant)s AND x.session_id = s.sid AND x.ts <= s.upto
+          AND x.role IN ('user', 'assistant')
+    )), 0)::bigint FROM ({forks.SEGMENTS_SQL}) s
 """
 
 
@@ -52,7 +67,8 @@ def get_history_lines(
 ) -> list[tuple[object, int, str, str, bool]]:
     """The same history as ``(id, ts, role, content, edited)`` tuples, for the chat turn's
     hot path: building fifty model instances per turn cost more than the query."""
-    with prepared(_HISTORY_SQL, [tenant.pk, session_id, max(int(limit), 0)]) as cursor:
+    params = {"tenant": tenant.pk, "session": session_id, "limit": max(int(limit), 0)}
+    with prepared(_HISTORY_SQL, params) as cursor:
         rows = cursor.fetchall()
     rows.reverse()
     return rows
@@ -71,32 +87,38 @@ def get_history_speakers(
 
 
 def count_chat_messages(tenant, session_id: str) -> int:
-    """How many user and assistant messages the session holds, archived ones included: the
-    position of the next message (what worldbook timed effects count in)."""
+    """How many user and assistant messages the session holds, archived ones included (and
+    a fork's ancestors' up to the fork point): the position of the next message (what
+    worldbook timed effects count in)."""
     with connection.cursor() as cursor:
-        cursor.execute(_CHAT_COUNT_SQL, [tenant.pk, session_id])
-        return cursor.fetchone()[0]
+        cursor.execute(_CHAT_COUNT_SQL, {"tenant": tenant.pk, "session": session_id})
+        return int(cursor.fetchone()[0])
 
 
 def last_message(tenant, session_id: str) -> Message | None:
     """The session's newest unarchived message (what regenerate and continue work on)."""
-    return _latest(tenant, session_id, 1).first()
+    found = _latest(tenant, session_id, 1)
+    return found[0] if found else None
 
 
 def get_full_history(tenant, session_id: str, limit: int | None = None) -> list[Message]:
     """Every message including archived ones (for display), ascending."""
-    qs = Message.objects.filter(tenant=tenant, session_id=session_id).order_by("-ts")
-    rows = qs[: int(limit)] if limit else qs
-    return list(reversed(list(rows)))
+    rows = _latest(tenant, session_id, int(limit) if limit else 2**31 - 1, archived=True)
+    return list(reversed(rows))
 
 
 def message_texts(session_id: str, ids) -> dict[str, str]:
     """Message id → its text now, for those of ``ids`` still in conversation
-    ``session_id`` (what story reads through ``console.history``)."""
+    ``session_id`` or shared with it by the conversation it was branched from (what story
+    reads through ``console.history``)."""
     wanted = [i for i in ids if is_uuid(i)]
     if not wanted:
         return {}
-    rows = Message.objects.filter(session_id=session_id, pk__in=wanted)
+    fork = SessionFork.objects.filter(session_id=session_id).first()
+    segments = [*(fork.ancestors if fork else []), (session_id, forks.MAX_TS)]
+    rows = Message.objects.filter(forks.history_filter(segments), pk__in=wanted)
+    if fork is not None:
+        rows = rows.filter(tenant_id=fork.tenant_id)
     return {str(pk): text for pk, text in rows.values_list("pk", "content")}
 
 

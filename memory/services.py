@@ -9,6 +9,7 @@ import uuid
 from django.db import connection, transaction
 from django.utils import timezone
 
+from memory import forks
 from memory.entries import evidence
 from memory.models import MemoryMetadata, Message, MessageStatus
 from memory.signals import after_commit, history_changed, messages_deleted
@@ -139,6 +140,8 @@ def delete_messages_by_timestamps(tenant, session_id: str, timestamps) -> int:
     """Rollback of a whole turn: delete by store timestamps, in batches of 500."""
     stamps = sorted({int(t) for t in timestamps})
     deleted = 0
+    if stamps:  # a message a branch shares is frozen while the branch lives
+        forks.refuse_shared(tenant, session_id, stamps[0])
     with transaction.atomic():
         for i in range(0, len(stamps), DELETE_BATCH):
             batch = stamps[i : i + DELETE_BATCH]

@@ -46,3 +46,16 @@ class NothingToRewrite(RoleplayError, failures.Conflict):
     (409 ``nothing_to_rewrite``)."""
 
     default_code = "nothing_to_rewrite"
+
+
+class HasBranches(RoleplayError, failures.Conflict):
+    """The conversation has branches that share its history (409 ``has_branches``): delete
+    them first (``docs/branches.md``)."""
+
+    default_code = "has_branches"
+
+
+class BadBookmarkName(RoleplayError, failures.Invalid):
+    """A bookmark's name is blank or longer than its limit (422 ``invalid_bookmark_name``)."""
+
+    default_code = "invalid_bookmark_name"

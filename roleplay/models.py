@@ -298,6 +298,13 @@ class Conversation(TenantScopedModel):
     join_cards = models.BooleanField(default=False)
     auto_turns = models.PositiveSmallIntegerField(default=0, validators=[MaxValueValidator(10)])
     auto_delay_ms = models.PositiveIntegerField(default=0, validators=[MaxValueValidator(60_000)])
+    # A branch: the conversation it was branched from and the message it was branched at;
+    # its history is the parent's up to that message, then its own (``roleplay.branches``).
+    # A parent with branches cannot be deleted (409 ``has_branches``).
+    parent = models.ForeignKey(
+        "self", null=True, blank=True, on_delete=models.SET_NULL, related_name="branches"
+    )
+    fork_message_id = models.UUIDField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
@@ -497,6 +504,7 @@ class PlanningRun(TenantScopedModel):
         ]
 
 
+from roleplay.branches.models import Bookmark  # noqa: E402, F401
 from roleplay.compact.models import (  # noqa: E402, F401
     CheckpointContent,
     CompactCheckpoint,

@@ -2,6 +2,7 @@ from django.urls import path
 
 from roleplay import views
 from roleplay.agentic import views as views_agent
+from roleplay.branches import views as branch_views
 from roleplay.characters import views as views_characters
 from roleplay.compact import views as compact_views
 from roleplay.conversations import views_import as views_chat_import
@@ -18,6 +19,13 @@ from roleplay.workflows import views as workflow_views
 
 urlpatterns = [
     path("play/<uuid:conversation_id>/", views_play.play, name="play"),
+    path("play/<uuid:pk>/branch/", branch_views.branch, name="play_branch"),
+    path("play/<uuid:pk>/bookmarks/", branch_views.add_bookmark, name="play_bookmarks"),
+    path(
+        "play/<uuid:pk>/bookmarks/<uuid:bookmark_id>/delete/",
+        branch_views.delete_bookmark,
+        name="play_bookmark_delete",
+    ),
     # Console pages of the runtime.
     path("console/characters/", views.character_list, name="characters"),
     path("console/characters/new/", views.character_create, name="character_create"),

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import logging
 import uuid
+from collections.abc import Callable
 
 from console.history import history_changed
 from story import selectors, services
@@ -114,3 +115,39 @@ def _history_changed(sender, *, tenant, session_id, **_) -> None:
 
 def connect() -> None:
     history_changed.connect(_history_changed, dispatch_uid="story.edits.history")
+
+
+def start_branch(tenant_id, sources, branch_id, position: Callable[[], int]) -> int:
+    """A branch starts each story of the conversation it was branched from at the revision
+    in force at the fork, by the rule an edit rolls back by: the newest revision saved at a
+    source position before ``position()`` (the count of chat messages up to the fork point,
+    counted only when there is a story).
+    ``sources`` is the conversation it was branched from, then that one's parent, and so
+    on: a story with no such revision of its own stood there as its parent left it (none
+    at all: the branch's first request initialises one). That one revision becomes the
+    branch's revision 1 (outcome ``branched``). The number of stories started."""
+    started: set = set()
+    count: list[int] = []
+    for source_id in sources:
+        for head in StoryHead.objects.filter(tenant_id=tenant_id, conversation_id=source_id):
+            count = count or [position()]
+            found = selectors.revision_before(source_id, head.scenario_id, count[0])
+            if head.scenario_id in started or found is None:
+                continue
+            services.save(
+                services.Save(
+                    tenant_id=tenant_id,
+                    conversation_id=branch_id,
+                    scenario_id=head.scenario_id,
+                    character_id=head.character_id,
+                    expected=0,
+                    envelope=found[1],
+                    status="ready",
+                    outcome="branched",
+                    max_bytes=UNCAPPED,
+                    source_position=found[2],
+                    events=_rows(found[1]),
+                )
+            )
+            started.add(head.scenario_id)
+    return len(started)

@@ -85,3 +85,30 @@ def conflict(
         "and decide again",
         details={"current_revision": current, "expected_revision": expected, "slot": slot},
     )
+
+
+def start_fork(tenant, sources: list[str], child_session: str, at) -> int:
+    """A fork (``memory.forks``) starts with each document of the session it was forked
+    from as it was at ``at`` (the time of the fork point's message): that one revision, not
+    its history, becomes the fork's revision 1 (origin ``branch``). ``sources`` is that
+    session, then the one it was forked from, and so on: a slot with no revision of its own
+    by then stood as its parent left it. The number of documents."""
+    started: set[str] = set()
+    for session_id in sources:
+        for document in MemoryDocument.objects.filter(tenant=tenant, session_id=session_id):
+            then = (
+                document.revisions.filter(created_at__lte=at)
+                .order_by("-revision")
+                .values_list("data", flat=True)
+                .first()
+            )
+            if document.slot in started or then is None:
+                continue
+            copy = MemoryDocument.objects.create(
+                tenant=tenant, session_id=child_session, slot=document.slot, revision=1, data=then
+            )
+            MemoryDocumentRevision.objects.create(
+                tenant=tenant, document=copy, revision=1, data=then, origin="branch"
+            )
+            started.add(document.slot)
+    return len(started)

@@ -30,6 +30,7 @@ from memory.models.messages import (
     MessageAlternative,
     MessageEdit,
     MessageStatus,
+    SessionFork,
 )
 from memory.models.recall import (
     RecallItem,
@@ -54,6 +55,7 @@ __all__ = [
     "MemoryMetadata",
     "MessageAlternative",
     "MessageEdit",
+    "SessionFork",
     "MemoryDocument",
     "MemoryDocumentRevision",
     "ProposalStatus",

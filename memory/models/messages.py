@@ -92,3 +92,19 @@ class MessageEdit(TenantScopedModel):
     previous_hash = models.CharField(max_length=64)
     new_hash = models.CharField(max_length=64)
     created_at = models.DateTimeField(auto_now_add=True)
+
+
+class SessionFork(TenantScopedModel):
+    """A session that shares the start of other sessions' histories without a copy of their
+    messages: ``ancestors`` lists ``[session_id, upto_ts]`` pairs, the root first, and the
+    session's history is each ancestor's messages up to its ``upto_ts`` followed by its own
+    (``memory.forks``)."""
+
+    session_id = models.CharField(max_length=200)
+    ancestors = models.JSONField(default=list)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["tenant", "session_id"], name="session_fork_unique")
+        ]

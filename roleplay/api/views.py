@@ -31,6 +31,7 @@ from memory.api.recall import MemoryRecallActions
 from memory.api.settings import CharacterMemorySettingsActions
 from roleplay.agentic.api.agent_state import AgentStateActions
 from roleplay.agentic.api.planning import PlanningActions
+from roleplay.branches.api import BranchActions
 from roleplay.characters.api.cards import CardActions, ConversationCardReads
 from roleplay.characters.api.serializers import CharacterSerializer
 from roleplay.characters.services import characters
@@ -117,6 +118,7 @@ class PlayerViewSet(
 
 class ConversationViewSet(
     MessageActions,
+    BranchActions,
     MemoryDocumentActions,
     AgentStateActions,
     StoryActions,

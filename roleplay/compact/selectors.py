@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from pydantic import ValidationError
 
+from memory import forks
 from memory.models import Message
 from roleplay.models import CompactCheckpoint, CompactPreparation, Conversation, Scenario
 from roleplay.scenarios.config import Compact
@@ -96,12 +97,14 @@ def compact_of(scenario: Scenario | None) -> Compact | None:
 def _chat(conversation: Conversation):
     """The conversation's messages a turn reads as history (unarchived, user or assistant,
     with text)."""
-    return Message.objects.filter(
-        tenant_id=conversation.tenant_id,
-        session_id=conversation.session_id,
-        archived=False,
-        role__in=CHAT_ROLES,
-    ).exclude(content="")
+    return _stored(conversation).filter(archived=False, role__in=CHAT_ROLES).exclude(content="")
+
+
+def _stored(conversation: Conversation):
+    """The conversation's stored messages: a branch's include those it shares with its
+    parent up to the fork point (``memory.forks``; a branch's own come later in ``ts``)."""
+    segments = forks.lineage(conversation.tenant_id, conversation.session_id)
+    return Message.objects.filter(forks.history_filter(segments), tenant_id=conversation.tenant_id)
 
 
 def stored_chat(conversation: Conversation) -> list[Message]:
@@ -131,19 +134,11 @@ def covered_ids(conversation: Conversation, row: CompactCheckpoint | None) -> se
     role or state: what the transcript marks as covered."""
     if row is None:
         return set()
-    ends = Message.objects.filter(
-        tenant_id=conversation.tenant_id,
-        session_id=conversation.session_id,
-        pk__in=[row.first_message_id, row.last_message_id],
-    ).values_list("pk", "ts")
+    stored = _stored(conversation)
+    ends = stored.filter(pk__in=[row.first_message_id, row.last_message_id]).values_list("pk", "ts")
     by_id = {str(pk): ts for pk, ts in ends}
     first, last = by_id.get(str(row.first_message_id)), by_id.get(str(row.last_message_id))
     if first is None or last is None:
         return set(by_id)
-    rows = Message.objects.filter(
-        tenant_id=conversation.tenant_id,
-        session_id=conversation.session_id,
-        ts__gte=first,
-        ts__lte=last,
-    ).values_list("pk", flat=True)
+    rows = stored.filter(ts__gte=first, ts__lte=last).values_list("pk", flat=True)
     return {str(pk) for pk in rows}

@@ -12,6 +12,7 @@ from django.contrib.auth.decorators import login_required
 from django.shortcuts import render
 
 from console.scoping import get_scoped_or_404
+from roleplay.branches.selectors import branch_tree
 from roleplay.characters.selectors import greeting_choices, greeting_for
 from roleplay.conversations import play_selectors
 from roleplay.groups.selectors import members_of
@@ -49,6 +50,7 @@ def play(request, conversation_id):
         "history": history,
         "running_turn": play_selectors.running_turn(conversation),
         "can_write": membership.can_edit() if membership else False,
+        **branch_tree(conversation),
     }
     if request.GET.get("part") == TRANSCRIPT_PART:
         return render(request, "roleplay/play/_transcript.html", context)

@@ -25,7 +25,7 @@ from django.db import DatabaseError, IntegrityError, transaction
 from django.db.models import Q
 from django.utils import timezone
 
-from memory import alternatives
+from memory import alternatives, forks
 from memory import selectors as message_reads
 from memory import services as message_store
 from memory.models import MessageStatus
@@ -127,6 +127,8 @@ def _rewritten(conversation: Conversation, kind: str):
     continue rewrites the last reply; an ``edit_regenerate`` after an edited player message
     that has no reply yet answers it with a new reply."""
     last = message_reads.last_message(conversation.tenant, conversation.session_id)
+    if last is not None:  # a reply a branch shares (or its branch's own parent's) is frozen
+        forks.refuse_shared(conversation.tenant, last.session_id, last.ts)
     if last is not None and last.role == "assistant":
         return None, last.id
     if last is not None and last.role == "user" and kind == TurnKind.EDIT_REGENERATE:

@@ -10,6 +10,7 @@
 // _message.html, absent for a viewer but Copy) and only hidden or disabled here, inside a
 // tools row, so nothing moves when they are enabled or disabled while a turn runs.
 
+import { branchAt, closeBookmark, openBookmark } from "./play-branches.js";
 import * as T from "./play-transcript.js";
 
 const transcript = document.getElementById("transcript");
@@ -58,26 +59,35 @@ export function refresh() {
     const isReply = li === reply;
     const count = Math.max(state.alternatives, 1);
     const atEnd = state.selected + 1 >= count;
+    const shared = li.dataset.shared === "1"; // the parent's: changed only in a new branch
+    const own = isReply && !shared;
+    const older = !own && count > 1; // another alternative of it makes a branch
     const swipe = li.querySelector(".swipe");
     swipe.hidden = !(state.role === "assistant" && li.dataset.id && (isReply || count > 1));
     li.querySelector(".swipe-count").textContent = state.selected + 1 + "/" + count;
-    show(tool(li, "swipe-prev"), isReply, ready && state.selected > 0);
+    show(tool(li, "swipe-prev"), own || older, ready && state.selected > 0);
     const next = tool(li, "swipe-next");
-    show(next, isReply, ready);
+    show(next, own || older, ready && (own || !atEnd));
     if (next) {
-      const label = atEnd ? "Generate a new alternative" : "Next alternative";
+      const label = older
+        ? "Next alternative, in a new branch"
+        : atEnd
+          ? "Generate a new alternative"
+          : "Next alternative";
       next.setAttribute("aria-label", label);
       next.title = label;
     }
     const cut = li.querySelector(".cut-short");
     if (cut) cut.hidden = !(isReply && kept && state.finish === "length");
-    show(tool(li, "msg-continue"), isReply, ready);
-    show(tool(li, "msg-regenerate"), isReply, ready);
+    show(tool(li, "msg-continue"), own, ready);
+    show(tool(li, "msg-regenerate"), own, ready);
     show(tool(li, "msg-copy"), true, !li.classList.contains("streaming"));
     const editing = li.querySelector(".msg-editor");
-    show(tool(li, "msg-edit"), kept && !editing, ready);
-    show(tool(li, "msg-delete"), kept, ready);
-    show(tool(li, "msg-delete-from"), kept && li !== last, ready);
+    show(tool(li, "msg-edit"), kept && !editing && !shared, ready);
+    show(tool(li, "msg-delete"), kept && !shared, ready);
+    show(tool(li, "msg-delete-from"), kept && li !== last && !shared, ready);
+    show(tool(li, "msg-branch"), kept, ready);
+    show(tool(li, "msg-bookmark"), kept, ready);
     if (editing) {
       for (const button of editing.querySelectorAll("button")) {
         button.disabled = !ready || li.dataset.pendingEdit === "1";
@@ -109,6 +119,12 @@ function swipe(li, step) {
   const count = Math.max(state.alternatives, 1);
   const index = state.selected + step;
   if (index < 0) return;
+  if (li !== T.lastReply() || li.dataset.shared === "1") {
+    // An older reply keeps its place in this conversation: the other alternative starts
+    // a branch just before it (docs/branches.md).
+    if (index < count) branchAt(li, index);
+    return;
+  }
   if (index >= count) {
     // Past the last alternative: a new one, as SillyTavern's swipe right does.
     page.send({ type: "regenerate", client_message_id: page.clientId("r") });
@@ -256,6 +272,9 @@ const CLICKS = {
   "editor-cancel": closeEditor,
   "confirm-yes": confirmDelete,
   "confirm-no": (li) => closeConfirm(li, true),
+  "msg-branch": (li) => branchAt(li),
+  "msg-bookmark": openBookmark,
+  "bookmark-cancel": closeBookmark,
 };
 
 /** Wire the controls to the page: `send(frame)` (false when not sent), `clientId(prefix)`,
@@ -280,6 +299,7 @@ export function initControls(actions) {
   transcript.addEventListener("touchend", touchSwipe, { passive: true });
   transcript.addEventListener("touchcancel", () => (touch = null), { passive: true });
   transcript.addEventListener("submit", function (event) {
+    if (!event.target.classList.contains("msg-editor")) return; // a checkpoint form posts
     event.preventDefault();
     saveEdit(event.target.closest("li.msg"), false);
   });

@@ -69,6 +69,7 @@ class World:
     instruct_template: object = None
     member: object = None  # a second character of the conversation's group
     guest: object = None  # a character of the tenant not in the group
+    bookmark: object = None
 
     @property
     def image_token(self) -> str:
@@ -83,7 +84,7 @@ class World:
         ``slot`` its memory document's slot, ``entry_id`` the player's memory entry (a
         candidate at version 1), ``handoff_id`` the player's handoff to the character (pending,
         version 1), ``job_id`` the player's learn job (failed), ``version`` the conversation's
-        Compact checkpoint (version 1, active)."""
+        Compact checkpoint (version 1, active), ``bookmark_id`` its named checkpoint."""
         ids = {}
         for name in route.params:
             if name == "pk":
@@ -114,6 +115,8 @@ class World:
                 ids[name] = self.backup_id
             elif name == "member_id":
                 ids[name] = self.member.pk
+            elif name == "bookmark_id":
+                ids[name] = self.bookmark.pk
             else:
                 raise LookupError(f"no {name!r} in the test world: add it to World.ids_for")
         return ids
@@ -247,6 +250,7 @@ def build_world(tenant, base_url: str, label: str) -> World:
         regex_script,
         instruct_template,
         *_group(tenant, conversation, label),
+        _bookmark(conversation, messages, label),
     )
 
 
@@ -258,6 +262,13 @@ def _group(tenant, conversation, label: str):
     member = Character.objects.create(tenant=tenant, name=f"{label}-member")
     add_member(conversation, member)
     return member, Character.objects.create(tenant=tenant, name=f"{label}-guest")
+
+
+def _bookmark(conversation, messages, label: str):
+    """A named checkpoint on the conversation's first message."""
+    from roleplay.branches.services import add_bookmark
+
+    return add_bookmark(conversation, messages[0].id, f"{label}: the start")
 
 
 def _instruct_template(tenant, label: str):

@@ -188,6 +188,8 @@ def valid_body(route: Route, method: str, world) -> dict:
         "conversation-archive": {"keep_recent": 0},
         "conversation-rollback": {"timestamps": [m.ts for m in world.messages]},
         "conversation-rollback-to": {"message_id": str(world.messages[-1].id)},
+        "conversation-branches": {"message_id": str(world.messages[-1].id)},
+        "conversation-bookmarks": {"message_id": str(world.messages[-1].id), "name": "n"},
         "conversation-update-message": {"content": "edited"},
         "conversation-select-alternative": {"index": 0},
         "conversation-opening": {"index": 0},

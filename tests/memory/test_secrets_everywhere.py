@@ -65,6 +65,7 @@ NOT_TEXT = {
     "MemoryClaim.status", "MemoryClaim.commit_digest",
     "BeliefBuild.status", "BeliefBuild.error_code",
     "RecallOwnerIndex.embedder", "RecallOwnerIndex.name",  # an embedder's version, our name
+    "SessionFork.session_id", "SessionFork.ancestors",  # session ids and timestamps
 }  # fmt: skip
 # The transcript and its side store (seed 001) keep what was said, as said: they are the
 # conversation, not memory learned from it, and forgetting deletes them (``memory.forget``).

@@ -48,11 +48,22 @@ class ConversationSerializer(StrictSerializer):
     )
     greeting = serializers.SerializerMethodField()
     author_note = author_note_field()
+    # A branch's parent and the message it was branched at (``roleplay.branches``).
+    parent = serializers.UUIDField(source="parent_id", read_only=True, allow_null=True)
+    fork_message_id = serializers.UUIDField(read_only=True, allow_null=True)
 
     class Meta:
         model = Conversation
-        fields = ["id", *CONVERSATION_FIELDS, "greeting", "created_at", "updated_at"]
-        read_only_fields = ["id", "created_at", "updated_at"]
+        fields = [
+            "id",
+            *CONVERSATION_FIELDS,
+            "greeting",
+            "parent",
+            "fork_message_id",
+            "created_at",
+            "updated_at",
+        ]
+        read_only_fields = ["id", "parent", "fork_message_id", "created_at", "updated_at"]
 
     def get_greeting(self, obj) -> str:
         return greeting_for(obj)

@@ -12,10 +12,11 @@ from __future__ import annotations
 from django.db import transaction
 
 from images.services.slots import delete_slots_of_conversation
+from memory import forks
 from memory.forget import forget
 from roleplay.characters.selectors import greeting_choices, greeting_for
 from roleplay.conversations.services.messages import quiet
-from roleplay.errors import NotFound, TurnInProgress
+from roleplay.errors import HasBranches, NotFound, TurnInProgress
 from roleplay.models import (
     Conversation,
     ConversationStatus,
@@ -171,7 +172,8 @@ def delete_conversations(tenant, conversations) -> int:
     The rows are locked first, so a turn cannot start in them meanwhile; a turn still
     generating (its lease is live) would store its reply after the delete, so it makes the
     whole call a :class:`TurnInProgress` and nothing is deleted. A turn whose process died
-    (lease expired) does not block.
+    (lease expired) does not block. A conversation with a branch not deleted with it is a
+    :class:`HasBranches` (the branch reads its history from it: docs/branches.md).
     """
     ids = list(conversations.filter(tenant=tenant).select_for_update().values_list("id", flat=True))
     busy = (
@@ -185,6 +187,14 @@ def delete_conversations(tenant, conversations) -> int:
             message=f"a reply is being generated in conversation {busy}; retry when it ends",
             details={"conversation_id": str(busy)},
         )
+    kept = Conversation.objects.filter(parent_id__in=ids).exclude(pk__in=ids)
+    branch = kept.values_list("parent_id", "id").first()
+    if branch is not None:  # its history is read from the parent's messages
+        raise HasBranches(
+            message=f"conversation {branch[0]} has branches: delete them first",
+            details={"conversation_id": str(branch[0]), "branch": str(branch[1])},
+        )
+    forks.forget(tenant, [str(i) for i in ids])
     for conversation_id in ids:  # messages, session memory, documents, handoffs, pictures
         forget(tenant, scope="session", session_id=str(conversation_id))
         delete_slots_of_conversation(tenant, conversation_id)

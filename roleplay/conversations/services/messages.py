@@ -15,8 +15,9 @@ from __future__ import annotations
 from django.db import transaction
 
 from console.scoping import LOOKUP_MISSES
-from memory import alternatives
+from memory import alternatives, forks
 from memory import services as message_store
+from memory.errors import MessageShared
 from memory.models import Message
 from roleplay.agentic.services import agent_state
 from roleplay.errors import NotFound, TurnInProgress
@@ -38,15 +39,21 @@ def quiet(conversation: Conversation) -> None:
 
 
 def message_of(conversation: Conversation, message_id) -> Message:
-    """The conversation's message ``message_id`` (missing, foreign or malformed: 404)."""
+    """The conversation's own message ``message_id`` (missing, foreign or malformed: 404;
+    one a branch shares with its parent: 409 ``message_shared``)."""
     try:
-        message = Message.objects.filter(
-            tenant=conversation.tenant, session_id=conversation.session_id, pk=message_id
-        ).first()
+        message = forks.find(conversation.tenant, conversation.session_id, message_id)
     except LOOKUP_MISSES:  # a malformed id is just another unknown one
         message = None
     if message is None:
         raise NotFound("message_not_found", "no such message in this conversation")
+    if message.session_id != conversation.session_id:  # shared by the conversation's parent
+        raise MessageShared(
+            "message_shared",
+            "this message is shared with the conversation this one was branched from: "
+            "branch from it to change it",
+            details={"conversation_id": str(conversation.id)},
+        )
     return message
 
 
