@@ -51,6 +51,9 @@ from story.models import StoryStatus
 RENEW_S = 10.0
 BLOCK_ID = "story:stage"
 WRITER_BLOCK_ID = "story:writer"
+# The instructions come right before the stage they explain where both share a place (the
+# classic layout); placement sorts by order (0 by default), then id.
+STAGE_ORDER = 0
 KINDS = frozenset({"chat", "continue", "regenerate", "edit_regenerate", "auto_reply"})
 
 
@@ -142,8 +145,8 @@ async def prepare(ctx, run: PhaseRun) -> None:
     if prep.block is not None:
         writer = _writer(ctx, trace)
         if writer:  # it changes only with the preset: the stable part of the prompt
-            ctx.place(WRITER_BLOCK_ID, writer, per_turn=False)
-        trace["position"] = ctx.place(BLOCK_ID, prep.block)
+            ctx.place(WRITER_BLOCK_ID, writer, per_turn=False, order=STAGE_ORDER - 1)
+        trace["position"] = ctx.place(BLOCK_ID, prep.block, order=STAGE_ORDER)
         clock.lap("place")
     trace["timings_ms"] = clock.laps
     state.started = Started(prep, request, revision, config, failed)

@@ -169,13 +169,16 @@ class TurnContext:
             self._capabilities = (dict(self.variables), found)
         return self._capabilities[1]
 
-    def place(self, block_id: str, content: str, *, per_turn: bool = True) -> str | None:
+    def place(
+        self, block_id: str, content: str, *, per_turn: bool = True, order: int | None = None
+    ) -> str | None:
         """Place ``content`` as one system block where the layout has room: after the
         character sheet, else just above the latest messages (:data:`BLOCK_POSITIONS`). The
         position, or None when the layout has neither (nothing is placed). ``per_turn``:
         the text may change from one turn to the next (the cache-aware layout moves it after
         the history, ``prompting.stability``); False for text that changes rarely (the
-        compaction summary)."""
+        compaction summary). ``order``: before (lower) or after the blocks of the same place
+        (placement sorts by order, then id)."""
         available = self.placement_capabilities()
         position = next((p for p in BLOCK_POSITIONS if p in available), None)
         if position is None:
@@ -183,6 +186,8 @@ class TurnContext:
         block: dict[str, Any] = {"id": block_id, "position": position, "content": content}
         if per_turn:
             block["per_turn"] = True
+        if order is not None:
+            block["order"] = order
         if position == "at_depth":
             block.update(depth=FALLBACK_DEPTH, role="system")
         self.blocks.append(block)

@@ -810,3 +810,30 @@ async def test_the_plan_sets_the_emotion_target_the_stage_steers_toward(story_co
     head = await head_of(story_conversation)
     assert head.envelope["narrative"]["emotion"]["target"]["arousal"] == 0.8
     await comm.disconnect()
+
+
+async def test_the_classic_layout_sends_the_instructions_right_before_the_stage(
+    story_conversation, llm, model_config
+):
+    """Without the turnContext marker both blocks share the place after the character: the
+    instructions that say "the story stage that follows" come first, the stage after."""
+    Script(llm)
+    await sync_to_async(_classic_preset)(model_config)
+    comm = await connect(story_conversation)
+    await chat(comm, "I hand Mira the key.", "c1")
+    await until(comm, "story.updated")
+    system = actor_requests(llm)[-1]["messages"][0]["content"]
+    writer, stage = system.index("The story stage that follows"), system.index("[CURRENT STORY")
+    assert writer < stage
+    await comm.disconnect()
+
+
+def _classic_preset(model_config):
+    from roleplay.models import Preset
+    from roleplay.prompting.default_preset import default_prompt_data
+
+    preset = Preset.objects.create(
+        tenant=model_config.tenant, name="classic", prompts=default_prompt_data("classic")
+    )
+    model_config.preset = preset
+    model_config.save(update_fields=["preset"])
