@@ -100,15 +100,17 @@ def test_write_controls_only_for_roles_that_may_write(
     assert "swipe-count" in watcher  # the counter is information, not a control
 
 
-def test_transcript_reads_are_two_queries_whatever_the_length(
+def test_transcript_reads_are_three_queries_whatever_the_length(
     conversation, django_assert_num_queries
 ):
+    """The session's lineage (a branch shares its parent's messages: ``memory.forks``),
+    its messages, and their alternatives' counts."""
     for i in range(12):
         message_store.save_message(
             conversation.tenant, conversation.session_id, role="user", content=f"m{i}"
         )
     conversation.tenant  # noqa: B018 - loaded by the view's select_related
-    with django_assert_num_queries(2):
+    with django_assert_num_queries(3):
         rows = transcript(conversation)
     assert [m.content for m in rows] == [f"m{i}" for i in range(12)]
     assert {m.alternative_count for m in rows} == {0}
