@@ -31,6 +31,7 @@ BY_PARAMETER = {
     "signed": lambda w: w.image_token,  # a signed image link's token (images.signing)
     "request_id": lambda w: f"{w.label}-turn:dio",  # the world's DIO task (tests/api/conftest)
     "member_id": lambda w: w.objects.member.pk,  # the conversation group's second member
+    "bookmark_id": lambda w: w.objects.bookmark.pk,  # a checkpoint on the conversation
 }
 
 
