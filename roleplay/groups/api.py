@@ -6,7 +6,7 @@ settings are fields of the conversation itself."""
 from __future__ import annotations
 
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiParameter, extend_schema
+from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_field
 from rest_framework import serializers
 from rest_framework.decorators import action
 from rest_framework.response import Response
@@ -35,8 +35,13 @@ class MemberListSerializer(serializers.Serializer):
     results = MemberSerializer(many=True)
 
 
+@extend_schema_field(OpenApiTypes.UUID)
+class CharacterRef(TenantRelatedField):
+    """A character of the tenant by id, typed for the schema (the body has no model)."""
+
+
 class MemberBody(RejectUnknownFields, serializers.Serializer):
-    character = TenantRelatedField(Character)
+    character = CharacterRef(Character)
     muted = serializers.BooleanField(default=False)
     talkativeness = serializers.FloatField(min_value=0.0, max_value=1.0, default=0.5)
 
