@@ -28,24 +28,12 @@ from memory.models import Message
 from roleplay.agentic.services import branch_start
 from roleplay.branches import selectors
 from roleplay.branches.models import MAX_NAME, Bookmark
-from roleplay.conversations.services.messages import quiet
+from roleplay.conversations.services.messages import message_in_history, quiet
 from roleplay.errors import BadBookmarkName, Duplicate, NotFound
 from roleplay.models import Conversation
 from story import edits as story_edits
 
 BRANCH_TITLE_SUFFIX = " (branch)"
-
-
-def message_in_history(conversation: Conversation, message_id) -> Message:
-    """The message ``message_id`` of the conversation's history: its own, or one shared with
-    the conversation it was branched from up to the fork point (else a 404)."""
-    try:
-        message = forks.find(conversation.tenant, conversation.session_id, message_id)
-    except LOOKUP_MISSES:  # a malformed id is just another unknown one
-        message = None
-    if message is None:
-        raise NotFound("message_not_found", "no such message in this conversation's history")
-    return message
 
 
 @transaction.atomic

@@ -25,9 +25,9 @@ TRANSCRIPT_LIMIT = message_reads.DEFAULT_HISTORY_LIMIT
 
 def transcript(conversation: Conversation, limit: int = TRANSCRIPT_LIMIT) -> list[Message]:
     """The conversation's history as the turn sees it (ascending), each message with
-    ``alternative_count``: its stored alternatives, 0 for a message that never had a second
-    one (its text is then its only version). Three queries whatever the length (the
-session's lineage, its messages, their alternatives)."""
+        ``alternative_count``: its stored alternatives, 0 for a message that never had a second
+        one (its text is then its only version). Three queries whatever the length (the
+    session's lineage, its messages, their alternatives)."""
     messages = message_reads.get_history(conversation.tenant, conversation.session_id, limit)
     counts = dict(
         MessageAlternative.objects.filter(message_id__in=[m.id for m in messages])

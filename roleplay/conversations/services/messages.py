@@ -38,15 +38,22 @@ def quiet(conversation: Conversation) -> None:
         )
 
 
-def message_of(conversation: Conversation, message_id) -> Message:
-    """The conversation's own message ``message_id`` (missing, foreign or malformed: 404;
-    one a branch shares with its parent: 409 ``message_shared``)."""
+def message_in_history(conversation: Conversation, message_id) -> Message:
+    """The message ``message_id`` of the conversation's history: its own, or one shared with
+    the conversation it was branched from up to the fork point (else a 404)."""
     try:
         message = forks.find(conversation.tenant, conversation.session_id, message_id)
     except LOOKUP_MISSES:  # a malformed id is just another unknown one
         message = None
     if message is None:
-        raise NotFound("message_not_found", "no such message in this conversation")
+        raise NotFound("message_not_found", "no such message in this conversation's history")
+    return message
+
+
+def message_of(conversation: Conversation, message_id) -> Message:
+    """The conversation's own message ``message_id`` (missing, foreign or malformed: 404;
+    one a branch shares with its parent: 409 ``message_shared``)."""
+    message = message_in_history(conversation, message_id)
     if message.session_id != conversation.session_id:  # shared by the conversation's parent
         raise MessageShared(
             "message_shared",
