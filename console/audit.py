@@ -35,7 +35,7 @@ def record(
     membership = getattr(user, "membership", None) if user is not None else None
     event = AuditEvent.objects.create(
         action=action,
-        tenant=membership.tenant if membership else tenant,
+        tenant=membership.tenant if membership else (tenant or _player_tenant(user)),
         user=user,
         username=(user.get_username() if user is not None else username)[:150],
         client_address=client_address(request) if request is not None else None,
@@ -48,6 +48,12 @@ def record(
         extra={"audit_action": action, "username": event.username, "address": event.client_address},
     )
     return event
+
+
+def _player_tenant(user):
+    """The tenant of a player account's user (players have no membership), else None."""
+    account = getattr(user, "player_account", None) if user is not None else None
+    return getattr(account, "tenant", None)
 
 
 def account_named(username: str | None):

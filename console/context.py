@@ -25,6 +25,7 @@ NAV = [
     ("Audit log", "audit", Role.ADMIN),
     ("Lockouts", "lockouts", Role.ADMIN),
     ("Backups", "backups_page", Role.ADMIN),
+    ("Player app", "player_app", Role.ADMIN),
 ]
 
 

@@ -124,6 +124,13 @@ class AuditAction(models.TextChoices):
     STORY_QUARANTINE = "story.quarantine", "story quarantine decided"
     COMPACT_CHECKPOINT = "compact.checkpoint", "compact checkpoint changed by an operator"
     DIO_VERSION = "dio.version", "DIO prompt reverted or switched off by an operator"
+    PLAYER_APP_CHANGED = "player.app", "player app settings changed"
+    PLAYER_SIGNED_UP = "player.signed_up", "player account created"
+    PLAYER_VERIFIED = "player.verified", "player e-mail verified"
+    PLAYER_INVITE = "player.invite", "player invite created or revoked"
+    PLAYER_DEVICE_REVOKED = "player.device_revoked", "player device signed out"
+    PLAYER_EXPORTED = "player.exported", "player data exported"
+    PLAYER_DELETED = "player.deleted", "player account deleted"
 
 
 class AuditEvent(models.Model):

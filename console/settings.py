@@ -140,6 +140,7 @@ DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 # django-axes first: it refuses a locked-out login before the password is even checked.
 AUTHENTICATION_BACKENDS = [
     "axes.backends.AxesStandaloneBackend",
+    "roleplay.accounts.backend.PlayerEmailBackend",  # /app/'s sign-in: e-mail in a tenant
     "django.contrib.auth.backends.ModelBackend",
 ]
 AUTH_PASSWORD_VALIDATORS = [
@@ -148,6 +149,26 @@ AUTH_PASSWORD_VALIDATORS = [
 LOGIN_URL = "/console/login/"
 LOGIN_REDIRECT_URL = "/console/"
 LOGOUT_REDIRECT_URL = "/console/login/"
+
+# The player app (/app/, docs/players.md): the tenant it serves (a tenant's name; unset: the
+# oldest tenant, the demo's on a fresh checkout).
+PLAYER_APP_TENANT = os.environ.get("PLAYER_APP_TENANT", "")
+# The site's address for links in mails sent outside a request (a task); empty: relative.
+PUBLIC_URL = os.environ.get("PUBLIC_URL", "")
+# Outgoing mail (e-mail verification, password resets): an SMTP server when EMAIL_HOST is
+# set; otherwise files in MAIL_DIR, which the console's Outgoing mail page shows (so a
+# development machine needs no mail server).
+if os.environ.get("EMAIL_HOST"):
+    EMAIL_BACKEND = "django.core.mail.backends.smtp.EmailBackend"
+    EMAIL_HOST = os.environ["EMAIL_HOST"]
+    EMAIL_PORT = int(os.environ.get("EMAIL_PORT", "587"))
+    EMAIL_HOST_USER = os.environ.get("EMAIL_HOST_USER", "")
+    EMAIL_HOST_PASSWORD = os.environ.get("EMAIL_HOST_PASSWORD", "")
+    EMAIL_USE_TLS = os.environ.get("EMAIL_USE_TLS", "1") == "1"
+else:
+    EMAIL_BACKEND = "django.core.mail.backends.filebased.EmailBackend"
+EMAIL_FILE_PATH = str(Path(os.environ.get("MAIL_DIR") or embedded.VAR_DIR / "mail"))
+DEFAULT_FROM_EMAIL = os.environ.get("DEFAULT_FROM_EMAIL", "roleplay@localhost")
 
 LANGUAGE_CODE = "en-us"
 TIME_ZONE = "UTC"
@@ -387,7 +408,7 @@ AXES_RESET_COOL_OFF_ON_FAILURE_DURING_LOCKOUT = False  # a refused attempt is no
 AXES_HANDLER = "console.throttle.LoginThrottle"
 AXES_CLIENT_IP_CALLABLE = "console.clients.client_address"
 AXES_USERNAME_CALLABLE = "console.throttle.attempted_username"
-AXES_LOCKOUT_CALLABLE = "console.views.login_locked_out"
+AXES_LOCKOUT_CALLABLE = "roleplay.accounts.views.app.login_locked_out"
 AXES_HTTP_RESPONSE_CODE = 429
 AXES_ENABLE_ADMIN = True
 AXES_VERBOSE = False  # our audit log says it once, in JSON

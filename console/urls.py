@@ -25,6 +25,7 @@ urlpatterns = [
     path("console/worldbooks/", include("worldbook.urls")),
     path("console/images/", include("images.urls")),
     path("console/workflow-tools/", include("roleplay.workflows.tools.urls")),
+    path("", include("roleplay.accounts.urls")),
     path("", include("console.urls_console")),
     path("", include("memory.urls")),
     path("", include("story.urls")),

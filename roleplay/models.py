@@ -504,6 +504,7 @@ class PlanningRun(TenantScopedModel):
         ]
 
 
+from roleplay.accounts.models import DeviceSession, Invite, PlayerAccount, PlayerApp  # noqa: E402, F401
 from roleplay.branches.models import Bookmark  # noqa: E402, F401
 from roleplay.compact.models import (  # noqa: E402, F401
     CheckpointContent,

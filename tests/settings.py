@@ -36,6 +36,8 @@ os.environ.setdefault(
 # listens on loopback, which the image fetch guard lets through only when told to.
 os.environ.setdefault("MEDIA_ROOT", f"{os.environ[embedded.RUN_DIR_ENV]}/media")
 os.environ.setdefault("IMAGES_ALLOW_LOOPBACK_FETCH", "1")
+# Outgoing mail of this run's children (the test process itself keeps mail in memory).
+os.environ.setdefault("MAIL_DIR", f"{os.environ[embedded.RUN_DIR_ENV]}/mail")
 # Tenant backups of this run, gone with the run dir.
 os.environ.setdefault("BACKUP_DIR", f"{os.environ[embedded.RUN_DIR_ENV]}/backups")
 # A restore upload's cap, small enough for the body-limit tests to send one byte over it.

@@ -17,6 +17,7 @@ from console.failures import DomainError
 from console.scoping import canonical_uuid, is_uuid
 from console.tickets import redeem_ticket
 from roleplay import turns
+from roleplay.accounts.sockets import player_for_user
 from roleplay.conversations.services import auto_replies, conversations, messages
 from roleplay.models import Conversation, TurnKind
 from roleplay.turns import cancels, hub
@@ -51,9 +52,13 @@ def _authorize(scope, conversation_id: str):
         tenant_id = redeem_ticket(ticket, str(conversation_id))
         found = conv.filter(tenant_id=tenant_id).first() if tenant_id else None
         return (found, True, f"player:{found.player_id}") if found else None
-    principal = principal_for_user(scope.get("user"))
-    if principal is None or not _origin_allowed(scope):
+    if not _origin_allowed(scope):
         return None
+    principal = principal_for_user(scope.get("user"))
+    if principal is None:  # a player signed in on /app/: their own conversations only
+        player = player_for_user(scope.get("user"))
+        found = conv.filter(tenant_id=player.tenant_id, player=player).first() if player else None
+        return (found, True, f"player:{player.pk}") if found else None
     found = conv.filter(tenant=principal.tenant).first()
     editor = f"user:{principal.user.get_username()}" if principal.user else "user"
     return (found, not principal.read_only, editor) if found else None

@@ -7,6 +7,7 @@ so a route added to ``console.urls`` (at any depth of ``include``) or to
 - ``api``: a DRF view behind token or session auth (``/api/v1/``, ``/v1/``);
 - ``public``: a view anyone may call (login, health, the schema and its docs);
 - ``admin``: Django's admin site (staff only, not tenant-scoped);
+- ``app``: the player app's pages (``/app/``), behind a player account;
 - ``console``: every other page: the operator console and the player's play page;
 - ``socket``: a WebSocket route.
 """
@@ -58,6 +59,8 @@ class Route:
         view = self.view_class
         if self.namespace == "admin":
             return "admin"
+        if self.template.startswith("/app/"):
+            return "app"
         if view is not None and issubclass(view, APIView):
             initkwargs = getattr(self.callback, "initkwargs", {})
             permissions = initkwargs.get("permission_classes", view.permission_classes)

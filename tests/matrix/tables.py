@@ -14,6 +14,7 @@ import re
 
 from console.models import ApiToken, Player
 from images.models import ImageConfig
+from roleplay.accounts.models import Invite
 from roleplay.models import Character, Conversation, ModelConfig, Persona, Preset, Scenario
 from roleplay.regex_scripts.models import RegexScript
 from roleplay.textgen.models import InstructTemplate
@@ -81,6 +82,7 @@ PK_MODELS = {
     "scenario_delete": Scenario,
     "wb_scenario_bindings": Scenario,
     "wb_persona_bindings": Persona,
+    "player_app_invite_revoke": Invite,
 }
 
 
@@ -199,6 +201,10 @@ def _source(route, name: str):
     """``source(world, client)`` giving the value of path parameter ``name`` of ``route``."""
     if route.kind == "admin":
         return lambda world, client: ADMIN_VALUES.get(name, "1")
+    if route.kind == "app":
+        from tests.matrix.app_world import app_source
+
+        return app_source(route, name)
     maker = SESSION_PARAMETERS.get(route.key, {}).get(name)
     if maker is not None:  # without a session (anonymous), any well-formed token
         return lambda world, client: maker(client, world) if client else "x" * 24

@@ -38,4 +38,4 @@ def test_every_route_is_covered():
 
 def test_every_route_has_a_kind():
     kinds = {route.kind for route in all_routes()}
-    assert kinds == {"api", "public", "admin", "console"}, kinds
+    assert kinds == {"api", "public", "admin", "console", "app"}, kinds

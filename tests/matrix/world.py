@@ -60,6 +60,8 @@ class Tenancy:
     def object_for(self, model):
         from console.models import ApiToken
         from images.models import ImageConfig
+        from roleplay.accounts.models import Invite
+        from roleplay.accounts.services import create_invite
         from worldbook.models import Book
 
         if model is ImageConfig:
@@ -68,6 +70,10 @@ class Tenancy:
             return Book.objects.get(pk=self.book_id)
         if model is ApiToken:
             return self.token
+        if model is Invite:
+            if not getattr(self, "_invite", None):
+                self._invite = create_invite(self.objects.tenant, note=f"{self.label} invite")[0]
+            return self._invite
         return self.objects.object_for(model)
 
     def value(self, parameter: str, model=None):

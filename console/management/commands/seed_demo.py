@@ -15,6 +15,8 @@ from django.db import transaction
 from console.embedded import VAR_DIR
 from console.models import Role, Tenant
 from console.services import create_tenant, ensure_console_player, ensure_console_user
+from roleplay.accounts import services as accounts
+from roleplay.accounts.selectors import account_by_email
 from roleplay.characters.services import characters
 from roleplay.conversations.services import conversations
 from roleplay.llm.configs import services as model_configs
@@ -23,6 +25,7 @@ from roleplay.models import Character, Conversation, ModelConfig, Persona
 from roleplay.players.services import personas
 
 DEMO_USER = "demo"
+DEMO_PLAYER = "player@example.com"  # the player app's demo account (same password)
 CREDENTIALS = VAR_DIR / "demo-login.txt"
 
 DEMO_DESCRIPTION = (
@@ -135,7 +138,14 @@ class Command(BaseCommand):
         ) or conversations.start_conversation(
             tenant, player=player, character=character, title="Demo conversation"
         )
-        self.stdout.write(f"login={DEMO_USER} password={password} conversation={conversation.id}")
+        if account_by_email(tenant, DEMO_PLAYER) is None:
+            accounts.create_account(
+                tenant, email=DEMO_PLAYER, password=password, display_name="Guest"
+            )
+        self.stdout.write(
+            f"login={DEMO_USER} password={password} conversation={conversation.id}"
+            f" player={DEMO_PLAYER}"
+        )
 
     def _demo_worldbook(self, tenant, character) -> None:
         """A small lorebook bound to the demo character, so turns show worldbook selection."""

@@ -65,6 +65,8 @@ class Command(BaseCommand):
                     f"  Roleplay console: {url}/console/",
                     f"  Login: {facts['login']}  password: {facts['password']}",
                     f"  Play the demo:    {url}/play/{facts['conversation']}/",
+                    f"  Player app:       {url}/app/",
+                    f"  Player login: {facts['player']}  password: {facts['password']}",
                     f"  {model_note}",
                     "  Ctrl-C stops everything.",
                     "",

@@ -1,0 +1,331 @@
+"""Writes of player accounts: sign-up under the tenant's policy, invites, verification,
+devices. Every door (the app's pages, the console, the API, ``seed_demo``) comes here."""
+
+from __future__ import annotations
+
+import hashlib
+import secrets
+import uuid
+from datetime import timedelta
+
+from django.contrib.auth import get_user_model
+from django.contrib.auth.password_validation import validate_password
+from django.contrib.sessions.backends.db import SessionStore
+from django.core import signing
+from django.core.exceptions import ValidationError
+from django.core.validators import validate_email
+from django.db import IntegrityError, transaction
+from django.db.models import F
+from django.utils import timezone
+
+from console import audit
+from console.clients import client_address, client_user_agent
+from console.failures import FieldErrors, NotFound
+from console.models import AuditAction, Player
+from roleplay.accounts import mail
+from roleplay.accounts.errors import (
+    EmailTaken,
+    InviteInvalid,
+    LinkInvalid,
+    SignupClosed,
+)
+from roleplay.accounts.models import (
+    DeviceSession,
+    Invite,
+    PlayerAccount,
+    PlayerApp,
+    SignupPolicy,
+)
+from roleplay.accounts.selectors import app_settings, normalize_email
+
+VERIFY_SALT = "roleplay.accounts.verify"
+VERIFY_MAX_AGE = 3 * 24 * 3600
+MAX_INVITE_USES = 10_000
+MAX_INVITE_HOURS = 24 * 365
+MAX_NAME = 200
+# A device's "last seen" is a hint: written at most this often per session.
+SEEN_EVERY = timedelta(minutes=5)
+
+
+def _hash(raw: str) -> str:
+    return hashlib.sha256(raw.encode()).hexdigest()
+
+
+def set_app_settings(tenant, *, by=None, request=None, **fields) -> PlayerApp:
+    """Change the tenant's sign-up policy and whether players may bring characters."""
+    row = app_settings(tenant)
+    errors: dict[str, list[str]] = {}
+    policy = fields.get("signup_policy", row.signup_policy)
+    if policy not in SignupPolicy.values:
+        errors["signup_policy"] = [f"one of {', '.join(SignupPolicy.values)}"]
+    own = fields.get("player_characters", row.player_characters)
+    if not isinstance(own, bool):
+        errors["player_characters"] = ["a boolean"]
+    if errors:
+        raise FieldErrors(errors)
+    row.signup_policy, row.player_characters = policy, own
+    row.save()
+    audit.record(
+        AuditAction.PLAYER_APP_CHANGED,
+        request=request,
+        user=by,
+        tenant=tenant,
+        details={"signup_policy": policy, "player_characters": own},
+    )
+    return row
+
+
+def _check_credentials(email: str, password: str, display_name: str) -> str:
+    errors: dict[str, list[str]] = {}
+    email = normalize_email(email)
+    try:
+        validate_email(email)
+    except ValidationError:
+        errors["email"] = ["an e-mail address"]
+    if not isinstance(password, str) or not password:
+        errors["password"] = ["required"]
+    else:
+        try:
+            validate_password(password)
+        except ValidationError as exc:
+            errors["password"] = list(exc.messages)
+    if not isinstance(display_name, str) or len(display_name) > MAX_NAME:
+        errors["display_name"] = [f"at most {MAX_NAME} characters"]
+    if errors:
+        raise FieldErrors(errors)
+    return email
+
+
+@transaction.atomic
+def create_account(
+    tenant,
+    *,
+    email: str,
+    password: str,
+    display_name: str = "",
+    route: str = "operator",
+    verified: bool = True,
+    player: Player | None = None,
+    by=None,
+    request=None,
+) -> PlayerAccount:
+    """A player account; an operator's is verified at once. ``player`` links an existing
+    player (an integrator's ``external_id`` player keeps its chats); a player row links to
+    at most one account."""
+    email = _check_credentials(email, password, display_name)
+    if PlayerAccount.objects.filter(tenant=tenant, email=email).exists():
+        raise EmailTaken(message="an account with this e-mail exists")
+    account_id = uuid.uuid4()
+    user = get_user_model()(username=f"player-{account_id.hex}", email=email)
+    user.set_password(password)
+    user.save()
+    if player is None:
+        player = Player.objects.create(
+            tenant=tenant,
+            external_id=f"account:{account_id}",
+            display_name=display_name.strip() or email.split("@")[0],
+        )
+    elif player.tenant_id != tenant.pk:
+        raise NotFound(message="no such player")
+    try:
+        with transaction.atomic():
+            account = PlayerAccount.objects.create(
+                id=account_id,
+                tenant=tenant,
+                player=player,
+                user=user,
+                email=email,
+                route=route,
+                email_verified_at=timezone.now() if verified else None,
+            )
+    except IntegrityError:  # a concurrent sign-up took the e-mail, or the player is linked
+        raise EmailTaken(message="an account with this e-mail or player exists") from None
+    audit.record(
+        AuditAction.PLAYER_SIGNED_UP,
+        request=request,
+        user=by,
+        tenant=tenant,
+        details={"account": str(account.id), "email": email, "route": route},
+    )
+    return account
+
+
+def _use_invite(tenant, raw: str) -> Invite:
+    """Take one use of an invite, atomically (two sign-ups never share its last use)."""
+    now = timezone.now()
+    taken = Invite.objects.filter(
+        tenant=tenant,
+        token_hash=_hash(raw or ""),
+        revoked_at__isnull=True,
+        expires_at__gt=now,
+        uses__lt=F("max_uses"),
+    ).update(uses=F("uses") + 1)
+    if not taken:
+        raise InviteInvalid(message="this invite is unknown, used up, expired or revoked")
+    return Invite.objects.get(tenant=tenant, token_hash=_hash(raw))
+
+
+@transaction.atomic
+def sign_up(
+    tenant,
+    *,
+    email: str,
+    password: str,
+    display_name: str = "",
+    invite: str = "",
+    request=None,
+) -> PlayerAccount:
+    """A player signing up under the tenant's policy; the account waits for its e-mail to
+    be verified (a mail with the link goes out once the sign-up commits)."""
+    policy = app_settings(tenant).signup_policy
+    if policy == SignupPolicy.CLOSED:
+        raise SignupClosed(message="sign-up is closed: ask an operator for an account")
+    route = "open"
+    if policy == SignupPolicy.INVITE or invite:
+        _check_credentials(email, password, display_name)  # before spending a use
+        _use_invite(tenant, invite)
+        route = "invite"
+    account = create_account(
+        tenant,
+        email=email,
+        password=password,
+        display_name=display_name,
+        route=route,
+        verified=False,
+        request=request,
+    )
+    transaction.on_commit(lambda: send_verification(account, request=request))
+    return account
+
+
+def verification_token(account: PlayerAccount) -> str:
+    return signing.dumps({"a": str(account.id), "e": account.email}, salt=VERIFY_SALT)
+
+
+def send_verification(account: PlayerAccount, *, request=None) -> None:
+    mail.send_verification(account, verification_token(account), request=request)
+
+
+def verify_email(token: str) -> PlayerAccount:
+    try:
+        data = signing.loads(token, salt=VERIFY_SALT, max_age=VERIFY_MAX_AGE)
+    except signing.BadSignature:
+        raise LinkInvalid(message="this link is invalid or has expired") from None
+    account = PlayerAccount.objects.filter(pk=data.get("a"), email=data.get("e")).first()
+    if account is None:
+        raise LinkInvalid(message="this link is invalid or has expired")
+    if account.email_verified_at is None:
+        account.email_verified_at = timezone.now()
+        account.save(update_fields=["email_verified_at"])
+        audit.record(
+            AuditAction.PLAYER_VERIFIED, tenant=account.tenant, user=account.user, details={}
+        )
+    return account
+
+
+def create_invite(
+    tenant, *, max_uses: int = 1, hours: int = 168, note: str = "", by=None, request=None
+) -> tuple[Invite, str]:
+    """A new invite and its token (shown once; only the hash is kept)."""
+    errors: dict[str, list[str]] = {}
+    if isinstance(max_uses, bool) or not isinstance(max_uses, int):
+        errors["max_uses"] = ["an integer"]
+    elif not 1 <= max_uses <= MAX_INVITE_USES:
+        errors["max_uses"] = [f"between 1 and {MAX_INVITE_USES}"]
+    if isinstance(hours, bool) or not isinstance(hours, int):
+        errors["hours"] = ["an integer"]
+    elif not 1 <= hours <= MAX_INVITE_HOURS:
+        errors["hours"] = [f"between 1 and {MAX_INVITE_HOURS}"]
+    if not isinstance(note, str) or len(note) > MAX_NAME:
+        errors["note"] = [f"at most {MAX_NAME} characters"]
+    if errors:
+        raise FieldErrors(errors)
+    raw = secrets.token_urlsafe(24)
+    invite = Invite.objects.create(
+        tenant=tenant,
+        token_hash=_hash(raw),
+        note=note,
+        max_uses=max_uses,
+        expires_at=timezone.now() + timedelta(hours=hours),
+        created_by=by,
+    )
+    audit.record(
+        AuditAction.PLAYER_INVITE,
+        request=request,
+        user=by,
+        tenant=tenant,
+        details={"invite": str(invite.id), "max_uses": max_uses, "hours": hours},
+    )
+    return invite, raw
+
+
+def revoke_invite(invite: Invite, *, by=None, request=None) -> Invite:
+    if invite.revoked_at is None:
+        invite.revoked_at = timezone.now()
+        invite.save(update_fields=["revoked_at"])
+        audit.record(
+            AuditAction.PLAYER_INVITE,
+            request=request,
+            user=by,
+            tenant=invite.tenant,
+            details={"invite": str(invite.id), "revoked": True},
+        )
+    return invite
+
+
+def record_device(account: PlayerAccount, request) -> DeviceSession | None:
+    """Remember the device a sign-in came from (its session), for the account page."""
+    key = request.session.session_key
+    if not key:
+        request.session.save()
+        key = request.session.session_key
+    device, _ = DeviceSession.objects.update_or_create(
+        session_key=key,
+        defaults={
+            "tenant_id": account.tenant_id,
+            "account": account,
+            "user_agent": client_user_agent(request),
+            "client_address": client_address(request),
+        },
+    )
+    return device
+
+
+def touch_device(account: PlayerAccount, request) -> None:
+    key = request.session.session_key
+    if key:
+        DeviceSession.objects.filter(
+            account=account, session_key=key, last_seen_at__lt=timezone.now() - SEEN_EVERY
+        ).update(last_seen_at=timezone.now())
+
+
+def revoke_device(account: PlayerAccount, device_id, *, request=None) -> None:
+    """Sign a device out: its session ends at once."""
+    device = DeviceSession.objects.filter(account=account, pk=device_id).first()
+    if device is None:
+        raise NotFound(message="no such device")
+    SessionStore(session_key=device.session_key).delete()
+    device.delete()
+    audit.record(
+        AuditAction.PLAYER_DEVICE_REVOKED,
+        request=request,
+        user=account.user,
+        tenant=account.tenant,
+        details={"device": str(device_id)},
+    )
+
+
+def end_all_sessions(account: PlayerAccount) -> int:
+    """Every device of the account signed out (suspension, deletion, password change)."""
+    keys = list(DeviceSession.objects.filter(account=account).values_list("session_key", flat=True))
+    for key in keys:
+        SessionStore(session_key=key).delete()
+    DeviceSession.objects.filter(account=account).delete()
+    return len(keys)
+
+
+def confirm_age(account: PlayerAccount, *, request=None) -> PlayerAccount:
+    if account.age_confirmed_at is None:
+        account.age_confirmed_at = timezone.now()
+        account.save(update_fields=["age_confirmed_at"])
+    return account

@@ -1,0 +1,1 @@
+"""Pages of player accounts: the app's (``app``) and the console's (``console``)."""
