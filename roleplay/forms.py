@@ -100,11 +100,19 @@ class CharacterForm(AvatarFields, AuthorNoteFields, forms.ModelForm):
         self.fields["model_config"].queryset = _tenant_configs(tenant)
         self.fields["default_scenario"].queryset = scoped(Scenario, tenant).order_by("name")
         self.offer_avatar_removal()
+        for name in ("visibility", "content_rating"):  # a form without them keeps them
+            self.fields[name].required = False
         if self.instance.pk:
             self.show_note(self.instance.author_note)
 
     def clean_extensions(self):
         return self.cleaned_data.get("extensions") or {}
+
+    def clean_visibility(self):
+        return self.cleaned_data.get("visibility") or self.instance.visibility
+
+    def clean_content_rating(self):
+        return self.cleaned_data.get("content_rating") or self.instance.content_rating
 
     def character_fields(self) -> dict:
         """The cleaned values the character services take."""

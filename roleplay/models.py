@@ -182,6 +182,17 @@ class Scenario(TenantScopedModel):
         return self.name
 
 
+class Visibility(models.TextChoices):
+    PRIVATE = "private", "private: operators only"
+    UNLISTED = "unlisted", "unlisted: players with the link"
+    LISTED = "listed", "listed: in the players' library"
+
+
+class ContentRating(models.TextChoices):
+    SFW = "sfw", "safe for work"
+    NSFW = "nsfw", "adults only"
+
+
 class Character(TenantScopedModel):
     """A character card: the fields users bring from other tools (CCv2/CCv3), each reaching
     the prompt through the preset; a card's unknown ``extensions`` are kept verbatim."""
@@ -201,6 +212,18 @@ class Character(TenantScopedModel):
     creator = models.CharField(max_length=200, blank=True, default="")
     character_version = models.CharField(max_length=100, blank=True, default="")
     extensions = models.JSONField(default=dict, blank=True)
+    # Who may see it in the player app (docs/players.md): only listed ones are browsable.
+    visibility = models.CharField(
+        max_length=10, choices=Visibility.choices, default=Visibility.PRIVATE
+    )
+    content_rating = models.CharField(
+        max_length=4, choices=ContentRating.choices, default=ContentRating.SFW
+    )
+    # A character a player made or imported in the player app (private to them unless an
+    # operator lists it); None for the operators' own.
+    owner_player = models.ForeignKey(
+        "console.Player", null=True, blank=True, on_delete=models.CASCADE, related_name="+"
+    )
     # Whether the character's regex scripts run (``roleplay.regex_scripts``): off until the
     # operator allows them, as SillyTavern asks, since a card's scripts rewrite every turn.
     allow_regex = models.BooleanField(default=False)

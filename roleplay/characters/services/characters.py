@@ -39,6 +39,8 @@ CHARACTER_FIELDS = (
     "author_note",
     "model_config",
     "default_scenario",
+    "visibility",
+    "content_rating",
 )
 # JSON fields and the rule each obeys.
 JSON_RULES = {
