@@ -145,7 +145,7 @@ def create_account(
         request=request,
         user=by,
         tenant=tenant,
-        details={"account": str(account.id), "email": email, "route": route},
+        details={"account": str(account.id), "route": route},  # no e-mail: it outlives the account
     )
     return account
 

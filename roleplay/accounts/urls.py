@@ -23,6 +23,8 @@ urlpatterns = [
         "app/account/devices/<uuid:device_id>/revoke/", app.device_revoke, name="app_device_revoke"
     ),
     path("app/account/age/", app.confirm_age, name="app_confirm_age"),
+    path("app/account/export/", app.export, name="app_export"),
+    path("app/account/delete/", app.delete, name="app_delete"),
     path("console/player-app/", console.player_app, name="player_app"),
     path("console/player-app/settings/", console.player_app_settings, name="player_app_settings"),
     path("console/player-app/invites/", console.invite_create, name="player_app_invite"),

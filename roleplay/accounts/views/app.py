@@ -5,6 +5,7 @@ from __future__ import annotations
 from django.contrib import messages
 from django.contrib.auth import authenticate, login, logout
 from django.contrib.auth import views as auth_views
+from django.contrib.auth.models import AnonymousUser
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse_lazy
 from django.utils.http import url_has_allowed_host_and_scheme
@@ -212,3 +213,36 @@ def home(request):
         .order_by("-updated_at")[:50]
     )
     return render(request, "app/home.html", {"chats": chats})
+
+
+@player_view
+def export(request):
+    """ "Download my data": one zip of everything that is the player's."""
+    from django.http import HttpResponse
+
+    from roleplay.accounts.export import export_account
+
+    data = export_account(request.account, request=request)
+    response = HttpResponse(data, content_type="application/zip")
+    response["Content-Disposition"] = 'attachment; filename="my-data.zip"'
+    response["Cache-Control"] = "no-store"
+    return response
+
+
+@player_view
+@require_POST
+def delete(request):
+    """Delete the account and everything of the player's, after the password again."""
+    from roleplay.accounts.deletion import delete_account
+
+    if not request.user.check_password(request.POST.get("password", "")[:4096]):
+        messages.error(request, "Wrong password: nothing was deleted.")
+        return redirect("app_account")
+    try:
+        delete_account(request.account, request=request)
+    except DomainError as exc:
+        messages.error(request, exc.message)
+        return redirect("app_account")
+    request.session.flush()  # no logout(): its audit would name the user just deleted
+    request.user = AnonymousUser()
+    return render(request, "app/deleted.html")
