@@ -81,3 +81,33 @@ async def test_a_viewer_watches_but_cannot_write(route, mine, console_client):
     assert event["type"] == "error" and event["code"] == "forbidden", event
     await communicator.disconnect()
     assert await Message.objects.acount() == before
+
+
+@pytest.mark.parametrize("route", SOCKETS, ids=str)
+async def test_a_player_opens_only_their_own_conversations(route, mine, settings):
+    """A player signed in on /app/ opens their own conversation and nobody else's: another
+    player's of the same tenant is refused like a foreign tenant's."""
+    from django.test import Client
+
+    from roleplay.accounts import services
+    from roleplay.conversations.services.conversations import start_conversation
+
+    settings.PLAYER_APP_TENANT = mine.tenant.name
+
+    def player_with_chat(email: str):
+        account = services.create_account(mine.tenant, email=email, password="pw-sock-123456")
+        chat = start_conversation(
+            mine.tenant, player=account.player, character=mine.objects.character
+        )
+        client = Client()
+        assert (
+            client.post("/app/login/", {"email": email, "password": "pw-sock-123456"}).status_code
+            == 302
+        )
+        return client, chat
+
+    me, my_chat = await sync_to_async(player_with_chat)("me@example.com")
+    _, their_chat = await sync_to_async(player_with_chat)("them@example.com")
+    assert await _accepted(route.path(**dict.fromkeys(route.params, my_chat.id)), _session(me))
+    assert await _refused(route.path(**dict.fromkeys(route.params, their_chat.id)), _session(me))
+    assert await _refused(path_for(route, mine), _session(me))  # an operator's player's chat
