@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import uuid
 
+from django.contrib.postgres.indexes import GinIndex
+from django.contrib.postgres.search import SearchVector
 from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 from django.db.models import Q
+from django.db.models.functions import Cast
 
 from console.scoping import TenantScopedModel
 from roleplay.groups.models import ConversationMember, GroupMode  # noqa: F401
@@ -193,6 +196,16 @@ class ContentRating(models.TextChoices):
     NSFW = "nsfw", "adults only"
 
 
+# What the player app's library searches (``roleplay.library.selectors``): name, tags and
+# creator notes, weighted in that order. A GIN index on this very expression serves the
+# search; a query must use it unchanged for the index to apply.
+CHARACTER_SEARCH = (
+    SearchVector("name", weight="A", config="simple")
+    + SearchVector(Cast("tags", models.TextField()), weight="B", config="simple")
+    + SearchVector("creator_notes", weight="C", config="simple")
+)
+
+
 class Character(TenantScopedModel):
     """A character card: the fields users bring from other tools (CCv2/CCv3), each reaching
     the prompt through the preset; a card's unknown ``extensions`` are kept verbatim."""
@@ -240,6 +253,12 @@ class Character(TenantScopedModel):
     )
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        indexes = [
+            GinIndex(CHARACTER_SEARCH, name="character_search"),
+            models.Index(fields=["tenant", "visibility", "name"], name="character_library"),
+        ]
 
     def __str__(self) -> str:
         return self.name
@@ -328,8 +347,13 @@ class Conversation(TenantScopedModel):
         "self", null=True, blank=True, on_delete=models.SET_NULL, related_name="branches"
     )
     fork_message_id = models.UUIDField(null=True, blank=True)
+    # When the player last read it in the player app ("My chats" shows newer replies unread).
+    player_read_at = models.DateTimeField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        indexes = [models.Index(fields=["tenant", "player", "status"], name="conversation_player")]
 
     @property
     def session_id(self) -> str:

@@ -199,16 +199,3 @@ def login_locked_out(request, *args, **kwargs):
     response = sign_in(request, locked_out=True, wait_minutes=minutes)
     response["Retry-After"] = str(minutes * 60)
     return response
-
-
-@player_view
-def home(request):
-    """The player's home: their chats, newest first (the library is beside it)."""
-    from roleplay.models import Conversation
-
-    chats = (
-        Conversation.objects.filter(tenant=request.tenant, player=request.player)
-        .select_related("character")
-        .order_by("-updated_at")[:50]
-    )
-    return render(request, "app/home.html", {"chats": chats})
