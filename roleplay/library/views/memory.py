@@ -46,7 +46,7 @@ def _entry(request, entry_id):
 def delete(request, entry_id):
     entry = _entry(request, entry_id)
     try:
-        services.delete_entry(request.tenant, entry, request.POST.get("version") or entry.version)
+        services.delete_entry(request.tenant, entry, _version(request, entry))
     except DomainError as exc:
         messages.error(request, exc.message)
     else:
@@ -60,9 +60,13 @@ def pin(request, entry_id):
     entry = _entry(request, entry_id)
     pinned = request.POST.get("pinned", "1") == "1"
     try:
-        services.set_pinned(
-            request.tenant, entry, request.POST.get("version") or entry.version, pinned
-        )
+        services.set_pinned(request.tenant, entry, _version(request, entry), pinned)
     except DomainError as exc:
         messages.error(request, exc.message)
     return redirect("app_memory")
+
+
+def _version(request, entry) -> int:
+    """The version the page showed (a stale one is a conflict), else the current one."""
+    shown = request.POST.get("version", "")
+    return int(shown) if shown.isdigit() and len(shown) < 10 else entry.version
