@@ -5,14 +5,14 @@ from __future__ import annotations
 
 import pytest
 
-from tests.accounts.conftest import (  # noqa: F401 (fixtures)
-    PASSWORD,
-    app_tenant,
-    fast_hashing,
-    make_account,
-    player_client,
-    sign_in,
-)
+from tests.accounts import conftest as accounts
+
+# The accounts' fixtures, shared.
+fast_hashing = accounts.fast_hashing
+app_tenant = accounts.app_tenant
+make_account = accounts.make_account
+sign_in = accounts.sign_in
+player_client = accounts.player_client
 
 
 @pytest.fixture

@@ -7,8 +7,13 @@ import pytest
 from playwright.sync_api import expect
 
 from roleplay.llm.scripted_server import Reply
-from tests.browser.conftest import browser_page, live_server_url, orm  # noqa: F401 (fixtures)
+from tests.browser import conftest as browser
 from tests.browser.play_support import PlayPage
+
+# The browser tests' fixtures: a live daphne, a Chromium page, ORM calls beside it.
+live_server_url = browser.live_server_url
+browser_page = browser.browser_page
+orm = browser.orm
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
