@@ -5,11 +5,10 @@ from __future__ import annotations
 import uuid
 
 from django.contrib.postgres.indexes import GinIndex
-from django.contrib.postgres.search import SearchVector
+from django.contrib.postgres.search import SearchVectorField
 from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 from django.db.models import Q
-from django.db.models.functions import Cast
 
 from console.scoping import TenantScopedModel
 from roleplay.groups.models import ConversationMember, GroupMode  # noqa: F401
@@ -196,16 +195,6 @@ class ContentRating(models.TextChoices):
     NSFW = "nsfw", "adults only"
 
 
-# What the player app's library searches (``roleplay.library.selectors``): name, tags and
-# creator notes, weighted in that order. A GIN index on this very expression serves the
-# search; a query must use it unchanged for the index to apply.
-CHARACTER_SEARCH = (
-    SearchVector("name", weight="A", config="simple")
-    + SearchVector(Cast("tags", models.TextField()), weight="B", config="simple")
-    + SearchVector("creator_notes", weight="C", config="simple")
-)
-
-
 class Character(TenantScopedModel):
     """A character card: the fields users bring from other tools (CCv2/CCv3), each reaching
     the prompt through the preset; a card's unknown ``extensions`` are kept verbatim."""
@@ -251,12 +240,16 @@ class Character(TenantScopedModel):
     default_scenario = models.ForeignKey(
         Scenario, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
+    # What the player app's library searches (``roleplay.library.selectors``): name, tags and
+    # creator notes, weighted in that order. PostgreSQL keeps it (a trigger on every insert
+    # and update, ``migrations/0035_character_search``): whatever Django writes is replaced.
+    search = SearchVectorField(null=True, blank=True, editable=False)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
     class Meta:
         indexes = [
-            GinIndex(CHARACTER_SEARCH, name="character_search"),
+            GinIndex(fields=["search"], name="character_search"),
             models.Index(fields=["tenant", "visibility", "name"], name="character_library"),
         ]
 

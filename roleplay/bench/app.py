@@ -19,7 +19,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from django.conf import settings
-from django.db import transaction
+from django.db import connection, transaction
 from django.test import Client
 
 from console.models import Tenant
@@ -80,6 +80,8 @@ def create(characters: int, conversations: int, samples: int, seed: int = 7) -> 
     )
     with transaction.atomic():
         _chats(tenant, account.player, rows[: max(1, min(50, len(rows)))], conversations)
+    with connection.cursor() as cursor:  # the statistics a live database has by now
+        cursor.execute("ANALYZE roleplay_character, roleplay_conversation, memory_message")
     settings.PLAYER_APP_TENANT = tenant.name
     client = Client()
     client.force_login(account.user, backend="roleplay.accounts.backend.PlayerEmailBackend")

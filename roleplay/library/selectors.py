@@ -10,13 +10,13 @@ the library and an age prompt on the character's page.
 from __future__ import annotations
 
 from django.contrib.postgres.search import SearchQuery, SearchRank
+from django.core.cache import cache
 from django.db.models import Count, F, Func, OuterRef, Q, Subquery, TextField
 from django.db.models.functions import Cast, Coalesce, JSONObject, Left
 
 from memory.models import Message
 from roleplay.characters.selectors import without_avatars
 from roleplay.models import (
-    CHARACTER_SEARCH,
     Character,
     ContentRating,
     Conversation,
@@ -63,29 +63,38 @@ def search(tenant, player, *, adult: bool, query: str = "", tag: str = ""):
     if not query:
         return rows.order_by("name", "id")
     words = SearchQuery(query, search_type="websearch", config="simple")
-    matched = Q(found=words)
+    matched = Q(search=words)
     if not query.isascii():  # no word breaks in Chinese or Japanese: a plain substring too
         matched |= Q(name__icontains=query)
     return (
-        rows.annotate(found=CHARACTER_SEARCH)
-        .filter(matched)
-        .annotate(rank=SearchRank(CHARACTER_SEARCH, words))
+        rows.filter(matched)
+        .annotate(rank=SearchRank(F("search"), words))
         .order_by("-rank", "name", "id")
     )
 
 
-def top_tags(tenant, player, *, adult: bool, limit: int = 24) -> list[str]:
-    """The library's most used tags, for its filter chips."""
+def top_tags(tenant, *, adult: bool, limit: int = 24) -> list[str]:
+    """The library's most used tags among listed characters, for its filter chips. Counted
+    over every listed character, so kept a minute in the cache: a new tag shows up soon,
+    not at once."""
+    key = f"library-tags:{tenant.pk}:{int(adult)}:{limit}"
+    found = cache.get(key)
+    if found is None:
+        found = _count_tags(tenant, adult=adult, limit=limit)
+        cache.set(key, found, TAGS_SECONDS)
+    return found
+
+
+def _count_tags(tenant, *, adult: bool, limit: int) -> list[str]:
     tag = Func(F("tags"), function="jsonb_array_elements_text", output_field=TextField())
-    rows = (
-        listed(tenant, player, adult=adult)
-        .filter(tags__isnull=False)
-        .annotate(tag=tag)
-        .values("tag")
-        .annotate(n=Count("id"))
-        .order_by("-n", "tag")[:limit]
-    )
-    return [row["tag"] for row in rows]
+    rows = Character.objects.filter(tenant=tenant, visibility=Visibility.LISTED)
+    if not adult:
+        rows = rows.exclude(content_rating=ContentRating.NSFW)
+    counted = rows.annotate(tag=tag).values("tag").annotate(n=Count("id"))
+    return [row["tag"] for row in counted.order_by("-n", "tag")[:limit]]
+
+
+TAGS_SECONDS = 60
 
 
 def my_chats(tenant, player, *, archived: bool = False):

@@ -39,7 +39,7 @@ def library(request):
         "page": page,
         "query": query,
         "tag": tag,
-        "tags": selectors.top_tags(request.tenant, request.player, adult=adult),
+        "tags": selectors.top_tags(request.tenant, adult=adult),
         "adult": adult,
         "can_create": app_settings(request.tenant).player_characters,
         "page_keep": _keep(q=query, tag=tag),
