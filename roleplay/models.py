@@ -250,6 +250,7 @@ class Character(TenantScopedModel):
     class Meta:
         indexes = [
             GinIndex(fields=["search"], name="character_search"),
+            GinIndex(fields=["tags"], name="character_tags", opclasses=["jsonb_path_ops"]),
             models.Index(fields=["tenant", "visibility", "name"], name="character_library"),
         ]
 

@@ -203,12 +203,24 @@ FIGURES: dict[str, Callable[[AppBench], dict]] = {
 }
 
 
+def baseline(bench: AppBench) -> dict:
+    """A small page of the same app (the player's personas: a handful of tiny queries), so
+    a figure reads against what any page costs on this machine now (``ratio``)."""
+    return {"warm_ms": warm(bench, ["/app/personas/"])}
+
+
 def run(bench: AppBench, names: list[str] | None = None) -> dict:
     chosen = names or list(FIGURES)
+    base = baseline(bench)
     figures = {name: FIGURES[name](bench) for name in chosen}
+    for figure in figures.values():
+        if "warm_ms" in figure and base["warm_ms"]["p50"]:
+            figure["ratio_to_baseline_p50"] = round(
+                figure["warm_ms"]["p50"] / base["warm_ms"]["p50"], 2
+            )
     met = {
         name: (figure["warm_ms"]["p50"] or 0) <= figure["goal_p50_ms"]
         for name, figure in figures.items()
         if "goal_p50_ms" in figure and "warm_ms" in figure
     }
-    return {"figures": figures, "goals_met": met}
+    return {"baseline_page": base, "figures": figures, "goals_met": met}

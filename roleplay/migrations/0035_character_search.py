@@ -62,5 +62,11 @@ class Migration(migrations.Migration):
             model_name="conversation",
             index=models.Index(fields=["tenant", "player", "status"], name="conversation_player"),
         ),
+        migrations.AddIndex(
+            model_name="character",
+            index=django.contrib.postgres.indexes.GinIndex(
+                fields=["tags"], name="character_tags", opclasses=["jsonb_path_ops"]
+            ),
+        ),
         migrations.RunSQL(SEARCH_TRIGGER, DROP_TRIGGER),
     ]

@@ -3,10 +3,10 @@ character's page with "Start chat"; avatars of what the player may see."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from urllib.parse import urlencode
 
 from django.contrib import messages
-from django.core.paginator import Paginator
 from django.http import Http404
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
@@ -24,6 +24,34 @@ from roleplay.players.selectors import player_personas
 PAGE_SIZE = 24
 
 
+@dataclass
+class Window:
+    """One page of the library without counting every match (a search matching thousands
+    of characters would pay for the count on every page): the page's rows and whether
+    there is a next one."""
+
+    object_list: list
+    number: int
+    has_next: bool
+
+    @classmethod
+    def of(cls, rows, number: str | None, size: int) -> Window:
+        page = int(number) if (number or "").isdigit() and len(number or "") < 6 else 1
+        page = max(page, 1)
+        found = list(rows[(page - 1) * size : page * size + 1])
+        return cls(found[:size], page, len(found) > size)
+
+    @property
+    def has_previous(self) -> bool:
+        return self.number > 1
+
+    def next_page_number(self) -> int:
+        return self.number + 1
+
+    def previous_page_number(self) -> int:
+        return self.number - 1
+
+
 def is_adult(request) -> bool:
     return request.account.age_confirmed_at is not None
 
@@ -34,7 +62,7 @@ def library(request):
     tag = selectors.clean_query(request.GET.get("tag"), selectors.MAX_TAG_CHARS)
     adult = is_adult(request)
     rows = selectors.search(request.tenant, request.player, adult=adult, query=query, tag=tag)
-    page = Paginator(rows, PAGE_SIZE).get_page(request.GET.get("page"))
+    page = Window.of(rows, request.GET.get("page"), PAGE_SIZE)
     context = {
         "page": page,
         "query": query,
