@@ -61,6 +61,7 @@ class AppBench:
     characters: int
     conversations: int
     samples: int
+    cold: bool = True  # whether ``cold`` starts fresh processes (they use this database)
     extra: dict = field(default_factory=dict)
 
 
@@ -151,6 +152,8 @@ def warm(bench: AppBench, paths: list[str]) -> dict:
 
 def cold(bench: AppBench, path: str) -> float | None:
     """The first request of a fresh process (``bench_app --probe``), in milliseconds."""
+    if not bench.cold:
+        return None
     command = [sys.executable, "manage.py", "bench_app", "--probe", path]
     command += ["--tenant", bench.tenant.name, "--user", str(bench.account.user.pk)]
     done = subprocess.run(command, capture_output=True, text=True, timeout=300, check=False)

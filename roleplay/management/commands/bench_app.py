@@ -22,6 +22,9 @@ class Command(BaseCommand):
         parser.add_argument("--samples", type=int, default=100)
         parser.add_argument("--figure", action="append", choices=sorted(app.FIGURES))
         parser.add_argument("--json", action="store_true")
+        parser.add_argument(
+            "--no-cold", action="store_true", help="warm figures only (no fresh processes)"
+        )
         # One request in this process (what a figure's ``cold`` runs).
         parser.add_argument("--probe", help="the path a fresh process requests once")
         parser.add_argument("--tenant", default="")
@@ -33,6 +36,7 @@ class Command(BaseCommand):
             return
         migrate_quietly()
         bench = app.create(characters, conversations, samples)
+        bench.cold = not options["no_cold"]
         try:
             report = app.run(bench, figure)
         finally:
