@@ -108,6 +108,7 @@ bench: bootstrap
 	$(PY) manage.py bench_continuity --turns 200 --json
 	$(PY) manage.py bench_continuity --turns 200 --layout classic --json
 	$(PY) manage.py bench_prefix --json
+	$(PY) manage.py bench_app --json
 	$(PY) manage.py bench_cache --json
 	$(PY) manage.py bench_backup --messages 100000 --json
 

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import uuid
 
+from django.contrib.postgres.indexes import GinIndex
+from django.contrib.postgres.search import SearchVectorField
 from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 from django.db.models import Q
@@ -238,8 +240,19 @@ class Character(TenantScopedModel):
     default_scenario = models.ForeignKey(
         Scenario, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
+    # What the player app's library searches (``roleplay.library.selectors``): name, tags and
+    # creator notes, weighted in that order. PostgreSQL keeps it (a trigger on every insert
+    # and update, ``migrations/0035_character_search``): whatever Django writes is replaced.
+    search = SearchVectorField(null=True, blank=True, editable=False)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        indexes = [
+            GinIndex(fields=["search"], name="character_search"),
+            GinIndex(fields=["tags"], name="character_tags", opclasses=["jsonb_path_ops"]),
+            models.Index(fields=["tenant", "visibility", "name"], name="character_library"),
+        ]
 
     def __str__(self) -> str:
         return self.name
@@ -328,8 +341,13 @@ class Conversation(TenantScopedModel):
         "self", null=True, blank=True, on_delete=models.SET_NULL, related_name="branches"
     )
     fork_message_id = models.UUIDField(null=True, blank=True)
+    # When the player last read it in the player app ("My chats" shows newer replies unread).
+    player_read_at = models.DateTimeField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        indexes = [models.Index(fields=["tenant", "player", "status"], name="conversation_player")]
 
     @property
     def session_id(self) -> str:

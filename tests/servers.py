@@ -58,6 +58,7 @@ def drop_dead_runs_databases() -> None:
             )
         ]
         for name in names:
-            pid = name.removeprefix(test_settings.TEST_DATABASE_PREFIX)
+            # test_roleplay_<pid>, or test_roleplay_<pid>_gw0 for a pytest-xdist worker
+            pid = name.removeprefix(test_settings.TEST_DATABASE_PREFIX).split("_")[0]
             if pid.isdigit() and int(pid) != os.getpid() and not embedded.pid_alive(int(pid)):
                 conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')

@@ -20,6 +20,25 @@ from console import embedded
 RUN_PREFIX = "roleplay-test-"
 TEST_DATABASE_PREFIX = "test_roleplay_"
 
+# What a run keeps for itself, named below; the run's children inherit it.
+PER_RUN = (
+    embedded.RUN_DIR_ENV,
+    "TEST_DATABASE_NAME",
+    "WORLDBOOK_COMPILED_DIR",
+    "MEDIA_ROOT",
+    "MAIL_DIR",
+    "BACKUP_DIR",
+)
+_WORKER = os.environ.get("PYTEST_XDIST_WORKER", "")
+if _WORKER and os.environ.get("ROLEPLAY_TEST_WORKER") != _WORKER:
+    # A pytest-xdist worker inherited the controller's names: it is a run of its own (its
+    # Redis, model process, files and database), which its own children inherit in turn.
+    for _name in PER_RUN:
+        os.environ.pop(_name, None)
+    if os.environ.pop("ROLEPLAY_TEST_OWN_REDIS", ""):
+        os.environ.pop("REDIS_URL", None)
+    os.environ["ROLEPLAY_TEST_WORKER"] = _WORKER
+
 EMBEDDED_DATABASE = not os.environ.get("DATABASE_URL")
 EMBEDDED_REDIS = not os.environ.get("REDIS_URL")
 os.environ.setdefault(embedded.RUN_DIR_ENV, f"/tmp/{RUN_PREFIX}{os.getpid()}")
@@ -46,5 +65,6 @@ os.environ.setdefault("BACKUP_MAX_UPLOAD_BYTES", str(8 * 1024 * 1024))
 os.environ.setdefault("WORKFLOW_TOOLS_ALLOW_LOOPBACK", "1")
 if EMBEDDED_REDIS:
     os.environ["REDIS_URL"] = embedded.expected_redis_url()  # the run's private server
+    os.environ["ROLEPLAY_TEST_OWN_REDIS"] = "1"
 
 from console.settings import *  # noqa: E402,F403

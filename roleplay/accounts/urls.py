@@ -3,7 +3,6 @@ from django.urls import path
 from roleplay.accounts.views import app, console
 
 urlpatterns = [
-    path("app/", app.home, name="app_home"),
     path("app/login/", app.sign_in, name="app_login"),
     path("app/logout/", app.sign_out, name="app_logout"),
     path("app/signup/", app.sign_up, name="app_signup"),

@@ -36,12 +36,24 @@ def play(request, conversation_id):
         tenant,
         pk=conversation_id,
     )
+    context = play_context(
+        request, conversation, can_write=membership.can_edit() if membership else False
+    )
+    if request.GET.get("part") == TRANSCRIPT_PART:
+        return render(request, "roleplay/play/_transcript.html", context)
+    context.update(page_context(tenant, conversation))
+    return render(request, "roleplay/play.html", context)
+
+
+def play_context(request, conversation: Conversation, *, can_write: bool) -> dict:
+    """What the transcript partials need: the page and its ``?part=transcript`` re-read (the
+    console's page and the player app's alike)."""
     history = play_selectors.transcript(conversation)
     play_selectors.mark_cut_short(conversation, history)
     play_selectors.attach_pictures(conversation, history)
     persona = persona_for(conversation)
     attach_display(for_conversation(conversation, persona.name), history)  # display-only scripts
-    context = {
+    return {
         "conversation": conversation,
         "character": conversation.character,
         "persona": persona,
@@ -49,16 +61,19 @@ def play(request, conversation_id):
         "greeting_count": len(greeting_choices(conversation.character)),
         "history": history,
         "running_turn": play_selectors.running_turn(conversation),
-        "can_write": membership.can_edit() if membership else False,
+        "can_write": can_write,
         **branch_tree(conversation),
     }
-    if request.GET.get("part") == TRANSCRIPT_PART:
-        return render(request, "roleplay/play/_transcript.html", context)
+
+
+def page_context(tenant, conversation: Conversation) -> dict:
+    """What the whole page adds: the model's badge, the suggestion row, a group's members."""
     config = resolve_config(tenant, conversation=conversation, character=conversation.character)
-    context["model_config"] = config
-    context["auto_reply"] = play_selectors.offers_auto_reply(conversation)
-    context["members"] = members_of(conversation)
-    context["is_demo_model"] = (
-        config.is_demo if config else provider_config(None).provider == "llama_cpp"
-    )
-    return render(request, "roleplay/play.html", context)
+    return {
+        "model_config": config,
+        "auto_reply": play_selectors.offers_auto_reply(conversation),
+        "members": members_of(conversation),
+        "is_demo_model": config.is_demo
+        if config
+        else provider_config(None).provider == "llama_cpp",
+    }

@@ -40,7 +40,7 @@ def _persona_page(request, player, form, persona=None):
     )
 
 
-def _save(form, service, *args, **extra):
+def save_persona(form, service, *args, **extra):
     """The persona's fields, default flag and avatar in one transaction; the services'
     field errors are shown next to the form's fields."""
     fields = {
@@ -83,7 +83,7 @@ def player_personas(request, pk):
     player = get_scoped_or_404(Player, request.tenant, pk=pk)
     form = PersonaForm(posted(request), files(request))
     if request.method == "POST" and form.is_valid():
-        persona = _save(form, personas.create_persona, request.tenant, player=player)
+        persona = save_persona(form, personas.create_persona, request.tenant, player=player)
         if persona is not None:
             flash.success(request, f"Persona “{persona.name}” added.")
             return redirect("player_personas", pk=player.pk)
@@ -103,7 +103,7 @@ def persona_edit(request, pk):
     persona = get_scoped_or_404(Persona.objects.select_related("player"), request.tenant, pk=pk)
     form = PersonaForm(posted(request), files(request), instance=persona)
     if request.method == "POST" and form.is_valid():
-        if _save(form, personas.update_persona, persona) is not None:
+        if save_persona(form, personas.update_persona, persona) is not None:
             flash.success(request, f"Persona “{persona.name}” saved.")
             return redirect("player_personas", pk=persona.player_id)
     if not request.membership.can_edit():

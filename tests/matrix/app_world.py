@@ -39,8 +39,64 @@ def _device(world: PlayerWorld) -> str:
     return str(DeviceSession.objects.filter(account=world.account).latest("created_at").pk)
 
 
+def _character(world: PlayerWorld) -> str:
+    """A character of the player's own (private: nobody else sees it)."""
+    from roleplay.library.services import create_own_character
+
+    account = world.account
+    made = create_own_character(
+        account.tenant,
+        account.player,
+        name=f"{world.label} hero",
+        first_message=f"Hello from {world.label}.",
+        tags=[f"{world.label}-tag"],
+        creator_notes=f"notes of {world.label}",
+    )
+    return str(made.pk)
+
+
+def _conversation(world: PlayerWorld) -> str:
+    from roleplay.conversations.services.conversations import start_conversation
+    from roleplay.models import Character
+
+    account = world.account
+    character = Character.objects.get(pk=world.value("character_id"))
+    started = start_conversation(
+        account.tenant, character=character, player=account.player, title=f"{world.label} chat"
+    )
+    return str(started.pk)
+
+
+def _persona(world: PlayerWorld) -> str:
+    from roleplay.players.services.personas import create_persona
+
+    account = world.account
+    made = create_persona(account.tenant, player=account.player, name=f"{world.label} persona")
+    return str(made.pk)
+
+
+def _entry(world: PlayerWorld) -> str:
+    from memory.entries.services import add_entry
+
+    account = world.account
+    made = add_entry(
+        account.tenant,
+        account.player,
+        kind="fact",
+        scope="shared",
+        content=f"{world.label} likes tea",
+    )
+    return str(made.pk)
+
+
 # Parameter name → maker of the player's object of that kind (its id).
-MAKERS: dict[str, Callable[[PlayerWorld], str]] = {"device_id": _device}
+MAKERS: dict[str, Callable[[PlayerWorld], str]] = {
+    "device_id": _device,
+    "character_id": _character,
+    "conversation_id": _conversation,
+    "persona_id": _persona,
+    "entry_id": _entry,
+}
 
 
 @dataclass

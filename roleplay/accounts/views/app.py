@@ -203,19 +203,6 @@ def login_locked_out(request, *args, **kwargs):
 
 
 @player_view
-def home(request):
-    """The player's home: their chats, newest first (the library is beside it)."""
-    from roleplay.models import Conversation
-
-    chats = (
-        Conversation.objects.filter(tenant=request.tenant, player=request.player)
-        .select_related("character")
-        .order_by("-updated_at")[:50]
-    )
-    return render(request, "app/home.html", {"chats": chats})
-
-
-@player_view
 def export(request):
     """ "Download my data": one zip of everything that is the player's."""
     from django.http import HttpResponse
