@@ -127,6 +127,9 @@ def test_seed_demo_keeps_an_existing_default_and_links_the_demo_player(db, demo_
     assert list(ModelConfig.objects.filter(tenant=tenant, is_default=True)) == [mine]
     demo = ModelConfig.objects.get(tenant=tenant, is_demo=True)
     assert demo.provider == "llama_cpp" and demo.max_output_tokens < demo.context_limit
-    player = Player.objects.get(tenant=tenant)
-    assert (player.external_id, player.display_name) == ("console:demo", "Traveller")
+    player = Player.objects.get(tenant=tenant, external_id="console:demo")
+    assert player.display_name == "Traveller"
+    # And the player app's demo account, a player of its own.
+    account = Player.objects.exclude(pk=player.pk).get(tenant=tenant).account
+    assert account.email == "player@example.com" and account.email_verified_at
     assert player.user.username == "demo"
