@@ -177,8 +177,10 @@ class ConversationConsumer(GroupFrames, AsyncWebsocketConsumer):
             )  # fmt: skip
         except BaseException as exc:
             STARTS.end()
-            if isinstance(exc, DomainError):  # turn_in_progress, nothing_to_rewrite
-                await self._error(exc.code, exc.message, client_message_id=client_id)
+            if isinstance(exc, DomainError):  # turn_in_progress, nothing_to_rewrite, quotas
+                # A quota's refusal says which limit, what was used and when to retry.
+                said = exc.details if exc.kind == "too_many" else {}
+                await self._error(exc.code, exc.message, client_message_id=client_id, **said)
                 return None
             if isinstance(exc, turns.STORAGE_ERRORS):  # the socket stays; the player retries
                 logger.warning("cannot start a turn: the database is unavailable", exc_info=True)
