@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from functools import cache
 
+from django.db import transaction
 from django.utils import timezone
 
 from console.rows import prepared
@@ -132,6 +133,13 @@ def admit(conversation, *, feature: str | None = None, now: datetime | None = No
             message=f"your plan does not allow {feature}", details={"feature": feature}
         )
     return admission
+
+
+def admit_alone(conversation, *, feature: str | None = None) -> Admission:
+    """:func:`admit` in a transaction of its own: a model call that is no turn's (an
+    auto-reply's suggestions) is counted like a turn."""
+    with transaction.atomic():
+        return admit(conversation, feature=feature)
 
 
 def _refused(player_id, plan_id, now: datetime) -> QuotaExceeded:

@@ -29,8 +29,7 @@ def plans(tenant):
 def defaults(tenant) -> dict[str, Plan | None]:
     """The default plan of each route (None: unlimited)."""
     found = {
-        d.route: d.plan
-        for d in PlanDefault.objects.filter(tenant=tenant).select_related("plan")
+        d.route: d.plan for d in PlanDefault.objects.filter(tenant=tenant).select_related("plan")
     }
     return {route: found.get(route) for route in ROUTES}
 

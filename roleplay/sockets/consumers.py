@@ -307,7 +307,8 @@ class ConversationConsumer(GroupFrames, AsyncWebsocketConsumer):
                 self.conversation, message_id=message_id, language=language, wait_ms=wait_ms
             )
         except DomainError as exc:
-            await self._error(exc.code, exc.message, assistant_message_id=message_id)
+            said = exc.details if exc.kind == "too_many" else {}
+            await self._error(exc.code, exc.message, assistant_message_id=message_id, **said)
         except Exception:
             logger.exception("auto-reply suggestions failed")
             await self._error("internal_error", "could not suggest replies")
