@@ -68,16 +68,28 @@ def _name_taken() -> Conflict:
     return Conflict("plan_name_taken", "a plan of this name exists")
 
 
+def _routes(fields: dict) -> list[str] | None:
+    if "default_for" not in fields:
+        return None
+    routes = fields["default_for"]
+    if not isinstance(routes, list) or any(r not in ROUTES for r in routes):
+        raise FieldErrors({"default_for": [f"a list of: {', '.join(ROUTES)}"]})
+    return sorted(set(routes))
+
+
 def create_plan(tenant, **fields) -> Plan:
-    """A new plan; a null limit is unlimited, no model configs: all."""
+    """A new plan; a null limit is unlimited, no model configs: all. ``default_for``: the
+    routes whose default it becomes."""
     if "name" not in fields:
         raise FieldErrors({"name": ["required"]})
     values, configs = _checked(tenant, fields)
+    routes = _routes(fields)
     try:
         with transaction.atomic():
             plan = Plan.objects.create(tenant=tenant, **values)
             if configs:
                 plan.model_configs.set(configs)
+            _make_default(plan, routes)
     except IntegrityError as exc:
         raise _name_taken() from exc
     return plan
@@ -86,6 +98,7 @@ def create_plan(tenant, **fields) -> Plan:
 def update_plan(plan: Plan, **fields) -> Plan:
     """Change a plan's fields (those given); its players get the new limits at once."""
     values, configs = _checked(plan.tenant, fields)
+    routes = _routes(fields)
     try:
         with transaction.atomic():
             for key, value in values.items():
@@ -93,9 +106,19 @@ def update_plan(plan: Plan, **fields) -> Plan:
             plan.save()
             if configs is not None:
                 plan.model_configs.set(configs)
+            _make_default(plan, routes)
     except IntegrityError as exc:
         raise _name_taken() from exc
     return plan
+
+
+def _make_default(plan: Plan, routes: list[str] | None) -> None:
+    """The plan becomes the default of exactly ``routes`` (None: unchanged)."""
+    if routes is None:
+        return
+    PlanDefault.objects.filter(plan=plan).exclude(route__in=routes).delete()
+    for route in routes:
+        set_default(plan.tenant, route, plan)
 
 
 def delete_plan(plan: Plan, *, release: bool = False) -> None:
