@@ -20,6 +20,8 @@ from roleplay import turns
 from roleplay.accounts.sockets import player_for_user
 from roleplay.conversations.services import auto_replies, conversations, messages
 from roleplay.models import Conversation, TurnKind
+from roleplay.quotas import ratelimit
+from roleplay.quotas.errors import RateLimited
 from roleplay.turns import cancels, hub
 from roleplay.turns.priority import STARTS
 
@@ -169,6 +171,11 @@ class ConversationConsumer(GroupFrames, AsyncWebsocketConsumer):
         """Start a turn of ``kind``: ``turn.started``, then its stream, from a task; the
         turn, that task and its context (or its load failure), or None when none started.
         ``speaker``: a group member who must answer."""
+        try:  # bursts per player and per address (Redis; the quotas are the plan's)
+            ratelimit.chat_turn(self.editor, ratelimit.socket_address(self.scope))
+        except RateLimited as exc:
+            await self._error(exc.code, exc.message, client_message_id=client_id, **exc.details)
+            return None
         STARTS.begin()  # from here until the turn's first delta, it goes before streams
         try:
             start, preloaded = await run_db(

@@ -35,18 +35,14 @@ def test_fifty_concurrent_turns_at_a_plan_of_ten_messages_let_exactly_ten_throug
     assert results.count("admitted") == 10
     refusals = [r for r in results if r != "admitted"]
     assert len(refusals) == 40
-    assert {(r["quota"], r["limit"], r["used"]) for r in refusals} == {
-        ("messages_per_day", 10, 10)
-    }
+    assert {(r["quota"], r["limit"], r["used"]) for r in refusals} == {("messages_per_day", 10, 10)}
     assert Turn.objects.filter(conversation__player=player).count() == 10
     sessions = [str(c.id) for c in chats]
     assert Message.objects.filter(session_id__in=sessions, role="user").count() == 10
     assert QuotaCounter.objects.get(player=player, period="day").messages == 10
 
 
-def test_a_refused_turn_stores_nothing_and_says_when_to_come_back(
-    player, give_plan, conversations
-):
+def test_a_refused_turn_stores_nothing_and_says_when_to_come_back(player, give_plan, conversations):
     give_plan(player, messages_per_day=1)
     first, second = conversations(2)
     begin_turn(first, "c-1", "Hello")
