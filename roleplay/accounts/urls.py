@@ -1,7 +1,7 @@
 from django.urls import path
 
+from console.ratelimit import limited
 from roleplay.accounts.views import app, console
-from roleplay.quotas.ratelimit import limited
 
 urlpatterns = [
     path("app/", app.home, name="app_home"),

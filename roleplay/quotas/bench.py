@@ -89,9 +89,7 @@ def quota_figures(
 def _figures(tenant, players, turns, tokens, samples, shared_limit) -> dict:
     roomy = services.create_plan(tenant, name="roomy", messages_per_day=10**9,
                                  tokens_per_day=10**12, tokens_per_month=10**12)  # fmt: skip
-    own = [
-        Player.objects.create(tenant=tenant, external_id=f"bench-{i}") for i in range(players)
-    ]
+    own = [Player.objects.create(tenant=tenant, external_id=f"bench-{i}") for i in range(players)]
     for player in own:
         services.assign_plan(player, roomy)
     probe = own[0]

@@ -12,12 +12,6 @@ class QuotaExceeded(TooMany):
     default_code = "quota_exceeded"
 
 
-class RateLimited(TooMany):
-    """Too many requests in a short window (429 ``rate_limited`` with ``retry_after``)."""
-
-    default_code = "rate_limited"
-
-
 class ModelConfigNotAllowed(Invalid):
     """The turn's model config is not among the plan's (422 ``model_config_not_allowed``)."""
 

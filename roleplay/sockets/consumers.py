@@ -11,17 +11,17 @@ from asgiref.sync import sync_to_async
 from channels.generic.websocket import AsyncWebsocketConsumer
 from django.conf import settings
 
+from console import ratelimit
 from console.auth import principal_for_user
 from console.db import run_db
 from console.failures import DomainError
+from console.ratelimit import RateLimited
 from console.scoping import canonical_uuid, is_uuid
 from console.tickets import redeem_ticket
 from roleplay import turns
 from roleplay.accounts.sockets import player_for_user
 from roleplay.conversations.services import auto_replies, conversations, messages
 from roleplay.models import Conversation, TurnKind
-from roleplay.quotas import ratelimit
-from roleplay.quotas.errors import RateLimited
 from roleplay.turns import cancels, hub
 from roleplay.turns.priority import STARTS
 

@@ -4,6 +4,14 @@ from __future__ import annotations
 
 import pytest
 
+from tests.accounts.conftest import (  # noqa: F401 - the player app's fixtures
+    app_tenant,
+    fast_hashing,
+    make_account,
+    player_client,
+    sign_in,
+)
+
 
 @pytest.fixture
 def make_plan(tenant):

@@ -15,5 +15,7 @@ def test_quota_figures_count_every_admission_and_charge_exactly_once():
     assert figures["admissions"] == 8 * 5
     assert (figures["lost"], figures["double_counted"]) == (0, 0)
     assert figures["shared_player"] == {"limit": 3, "tries": 8, "admitted": 3, "counter": 3}
-    assert figures["check_us"]["p50"] > 0 and figures["check_us"]["p95"] >= figures["check_us"]["p50"]
+    assert (
+        figures["check_us"]["p50"] > 0 and figures["check_us"]["p95"] >= figures["check_us"]["p50"]
+    )
     assert not Tenant.objects.filter(name__startswith="bench-quota-").exists()

@@ -1,5 +1,6 @@
-"""Bursts per account and per address: a fixed window counted in Redis with one atomic
-``INCR`` per request (the limits are ``settings.RATE_LIMITS``: requests per window).
+"""Bursts per account and per address (players' sign-ups and chat turns): a fixed window
+counted in Redis with one atomic ``INCR`` per request (the limits are
+``settings.RATE_LIMITS``: requests per window).
 
 Over a limit raises ``RateLimited`` with ``retry_after`` (seconds until the window ends),
 which the REST API answers as 429 with ``Retry-After``; pages use :func:`limited` and the
@@ -19,10 +20,15 @@ from django.core.cache import cache
 from django.shortcuts import render
 
 from console.clients import client_address
-
-from .errors import RateLimited
+from console.failures import TooMany
 
 logger = logging.getLogger(__name__)
+
+
+class RateLimited(TooMany):
+    """Too many requests in a short window (429 ``rate_limited`` with ``retry_after``)."""
+
+    default_code = "rate_limited"
 
 
 def hit(name: str, who: str | None, *, now: float | None = None) -> None:
