@@ -12,6 +12,7 @@ from asgiref.sync import sync_to_async
 from memory.models import Message
 from roleplay.llm.scripted_server import Reply
 from roleplay.models import ModelCall, Turn
+from roleplay.prompting.assembly import SAFETY_MARGIN_TOKENS
 from roleplay.quotas.models import QuotaCounter
 from roleplay.quotas.selectors import usage_summary
 from tests.ws.test_chat_socket import connect, receive_until
@@ -35,6 +36,9 @@ def test_rest_turns_charge_tokens_and_the_next_one_over_the_plan_is_a_429(
     first = _run(api, conversation, "c-1")
     assert first.status_code == 201, first.content[:300]
     assert llm.requests[-1]["max_tokens"] == 40  # the plan's cap, not the config's 256
+    turn = Turn.objects.get(conversation=conversation)
+    # the window is the plan's 2000 (not the config's 4096), less the reply and the margin
+    assert turn.trace["prompt"]["budget"] == 2000 - 40 - SAFETY_MARGIN_TOKENS
     calls = ModelCall.objects.filter(turn__conversation=conversation)
     charged = sum(c.total_tokens for c in calls)
     assert charged >= 75
