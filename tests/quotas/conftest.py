@@ -11,6 +11,7 @@ from tests.accounts.conftest import (  # noqa: F401 - the player app's fixtures
     player_client,
     sign_in,
 )
+from tests.api.conftest import own  # noqa: F401 - a tenant's whole object graph
 
 
 @pytest.fixture
