@@ -25,6 +25,7 @@ from django.utils import timezone
 
 from console.rows import prepared
 from roleplay.accounts.models import PlayerAccount
+from roleplay.llm.gateway import resolve_config
 
 from .engine.periods import UNLIMITED, day_of, month_of, refusal
 from .errors import FeatureNotAllowed, ModelConfigNotAllowed, QuotaExceeded
@@ -118,8 +119,6 @@ def admit(conversation, *, feature: str | None = None, now: datetime | None = No
     allow ``feature_not_allowed``. Call it inside the turn's transaction."""
     admission, configs = admit_player(conversation.tenant_id, conversation.player_id, now=now)
     if configs:
-        from roleplay.llm.gateway import resolve_config
-
         config = resolve_config(conversation.tenant, conversation=conversation,
                                 character=conversation.character)  # fmt: skip
         if config is None or config.pk not in configs:
