@@ -81,7 +81,9 @@ def exception_handler(exc, context):
         if exc.details.get("current_revision") is not None:
             body["current_revision"] = exc.details["current_revision"]
         code_status = HTTP_STATUS[exc.kind] if isinstance(exc, DomainError) else exc.status_code
-        return Response(body, status=code_status)
+        wait = exc.details.get("retry_after") if code_status == 429 else None
+        headers = {"Retry-After": str(int(wait))} if isinstance(wait, int) else None
+        return Response(body, status=code_status, headers=headers)
     if isinstance(exc, Http404 | DjangoPermissionDenied):
         exc = exceptions.NotFound() if isinstance(exc, Http404) else exceptions.PermissionDenied()
     if isinstance(exc, RequestDataTooBig | TooManyFilesSent):

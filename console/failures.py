@@ -11,7 +11,14 @@ from __future__ import annotations
 from typing import Any, ClassVar, Literal
 
 Kind = Literal[
-    "bad_request", "invalid", "not_found", "conflict", "too_large", "unavailable", "bad_gateway"
+    "bad_request",
+    "invalid",
+    "not_found",
+    "conflict",
+    "too_large",
+    "too_many",
+    "unavailable",
+    "bad_gateway",
 ]
 
 
@@ -96,6 +103,14 @@ class TooLarge(DomainError):
     default_code = "payload_too_large"
 
 
+class TooMany(DomainError):
+    """Over a quota or a rate limit: 429. ``details.retry_after`` (seconds) becomes the
+    answer's ``Retry-After``."""
+
+    kind = "too_many"
+    default_code = "rate_limited"
+
+
 class Unavailable(DomainError):
     """A dependency (model, index, broker) cannot serve right now; retry later: 503."""
 
@@ -116,6 +131,7 @@ HTTP_STATUS: dict[str, int] = {
     "not_found": 404,
     "conflict": 409,
     "too_large": 413,
+    "too_many": 429,
     "unavailable": 503,
     "bad_gateway": 502,
 }

@@ -392,6 +392,14 @@ LOGGING = {
 # X-Forwarded-For (client address) and X-Forwarded-Proto (TLS) believed: see console.clients.
 TRUSTED_PROXY_COUNT = int(os.environ.get("TRUSTED_PROXY_COUNT", "0"))
 
+# Bursts through Redis (roleplay.quotas.ratelimit): (requests, window in seconds) per key;
+# 0 requests turns a limit off. Sign-ups per address; chat turns per player and per address.
+RATE_LIMITS = {
+    "signup_address": (int(os.environ.get("RATE_SIGNUPS_PER_ADDRESS_HOUR", "10")), 3600),
+    "chat_account": (int(os.environ.get("RATE_CHAT_PER_ACCOUNT_10S", "10")), 10),
+    "chat_address": (int(os.environ.get("RATE_CHAT_PER_ADDRESS_10S", "60")), 10),
+}
+
 # Login throttling (django-axes, console.throttle): failures within the cool-off that lock
 # a lockout key: an account at one address first, a whole address only at ten times that
 # (an office shares one address). A successful login clears the account's failures, not

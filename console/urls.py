@@ -27,6 +27,7 @@ urlpatterns = [
     path("console/workflow-tools/", include("roleplay.workflows.tools.urls")),
     path("", include("roleplay.accounts.urls")),
     path("", include("roleplay.library.urls")),
+    path("", include("roleplay.quotas.urls")),
     path("", include("console.urls_console")),
     path("", include("memory.urls")),
     path("", include("story.urls")),

@@ -57,3 +57,10 @@ class RoleplayConfig(AppConfig):
         from worldbook import services as worldbook_services
 
         worldbook_services.register_limit_check(worldbook_limits.check_turn_limit)
+
+        # Every model call's tokens count against its player's quota (roleplay.quotas).
+        from roleplay.llm.gateway import USAGE_HOOKS
+        from roleplay.quotas.charging import charge_call
+
+        if charge_call not in USAGE_HOOKS:
+            USAGE_HOOKS.append(charge_call)

@@ -47,6 +47,14 @@ os.environ.setdefault("SECRET_KEY", secrets.token_urlsafe(50))  # children sign 
 # The session's Celery worker relays no planning run: a test that wants its runs sent runs
 # a relay of its own (``tests/agentic/conftest.py``), so no other test's run is executed.
 os.environ.setdefault("PLANNING_RELAY", "0")
+# Rate limits are off unless a test turns one on (tests/quotas): the suite's own bursts of
+# sign-ups and turns from one address are not what they guard against.
+for _limit in (
+    "RATE_SIGNUPS_PER_ADDRESS_HOUR",
+    "RATE_CHAT_PER_ACCOUNT_10S",
+    "RATE_CHAT_PER_ADDRESS_10S",
+):
+    os.environ.setdefault(_limit, "0")
 # Prepared worldbook revisions of this run (children share them), gone with the run dir.
 os.environ.setdefault(
     "WORLDBOOK_COMPILED_DIR", f"{os.environ[embedded.RUN_DIR_ENV]}/worldbook-compiled"

@@ -1,12 +1,17 @@
 from django.urls import path
 
+from console.ratelimit import limited
 from roleplay.accounts.views import app, console
 
 urlpatterns = [
     path("app/login/", app.sign_in, name="app_login"),
     path("app/logout/", app.sign_out, name="app_logout"),
-    path("app/signup/", app.sign_up, name="app_signup"),
-    path("app/invite/<str:token>/", app.sign_up_invited, name="app_signup_invited"),
+    path("app/signup/", limited("signup_address")(app.sign_up), name="app_signup"),
+    path(
+        "app/invite/<str:token>/",
+        limited("signup_address")(app.sign_up_invited),
+        name="app_signup_invited",
+    ),
     path("app/verify/", app.verify_pending, name="app_verify_pending"),
     path("app/verify/<str:token>/", app.verify, name="app_verify"),
     path("app/reset/", app.ResetView.as_view(), name="app_reset"),

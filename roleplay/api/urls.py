@@ -11,6 +11,7 @@ from roleplay.dio.api.conversation import DioSubmitViewSet, DioViewSet
 from roleplay.frontloop.api import VisualWorldViewSet
 from roleplay.players.api import PersonaAvatarView, PersonaViewSet
 from roleplay.presets.api import PresetViewSet
+from roleplay.quotas.api import PlanViewSet
 from roleplay.regex_scripts.api import CharacterRegexAllowView, RegexScriptViewSet
 from roleplay.scenarios.api import ScenarioViewSet
 from roleplay.textgen.api import InstructTemplateViewSet
@@ -40,6 +41,7 @@ router.register("players", views.PlayerViewSet, basename="player")
 router.register("conversations", views.ConversationViewSet, basename="conversation")
 router.register("personas", PersonaViewSet, basename="persona")
 router.register("presets", PresetViewSet, basename="preset")
+router.register("plans", PlanViewSet, basename="plan")
 router.register("scenarios", ScenarioViewSet, basename="scenario")
 router.register("regex-scripts", RegexScriptViewSet, basename="regexscript")
 router.register("instruct-templates", InstructTemplateViewSet, basename="instructtemplate")

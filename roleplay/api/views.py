@@ -62,6 +62,7 @@ from roleplay.models import Character, Conversation, ModelConfig
 from roleplay.players.api import PlayerSerializer
 from roleplay.players.selectors import persona_for
 from roleplay.players.services import players
+from roleplay.quotas.api import PlayerPlanActions
 from roleplay.regex_scripts.selectors import for_conversation
 from roleplay.regex_scripts.turns import display_texts
 from roleplay.workflows.api import WorkflowRunActions
@@ -100,6 +101,7 @@ class CharacterViewSet(CardActions, CharacterMemorySettingsActions, ServiceWrite
 
 
 class PlayerViewSet(
+    PlayerPlanActions,
     MemoryEntryActions,
     MemoryJobActions,
     MemoryConsolidationActions,

@@ -30,6 +30,7 @@ from roleplay.llm.gateway import provider_config
 from roleplay.models import ModelConfig, TurnKind
 from roleplay.presets.roles import RoleUnavailable, role_system
 from roleplay.prompting.macros import MacroContext, expand_macros
+from roleplay.quotas.engine.periods import capped
 from roleplay.turns import hub
 from roleplay.turns.context import TurnContext
 from roleplay.turns.phases import Phase
@@ -78,7 +79,10 @@ class FrontLoopPlugin(TurnPlugin):
         state = ctx.slot(FrontLoopState)
         scenario = ctx.scenario
         state.pictures.available = bool(
-            director.wants_images and scenario is not None and scenario.image_config_id
+            director.wants_images
+            and scenario is not None
+            and scenario.image_config_id
+            and ctx.admission.allows("images")  # the player's plan (roleplay.quotas)
         )
         controller, prompt = await run_db(_controller, ctx, director)
         ports = TurnPorts(ctx, reply, controller, state.pictures)
@@ -86,7 +90,9 @@ class FrontLoopPlugin(TurnPlugin):
             director,
             player_input=ctx.user_input or "",
             controller_prompt=prompt,
-            actor_max_tokens=provider_config(ctx.config).max_output_tokens,
+            actor_max_tokens=capped(
+                provider_config(ctx.config).max_output_tokens, ctx.admission.max_reply_tokens
+            ),
             image_config=state.pictures.available,
             dio=dio.offered(ctx),
         )

@@ -14,6 +14,7 @@ from collections import OrderedDict
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import aclosing
 from dataclasses import dataclass, replace
+from functools import partial
 from typing import Any
 
 from asgiref.sync import sync_to_async
@@ -33,6 +34,11 @@ from roleplay.models import ModelCall, ModelConfig
 from roleplay.textgen.configs import text_completion_settings
 
 PROVIDER_CACHE_SIZE = 64
+
+USAGE_HOOKS: list[Callable[[ModelCall, Any], None]] = []
+"""Called with each ``ModelCall`` row written (and the gateway's ``player_id``), in the
+row's transaction: the players' quotas charge its tokens (``roleplay.quotas.charging``,
+registered when the runtime's app is ready)."""
 
 
 class _ProviderCache:
@@ -148,6 +154,9 @@ class Gateway:
     # caller's own transaction: a chat turn writes its Actor's calls with the reply, one
     # round trip fewer between the last delta and ``turn.completed``.
     writes: list[Callable[[], None]] | None = None
+    # Whose quota the calls' tokens count against when they belong to no turn (an
+    # auto-reply's suggestions); a turn's calls count against its conversation's player.
+    player_id: object = None
 
     def __post_init__(self) -> None:
         self.pconfig = provider_config(self.config)
@@ -166,9 +175,15 @@ class Gateway:
             row = self._row(self.records.pop(0))
             if self.writes is not None:
                 self.writes.append(row.save)
+                self.writes.extend(partial(hook, row, self.player_id) for hook in USAGE_HOOKS)
                 continue
-            await (self.run_db or on_caller_thread)(row.save)
+            await (self.run_db or on_caller_thread)(self._save, row)
             self.call_ids.append(str(row.pk))
+
+    def _save(self, row: ModelCall) -> None:
+        row.save()
+        for hook in USAGE_HOOKS:
+            hook(row, self.player_id)
 
     def _row(self, rec: CallRecord) -> ModelCall:
         return ModelCall(

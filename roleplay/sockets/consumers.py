@@ -11,9 +11,11 @@ from asgiref.sync import sync_to_async
 from channels.generic.websocket import AsyncWebsocketConsumer
 from django.conf import settings
 
+from console import ratelimit
 from console.auth import principal_for_user
 from console.db import run_db
 from console.failures import DomainError
+from console.ratelimit import RateLimited
 from console.scoping import canonical_uuid, is_uuid
 from console.tickets import redeem_ticket
 from roleplay import turns
@@ -169,6 +171,11 @@ class ConversationConsumer(GroupFrames, AsyncWebsocketConsumer):
         """Start a turn of ``kind``: ``turn.started``, then its stream, from a task; the
         turn, that task and its context (or its load failure), or None when none started.
         ``speaker``: a group member who must answer."""
+        try:  # bursts per player and per address (Redis; the quotas are the plan's)
+            ratelimit.chat_turn(self.editor, ratelimit.socket_address(self.scope))
+        except RateLimited as exc:
+            await self._error(exc.code, exc.message, client_message_id=client_id, **exc.details)
+            return None
         STARTS.begin()  # from here until the turn's first delta, it goes before streams
         try:
             start, preloaded = await run_db(
@@ -177,8 +184,10 @@ class ConversationConsumer(GroupFrames, AsyncWebsocketConsumer):
             )  # fmt: skip
         except BaseException as exc:
             STARTS.end()
-            if isinstance(exc, DomainError):  # turn_in_progress, nothing_to_rewrite
-                await self._error(exc.code, exc.message, client_message_id=client_id)
+            if isinstance(exc, DomainError):  # turn_in_progress, nothing_to_rewrite, quotas
+                # A quota's refusal says which limit, what was used and when to retry.
+                said = exc.details if exc.kind == "too_many" else {}
+                await self._error(exc.code, exc.message, client_message_id=client_id, **said)
                 return None
             if isinstance(exc, turns.STORAGE_ERRORS):  # the socket stays; the player retries
                 logger.warning("cannot start a turn: the database is unavailable", exc_info=True)
@@ -305,7 +314,8 @@ class ConversationConsumer(GroupFrames, AsyncWebsocketConsumer):
                 self.conversation, message_id=message_id, language=language, wait_ms=wait_ms
             )
         except DomainError as exc:
-            await self._error(exc.code, exc.message, assistant_message_id=message_id)
+            said = exc.details if exc.kind == "too_many" else {}
+            await self._error(exc.code, exc.message, assistant_message_id=message_id, **said)
         except Exception:
             logger.exception("auto-reply suggestions failed")
             await self._error("internal_error", "could not suggest replies")

@@ -84,7 +84,9 @@ def begin_and_load(
         return start, None
     try:
         user_input = content if kind == "chat" else None
-        return start, load_context(start.turn, user_input, scripts=scripts, group=group)
+        context = load_context(start.turn, user_input, scripts=scripts, group=group)
+        context.admission = start.admission
+        return start, context
     except Exception as exc:
         return start, exc
 

@@ -51,6 +51,8 @@ from roleplay.prompting.assembly import (
 )
 from roleplay.prompting.notes import effective_note
 from roleplay.prompting.presets import LoadedPreset
+from roleplay.quotas.admission import UNLIMITED_ADMISSION, Admission
+from roleplay.quotas.engine.periods import capped
 from roleplay.regex_scripts.selectors import active_scripts
 from roleplay.regex_scripts.turns import TurnScripts, prompt_history
 
@@ -138,6 +140,9 @@ class TurnContext:
     # In a group, the speaker and the members around it (``groups.speaking``); None in a
     # one-character conversation, whose character speaks.
     group: GroupTurn | None = None
+    # What the player's plan lets the turn ask of the model (``roleplay.quotas``): its reply
+    # and context caps, its features.
+    admission: Admission = UNLIMITED_ADMISSION
 
     @property
     def speaker(self) -> Character:
@@ -346,8 +351,8 @@ def actor_prompt(ctx: TurnContext) -> AssembledPrompt:
         ctx.preset,
         ctx.actor_inputs(),
         count_messages=count_messages,
-        context_limit=pconfig.context_limit,
-        max_output_tokens=pconfig.max_output_tokens,
+        context_limit=capped(pconfig.context_limit, ctx.admission.max_context_tokens),
+        max_output_tokens=capped(pconfig.max_output_tokens, ctx.admission.max_reply_tokens),
     )
     ctx._prompt = (key, prompt)
     return prompt

@@ -6,6 +6,10 @@ The database enforces the two turn rules: one running turn per conversation and 
 the message store's append (which carries the store's timestamp rule) and the turn's insert;
 either rule broken shows as a unique violation, and only then is anything else read.
 
+Every kind is admitted in the same transaction, after the turn's insert
+(``roleplay.quotas.admission``): a turn its player's plan refuses stores nothing, and a turn
+refused for a rule of its own is not counted.
+
 The other kinds work on the conversation's last assistant message: ``regenerate`` (and
 ``edit_regenerate``) finish by adding an alternative to it, ``continue`` by extending it.
 """
@@ -31,6 +35,7 @@ from memory import services as message_store
 from memory.models import MessageStatus
 from roleplay.errors import NothingToRewrite, TurnInProgress
 from roleplay.models import Conversation, Turn, TurnKind, TurnStatus
+from roleplay.quotas.admission import UNLIMITED_ADMISSION, Admission, admit
 
 from . import heartbeat
 
@@ -56,6 +61,8 @@ class TurnStart:
 
     turn: Turn
     duplicate: bool
+    # What the player's plan lets the turn ask of the model (``roleplay.quotas``).
+    admission: Admission = UNLIMITED_ADMISSION
 
 
 def begin_turn(
@@ -110,7 +117,7 @@ def _insert_turn(
                 owner=heartbeat.owner_id(),
                 speaker=speaker,
             )
-            return TurnStart(turn, duplicate=False)
+            return TurnStart(turn, duplicate=False, admission=admit(conversation))
     except IntegrityError as exc:
         again = Turn.objects.filter(
             conversation=conversation, client_message_id=client_message_id

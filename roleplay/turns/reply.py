@@ -24,6 +24,7 @@ from roleplay.llm.gateway import Gateway
 from roleplay.llm.speaker import SpeakerLabel
 from roleplay.llm.types import CompletionResult, ModelRequest, StreamDone, TextDelta
 from roleplay.prompting.assembly import AssembledPrompt
+from roleplay.quotas.engine.periods import capped
 
 from .context import TurnContext, actor_prompt
 from .plugin import TOOL_ROUNDS, answer_calls, offered_tools
@@ -141,7 +142,7 @@ class Reply:
         request = ModelRequest(
             messages,
             tools=tools,
-            max_tokens=max_tokens,
+            max_tokens=capped(max_tokens, ctx.admission.max_reply_tokens),
             continue_final_message=ctx.continuing is not None or bool(self.parts),
             tolerate_missing_stream_metadata=ctx.tolerate_missing_stream_metadata,
             char_name=ctx.speaker.name,

@@ -42,6 +42,18 @@ function showError(message) {
   if (message) showStatus("");
 }
 
+/** A plan's limit in words: which, what was used, and when it resets (local time). */
+function quotaWords(msg) {
+  const what = {
+    messages_per_day: "messages today",
+    tokens_per_day: "tokens today",
+    tokens_per_month: "tokens this month",
+  }[msg.quota] || "of your plan";
+  const when = msg.retry_at ? new Date(msg.retry_at) : null;
+  const at = when && !isNaN(when) ? " You can go on " + when.toLocaleString() + "." : "";
+  return "Limit reached: you have used " + msg.used + " of " + msg.limit + " " + what + "." + at;
+}
+
 /** A normal outcome worth a word (a reply stopped), not an error. */
 function showStatus(message) {
   statusBox.textContent = message;
@@ -296,6 +308,8 @@ const EVENTS = {
   error: function (msg) {
     // Stop is a normal outcome: the reply keeps what it had, and Continue goes on from it.
     if (msg.code === "turn_cancelled") showStatus("Stopped.");
+    else if (msg.code === "quota_exceeded") showError(quotaWords(msg));
+    else if (msg.code === "rate_limited") showError("Slow down: try again in " + msg.retry_after + " s.");
     else showError(msg.code + ": " + msg.message);
     if (msg.turn_id) turnFailed(msg);
     else if (msg.assistant_message_id) suggestions.failed(msg);

@@ -70,6 +70,7 @@ class World:
     member: object = None  # a second character of the conversation's group
     guest: object = None  # a character of the tenant not in the group
     bookmark: object = None
+    plan: object = None  # a plan of the tenant, given to no one
 
     @property
     def image_token(self) -> str:
@@ -133,7 +134,8 @@ class World:
     def object_for(self, model):
         objects = (self.model_config, self.character, self.player, self.conversation)
         tools = (self.http_endpoint, self.mcp_server, self.regex_script, self.instruct_template)
-        for obj in (*objects, self.persona, self.preset, self.scenario, self.image_config, *tools):
+        kept = (self.persona, self.preset, self.scenario, self.image_config, self.plan)
+        for obj in (*objects, *kept, *tools):
             if isinstance(obj, model):
                 return obj
         raise LookupError(
@@ -251,7 +253,14 @@ def build_world(tenant, base_url: str, label: str) -> World:
         instruct_template,
         *_group(tenant, conversation, label),
         _bookmark(conversation, messages, label),
+        _plan(tenant, label),
     )
+
+
+def _plan(tenant, label: str):
+    from roleplay.quotas.services import create_plan
+
+    return create_plan(tenant, name=f"{label}-plan", messages_per_day=100)
 
 
 def _group(tenant, conversation, label: str):

@@ -166,6 +166,7 @@ def valid_body(route: Route, method: str, world) -> dict:
             "conversation": {"player": world.player.id, "character": str(world.character.id)},
             "persona": {"player": world.player.id, "name": "n"},
             "preset": {"name": "n"},
+            "plan": {"name": "n"},
             "scenario": {"name": "n"},
             "imageconfig": {
                 "name": "n",
@@ -193,6 +194,7 @@ def valid_body(route: Route, method: str, world) -> dict:
         "conversation-update-message": {"content": "edited"},
         "conversation-select-alternative": {"index": 0},
         "conversation-opening": {"index": 0},
+        "player-plan": {"plan": str(world.plan.pk)},
         "conversation-run-turn": {"client_message_id": "c-1", "content": "Hello."},
         "conversation-members": {"character": str(world.guest.pk)},
         "conversation-member": {"muted": True},

@@ -101,6 +101,7 @@ class Tenancy:
         ids += [objects.image_config.pk, objects.image_slot.pk]
         ids += [objects.http_endpoint.pk, objects.mcp_server.pk, objects.regex_script.pk]
         ids.append(objects.instruct_template.pk)
+        ids.append(objects.plan.pk)
         return [self.label, self.book_id, self.token.prefix, *map(str, ids)]
 
 

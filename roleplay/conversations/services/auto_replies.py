@@ -33,6 +33,7 @@ from roleplay.llm.types import ModelRequest
 from roleplay.models import Conversation, PlanningRun
 from roleplay.players.selectors import persona_for
 from roleplay.presets.roles import role_system
+from roleplay.quotas.admission import admit_alone
 from roleplay.scenarios.config import AgenticV2
 from roleplay.scenarios.selectors import auto_reply_config, scenario_for, story_config
 from roleplay.story_plugin.services import auto_reply as story_auto_reply
@@ -147,6 +148,8 @@ async def suggest(
     database work: the socket's pool of threads by default; a sync view passes
     ``sync_to_async`` so it stays on the view's thread and transaction."""
     setup = await db(_setup, conversation, message_id)
+    await db(admit_alone, conversation)  # counted like a turn, on the player's plan
+    setup["player_id"] = conversation.player_id  # whose tokens the calls are
     if "story" in setup:
         return await story_auto_reply.suggest(setup, language, db)
     config: AgenticV2 = setup["config"]
@@ -175,7 +178,10 @@ async def suggest(
         temperature=autoreply.TEMPERATURE,
         timeout=config.modelCallTimeoutMs / 1000,
     )
-    gateway = Gateway(setup["tenant"], setup["model_config"], "auto_reply", run_db=db)
+    gateway = Gateway(
+        setup["tenant"], setup["model_config"], "auto_reply", run_db=db,
+        player_id=setup["player_id"],
+    )  # fmt: skip
     options: list[str] = []
     usage = {"input_tokens": 0, "output_tokens": 0, "total_tokens": 0}
     attempts, last_error = 0, None

@@ -108,7 +108,9 @@ def _build(tenant, player, started) -> str:
         return _close(player, DONE, built_at=started)
     known = {str(pk): content for pk, _kind, content in rows}
     messages, response_format = engine.request([(str(pk), k, c) for pk, k, c in rows])
-    gateway = Gateway(tenant, resolve_config(tenant), "memory_beliefs", run_db=run_db)
+    gateway = Gateway(
+        tenant, resolve_config(tenant), "memory_beliefs", run_db=run_db, player_id=player.pk
+    )
     request = ModelRequest(
         messages, response_format=response_format, temperature=engine.TEMPERATURE
     )

@@ -245,7 +245,10 @@ def _run(conversation, cursor, job, found: engine.Settings) -> str:
     model_config = resolve_config(
         tenant, conversation=conversation, character=conversation.character
     )
-    gateway = Gateway(tenant, model_config, "memory_consolidate", run_db=run_db)
+    gateway = Gateway(
+        tenant, model_config, "memory_consolidate", run_db=run_db,
+        player_id=conversation.player_id,
+    )  # fmt: skip
     request = ModelRequest(
         messages,
         response_format=response_format,

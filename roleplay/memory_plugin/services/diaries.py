@@ -112,7 +112,9 @@ def write(conversation_id: str, through: int) -> str:
     model_config = resolve_config(
         tenant, conversation=conversation, character=conversation.character
     )
-    gateway = Gateway(tenant, model_config, "memory_diary", run_db=run_db)
+    gateway = Gateway(
+        tenant, model_config, "memory_diary", run_db=run_db, player_id=conversation.player_id
+    )
     try:
         result = asyncio.run(
             gateway.complete(ModelRequest(messages, temperature=diary.TEMPERATURE))

@@ -73,7 +73,10 @@ async def suggest(setup: dict, language: str, db) -> dict[str, Any]:
         about=character_part(character, setup["description"]),
     )
     messages = [{"role": "system", "content": system}, {"role": "user", "content": material}]
-    gateway = Gateway(setup["tenant"], setup["model_config"], "auto_reply", run_db=db)
+    gateway = Gateway(
+        setup["tenant"], setup["model_config"], "auto_reply", run_db=db,
+        player_id=setup.get("player_id"),
+    )  # fmt: skip
     usage = {"input_tokens": 0, "output_tokens": 0, "total_tokens": 0}
     problems: list[str] = []
     for _ in range(autoreply.ATTEMPTS):

@@ -1,0 +1,92 @@
+"""Bursts per account and per address (players' sign-ups and chat turns): a fixed window
+counted in Redis with one atomic ``INCR`` per request (the limits are
+``settings.RATE_LIMITS``: requests per window).
+
+Over a limit raises ``RateLimited`` with ``retry_after`` (seconds until the window ends),
+which the REST API answers as 429 with ``Retry-After``; pages use :func:`limited` and the
+chat socket answers an ``error`` event. Redis being down lets requests through: a rate limit
+is a guard, not a rule the data depends on (the quotas are that)."""
+
+from __future__ import annotations
+
+import logging
+import math
+import time
+from functools import wraps
+from types import SimpleNamespace
+
+from django.conf import settings
+from django.core.cache import cache
+from django.shortcuts import render
+
+from console.clients import client_address
+from console.failures import TooMany
+
+logger = logging.getLogger(__name__)
+
+
+class RateLimited(TooMany):
+    """Too many requests in a short window (429 ``rate_limited`` with ``retry_after``)."""
+
+    default_code = "rate_limited"
+
+
+def hit(name: str, who: str | None, *, now: float | None = None) -> None:
+    """Count one request of ``who`` against limit ``name``; ``RateLimited`` when over."""
+    count, window = settings.RATE_LIMITS[name]
+    if not count or not who:
+        return
+    now = time.time() if now is None else now
+    slot = int(now // window)
+    key = cache.make_key(f"ratelimit:{name}:{who}:{slot}")
+    try:
+        client = cache._cache.get_client(key, write=True)
+        pipe = client.pipeline()
+        pipe.incr(key)
+        pipe.expire(key, window + 1)
+        used = pipe.execute()[0]
+    except Exception:  # Redis cannot answer: let the request through
+        logger.warning("cannot count rate limit %s; letting the request through", name)
+        return
+    if used > count:
+        wait = max(1, math.ceil((slot + 1) * window - now))
+        raise RateLimited(
+            message=f"too many requests; try again in {wait} s",
+            details={"limit": count, "window": window, "retry_after": wait},
+        )
+
+
+def socket_address(scope) -> str | None:
+    """A socket's client address, by the same rule as a request's (trusted proxies)."""
+    client = scope.get("client") or (None, None)
+    headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
+    meta = {"REMOTE_ADDR": client[0], "HTTP_X_FORWARDED_FOR": headers.get("x-forwarded-for", "")}
+    return client_address(SimpleNamespace(META=meta))
+
+
+def chat_turn(account: str | None, address: str | None) -> None:
+    """A chat turn's bursts: per account (the player) and per address."""
+    hit("chat_account", account)
+    hit("chat_address", address)
+
+
+def limited(name: str):
+    """A page whose POSTs count against limit ``name`` per client address; over it, the
+    page answers 429 with ``Retry-After``."""
+
+    def decorate(view):
+        @wraps(view)
+        def wrapped(request, *args, **kwargs):
+            if request.method == "POST":
+                try:
+                    hit(name, client_address(request))
+                except RateLimited as exc:
+                    wait = exc.details["retry_after"]
+                    response = render(request, "app/rate_limited.html", {"wait": wait}, status=429)
+                    response["Retry-After"] = str(wait)
+                    return response
+            return view(request, *args, **kwargs)
+
+        return wrapped
+
+    return decorate

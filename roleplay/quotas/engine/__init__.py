@@ -1,0 +1,1 @@
+"""Pure rules of quotas: periods and what a refusal tells the player."""
