@@ -26,6 +26,7 @@ NAV = [
     ("Lockouts", "lockouts", Role.ADMIN),
     ("Backups", "backups_page", Role.ADMIN),
     ("Player app", "player_app", Role.ADMIN),
+    ("Moderation", "moderation_queue", Role.OPERATOR),
 ]
 
 

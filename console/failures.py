@@ -11,7 +11,14 @@ from __future__ import annotations
 from typing import Any, ClassVar, Literal
 
 Kind = Literal[
-    "bad_request", "invalid", "not_found", "conflict", "too_large", "unavailable", "bad_gateway"
+    "bad_request",
+    "invalid",
+    "not_found",
+    "conflict",
+    "locked",
+    "too_large",
+    "unavailable",
+    "bad_gateway",
 ]
 
 
@@ -89,6 +96,13 @@ class Conflict(DomainError):
     default_code = "conflict"
 
 
+class Locked(DomainError):
+    """The caller may not do this now (a suspended player): 423."""
+
+    kind = "locked"
+    default_code = "locked"
+
+
 class TooLarge(DomainError):
     """Over a documented size or count limit: 413."""
 
@@ -115,6 +129,7 @@ HTTP_STATUS: dict[str, int] = {
     "invalid": 422,
     "not_found": 404,
     "conflict": 409,
+    "locked": 423,
     "too_large": 413,
     "unavailable": 503,
     "bad_gateway": 502,

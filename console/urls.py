@@ -26,6 +26,7 @@ urlpatterns = [
     path("console/images/", include("images.urls")),
     path("console/workflow-tools/", include("roleplay.workflows.tools.urls")),
     path("", include("roleplay.accounts.urls")),
+    path("", include("roleplay.moderation.urls")),
     path("", include("console.urls_console")),
     path("", include("memory.urls")),
     path("", include("story.urls")),

@@ -536,6 +536,7 @@ from roleplay.compact.models import (  # noqa: E402, F401
 )
 from roleplay.dio.models import DioPromptVersion, DioTask  # noqa: E402, F401
 from roleplay.frontloop.models import VisualWorld, VisualWorldRevision  # noqa: E402, F401
+from roleplay.moderation.models import Case, ModerationPolicy, Sanction  # noqa: E402, F401
 from roleplay.regex_scripts.models import RegexScript  # noqa: E402, F401
 from roleplay.textgen.models import InstructTemplate  # noqa: E402, F401
 from roleplay.workflows.models import WorkflowRun  # noqa: E402, F401
