@@ -16,6 +16,7 @@ from console.models import ApiToken, Player
 from images.models import ImageConfig
 from roleplay.accounts.models import Invite
 from roleplay.models import Character, Conversation, ModelConfig, Persona, Preset, Scenario
+from roleplay.moderation.models import Case
 from roleplay.regex_scripts.models import RegexScript
 from roleplay.textgen.models import InstructTemplate
 from roleplay.workflows.tool_models import HttpToolEndpoint, McpServer
@@ -83,6 +84,9 @@ PK_MODELS = {
     "wb_scenario_bindings": Scenario,
     "wb_persona_bindings": Persona,
     "player_app_invite_revoke": Invite,
+    "moderation_case": Case,
+    "moderation_act": Case,
+    "moderation_lift": Player,
 }
 
 

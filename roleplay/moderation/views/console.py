@@ -34,7 +34,7 @@ def queue(request):
 
 @console_view(read=Role.OPERATOR, write=Role.OPERATOR)
 def case(request, pk):
-    row = get_scoped_or_404(Case, request.tenant, pk)
+    row = get_scoped_or_404(Case, request.tenant, pk=pk)
     return _case_page(request, row, ActForm())
 
 
@@ -51,7 +51,7 @@ def _case_page(request, row, form, status=200):
 @console_view(read=Role.OPERATOR, write=Role.OPERATOR)
 @require_POST
 def act(request, pk):
-    row = get_scoped_or_404(Case, request.tenant, pk)
+    row = get_scoped_or_404(Case, request.tenant, pk=pk)
     form = ActForm(posted(request))
     if not form.is_valid():
         return _case_page(request, row, form, status=400)
@@ -70,7 +70,7 @@ def act(request, pk):
 @require_POST
 def lift(request, pk):
     """Lift a player's sanctions in force."""
-    player = get_scoped_or_404(Player, request.tenant, pk)
+    player = get_scoped_or_404(Player, request.tenant, pk=pk)
     services.lift(player, by=request.user, request=request)
     flash.success(request, "Lifted.")
     return redirect("moderation_queue")
