@@ -70,6 +70,7 @@ class World:
     member: object = None  # a second character of the conversation's group
     guest: object = None  # a character of the tenant not in the group
     bookmark: object = None
+    case: object = None  # a moderation case: a report of the character in the conversation
 
     @property
     def image_token(self) -> str:
@@ -133,7 +134,8 @@ class World:
     def object_for(self, model):
         objects = (self.model_config, self.character, self.player, self.conversation)
         tools = (self.http_endpoint, self.mcp_server, self.regex_script, self.instruct_template)
-        for obj in (*objects, self.persona, self.preset, self.scenario, self.image_config, *tools):
+        kept = (self.persona, self.preset, self.scenario, self.image_config, self.case)
+        for obj in (*objects, *kept, *tools):
             if isinstance(obj, model):
                 return obj
         raise LookupError(
@@ -251,7 +253,19 @@ def build_world(tenant, base_url: str, label: str) -> World:
         instruct_template,
         *_group(tenant, conversation, label),
         _bookmark(conversation, messages, label),
+        _case(conversation, label),
     )
+
+
+def _case(conversation, label: str):
+    """A moderation case: a report of the conversation's character (``roleplay.moderation``)."""
+    from roleplay.moderation.models import Case
+
+    return Case.objects.create(
+        tenant=conversation.tenant, source="report", reason=f"{label} report",
+        player=conversation.player, conversation=conversation,
+        character=conversation.character,
+    )  # fmt: skip
 
 
 def _group(tenant, conversation, label: str):

@@ -48,7 +48,6 @@ class Tenancy:
     revision: int
     token: object
     raw_token: str
-    case: object = None  # a moderation case (``_case``)
 
     @property
     def image_token(self) -> str:
@@ -63,7 +62,6 @@ class Tenancy:
         from images.models import ImageConfig
         from roleplay.accounts.models import Invite
         from roleplay.accounts.services import create_invite
-        from roleplay.moderation.models import Case
         from worldbook.models import Book
 
         if model is ImageConfig:
@@ -72,8 +70,6 @@ class Tenancy:
             return Book.objects.get(pk=self.book_id)
         if model is ApiToken:
             return self.token
-        if model is Case:
-            return self.case
         if model is Invite:
             if not getattr(self, "_invite", None):
                 self._invite = create_invite(self.objects.tenant, note=f"{self.label} invite")[0]
@@ -105,7 +101,7 @@ class Tenancy:
         ids += [objects.image_config.pk, objects.image_slot.pk]
         ids += [objects.http_endpoint.pk, objects.mcp_server.pk, objects.regex_script.pk]
         ids.append(objects.instruct_template.pk)
-        ids.append(self.case.pk)
+        ids.append(objects.case.pk)
         return [self.label, self.book_id, self.token.prefix, *map(str, ids)]
 
 
@@ -119,18 +115,4 @@ def build_tenancy(tenant, base_url: str, label: str, api_client_for) -> Tenancy:
     bindings = {"bindings": [{"book_id": created["book_id"]}]}
     response = client.put(f"/v1/prompt-bindings?prompt_id={PROMPT_ID}", bindings, format="json")
     assert response.status_code == 200, response.content[:300]
-    tenancy = Tenancy(label, objects, created["book_id"], created["revision"], token, raw)
-    tenancy.case = _case(tenancy)
-    return tenancy
-
-
-def _case(tenancy: Tenancy):
-    """A moderation case: a report of the world's character, in its conversation."""
-    from roleplay.moderation.models import Case
-
-    objects = tenancy.objects
-    return Case.objects.create(
-        tenant=objects.tenant, source="report", reason=f"{tenancy.label} report",
-        player=objects.conversation.player, conversation=objects.conversation,
-        character=objects.character,
-    )  # fmt: skip
+    return Tenancy(label, objects, created["book_id"], created["revision"], token, raw)

@@ -188,3 +188,12 @@ def test_visible_ratings_follow_age_confirmation_and_the_tenant(make_account, po
     policy(show_nsfw=False)
     assert visible_ratings(account) == {"sfw"}
     assert visible_ratings(None) == {"sfw"}
+
+
+def test_operators_set_a_character_s_content_rating(console, api, character):
+    page = console.get(f"/console/characters/{character.pk}/").content.decode()
+    assert 'name="content_rating"' in page and 'value="nsfw"' in page
+    response = api.patch(f"/api/v1/characters/{character.pk}/", {"content_rating": "nsfw"},
+                         format="json")  # fmt: skip
+    assert response.status_code == 200, response.content
+    assert Character.objects.get(pk=character.pk).content_rating == "nsfw"
