@@ -27,6 +27,7 @@ NAV = [
     ("Backups", "backups_page", Role.ADMIN),
     ("Player app", "player_app", Role.ADMIN),
     ("Plans", "plans", Role.VIEWER),
+    ("Moderation", "moderation_queue", Role.OPERATOR),
 ]
 
 

@@ -15,6 +15,7 @@ Kind = Literal[
     "invalid",
     "not_found",
     "conflict",
+    "locked",
     "too_large",
     "too_many",
     "unavailable",
@@ -96,6 +97,13 @@ class Conflict(DomainError):
     default_code = "conflict"
 
 
+class Locked(DomainError):
+    """The caller may not do this now (a suspended player): 423."""
+
+    kind = "locked"
+    default_code = "locked"
+
+
 class TooLarge(DomainError):
     """Over a documented size or count limit: 413."""
 
@@ -130,6 +138,7 @@ HTTP_STATUS: dict[str, int] = {
     "invalid": 422,
     "not_found": 404,
     "conflict": 409,
+    "locked": 423,
     "too_large": 413,
     "too_many": 429,
     "unavailable": 503,

@@ -131,6 +131,12 @@ class AuditAction(models.TextChoices):
     PLAYER_DEVICE_REVOKED = "player.device_revoked", "player device signed out"
     PLAYER_EXPORTED = "player.exported", "player data exported"
     PLAYER_DELETED = "player.deleted", "player account deleted"
+    MODERATION_POLICY = "moderation.policy", "moderation policy changed"
+    MODERATION_DISMISSED = "moderation.dismissed", "moderation case dismissed"
+    MODERATION_HIDDEN = "moderation.hidden", "message hidden by an operator"
+    MODERATION_SANCTION = "moderation.sanction", "player suspended or banned"
+    MODERATION_LIFTED = "moderation.lifted", "player suspension or ban lifted"
+    MODERATION_UNLISTED = "moderation.unlisted", "character unlisted by an operator"
 
 
 class AuditEvent(models.Model):

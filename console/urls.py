@@ -28,6 +28,7 @@ urlpatterns = [
     path("", include("roleplay.accounts.urls")),
     path("", include("roleplay.library.urls")),
     path("", include("roleplay.quotas.urls")),
+    path("", include("roleplay.moderation.urls")),
     path("", include("console.urls_console")),
     path("", include("memory.urls")),
     path("", include("story.urls")),

@@ -171,6 +171,17 @@ def update_message_content(
     return changed
 
 
+def hide_message(message: Message, note: dict) -> None:
+    """Take ``message`` out of the history (archived: no prompt reads it) and say why in
+    its metadata under ``hidden``; its text is kept for whoever reviews it."""
+    metadata = {**(message.metadata or {}), "hidden": note}
+    Message.objects.filter(pk=message.pk).update(archived=True, metadata=metadata)
+    message.archived, message.metadata = True, metadata
+    after_commit(
+        history_changed, tenant=message.tenant, session_id=message.session_id, reason="hidden"
+    )
+
+
 def save_metadata(tenant, namespace: str, key: str, data: dict) -> None:
     MemoryMetadata.objects.update_or_create(
         tenant=tenant, namespace=namespace, key=key, defaults={"data": data}

@@ -22,6 +22,7 @@ class RoleplayConfig(AppConfig):
         from roleplay.memory_plugin import packs as memory_pack
         from roleplay.memory_plugin import tools as memory_tools
         from roleplay.memory_plugin.services import consolidation, diaries, table  # noqa: F401
+        from roleplay.moderation import plugin as moderation
         from roleplay.owners import register as register_owners
         from roleplay.story_plugin import phase as story
         from roleplay.turns import history_events  # noqa: F401
@@ -49,8 +50,16 @@ class RoleplayConfig(AppConfig):
             frontloop,
             dio,
             workflow,
+            moderation,
         ):
             PLUGINS.register(module.PLUGIN)
+
+        # A suspended or banned player's /app/ pages say why (roleplay.moderation).
+        from roleplay.accounts.access import BLOCKERS
+        from roleplay.moderation.selectors import suspension_reason
+
+        if suspension_reason not in BLOCKERS:
+            BLOCKERS.append(suspension_reason)
 
         # The 20-book limit over every lorebook scope together (worldbook_plugin.limits).
         from roleplay.worldbook_plugin import limits as worldbook_limits

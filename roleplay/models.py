@@ -554,6 +554,7 @@ from roleplay.compact.models import (  # noqa: E402, F401
 )
 from roleplay.dio.models import DioPromptVersion, DioTask  # noqa: E402, F401
 from roleplay.frontloop.models import VisualWorld, VisualWorldRevision  # noqa: E402, F401
+from roleplay.moderation.models import Case, ModerationPolicy, Sanction  # noqa: E402, F401
 from roleplay.quotas.models import (  # noqa: E402, F401
     Plan,
     PlanAssignment,

@@ -9,6 +9,7 @@ from roleplay.compact.api import CheckpointEditViewSet
 from roleplay.conversations.api.chat_import import ConversationImportView
 from roleplay.dio.api.conversation import DioSubmitViewSet, DioViewSet
 from roleplay.frontloop.api import VisualWorldViewSet
+from roleplay.moderation.api import CaseViewSet
 from roleplay.players.api import PersonaAvatarView, PersonaViewSet
 from roleplay.presets.api import PresetViewSet
 from roleplay.quotas.api import PlanViewSet
@@ -44,6 +45,7 @@ router.register("presets", PresetViewSet, basename="preset")
 router.register("plans", PlanViewSet, basename="plan")
 router.register("scenarios", ScenarioViewSet, basename="scenario")
 router.register("regex-scripts", RegexScriptViewSet, basename="regexscript")
+router.register("moderation/cases", CaseViewSet, basename="moderationcase")
 router.register("instruct-templates", InstructTemplateViewSet, basename="instructtemplate")
 router.register("workflow-tools/http", HttpToolEndpointViewSet, basename="httptoolendpoint")
 router.register("workflow-tools/mcp", McpServerViewSet, basename="mcpserver")

@@ -27,6 +27,7 @@ from console.tokens import count_messages, count_tokens
 
 from . import scripted_text
 from .scripted_images import ScriptedImages
+from .scripted_moderation import ScriptedModeration
 from .wire import ClientGone, TrackingServer, WireHandler, envelope, error_body
 
 
@@ -143,6 +144,8 @@ class ScriptedOpenAIServer:
         self._embedding_requests: list[dict[str, Any]] = []
         # The image routes' script and records (``scripted_images``).
         self.images = ScriptedImages()
+        # ``/v1/moderations``: flags scripted by trigger words (``scripted_moderation``).
+        self.moderation = ScriptedModeration()
         self._httpd: _Server | None = None
         self._thread: threading.Thread | None = None
 
@@ -205,6 +208,7 @@ class ScriptedOpenAIServer:
             self._disconnects = 0
         self.embedding_status, self.embedding_dimensions = 200, 64
         self.images.reset()
+        self.moderation.reset()
 
     @property
     def requests(self) -> list[dict[str, Any]]:
@@ -319,6 +323,9 @@ class _Handler(WireHandler):
         self._first_chunk_ms: float | None = None
         request = self.read_json()
         if request is None:
+            return
+        if self.path.rstrip("/") == "/v1/moderations":
+            self.send_json(*self.owner.moderation.answer(request))
             return
         if self.path.rstrip("/") == "/v1/embeddings":
             self.send_json(*self.owner._embeddings(request, self.headers.get("Authorization")))

@@ -24,8 +24,8 @@ from django.db import transaction
 from django.utils import timezone
 
 from console.rows import prepared
-from roleplay.accounts.models import PlayerAccount
 from roleplay.llm.gateway import resolve_config
+from roleplay.models import PlayerAccount
 
 from .engine.periods import UNLIMITED, day_of, month_of, refusal
 from .errors import FeatureNotAllowed, ModelConfigNotAllowed, QuotaExceeded

@@ -22,6 +22,8 @@ from roleplay import turns
 from roleplay.accounts.sockets import player_for_user
 from roleplay.conversations.services import auto_replies, conversations, messages
 from roleplay.models import Conversation, TurnKind
+from roleplay.moderation import notices
+from roleplay.moderation.selectors import describe, sanction_of
 from roleplay.turns import cancels, hub
 from roleplay.turns.priority import STARTS
 
@@ -82,8 +84,25 @@ class ConversationConsumer(GroupFrames, AsyncWebsocketConsumer):
         # The group brings events of turns running in other processes (and cancels); turns
         # running here reach the socket through the hub.
         await self.channel_layer.group_add(self.group, self.channel_name)
+        # A player's socket (a ticket, an /app/ session; not an operator watching) joins the
+        # player's group: a suspension closes every socket of theirs at once.
+        self.player_group = None
+        if self.editor.startswith("player:"):
+            self.player_group = notices.player_group(self.conversation.player_id)
+            await self.channel_layer.group_add(self.player_group, self.channel_name)
         await self.accept()
         hub.join(self.conversation.id, self)
+        # an integrator's suspended player, with a fresh ticket
+        sanction = (
+            await run_db(sanction_of, self.conversation.player_id) if self.player_group else None
+        )
+        if sanction is not None:
+            await self.player_closed({"reason": describe(sanction)})
+
+    async def player_closed(self, message: dict) -> None:
+        """The player was suspended or banned: say so, and close (4423)."""
+        await self._error("player_suspended", message.get("reason") or "account suspended")
+        await self.close(code=4423)
 
     async def disconnect(self, code):
         for task in list(self._background):
@@ -92,6 +111,8 @@ class ConversationConsumer(GroupFrames, AsyncWebsocketConsumer):
         if group:
             hub.leave(self.conversation.id, self)
             await self.channel_layer.group_discard(group, self.channel_name)
+            if getattr(self, "player_group", None):
+                await self.channel_layer.group_discard(self.player_group, self.channel_name)
 
     async def _error(self, code: str, message: str, **extra) -> None:
         await self.send(json.dumps({"type": "error", "code": code, "message": message, **extra}))

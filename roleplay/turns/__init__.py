@@ -68,7 +68,10 @@ def begin_and_load(
     context (nothing is read for a repeated client id). A failure to load is returned for
     ``run_turn`` to report as the turn's error, since the turn exists by then. In a group,
     the reply's speaker is chosen first (``groups.speaking.choose``: ``speaker`` forces a
-    member by id or name); a refusal there (``speaker_required``...) stores nothing."""
+    member by id or name); a refusal there (``speaker_required``...) stores nothing, as
+    does one of a plug-in's ``admit`` hooks (moderation, a suspended player)."""
+    for admit in PLUGINS.admitters:
+        admit(conversation, kind, content)
     scripts, grouped = _probe(conversation)
     if scripts and kind == "chat" and content:  # the message as stored (``regex_scripts``)
         active = for_conversation(conversation, persona_for(conversation).name)

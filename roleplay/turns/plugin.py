@@ -3,6 +3,9 @@
 A plug-in has a ``name``, says which plug-ins it runs ``after`` and ``before`` (by name),
 and implements any of these hooks, each optional:
 
+- ``admit(conversation, kind, content)``: before anything of the turn is stored, on the
+  database thread, from every door (socket, REST): raise a coded error to refuse the turn
+  (nothing is stored); ``content`` is what the player sent (``""`` but for ``chat``).
 - ``read(ctx, conversation)``: cheap and synchronous, on the database thread that loads the
   context (``context.load_context``); the turn's batched reads go here. Its time is
   ``trace["hooks_ms"]`` under the plug-in's name.
@@ -73,6 +76,9 @@ class TurnPlugin:
     prepare: ClassVar[Phase | None] = None
     after_commit: ClassVar[Phase | None] = None
     settle: ClassVar[Phase | None] = None
+
+    def admit(self, conversation, kind: str, content: str) -> None:
+        """Refuse the turn before anything is stored by raising a coded error."""
 
     def read(self, ctx: TurnContext, conversation) -> None:
         """The turn's reads and what it adds to the context before any phase."""
@@ -155,6 +161,7 @@ class Registry:
             for p in self.ordered
             if _overrides(p, "read")
         )
+        self.admitters = tuple(p.admit for p in self.ordered if _overrides(p, "admit"))
         self.toolers = tuple(p for p in self.ordered if _overrides(p, "tools"))
         self.generators = tuple(p.generate for p in self.ordered if _overrides(p, "generate"))
         self.besides = tuple(p.beside for p in self.ordered if _overrides(p, "beside"))

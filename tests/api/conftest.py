@@ -71,6 +71,7 @@ class World:
     guest: object = None  # a character of the tenant not in the group
     bookmark: object = None
     plan: object = None  # a plan of the tenant, given to no one
+    case: object = None  # a moderation case: a report of the character in the conversation
 
     @property
     def image_token(self) -> str:
@@ -135,6 +136,7 @@ class World:
         objects = (self.model_config, self.character, self.player, self.conversation)
         tools = (self.http_endpoint, self.mcp_server, self.regex_script, self.instruct_template)
         kept = (self.persona, self.preset, self.scenario, self.image_config, self.plan)
+        kept = (*kept, self.case)
         for obj in (*objects, *kept, *tools):
             if isinstance(obj, model):
                 return obj
@@ -254,6 +256,7 @@ def build_world(tenant, base_url: str, label: str) -> World:
         *_group(tenant, conversation, label),
         _bookmark(conversation, messages, label),
         _plan(tenant, label),
+        _case(conversation, label),
     )
 
 
@@ -261,6 +264,17 @@ def _plan(tenant, label: str):
     from roleplay.quotas.services import create_plan
 
     return create_plan(tenant, name=f"{label}-plan", messages_per_day=100)
+
+
+def _case(conversation, label: str):
+    """A moderation case: a report of the conversation's character (``roleplay.moderation``)."""
+    from roleplay.moderation.models import Case
+
+    return Case.objects.create(
+        tenant=conversation.tenant, source="report", reason=f"{label} report",
+        player=conversation.player, conversation=conversation,
+        character=conversation.character,
+    )  # fmt: skip
 
 
 def _group(tenant, conversation, label: str):

@@ -227,6 +227,7 @@ def valid_body(route: Route, method: str, world) -> dict:
         "player-memory-handoff-close": {**_receiver(world), "version": 1},
         "preset-import": {"name": "n", "preset": {"prompts": []}},
         "character-regex-allow": {"allow": True},
+        "moderationcase-act": {"action": "dismiss", "reason": "checked"},
         "conversation-agent-state-restore": {"revision": 1},
         "conversation-story-quarantine-resolve": {"note": "settled by hand"},
         "conversation-checkpoint-edit": {

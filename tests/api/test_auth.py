@@ -125,7 +125,8 @@ def test_scope_table_is_enforced_per_route(api_client_for, tenant, own):
                       "imagegeneration": "content", "httptoolendpoint": "admin",
                       "mcpserver": "admin", "regexscript": "content",
                       "instructtemplate": "content", "backups": "admin",
-                      "backup": "admin", "plan": "admin"}  # fmt: skip
+                      "backup": "admin", "plan": "admin",
+                      "moderationcase": "admin"}  # fmt: skip
     clients = {scope: api_client_for(tenant, [scope]) for scope in ("admin", "content", "play")}
     for route in api_routes():
         basename = route.name.split("-")[0]

@@ -16,6 +16,7 @@ from console.models import ApiToken, Player
 from images.models import ImageConfig
 from roleplay.accounts.models import Invite
 from roleplay.models import Character, Conversation, ModelConfig, Persona, Preset, Scenario
+from roleplay.moderation.models import Case
 from roleplay.quotas.models import Plan
 from roleplay.regex_scripts.models import RegexScript
 from roleplay.textgen.models import InstructTemplate
@@ -86,6 +87,9 @@ PK_MODELS = {
     "player_app_invite_revoke": Invite,
     "plan_edit": Plan,
     "plan_delete": Plan,
+    "moderation_case": Case,
+    "moderation_act": Case,
+    "moderation_lift": Player,
 }
 
 

@@ -102,6 +102,7 @@ class Tenancy:
         ids += [objects.http_endpoint.pk, objects.mcp_server.pk, objects.regex_script.pk]
         ids.append(objects.instruct_template.pk)
         ids.append(objects.plan.pk)
+        ids.append(objects.case.pk)
         return [self.label, self.book_id, self.token.prefix, *map(str, ids)]
 
 

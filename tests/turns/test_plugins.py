@@ -55,6 +55,7 @@ def test_the_shipped_plugins_keep_the_turns_order():
         "compact",
         "compact_ahead",
         "frontloop",
+        "moderation",
     ]
     assert [name for name, _ in PLUGINS.readers] == [
         "worldbook",
@@ -64,14 +65,16 @@ def test_the_shipped_plugins_keep_the_turns_order():
         "agentic",
         "story",
         "compact",
+        "moderation",
     ]
+    assert [hook.__self__.name for hook in PLUGINS.admitters] == ["moderation"]
     stages = {
         s: [p.name for p in PLUGINS.stage(s, "chat")]
         for s in ("pre_actor", "committed", "post_turn")
     }
     assert stages == {
         "pre_actor": ["memory_prepare", "story", "dio", "workflow", "compact"],
-        "committed": ["memory_commit"],
+        "committed": ["memory_commit", "moderation"],
         "post_turn": ["story_save", "compact_ahead", "frontloop_pictures"],
     }
     assert check_plugins() == []

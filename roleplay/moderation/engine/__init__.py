@@ -1,0 +1,1 @@
+"""Moderation's pure rules: the policy's shape, matching, decisions and redaction."""
