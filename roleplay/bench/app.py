@@ -199,10 +199,19 @@ def my_chats(bench: AppBench) -> dict:
     }
 
 
+def quota_check(bench: AppBench) -> dict:
+    """The quota check's cost per turn and its exactness under 50 concurrent players
+    (``roleplay.quotas.bench``: goal p50 ≤ 1 ms, 0 lost, 0 double-counted)."""
+    from roleplay.quotas.bench import quota_figures
+
+    return quota_figures(players=50)
+
+
 # Figure name → its measure; a new figure of the player app is one more entry.
 FIGURES: dict[str, Callable[[AppBench], dict]] = {
     "library_search": library_search,
     "my_chats": my_chats,
+    "quota_check": quota_check,
 }
 
 

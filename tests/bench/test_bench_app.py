@@ -21,7 +21,7 @@ def test_bench_app_reports_every_figure_and_cleans_up(settings):
     call_command(
         "bench_app",
         *("--characters", "60", "--conversations", "12", "--samples", "3"),
-        *("--no-cold", "--json"),
+        *("--no-cold", "--json", "--figure", "library_search", "--figure", "my_chats"),
         stdout=out,
     )
     data = json.loads(out.getvalue())
@@ -33,3 +33,9 @@ def test_bench_app_reports_every_figure_and_cleans_up(settings):
     assert data["figures"]["my_chats"]["conversations"] == 12
     assert set(data["goals_met"]) == {"library_search", "my_chats"}
     assert not Tenant.objects.filter(name__startswith="bench-").exists()
+
+
+def test_bench_app_names_the_quota_figure():
+    from roleplay.bench.app import FIGURES, quota_check
+
+    assert FIGURES["quota_check"] is quota_check  # its figures: tests/quotas (bench_quota)

@@ -1,7 +1,7 @@
 """``bench_app``: the player app's figures (``roleplay.bench.app``): library search over
 10,000 listed characters (goal p50 ≤ 30 ms) and My chats with 1,000 conversations (goal
-p50 ≤ 50 ms), cold (a fresh process's first request) and warm. The bench tenant is deleted
-afterwards."""
+p50 ≤ 50 ms), cold (a fresh process's first request) and warm, and the quota check's cost
+per turn and exactness (``roleplay.quotas.bench``). The bench tenant is deleted afterwards."""
 
 from __future__ import annotations
 
@@ -45,6 +45,9 @@ class Command(BaseCommand):
             self.stdout.write(json.dumps(report, indent=2))
             return
         for name, numbers in report["figures"].items():
+            if "warm_ms" not in numbers:  # not a page: its own figures
+                self.stdout.write(f"{name}: {json.dumps(numbers)}")
+                continue
             warm = numbers["warm_ms"]
             self.stdout.write(
                 f"{name}: cold {numbers['cold_ms']} ms, warm p50 {warm['p50']} ms, "
