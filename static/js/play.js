@@ -293,6 +293,12 @@ const EVENTS = {
   "turn.completed": turnCompleted,
   "message.updated": messageUpdated,
   "messages.deleted": (msg) => T.removeIds(msg.message_ids),
+  // The tenant's moderation hid a committed reply: it leaves the page (and the history).
+  "message.hidden": function (msg) {
+    T.removeIds([msg.message_id]);
+    showStatus("A reply was hidden by this community's moderation.");
+    resync();
+  },
   // Any door changed the history (a rollback, trim or edit through the API, say): read it.
   "history.changed": () => resync(),
   "conversation.updated": function (msg) {
@@ -327,9 +333,18 @@ function connect() {
     if (everOpen) reconnected();
     everOpen = true;
   };
-  socket.onclose = function () {
+  socket.onclose = function (event) {
     root.dataset.connected = "";
     update();
+    // Closed for good: the account was suspended (4423), or the conversation is not (or no
+    // longer) this session's (4404). Retrying would only be refused again.
+    if (event.code === 4423 || event.code === 4404) {
+      root.dataset.closed = String(event.code);
+      showError(event.code === 4423
+        ? "This chat is closed: your account is suspended."
+        : "This chat is closed: it is gone, or you are signed out.");
+      return;
+    }
     retry = Math.min(retry + 1, 5);
     setTimeout(connect, 500 * retry);
   };
