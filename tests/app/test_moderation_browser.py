@@ -29,7 +29,6 @@ def chat(tenant, model_config):
     from roleplay.accounts import services
     from roleplay.characters.services.characters import create_character
     from roleplay.conversations.services.conversations import start_conversation
-
     from roleplay.moderation.services import set_policy
 
     ensure_console_user(tenant, *OPERATOR, "operator")
