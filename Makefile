@@ -86,9 +86,14 @@ format: bootstrap
 	$(VENV)/bin/ruff check --fix .
 	$(VENV)/bin/ruff format .
 
+# Two pytest-xdist workers by default (TEST_WORKERS=1: one process): each is a run of its own,
+# with its own Redis, model process and test database (tests/settings.py); whole files go to
+# one worker, so a module's live server is started once.
+TEST_WORKERS ?= 2
+
 test: bootstrap chromium lint
 	$(PY) manage.py check --fail-level WARNING
-	$(PY) -m pytest -q
+	$(PY) -m pytest -q -n $(TEST_WORKERS) --dist loadfile
 
 # The benchmarks of the README, one after the other (each prints JSON; a few minutes each).
 bench: bootstrap

@@ -22,6 +22,7 @@ CHARACTER_FIELDS = {
     "alternate_greetings", "example_dialogues", "system_prompt", "post_history_instructions",
     "creator_notes", "tags", "creator", "character_version", "extensions", "model_config",
     "author_note", "default_scenario", "has_avatar", "avatar_url", "created_at", "updated_at",
+    "visibility", "content_rating",  # who sees it in the player app (docs/players.md)
 }  # fmt: skip
 PLAYER_FIELDS = {"id", "external_id", "display_name", "created_at"}
 PERSONA_FIELDS = {
@@ -59,7 +60,7 @@ def _bodies(own):
             {"name": "Iris", "description": "A cartographer.",
              "model_config": str(own.model_config.id)},
             {"name": "Iris II", "first_message": "Hello.", "model_config": None},
-            {"example_dialogues": "<START>"},
+            {"example_dialogues": "<START>", "visibility": "listed", "content_rating": "nsfw"},
         ),
         "players": (
             PLAYER_FIELDS,

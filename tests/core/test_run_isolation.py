@@ -75,6 +75,9 @@ def test_the_run_has_its_own_redis_and_database():
     assert settings.REDIS_URL != product.url()
     assert settings.CELERY_BROKER_URL.endswith(str(embedded.run_dir() / "redis" / "redis.sock"))
     name = os.environ.get("TEST_DATABASE_NAME") or f"test_roleplay_{os.getpid()}"
+    worker = os.environ.get("PYTEST_XDIST_WORKER")  # pytest-django names a worker's database
+    if worker:
+        name = f"{name}_{worker}"
     assert settings.DATABASES["default"]["TEST"]["NAME"] == name != "test_roleplay"
 
 
