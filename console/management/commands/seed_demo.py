@@ -122,6 +122,7 @@ class Command(BaseCommand):
                 name="Mira",
                 description=DEMO_DESCRIPTION,
                 first_message=DEMO_FIRST,
+                visibility="listed",  # in the player app's library from the first minute
                 **DEMO_CARD,
             )
         missing = {name: value for name, value in DEMO_CARD.items() if not getattr(character, name)}
