@@ -102,7 +102,7 @@ def test_api_root_lists_the_resources(api):
     assert set(body) == {
         "model-configs", "characters", "players", "personas", "conversations", "presets",
         "scenarios", "workflow-tools/http", "workflow-tools/mcp", "regex-scripts",
-        "instruct-templates", "plans",
+        "instruct-templates", "plans", "moderation/cases",
     }  # fmt: skip
     for url in body.values():
         assert api.get(url).status_code == 200
