@@ -15,6 +15,15 @@ CATEGORIES = (
 )  # fmt: skip
 
 
+def is_text(request: dict[str, Any]) -> bool:
+    """Whether a ``/moderations`` request checks text (this module's) rather than an image
+    (``scripted_images``: an input part of type ``image_url``)."""
+    parts = request.get("input")
+    if not isinstance(parts, list):
+        return True
+    return not any(isinstance(p, dict) and p.get("type") == "image_url" for p in parts)
+
+
 class ScriptedModeration:
     def __init__(self) -> None:
         self._lock = threading.Lock()

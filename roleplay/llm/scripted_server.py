@@ -27,7 +27,7 @@ from console.tokens import count_messages, count_tokens
 
 from . import scripted_text
 from .scripted_images import ScriptedImages
-from .scripted_moderation import ScriptedModeration
+from .scripted_moderation import ScriptedModeration, is_text
 from .wire import ClientGone, TrackingServer, WireHandler, envelope, error_body
 
 
@@ -324,7 +324,7 @@ class _Handler(WireHandler):
         request = self.read_json()
         if request is None:
             return
-        if self.path.rstrip("/") == "/v1/moderations":
+        if self.path.rstrip("/") == "/v1/moderations" and is_text(request):
             self.send_json(*self.owner.moderation.answer(request))
             return
         if self.path.rstrip("/") == "/v1/embeddings":
