@@ -33,27 +33,39 @@ class RateLimited(TooMany):
 
 def hit(name: str, who: str | None, *, now: float | None = None) -> None:
     """Count one request of ``who`` against limit ``name``; ``RateLimited`` when over."""
-    count, window = settings.RATE_LIMITS[name]
-    if not count or not who:
-        return
+    hit_all(((name, who),), now=now)
+
+
+def hit_all(limits, *, now: float | None = None) -> None:
+    """Count one request against each ``(name, who)`` of ``limits`` in one Redis round trip
+    (a ``who`` of None, or a limit of 0, is not counted); ``RateLimited`` for the first one
+    over its limit."""
     now = time.time() if now is None else now
-    slot = int(now // window)
-    key = cache.make_key(f"ratelimit:{name}:{who}:{slot}")
-    try:
-        client = cache._cache.get_client(key, write=True)
-        pipe = client.pipeline()
-        pipe.incr(key)
-        pipe.expire(key, window + 1)
-        used = pipe.execute()[0]
-    except Exception:  # Redis cannot answer: let the request through
-        logger.warning("cannot count rate limit %s; letting the request through", name)
+    counted = []
+    for name, who in limits:
+        count, window = settings.RATE_LIMITS[name]
+        if count and who:
+            slot = int(now // window)
+            counted.append((count, window, slot, cache.make_key(f"ratelimit:{name}:{who}:{slot}")))
+    if not counted:
         return
-    if used > count:
-        wait = max(1, math.ceil((slot + 1) * window - now))
-        raise RateLimited(
-            message=f"too many requests; try again in {wait} s",
-            details={"limit": count, "window": window, "retry_after": wait},
-        )
+    try:
+        client = cache._cache.get_client(counted[0][3], write=True)
+        pipe = client.pipeline()
+        for _count, window, _slot, key in counted:
+            pipe.incr(key)
+            pipe.expire(key, window + 1)
+        used = pipe.execute()[::2]
+    except Exception:  # Redis cannot answer: let the request through
+        logger.warning("cannot count rate limits; letting the request through")
+        return
+    for (count, window, slot, _key), value in zip(counted, used, strict=True):
+        if value > count:
+            wait = max(1, math.ceil((slot + 1) * window - now))
+            raise RateLimited(
+                message=f"too many requests; try again in {wait} s",
+                details={"limit": count, "window": window, "retry_after": wait},
+            )
 
 
 def socket_address(scope) -> str | None:
@@ -66,8 +78,7 @@ def socket_address(scope) -> str | None:
 
 def chat_turn(account: str | None, address: str | None) -> None:
     """A chat turn's bursts: per account (the player) and per address."""
-    hit("chat_account", account)
-    hit("chat_address", address)
+    hit_all((("chat_account", account), ("chat_address", address)))
 
 
 def limited(name: str):

@@ -16,7 +16,7 @@ from console.db import run_db
 from roleplay.models import TurnKind
 from roleplay.turns import Phase, TurnPlugin
 
-from . import selectors, services
+from . import services
 from .engine.rules import hides_reply
 
 
@@ -53,8 +53,7 @@ class ModerationPlugin(TurnPlugin):
                          kinds=frozenset(TurnKind.values), applies=_judged)  # fmt: skip
 
     def read(self, ctx, conversation) -> None:
-        policy = selectors.policy(conversation.tenant_id)
-        ctx.slot(ReplyCheck).on = bool(policy and policy.check_reply)
+        ctx.slot(ReplyCheck).on = ctx.checks_replies  # read with the conversation
 
     def admit(self, conversation, kind: str, content: str) -> None:
         services.admit(conversation, content if kind == TurnKind.CHAT else "")

@@ -3,9 +3,12 @@ see, the queue and a case's context."""
 
 from __future__ import annotations
 
+from functools import cache
+
 from django.db.models import Q
 from django.utils import timezone
 
+from console.rows import prepared
 from console.scoping import is_uuid
 from memory.models import Message
 from roleplay.models import Character, ContentRating, Conversation
@@ -32,11 +35,40 @@ def settings_of(tenant) -> ModerationPolicy:
 
 
 def sanction_of(player_id) -> Sanction | None:
-    """The player's sanction in force (a ban before a suspension), or None."""
-    now = timezone.now()
-    rows = Sanction.objects.filter(player_id=player_id, lifted_at__isnull=True)
-    live = [s for s in rows.order_by("-created_at")[:20] if s.until is None or s.until > now]
-    return min(live, key=lambda s: (s.kind != "ban", -s.created_at.timestamp()), default=None)
+    """The player's sanction in force (a ban before a suspension, then the newest), or
+    None."""
+    live = Q(until__isnull=True) | Q(until__gt=timezone.now())
+    rows = Sanction.objects.filter(live, player_id=player_id, lifted_at__isnull=True)
+    return rows.order_by("kind", "-created_at").first()  # "ban" sorts before "suspend"
+
+
+def admission(player_id, tenant_id) -> tuple[Sanction | None, bool]:
+    """A turn's admission in one statement (every turn pays it): the player's sanction in
+    force as :func:`sanction_of` finds it, and whether the tenant's policy judges inputs."""
+    with prepared(_admission_sql(), [tenant_id, player_id, tenant_id]) as cursor:
+        sanction_id, checks_input = cursor.fetchone()
+    sanction = Sanction.objects.get(pk=sanction_id) if sanction_id else None
+    return sanction, bool(checks_input)
+
+
+@cache
+def _admission_sql() -> str:
+    sanctions, policies = Sanction._meta.db_table, ModerationPolicy._meta.db_table
+    return f"""
+        SELECT (SELECT s.id FROM {sanctions} s WHERE s.tenant_id = %s AND s.player_id = %s
+                    AND s.lifted_at IS NULL AND (s.until IS NULL OR s.until > now())
+                    ORDER BY s.kind, s.created_at DESC LIMIT 1),
+               EXISTS (SELECT 1 FROM {policies} m WHERE m.tenant_id = %s
+                    AND m.enabled AND m.check_input)
+    """
+
+
+def checks_replies_sql(tenant: str) -> str:
+    """SQL: whether the policy of ``tenant`` (an SQL expression) judges replies (the turn's
+    first read carries it, ``turns.reads``)."""
+    table = ModerationPolicy._meta.db_table
+    return f"""EXISTS (SELECT 1 FROM {table} m WHERE m.tenant_id = {tenant}
+        AND m.enabled AND m.check_reply)"""
 
 
 def describe(sanction: Sanction) -> str:

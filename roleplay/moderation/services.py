@@ -74,11 +74,11 @@ def admit(conversation, content: str) -> None:
     """A turn's admission: a suspended or banned player is refused (423
     ``player_suspended``); a message the policy blocks is refused (422 ``input_blocked``)
     with a redacted record, and one it warns of is recorded and let through."""
-    sanction = selectors.sanction_of(conversation.player_id)
+    sanction, checks_input = selectors.admission(conversation.player_id, conversation.tenant_id)
     if sanction is not None:
         raise PlayerSuspended(message=selectors.describe(sanction),
                               details={"kind": sanction.kind})  # fmt: skip
-    if not content:
+    if not content or not checks_input:
         return
     policy = selectors.policy(conversation.tenant_id)
     if policy is None or not policy.check_input:

@@ -112,6 +112,9 @@ class TurnContext:
     # Our own DIO's prompt in force, read with the conversation when the scenario's DIO is
     # internal (``roleplay.dio.reads``; the ``dio`` plug-in applies it).
     dio: Prefetched = NOT_READ
+    # Whether the tenant's moderation judges the reply, read with the conversation (the
+    # ``moderation`` plug-in's after-commit check applies then).
+    checks_replies: bool = False
     author_note: AuthorNote | None = None
     variables: dict[str, str] = field(default_factory=dict)
     # Placed context: the worldbook's selected blocks and any a phase adds, as placement
@@ -276,6 +279,7 @@ def load_context(
         settings=ScenarioSettings(scenario),
         agent_state=first.agent_state,
         dio=first.dio,
+        checks_replies=first.checks_replies,
         author_note=effective_note(conversation.author_note, conversation.character.author_note),
         record=record,
         prompt_anchors=first.anchors if record else None,

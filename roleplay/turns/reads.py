@@ -6,7 +6,8 @@ the scenario it runs, our own DIO's prompt in force when that scenario has DIO i
 continuity block shows: ``services.agent_state.state_sql``, a head lookup that finds nothing
 for a scenario without Agent V2, and a round trip fewer on the path to the first delta), and
 the player's default persona when the conversation has not chosen one
-(``players.selectors.default_persona_sql``, another round trip fewer).
+(``players.selectors.default_persona_sql``, another round trip fewer), and whether the
+tenant's moderation judges replies (``moderation.selectors.checks_replies_sql``).
 
 Through the ORM this was two queries whose building cost several times their running; every
 turn and every preview pays it. The config rule is ``resolve_config``'s (the conversation's
@@ -35,6 +36,7 @@ from roleplay.models import (
     Scenario,
     Turn,
 )
+from roleplay.moderation.selectors import checks_replies_sql
 from roleplay.players.selectors import default_persona_sql
 
 _PARTS = (
@@ -67,7 +69,8 @@ def _sql() -> str:
         "c.tenant_id", "c.id", "p.external_id", "c.character_id::text",
     )  # fmt: skip
     return f"""
-        SELECT {select(*_PARTS)}, an.anchors, dp.default_persona, st.*, dv.*
+        SELECT {select(*_PARTS)}, an.anchors, dp.default_persona,
+            {checks_replies_sql("c.tenant_id")}, st.*, dv.*
         FROM {table[Conversation]} c
         JOIN {table[Tenant]} t ON t.id = c.tenant_id
         JOIN {table[Character]} ch ON ch.id = c.character_id
@@ -111,6 +114,8 @@ class TurnRead(NamedTuple):
     # the player's default persona (id, name, description) when the conversation chose none
     # and the player has one, as ``players.selectors.persona_for`` reads it
     default_persona: tuple[str, str, str] | None
+    # whether the tenant's moderation policy judges replies (``moderation.selectors``)
+    checks_replies: bool
 
 
 def turn_conversation(conversation_id) -> TurnRead:
@@ -119,8 +124,8 @@ def turn_conversation(conversation_id) -> TurnRead:
         row = cursor.fetchone()
     if row is None:
         raise Conversation.DoesNotExist(f"conversation {conversation_id} does not exist")
-    columns = len(row) - agent_state.STATE_COLUMNS - dio_reads.COLUMNS - 2
-    anchors, default_persona = row[columns], row[columns + 1]
+    columns = len(row) - agent_state.STATE_COLUMNS - dio_reads.COLUMNS - 3
+    anchors, default_persona, checks_replies = row[columns : columns + 3]
     dio = dio_reads.prefetched_of(row[len(row) - dio_reads.COLUMNS :])
     conversation, tenant, character, player, persona, config, preset, own, default = build_all(
         row[:columns], *_PARTS
@@ -134,7 +139,7 @@ def turn_conversation(conversation_id) -> TurnRead:
         getattr(Conversation, name).field.set_cached_value(conversation, value)
     if config is not None:
         ModelConfig.preset.field.set_cached_value(config, preset)
-    state = agent_state.snapshot_of(row[columns + 2 : len(row) - dio_reads.COLUMNS])
+    state = agent_state.snapshot_of(row[columns + 3 : len(row) - dio_reads.COLUMNS])
     anchors = json_value(anchors)
     return TurnRead(
         conversation,
@@ -144,4 +149,5 @@ def turn_conversation(conversation_id) -> TurnRead:
         dio,
         anchors if isinstance(anchors, dict) else None,
         tuple(default_persona) if default_persona else None,  # type: ignore[arg-type]
+        bool(checks_replies),
     )

@@ -234,3 +234,65 @@ def test_chat_message_count_equals_the_orm_count(tenant, other_tenant):
     ).count()
     assert message_reads.count_chat_messages(tenant, "s") == slow == 15
     assert message_reads.count_chat_messages(tenant, "none") == 0
+
+
+def test_checks_replies_equals_the_policy(tenant, other_tenant, conversation):
+    """The first read's moderation flag is ``selectors.policy``'s ``check_reply``."""
+    from roleplay.models import ModerationPolicy
+    from roleplay.moderation.selectors import policy
+
+    def both() -> bool:
+        row = policy(tenant.pk)
+        slow = bool(row and row.check_reply)
+        assert turn_conversation(conversation.pk).checks_replies is slow
+        return slow
+
+    assert both() is False  # no policy row
+    ModerationPolicy.objects.create(tenant=other_tenant, enabled=True, check_reply=True)
+    assert both() is False  # another tenant's
+    row = ModerationPolicy.objects.create(tenant=tenant, enabled=False, check_reply=True)
+    assert both() is False  # switched off
+    row.enabled = True
+    row.save()
+    assert both() is True
+    row.check_reply = False
+    row.save()
+    assert both() is False
+
+
+def test_admission_equals_the_orm_rules(tenant, other_tenant, player):
+    """``moderation.selectors.admission``'s one statement finds the sanction
+    ``sanction_of`` finds (a ban first, then the newest; none lifted or run out) and the
+    policy's ``check_input``."""
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from roleplay.models import ModerationPolicy, Sanction
+    from roleplay.moderation.selectors import admission, policy, sanction_of
+
+    def both():
+        sanction, checks_input = admission(player.pk, tenant.pk)
+        row = policy(tenant.pk)
+        assert checks_input is bool(row and row.check_input)
+        slow = sanction_of(player.pk)
+        assert (sanction and sanction.pk) == (slow and slow.pk)
+        return sanction
+
+    assert both() is None
+    now = timezone.now()
+    Sanction.objects.create(tenant=tenant, player=player, kind="suspend", reason="old",
+                            until=now - timedelta(hours=1))  # fmt: skip
+    assert both() is None  # ran out
+    Sanction.objects.create(tenant=tenant, player=player, kind="ban", reason="lifted",
+                            lifted_at=now)  # fmt: skip
+    assert both() is None
+    live = Sanction.objects.create(tenant=tenant, player=player, kind="suspend", reason="now",
+                                   until=now + timedelta(hours=1))  # fmt: skip
+    assert both().pk == live.pk
+    ban = Sanction.objects.create(tenant=tenant, player=player, kind="ban", reason="ban")
+    Sanction.objects.create(tenant=tenant, player=player, kind="suspend", reason="newer",
+                            until=now + timedelta(hours=2))  # fmt: skip
+    assert both().pk == ban.pk  # a ban before a newer suspension
+    ModerationPolicy.objects.create(tenant=tenant, enabled=True, check_input=True)
+    assert both().pk == ban.pk

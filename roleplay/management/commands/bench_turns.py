@@ -79,6 +79,9 @@ MAX_SERVERS = 8
 DEFAULT_THINK_MS = 2000.0
 QUIET_LOGGERS = ("httpx", "httpx2", "openai")
 AGENTIC_ASGI = "roleplay.bench.asgi:application"
+# Every player of the run connects from 127.0.0.1: the per-address chat limit (meant for many
+# people behind one address) is off in the daphne children; the per-player one stays.
+BENCH_ENV = {"RATE_CHAT_PER_ADDRESS_10S": "0"}
 WARM_QUERY = "the lantern in the north tower"
 
 # A player: (run_id, index, turns, samples, *, turn_timeout) -> coroutine.
@@ -183,7 +186,9 @@ class Command(BaseCommand):
         agentic, capabilities = opts["agentic"], opts["capabilities"]
         database_url = database_url_for(connection.settings_dict)
         queue = new_queue_name() if agentic else None
-        daphne_options = {"app": AGENTIC_ASGI, "extra_env": {QUEUE_ENV: queue}} if queue else {}
+        daphne_options: dict = {"extra_env": dict(BENCH_ENV)}
+        if queue:
+            daphne_options = {"app": AGENTIC_ASGI, "extra_env": {**BENCH_ENV, QUEUE_ENV: queue}}
         agentic_info = None
         with ModelServerProcess(agentic=bool(agentic)) as model_server:
             # At least one warm-up player per server, so that every server is warm.
