@@ -7,7 +7,7 @@ import json
 from django.db import IntegrityError, transaction
 from django.http import Http404
 from drf_spectacular.utils import extend_schema
-from rest_framework import viewsets
+from rest_framework import serializers, viewsets
 from rest_framework.utils import encoders
 
 from console.body_limit import BodyLimit
@@ -100,3 +100,25 @@ class ServiceWrites(TenantModelViewSet):
 
     def perform_destroy(self, instance):
         type(self).delete_service(instance)
+
+
+class QueryFilters(serializers.Serializer):
+    """A list's filters from the query string (``limit``/``offset`` are the pagination's):
+    each given one validated, 400 on a bad one, and applied as a field lookup."""
+
+    def to_internal_value(self, data):
+        return super().to_internal_value({key: data[key] for key in data})
+
+
+class FilteredList:
+    """A viewset whose ``list`` is narrowed by its ``list_query`` (a :class:`QueryFilters`)."""
+
+    list_query: type[QueryFilters]
+
+    def get_queryset(self):
+        rows = super().get_queryset()  # type: ignore[misc]
+        if getattr(self, "swagger_fake_view", False) or self.action != "list":  # type: ignore[attr-defined]
+            return rows
+        query = self.list_query(data=self.request.query_params)  # type: ignore[attr-defined]
+        query.is_valid(raise_exception=True)
+        return rows.filter(**query.validated_data)

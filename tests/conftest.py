@@ -89,6 +89,13 @@ def make_tenant(db):
 
 
 @pytest.fixture
+def fast_hashing(settings):
+    """Passwords hashed quickly, for tests in this process only (a live server child keeps
+    the real hashers)."""
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+
+@pytest.fixture
 def tenant(make_tenant):
     return make_tenant("acme")
 

@@ -31,6 +31,16 @@ def blocked_reason(account) -> str:
 
 
 BLOCKERS: list = []
+UNVERIFIED = "unverified"
+
+
+def refusal(account) -> str:
+    """Why a signed-in player account may not play now: :data:`UNVERIFIED` (its e-mail is
+    not verified yet), a blocker's reason, or "" when it may. The one rule of every door
+    (pages, the chat socket)."""
+    if account.email_verified_at is None:
+        return UNVERIFIED
+    return blocked_reason(account)
 
 
 def player_view(view):
@@ -42,9 +52,9 @@ def player_view(view):
             if request.user.is_authenticated:  # a console user: not a player here
                 return render(request, "app/not_player.html", status=403)
             return redirect(f"{LOGIN_URL}?{urlencode({'next': request.get_full_path()})}")
-        if account.email_verified_at is None:
+        reason = refusal(account)
+        if reason == UNVERIFIED:
             return redirect("app_verify_pending")
-        reason = blocked_reason(account)
         if reason:
             return render(request, "app/blocked.html", {"reason": reason}, status=403)
         services.touch_device(account, request)

@@ -3,7 +3,6 @@ devices. Every door (the app's pages, the console, the API, ``seed_demo``) comes
 
 from __future__ import annotations
 
-import hashlib
 import secrets
 import uuid
 from datetime import timedelta
@@ -15,13 +14,12 @@ from django.core import signing
 from django.core.exceptions import ValidationError
 from django.core.validators import validate_email
 from django.db import IntegrityError, transaction
-from django.db.models import F
 from django.utils import timezone
 
 from console import audit
 from console.clients import client_address, client_user_agent
 from console.failures import FieldErrors, NotFound
-from console.models import AuditAction, Player
+from console.models import AuditAction, Player, hash_token
 from roleplay.accounts import mail
 from roleplay.accounts.errors import (
     EmailTaken,
@@ -45,10 +43,6 @@ MAX_INVITE_HOURS = 24 * 365
 MAX_NAME = 200
 # A device's "last seen" is a hint: written at most this often per session.
 SEEN_EVERY = timedelta(minutes=5)
-
-
-def _hash(raw: str) -> str:
-    return hashlib.sha256(raw.encode()).hexdigest()
 
 
 def set_app_settings(tenant, *, by=None, request=None, **fields) -> PlayerApp:
@@ -151,18 +145,17 @@ def create_account(
 
 
 def _use_invite(tenant, raw: str) -> Invite:
-    """Take one use of an invite, atomically (two sign-ups never share its last use)."""
-    now = timezone.now()
-    taken = Invite.objects.filter(
-        tenant=tenant,
-        token_hash=_hash(raw or ""),
-        revoked_at__isnull=True,
-        expires_at__gt=now,
-        uses__lt=F("max_uses"),
-    ).update(uses=F("uses") + 1)
+    """Take one use of an invite, in one conditional UPDATE (two sign-ups never share its
+    last use), and the invite as it is after."""
+    taken = list(Invite.objects.raw(
+        f"""UPDATE {Invite._meta.db_table} SET uses = uses + 1
+            WHERE tenant_id = %s AND token_hash = %s AND revoked_at IS NULL
+            AND expires_at > %s AND uses < max_uses RETURNING *""",
+        [tenant.pk, hash_token(raw or ""), timezone.now()],
+    ))  # fmt: skip
     if not taken:
         raise InviteInvalid(message="this invite is unknown, used up, expired or revoked")
-    return Invite.objects.get(tenant=tenant, token_hash=_hash(raw))
+    return taken[0]
 
 
 @transaction.atomic
@@ -243,7 +236,7 @@ def create_invite(
     raw = secrets.token_urlsafe(24)
     invite = Invite.objects.create(
         tenant=tenant,
-        token_hash=_hash(raw),
+        token_hash=hash_token(raw),
         note=note,
         max_uses=max_uses,
         expires_at=timezone.now() + timedelta(hours=hours),

@@ -17,7 +17,7 @@ from rest_framework.response import Response
 
 from console.models import Scope
 from console.serializers import RejectUnknownFields, validated
-from console.viewsets import TenantGenericViewSet
+from console.viewsets import FilteredList, QueryFilters, TenantGenericViewSet
 
 from . import selectors, services
 from .models import Case, CaseSource, CaseStatus
@@ -56,12 +56,9 @@ class CaseDetailSerializer(CaseSerializer):
         return ContextMessageSerializer(selectors.context_of(case), many=True).data
 
 
-class ListQuery(serializers.Serializer):
+class ListQuery(QueryFilters):
     status = serializers.ChoiceField(choices=CaseStatus.choices, required=False)
     source = serializers.ChoiceField(choices=CaseSource.choices, required=False)
-
-    def to_internal_value(self, data):
-        return super().to_internal_value({key: data[key] for key in data})
 
 
 class ActBody(RejectUnknownFields, serializers.Serializer):
@@ -72,10 +69,13 @@ class ActBody(RejectUnknownFields, serializers.Serializer):
                                      allow_null=True, default=None)  # fmt: skip
 
 
-class CaseViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, TenantGenericViewSet):
+class CaseViewSet(
+    FilteredList, mixins.ListModelMixin, mixins.RetrieveModelMixin, TenantGenericViewSet
+):
     """The moderation queue: players' reports and the policy's flags."""
 
     model = Case
+    list_query = ListQuery
     serializer_class = CaseSerializer
     required_scope = Scope.ADMIN
     read_scopes = (Scope.ADMIN,)
@@ -87,14 +87,6 @@ class CaseViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, TenantGeneri
     def list(self, request, *args, **kwargs):
         """The cases, newest first; filter by status and source."""
         return super().list(request, *args, **kwargs)
-
-    def get_queryset(self):
-        rows = super().get_queryset()
-        if getattr(self, "swagger_fake_view", False) or self.action != "list":
-            return rows
-        query = ListQuery(data=self.request.query_params)
-        query.is_valid(raise_exception=True)
-        return rows.filter(**query.validated_data)
 
     @extend_schema(request=ActBody, responses=CaseSerializer)
     @action(detail=True, methods=["post"], url_path="act")

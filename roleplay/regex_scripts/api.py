@@ -21,7 +21,7 @@ from console.errors import not_found
 from console.models import Scope
 from console.scoping import LOOKUP_MISSES, scoped
 from console.serializers import RejectUnknownFields, TenantRelatedField, validated
-from console.viewsets import ServiceWrites
+from console.viewsets import FilteredList, QueryFilters, ServiceWrites
 from roleplay.models import Character, Preset
 
 from . import services
@@ -50,21 +50,17 @@ class RegexScriptSerializer(RejectUnknownFields, serializers.ModelSerializer):
         read_only_fields = ["id", "created_at", "updated_at"]
 
 
-class ListQuery(serializers.Serializer):
-    """The list's filters (``limit``/``offset`` are the pagination's)."""
-
+class ListQuery(QueryFilters):
     scope = serializers.ChoiceField(choices=ScriptScope.choices, required=False)
     character = serializers.UUIDField(required=False)
     preset = serializers.UUIDField(required=False)
 
-    def to_internal_value(self, data):
-        return super().to_internal_value({key: data[key] for key in data})
 
-
-class RegexScriptViewSet(ServiceWrites):
+class RegexScriptViewSet(FilteredList, ServiceWrites):
     """Regex scripts of the tenant: global ones, a character's and a preset's."""
 
     model = RegexScript
+    list_query = ListQuery
     serializer_class = RegexScriptSerializer
     required_scope = Scope.CONTENT
     read_scopes = (Scope.CONTENT,)
@@ -77,17 +73,6 @@ class RegexScriptViewSet(ServiceWrites):
     def list(self, request, *args, **kwargs):
         """The scripts, in run order within each owner; filter by owner."""
         return super().list(request, *args, **kwargs)
-
-    def get_queryset(self):
-        rows = super().get_queryset()
-        if getattr(self, "swagger_fake_view", False) or self.action != "list":
-            return rows
-        query = ListQuery(data=self.request.query_params)
-        query.is_valid(raise_exception=True)
-        for key in ("scope", "character", "preset"):
-            if key in query.validated_data:
-                rows = rows.filter(**{key: query.validated_data[key]})
-        return rows
 
 
 class AllowBody(RejectUnknownFields, serializers.Serializer):

@@ -9,11 +9,6 @@ PASSWORD = "pw-player-123456"
 
 
 @pytest.fixture
-def fast_hashing(settings):
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
-
-
-@pytest.fixture
 def app_tenant(tenant, settings, fast_hashing):
     """``acme``, the tenant ``/app/`` serves in these tests."""
     settings.PLAYER_APP_TENANT = tenant.name

@@ -31,11 +31,6 @@ def players(tenant, settings, fast_hashing):
     return build_player(tenant, "mineplayer"), build_player(tenant, "zforeignq")
 
 
-@pytest.fixture
-def fast_hashing(settings):
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
-
-
 def test_there_are_app_pages():
     assert PRIVATE and len(PAGES) > len(PRIVATE)
 

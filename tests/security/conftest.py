@@ -18,12 +18,6 @@ PASSWORD = "pw-demo-123456"
 
 
 @pytest.fixture
-def fast_hashing(settings):
-    """For tests in this process only: a live server child keeps the real hashers."""
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
-
-
-@pytest.fixture
 def demo(tenant, fast_hashing):
     """The operator account ``demo`` of tenant ``acme``, password :data:`PASSWORD`."""
     from console.services import ensure_console_user
