@@ -16,7 +16,9 @@ from roleplay.bench.prefix import ARMS, LAYOUTS, shared_tokens
 pytestmark = pytest.mark.django_db(transaction=True)
 
 
-def test_the_benchmark_measures_every_arm_with_both_layouts_and_cleans_up():
+def test_the_benchmark_measures_every_arm_with_both_layouts_and_cleans_up(settings):
+    # One player, faster than anyone types: the chat burst limits must not refuse it.
+    settings.RATE_LIMITS = {**settings.RATE_LIMITS, "chat_account": (1, 10)}
     out = StringIO()
     call_command("bench_prefix", "--turns", "3", "--entries", "300", "--json", stdout=out)
     data = json.loads(out.getvalue())

@@ -23,6 +23,8 @@ import logging
 
 from django.core.management.base import BaseCommand, CommandError
 
+from roleplay.bench import limits
+
 QUIET_LOGGERS = ("httpx", "httpx2", "openai", "roleplay", "memory", "console", "daphne")
 CONTEXT_LIMIT, MAX_OUTPUT, SAFETY, TRIGGER = 3072, 256, 256, 0.6
 
@@ -43,7 +45,11 @@ class Command(BaseCommand):
             help="the Actor's prompt layout (the shipped default is cache_aware)",
         )
 
-    def handle(self, *args, turns, baseline_turns, layout, **options):
+    def handle(self, *args, **options):
+        with limits.off():  # one player, faster than anyone types
+            return self._handle(*args, **options)
+
+    def _handle(self, *args, turns, baseline_turns, layout, **options):
         if not 20 <= turns <= 2000:
             raise CommandError("--turns 20..2000")
         baseline_turns = min(turns, 60) if baseline_turns is None else baseline_turns

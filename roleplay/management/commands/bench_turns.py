@@ -55,6 +55,7 @@ from roleplay.bench import players as bench_players
 from roleplay.bench import turns_output
 from roleplay.bench.agentic import STATE_CHARS, AgenticSet, add_agentic
 from roleplay.bench.hooks import hook_figures, memory_comparison
+from roleplay.bench.limits import OFF_ENV as NO_BURST_LIMITS
 from roleplay.bench.memory_warm import PAST, split, warm
 from roleplay.bench.model_process import ModelServerProcess
 from roleplay.bench.queue import QUEUE_ENV, new_queue_name, purge
@@ -79,9 +80,6 @@ MAX_SERVERS = 8
 DEFAULT_THINK_MS = 2000.0
 QUIET_LOGGERS = ("httpx", "httpx2", "openai")
 AGENTIC_ASGI = "roleplay.bench.asgi:application"
-# Every player of the run connects from 127.0.0.1: the per-address chat limit (meant for many
-# people behind one address) is off in the daphne children; the per-player one stays.
-BENCH_ENV = {"RATE_CHAT_PER_ADDRESS_10S": "0"}
 WARM_QUERY = "the lantern in the north tower"
 
 # A player: (run_id, index, turns, samples, *, turn_timeout) -> coroutine.
@@ -186,9 +184,11 @@ class Command(BaseCommand):
         agentic, capabilities = opts["agentic"], opts["capabilities"]
         database_url = database_url_for(connection.settings_dict)
         queue = new_queue_name() if agentic else None
-        daphne_options: dict = {"extra_env": dict(BENCH_ENV)}
+        # Every player connects from 127.0.0.1: no burst limits (``roleplay.bench.limits``).
+        daphne_options: dict = {"extra_env": dict(NO_BURST_LIMITS)}
         if queue:
-            daphne_options = {"app": AGENTIC_ASGI, "extra_env": {**BENCH_ENV, QUEUE_ENV: queue}}
+            extra = {**NO_BURST_LIMITS, QUEUE_ENV: queue}
+            daphne_options = {"app": AGENTIC_ASGI, "extra_env": extra}
         agentic_info = None
         with ModelServerProcess(agentic=bool(agentic)) as model_server:
             # At least one warm-up player per server, so that every server is warm.
