@@ -26,6 +26,7 @@ from roleplay.models import (
 
 MAX_QUERY_CHARS = 200
 MAX_TAG_CHARS = 64
+MAX_TERMS = 8  # of a query without word breaks, each matched as a substring
 
 
 def reachable(tenant, player):
@@ -64,13 +65,27 @@ def search(tenant, player, *, adult: bool, query: str = "", tag: str = ""):
         return rows.order_by("name", "id")
     words = SearchQuery(query, search_type="websearch", config="simple")
     matched = Q(search=words)
-    if not query.isascii():  # no word breaks in Chinese or Japanese: a plain substring too
-        matched |= Q(name__icontains=query)
+    if not query.isascii():  # no word breaks in Chinese or Japanese: substrings too
+        rows = rows.annotate(tags_text=Cast("tags", TextField()))
+        matched |= _every_term_within(query.split()[:MAX_TERMS])
     return (
         rows.filter(matched)
         .annotate(rank=SearchRank(F("search"), words))
         .order_by("-rank", "name", "id")
     )
+
+
+def _every_term_within(terms: list[str]) -> Q:
+    """Each of ``terms`` a substring of the name, a tag or the creator notes (a text
+    without word breaks, where the full-text vector holds whole runs of characters)."""
+    found = Q()
+    for term in terms:
+        found &= (
+            Q(name__icontains=term)
+            | Q(tags_text__icontains=term)
+            | Q(creator_notes__icontains=term)
+        )
+    return found
 
 
 def top_tags(tenant, *, adult: bool, limit: int = 24) -> list[str]:

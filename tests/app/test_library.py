@@ -95,6 +95,22 @@ def test_chinese_names_are_found_by_a_substring(player_client, make_character):
     assert _names(player_client.get("/app/library/", {"q": "龙女"})) == {"小龙女"}
 
 
+def test_chinese_terms_are_found_in_tags_and_creator_notes_too(player_client, make_character):
+    make_character("老人", tags=["奇幻"], creator_notes="一位守护灯塔的老人，熟悉每一块礁石。")
+    make_character("Vex", tags=["科幻", "pirate"], creator_notes="Captain of the 星辰号.")
+    make_character("Plain", creator_notes="Nothing here.")
+
+    def search(q: str) -> set[str]:
+        return _names(player_client.get("/app/library/", {"q": q}))
+
+    assert search("灯塔") == {"老人"}  # in the creator notes
+    assert search("奇幻") == {"老人"}  # a tag
+    assert search("星辰") == {"Vex"}  # within an English note
+    assert search("科幻 pirate") == {"Vex"}  # every term, each anywhere
+    assert search("灯塔 pirate") == set()
+    assert search("%") == set() and search("_") == set()  # no pattern characters
+
+
 def test_pages_of_the_library(player_client, make_character):
     for index in range(30):
         make_character(f"Char {index:02d}")
