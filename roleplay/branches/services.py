@@ -5,7 +5,8 @@ point) without a copy of the messages (``memory.forks``), with the parent's play
 character, persona, model config, scenario and author's note. It is like a rollback to the
 fork point in a new conversation: every derived layer starts from the revision in force at
 that point (Agent V2: ``agentic.services.branch_start``; Story: ``story.edits.start_branch``;
-memory documents: ``memory.documents.services.start_fork``); docs/branches.md has the rules.
+memory documents: ``memory.documents.services.start_fork``; Compact:
+``compact.services.branch_start``); docs/branches.md has the rules.
 
 Choosing another alternative of an older reply (one with messages after it) makes a branch
 too: it forks just before the reply and stores the chosen text as the branch's first
@@ -28,6 +29,7 @@ from memory.models import Message
 from roleplay.agentic.services import branch_start
 from roleplay.branches import selectors
 from roleplay.branches.models import MAX_NAME, Bookmark
+from roleplay.compact.services import branch_start as compact_start
 from roleplay.conversations.services.messages import message_in_history, quiet
 from roleplay.errors import BadBookmarkName, Duplicate, NotFound
 from roleplay.models import Conversation
@@ -90,6 +92,7 @@ def _branch(conversation: Conversation, message: Message, *, before: bool) -> Co
         return message_reads.count_chat_messages(tenant, branch.session_id)
 
     story_edits.start_branch(tenant.pk, [c.pk for c in sources], branch.pk, position)
+    compact_start.start_branch(sources, branch, segments)
     sessions = [c.session_id for c in sources]
     documents.start_fork(tenant, sessions, branch.session_id, message.created_at)
     return branch

@@ -63,14 +63,6 @@ def _admission_sql() -> str:
     """
 
 
-def checks_replies_sql(tenant: str) -> str:
-    """SQL: whether the policy of ``tenant`` (an SQL expression) judges replies (the turn's
-    first read carries it, ``turns.reads``)."""
-    table = ModerationPolicy._meta.db_table
-    return f"""EXISTS (SELECT 1 FROM {table} m WHERE m.tenant_id = {tenant}
-        AND m.enabled AND m.check_reply)"""
-
-
 def describe(sanction: Sanction) -> str:
     """The sanction in words, for the player."""
     if sanction.kind == "ban":

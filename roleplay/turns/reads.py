@@ -7,7 +7,7 @@ continuity block shows: ``services.agent_state.state_sql``, a head lookup that f
 for a scenario without Agent V2, and a round trip fewer on the path to the first delta), and
 the player's default persona when the conversation has not chosen one
 (``players.selectors.default_persona_sql``, another round trip fewer), and whether the
-tenant's moderation judges replies (``moderation.selectors.checks_replies_sql``).
+tenant's moderation judges replies (as ``moderation.selectors.policy`` has it).
 
 Through the ORM this was two queries whose building cost several times their running; every
 turn and every preview pays it. The config rule is ``resolve_config``'s (the conversation's
@@ -31,12 +31,12 @@ from roleplay.models import (
     Character,
     Conversation,
     ModelConfig,
+    ModerationPolicy,
     Persona,
     Preset,
     Scenario,
     Turn,
 )
-from roleplay.moderation.selectors import checks_replies_sql
 from roleplay.players.selectors import default_persona_sql
 
 _PARTS = (
@@ -70,7 +70,8 @@ def _sql() -> str:
     )  # fmt: skip
     return f"""
         SELECT {select(*_PARTS)}, an.anchors, dp.default_persona,
-            {checks_replies_sql("c.tenant_id")}, st.*, dv.*
+            EXISTS (SELECT 1 FROM {ModerationPolicy._meta.db_table} mo
+                WHERE mo.tenant_id = c.tenant_id AND mo.enabled AND mo.check_reply), st.*, dv.*
         FROM {table[Conversation]} c
         JOIN {table[Tenant]} t ON t.id = c.tenant_id
         JOIN {table[Character]} ch ON ch.id = c.character_id

@@ -114,3 +114,38 @@ def test_a_branch_of_a_branch_finds_the_story_and_documents_up_the_chain(
     story = story_reads.read_for_turn(nested.pk, scenario.pk)[1]
     assert story["world"]["foreground"]["title"] == "first"
     assert nested.parent_id == first.pk
+
+
+def test_compact_checkpoint_starts_from_the_parents_within_the_shared_part(
+    conversation, model_config
+):
+    from roleplay.compact import selectors as compact_reads
+    from roleplay.compact.engine import checkpoint as cp
+    from roleplay.models import CompactCheckpoint
+    from tests.compact.checkpoint_rows import STRUCTURED, compact_scenario, said, save
+
+    scenario = compact_scenario(conversation, model_config)
+    messages = said(conversation)
+    save(conversation, scenario, messages, covered=2)  # version 1: the first exchange
+    parent_top = save(conversation, scenario, messages, expected=1, covered=4)  # version 2
+
+    # After the fourth message: version 2 covers only shared history, and is carried.
+    branch = branches.create_branch(conversation, messages[4].id)
+    row = CompactCheckpoint.objects.get(conversation=branch)
+    assert (row.version, row.chain, row.status, row.summary) == (1, None, "active", STRUCTURED)
+    assert row.audit["branched_from"] == [str(conversation.pk), 2]
+    covered = compact_reads.covered_messages(branch, row)  # as the branch's turn checks it
+    assert covered is not None and cp.fingerprint(covered) == row.fingerprint
+    assert [str(m.pk) for m in covered] == [str(m.pk) for m in messages[:4]]
+
+    # At the third message: version 2 reaches past the fork, so the branch starts from 1.
+    early = branches.create_branch(conversation, messages[2].id)
+    assert CompactCheckpoint.objects.get(conversation=early).last_message_id == messages[1].id
+    # Before any covered end: nothing to carry.
+    first = branches.create_branch(conversation, messages[0].id)
+    assert not CompactCheckpoint.objects.filter(conversation=first).exists()
+    # The parent keeps its own versions; a branch of the branch finds the root's version 2.
+    assert CompactCheckpoint.objects.filter(conversation=conversation).count() == 2
+    assert CompactCheckpoint.objects.get(pk=parent_top.pk).status == "active"
+    deeper = branches.create_branch(branch, messages[4].id)
+    assert CompactCheckpoint.objects.get(conversation=deeper).fingerprint == row.fingerprint

@@ -252,3 +252,27 @@ async def test_a_save_that_times_out_is_confirmed_by_reading_it_back(compact_con
             break
     assert confirmed is True
     await comm.disconnect()
+
+
+async def test_a_branch_continues_from_the_parents_checkpoint(compact_conversation, llm):
+    from memory.models import Message
+    from roleplay.branches import services as branches
+
+    Script(llm)
+    comm = await connect(compact_conversation)
+    await play_until_compacted(comm)
+    await comm.disconnect()
+    last = await Message.objects.filter(session_id=compact_conversation.session_id).alatest("ts")
+    branch = await sync_to_async(branches.create_branch)(compact_conversation, last.id)
+    calls = await ModelCall.objects.filter(purpose="compactor").acount()
+
+    comm = await connect(branch)
+    events = await chat(comm, f"FACT-BRANCH in the branch. {FILLER}", "b1")
+    trace = await compact_trace(events[-1]["turn_id"])
+    assert any(s["step"] == "read_back" and s["ok"] for s in trace["steps"]), trace
+    sent = json.dumps(actor_requests(llm)[-1]["messages"])
+    assert "[SUMMARY OF THE EARLIER CONVERSATION]" in sent and "FACT-0X" in sent
+    assert "FACT-0X I tell Mira" not in sent  # the covered shared messages stay summarised
+    if trace.get("outcome") != "compacted":  # nothing summarised again for the branch
+        assert await ModelCall.objects.filter(purpose="compactor").acount() == calls
+    await comm.disconnect()

@@ -70,7 +70,7 @@ def _newest_locked(key: dict) -> int:
     return rows.values_list("version", flat=True).first() or 0
 
 
-def _content(checkpoint: Checkpoint) -> dict:
+def content_of(checkpoint: Checkpoint) -> dict:
     """The stored fields of ``checkpoint`` that a version and a preparation share."""
     return {
         "chain": checkpoint.chain,
@@ -98,7 +98,7 @@ def save(
                 tenant_id=tenant_id,
                 version=expected + 1,
                 audit=audit,
-                **_content(checkpoint),
+                **content_of(checkpoint),
                 **key,
             )
     except IntegrityError:
@@ -149,7 +149,7 @@ def prepare(
                 "scenario_id": scenario_id,
                 "base_version": base,
                 "audit": audit,
-                **_content(checkpoint),
+                **content_of(checkpoint),
             },
         )
         return True
