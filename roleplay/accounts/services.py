@@ -235,9 +235,11 @@ def provider_account(
     typed it never proved the address) and is verified. Otherwise a new account, only under
     the ``open`` policy, verified when the provider says so (else the usual mail goes out).
     An account of the console (a member, staff) never signs in this way."""
-    email = normalize_email(email)
+    email = normalize_email(email if isinstance(email, str) else "")
     try:
         validate_email(email)
+        if len(email) > PlayerAccount._meta.get_field("email").max_length:
+            raise ValidationError("too long")
     except ValidationError:
         raise ProviderRefused(message="the provider gave no usable e-mail address") from None
     account = (

@@ -58,7 +58,8 @@ def sign_on(provider, app_tenant, settings):
 
     def flow(claims: dict, client: Client | None = None, next: str = ""):
         client = client or Client(REMOTE_ADDR="198.51.100.4", HTTP_USER_AGENT="sso-phone/2.0")
-        provider.person = {"sub": f"sub-{claims.get('email')}", **claims}
+        person = {"sub": f"sub-{claims.get('email')}"[:100], **claims}
+        provider.person = {k: v for k, v in person.items() if v is not None}  # None: left out
         start = client.post(LOGIN, {"next": next} if next else {})
         assert start.status_code == 302, start.content[:500]
         assert start["Location"].startswith(f"{provider.issuer}/authorize?")
@@ -158,6 +159,24 @@ def test_a_closed_community_refuses_a_new_person(sign_on, app_tenant):
     assert _signed_in_as(client) is None
     assert not PlayerAccount.objects.exists()
     assert get_user_model().objects.count() == users
+
+
+@pytest.mark.parametrize("email", ["", "not-an-address", "x" * 250 + "@example.com"])
+def test_a_person_without_a_usable_email_is_refused(sign_on, app_tenant, email):
+    _open(app_tenant)
+    client, response = sign_on({"email": email, "email_verified": True})
+    assert response.status_code == 403 and _signed_in_as(client) is None
+    assert "no usable e-mail" in response.content.decode()
+    assert not PlayerAccount.objects.exists()
+
+
+@pytest.mark.parametrize("sub", [None, "s" * 300])
+def test_a_provider_answer_without_a_usable_subject_is_our_page(sign_on, app_tenant, sub):
+    _open(app_tenant)
+    claims = {"email": "new@example.com", "email_verified": True, "sub": sub}
+    client, response = sign_on(claims)
+    assert response.status_code == 502 and _signed_in_as(client) is None
+    assert "could not be used" in response.content.decode()
 
 
 def test_an_invite_only_community_refuses_a_new_person(sign_on, app_tenant):

@@ -11,11 +11,13 @@ from __future__ import annotations
 import requests
 from allauth.socialaccount.providers.openid_connect import views as allauth_oidc
 from django.conf import settings
+from django.core.exceptions import ImproperlyConfigured
 from django.http import Http404, HttpResponseNotAllowed
 
 from roleplay.accounts import oidc
 
 UNREACHABLE = "The sign-on provider cannot be reached right now: please try again later."
+UNUSABLE = "The sign-on provider's answer could not be used: please tell the operator."
 
 
 def _guard(request, provider_id: str, method: str):
@@ -42,5 +44,7 @@ def callback(request, provider_id: str):
         return refused
     try:
         return allauth_oidc.callback(request, provider_id)
-    except (requests.RequestException, KeyError, ValueError):
+    except requests.RequestException:
         return oidc.refused(request, UNREACHABLE, status=502)
+    except (KeyError, ValueError, ImproperlyConfigured):  # no ``sub``, or one over 191 chars
+        return oidc.refused(request, UNUSABLE, status=502)
