@@ -236,6 +236,7 @@ def test_sign_on_on_shows_the_button_and_only_posts_out(sign_on, app_tenant):
         assert 'id="sign-on-button"' in body and "Sign in with Example ID" in body
     assert client.get(LOGIN).status_code == 405
     assert client.post("/app/oidc/other/login/").status_code == 404
+    assert Client(enforce_csrf_checks=True).post(LOGIN).status_code == 403  # the form's token
 
 
 def test_a_failed_or_forged_return_is_our_page(sign_on, app_tenant):
