@@ -127,6 +127,7 @@ class AuditAction(models.TextChoices):
     PLAYER_APP_CHANGED = "player.app", "player app settings changed"
     PLAYER_SIGNED_UP = "player.signed_up", "player account created"
     PLAYER_VERIFIED = "player.verified", "player e-mail verified"
+    PLAYER_PROVIDER = "player.provider", "player signed in through the sign-on provider"
     PLAYER_INVITE = "player.invite", "player invite created or revoked"
     PLAYER_DEVICE_REVOKED = "player.device_revoked", "player device signed out"
     PLAYER_EXPORTED = "player.exported", "player data exported"

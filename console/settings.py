@@ -61,6 +61,12 @@ INSTALLED_APPS = [
     "django_htmx",
     "axes",  # login throttling; before "console", whose audit receivers read its verdict
     "csp",  # Content-Security-Policy (its system checks catch settings of the old format)
+    # OpenID Connect sign-in of players (roleplay.accounts.oidc): only the provider's flow is
+    # mounted, under /app/oidc/; allauth's own account pages are not.
+    "allauth",
+    "allauth.account",
+    "allauth.socialaccount",
+    "allauth.socialaccount.providers.openid_connect",
     "console",
     "memory",
     "worldbook",
@@ -77,6 +83,7 @@ MIDDLEWARE = [
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "allauth.account.middleware.AccountMiddleware",  # required by allauth.account
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
@@ -155,6 +162,31 @@ LOGOUT_REDIRECT_URL = "/console/login/"
 PLAYER_APP_TENANT = os.environ.get("PLAYER_APP_TENANT", "")
 # The site's address for links in mails sent outside a request (a task); empty: relative.
 PUBLIC_URL = os.environ.get("PUBLIC_URL", "")
+# Single sign-on of players through an OpenID Connect provider (docs/players.md), off unless
+# OIDC_SERVER_URL is set: the issuer (its discovery document is at
+# ``/.well-known/openid-configuration``), the client registered there, and the button's label.
+# The client secret lives only here, never in the database (no SocialApp row is read).
+OIDC_SERVER_URL = os.environ.get("OIDC_SERVER_URL", "").strip()
+OIDC_NAME = os.environ.get("OIDC_NAME", "").strip() or "Single sign-on"
+OIDC_PROVIDER_ID = "sso"  # the callback is /app/oidc/sso/login/callback/
+SOCIALACCOUNT_PROVIDERS: dict = {
+    "openid_connect": {
+        "APPS": [
+            {
+                "provider_id": OIDC_PROVIDER_ID,
+                "name": OIDC_NAME,
+                "client_id": os.environ.get("OIDC_CLIENT_ID", ""),
+                "secret": os.environ.get("OIDC_CLIENT_SECRET", ""),
+                "settings": {"server_url": OIDC_SERVER_URL, "oauth_pkce_enabled": True},
+            }
+        ]
+        if OIDC_SERVER_URL
+        else [],
+    }
+}
+SOCIALACCOUNT_ADAPTER = "roleplay.accounts.oidc.PlayerSocialAdapter"
+SOCIALACCOUNT_STORE_TOKENS = False  # the provider's tokens are used once, never kept
+SOCIALACCOUNT_REQUESTS_TIMEOUT = 10
 # Outgoing mail (e-mail verification, password resets): an SMTP server when EMAIL_HOST is
 # set; otherwise files in MAIL_DIR, which the console's Outgoing mail page shows (so a
 # development machine needs no mail server).

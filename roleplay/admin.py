@@ -1,5 +1,7 @@
 """Read only: writes go through the services (``console.read_only_admin``)."""
 
+from allauth.account.models import EmailAddress
+from allauth.socialaccount.models import SocialAccount, SocialApp, SocialToken
 from django.contrib import admin
 
 from console.read_only_admin import ReadOnlyAdmin
@@ -42,3 +44,10 @@ class ConversationAdmin(ReadOnlyAdmin):
 class TurnAdmin(ReadOnlyAdmin):
     list_display = ("id", "conversation", "status", "error_code", "started_at", "finished_at")
     list_filter = ("status",)
+
+
+# django-allauth's tables stay empty (sign-on, ``roleplay.accounts.oidc``): none is offered
+# here, so no client secret is ever typed into the database.
+for _model in (EmailAddress, SocialAccount, SocialApp, SocialToken):
+    if admin.site.is_registered(_model):
+        admin.site.unregister(_model)

@@ -55,7 +55,7 @@ class RoleplayConfig(AppConfig):
             PLUGINS.register(module.PLUGIN)
 
         # A suspended or banned player's /app/ pages say why (roleplay.moderation).
-        from roleplay.accounts.access import BLOCKERS
+        from roleplay.accounts.blockers import BLOCKERS
         from roleplay.moderation.selectors import suspension_reason
 
         if suspension_reason not in BLOCKERS:

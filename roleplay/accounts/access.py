@@ -15,22 +15,12 @@ from urllib.parse import urlencode
 from django.shortcuts import redirect, render
 
 from roleplay.accounts import services
+from roleplay.accounts.blockers import blocked_reason
 from roleplay.accounts.selectors import account_of, app_tenant
 
 LOGIN_URL = "/app/login/"
 
 
-def blocked_reason(account) -> str:
-    """Why the account may not play now ("" when it may). Moderation adds its reasons to
-    ``BLOCKERS``: each is ``f(account) -> str``."""
-    for blocker in BLOCKERS:
-        reason = blocker(account)
-        if reason:
-            return reason
-    return ""
-
-
-BLOCKERS: list = []
 UNVERIFIED = "unverified"
 
 

@@ -9,6 +9,18 @@ class SignupClosed(Invalid):
     default_code = "signup_closed"
 
 
+class InviteRequired(Invalid):
+    """A new player through the sign-on provider while sign-up is by invite only."""
+
+    default_code = "invite_required"
+
+
+class ProviderRefused(Invalid):
+    """An identity from the sign-on provider that may not sign in (docs/players.md)."""
+
+    default_code = "provider_refused"
+
+
 class InviteInvalid(Invalid):
     """An invite that is unknown, used up, expired or revoked: one answer for all four."""
 

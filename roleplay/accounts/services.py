@@ -21,10 +21,13 @@ from console.clients import client_address, client_user_agent
 from console.failures import FieldErrors, NotFound
 from console.models import AuditAction, Player, hash_token
 from roleplay.accounts import mail
+from roleplay.accounts.blockers import blocked_reason
 from roleplay.accounts.errors import (
     EmailTaken,
     InviteInvalid,
+    InviteRequired,
     LinkInvalid,
+    ProviderRefused,
     SignupClosed,
 )
 from roleplay.accounts.models import (
@@ -41,6 +44,7 @@ VERIFY_MAX_AGE = 3 * 24 * 3600
 MAX_INVITE_USES = 10_000
 MAX_INVITE_HOURS = 24 * 365
 MAX_NAME = 200
+PROVIDER_ROUTE = "oidc"  # an account made at its first sign-in through the provider
 # A device's "last seen" is a hint: written at most this often per session.
 SEEN_EVERY = timedelta(minutes=5)
 
@@ -107,17 +111,46 @@ def create_account(
     player (an integrator's ``external_id`` player keeps its chats); a player row links to
     at most one account."""
     email = _check_credentials(email, password, display_name)
+    return _insert_account(
+        tenant,
+        email=email,
+        password=password,
+        display_name=display_name,
+        route=route,
+        verified=verified,
+        player=player,
+        by=by,
+        request=request,
+    )
+
+
+def _insert_account(
+    tenant,
+    *,
+    email: str,
+    password: str | None,
+    display_name: str,
+    route: str,
+    verified: bool,
+    player: Player | None = None,
+    by=None,
+    request=None,
+) -> PlayerAccount:
+    """The rows of a checked account; no ``password``: it signs in only through the provider."""
     if PlayerAccount.objects.filter(tenant=tenant, email=email).exists():
         raise EmailTaken(message="an account with this e-mail exists")
     account_id = uuid.uuid4()
     user = get_user_model()(username=f"player-{account_id.hex}", email=email)
-    user.set_password(password)
+    if password is None:
+        user.set_unusable_password()
+    else:
+        user.set_password(password)
     user.save()
     if player is None:
         player = Player.objects.create(
             tenant=tenant,
             external_id=f"account:{account_id}",
-            display_name=display_name.strip() or email.split("@")[0],
+            display_name=display_name.strip()[:MAX_NAME] or email.split("@")[0],
         )
     elif player.tenant_id != tenant.pk:
         raise NotFound(message="no such player")
@@ -188,6 +221,80 @@ def sign_up(
         request=request,
     )
     transaction.on_commit(lambda: send_verification(account, request=request))
+    return account
+
+
+@transaction.atomic
+def provider_account(
+    tenant, *, email: str, email_verified: bool, name: str = "", request=None
+) -> PlayerAccount:
+    """The account an identity from the sign-on provider (docs/players.md) signs in as.
+
+    An account with the same e-mail is that person's only when the provider says it verified
+    the e-mail; an account whose own e-mail was never verified loses its password then (who
+    typed it never proved the address) and is verified. Otherwise a new account, only under
+    the ``open`` policy, verified when the provider says so (else the usual mail goes out).
+    An account of the console (a member, staff) never signs in this way."""
+    email = normalize_email(email if isinstance(email, str) else "")
+    try:
+        validate_email(email)
+        if len(email) > PlayerAccount._meta.get_field("email").max_length:
+            raise ValidationError("too long")
+    except ValidationError:
+        raise ProviderRefused(message="the provider gave no usable e-mail address") from None
+    account = (
+        PlayerAccount.objects.select_for_update()
+        .select_related("user", "player")
+        .filter(tenant=tenant, email=email)
+        .first()
+    )
+    if account is None:
+        return _provider_sign_up(tenant, email, email_verified, name, request)
+    if not email_verified:
+        raise ProviderRefused(
+            message="the provider has not verified this e-mail: sign in with your password"
+        )
+    user = account.user
+    if user.is_staff or user.is_superuser or getattr(user, "membership", None) is not None:
+        raise ProviderRefused(message="a console account cannot sign in here")
+    if not user.is_active:
+        raise ProviderRefused(message="this account is disabled")
+    if reason := blocked_reason(account):  # suspended or banned: as the password door says
+        raise ProviderRefused(message=reason)
+    linked = account.email_verified_at is None
+    if linked:
+        user.set_unusable_password()
+        user.save(update_fields=["password"])
+        end_all_sessions(account)
+        account.email_verified_at = timezone.now()
+        account.save(update_fields=["email_verified_at"])
+    audit.record(
+        AuditAction.PLAYER_PROVIDER,
+        request=request,
+        user=user,
+        tenant=tenant,
+        details={"account": str(account.id), "verified_now": linked},
+    )
+    return account
+
+
+def _provider_sign_up(tenant, email, verified, name, request) -> PlayerAccount:
+    policy = app_settings(tenant).signup_policy
+    if policy == SignupPolicy.INVITE:
+        raise InviteRequired(message="new players join by invite: ask an operator for a link")
+    if policy != SignupPolicy.OPEN:
+        raise SignupClosed(message="sign-up is closed: ask the operator for an account")
+    account = _insert_account(
+        tenant,
+        email=email,
+        password=None,
+        display_name=name if isinstance(name, str) else "",
+        route=PROVIDER_ROUTE,
+        verified=verified,
+        request=request,
+    )
+    if not verified:
+        transaction.on_commit(lambda: send_verification(account, request=request))
     return account
 
 

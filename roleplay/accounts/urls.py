@@ -1,7 +1,7 @@
 from django.urls import path
 
 from console.ratelimit import limited
-from roleplay.accounts.views import app, console
+from roleplay.accounts.views import app, console, oidc
 
 urlpatterns = [
     path("app/login/", app.sign_in, name="app_login"),
@@ -11,6 +11,13 @@ urlpatterns = [
         "app/invite/<str:token>/",
         limited("signup_address")(app.sign_up_invited),
         name="app_signup_invited",
+    ),
+    # Sign-on through the OpenID Connect provider: the names are allauth's, which reverses them.
+    path("app/oidc/<str:provider_id>/login/", oidc.begin, name="openid_connect_login"),
+    path(
+        "app/oidc/<str:provider_id>/login/callback/",
+        oidc.callback,
+        name="openid_connect_callback",
     ),
     path("app/verify/", app.verify_pending, name="app_verify_pending"),
     path("app/verify/<str:token>/", app.verify, name="app_verify"),

@@ -72,7 +72,7 @@ def describe(sanction: Sanction) -> str:
 
 
 def suspension_reason(account) -> str:
-    """``roleplay.accounts.access.BLOCKERS``: why a suspended or banned account may not
+    """``roleplay.accounts.blockers.BLOCKERS``: why a suspended or banned account may not
     play ("" when it may)."""
     sanction = sanction_of(account.player_id)
     return describe(sanction) if sanction else ""

@@ -27,10 +27,12 @@ APP_PUBLIC = {
     "app_reset_sent",
     "app_reset_confirm",
     "app_reset_complete",
+    "openid_connect_login",  # sign-on through the provider (a 404 while it is off)
+    "openid_connect_callback",
 }
 
 # Parameters of public pages (tokens from mails and invites): any well-formed value.
-PUBLIC_VALUES = {"token": "x" * 24, "uidb64": "MQ"}
+PUBLIC_VALUES = {"token": "x" * 24, "uidb64": "MQ", "provider_id": "sso"}
 
 
 def _device(world: PlayerWorld) -> str:

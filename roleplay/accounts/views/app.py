@@ -12,7 +12,7 @@ from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_http_methods, require_POST
 
 from console.failures import DomainError, FieldErrors
-from roleplay.accounts import selectors, services
+from roleplay.accounts import oidc, selectors, services
 from roleplay.accounts.access import player_view
 from roleplay.accounts.forms import LoginForm, PlayerPasswordResetForm, SignupForm
 from roleplay.accounts.models import SignupPolicy
@@ -21,7 +21,11 @@ BACKEND = "roleplay.accounts.backend.PlayerEmailBackend"
 
 
 def _next(request) -> str:
-    target = request.POST.get("next") or request.GET.get("next") or ""
+    return safe_next(request, request.POST.get("next") or request.GET.get("next") or "")
+
+
+def safe_next(request, target: str) -> str:
+    """Where to go after signing in: ``target`` when it is a page of the app, else home."""
     ok = url_has_allowed_host_and_scheme(target, {request.get_host()}, request.is_secure())
     return target if ok and target.startswith("/app/") else reverse_lazy("app_home")
 
@@ -51,6 +55,7 @@ def sign_in(request, *, locked_out: bool = False, wait_minutes: int = 0):
         "can_sign_up": policy == SignupPolicy.OPEN,
         "locked_out": locked_out,
         "wait_minutes": wait_minutes,
+        "sign_on": oidc.button(),
     }
     return render(request, "app/login.html", context, status=429 if locked_out else 200)
 
@@ -88,7 +93,8 @@ def _sign_up(request, *, invite: str = ""):
             request.session["pending_account"] = str(account.id)
             return redirect("app_verify_pending")
     status = 422 if error else 400 if form.errors else 200
-    context = {"form": form, "error": error, "invite": invite}
+    context = {"form": form, "error": error, "invite": invite, "next": reverse_lazy("app_home")}
+    context["sign_on"] = None if invite else oidc.button()
     return render(request, "app/signup.html", context, status=status)
 
 
