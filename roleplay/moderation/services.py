@@ -51,9 +51,7 @@ def set_policy(tenant, *, by=None, request=None, **fields) -> ModerationPolicy:
 
 def _audit(action: str, tenant, by, request, details: dict) -> None:
     """Record ``action``; ``by`` is the console user, or an API token's name (a string)."""
-    user, name = (None, by) if isinstance(by, str) else (by, "")
-    audit.record(action, request=request, user=user, username=name, tenant=tenant,
-                 details=details)  # fmt: skip
+    audit.record_by(action, by, tenant=tenant, request=request, details=details)
 
 
 def _first_error(exc: ValidationError) -> str:

@@ -8,7 +8,6 @@ import pytest
 from tests.accounts import conftest as accounts
 
 # The accounts' fixtures, shared.
-fast_hashing = accounts.fast_hashing
 app_tenant = accounts.app_tenant
 make_account = accounts.make_account
 sign_in = accounts.sign_in

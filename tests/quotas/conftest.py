@@ -6,7 +6,6 @@ import pytest
 
 from tests.accounts.conftest import (  # noqa: F401 - the player app's fixtures
     app_tenant,
-    fast_hashing,
     make_account,
     player_client,
     sign_in,
