@@ -91,9 +91,20 @@ class DeletedIdsSerializer(serializers.Serializer):
     deleted = serializers.ListField(child=serializers.UUIDField())
 
 
+class TurnWarningSerializer(serializers.Serializer):
+    """What the player is told of a message let through with a warning (the socket's event
+    of the same ``type``, docs/websocket.md)."""
+
+    type = serializers.CharField(help_text="``moderation.warning``")
+    category = serializers.CharField()
+    categories = serializers.ListField(child=serializers.CharField())
+    message = serializers.CharField()
+
+
 class TurnResultSerializer(serializers.Serializer):
     turn = TurnSerializer()
     reply = MessageSerializer(allow_null=True)
+    warnings = TurnWarningSerializer(many=True)
 
 
 def editor_of(request) -> str:
@@ -199,7 +210,8 @@ class MessageActions:
     def run_turn(self, request, pk=None):
         """Run a turn (``chat``, ``regenerate`` or ``continue``) to its end and return it with
         its reply. Idempotent by ``client_message_id``: a repeat returns the earlier turn
-        (200) as it is now; sockets on the conversation see the turn stream as usual. Bursts
+        (200) as it is now; sockets on the conversation see the turn stream as usual.
+        ``warnings``: what the player is told of a message the moderation let through. Bursts
         per caller (``RATE_CHAT_PER_TOKEN_10S``) are a 429 ``rate_limited`` with
         ``Retry-After``, nothing stored."""
         conversation = self.get_object()
@@ -213,5 +225,9 @@ class MessageActions:
             speaker=body["speaker"],
         )  # fmt: skip
         reply = Message.objects.filter(tenant=request.tenant, pk=turn.assistant_message_id).first()
-        data = {"turn": TurnSerializer(turn).data, "reply": reply and MessageSerializer(reply).data}
+        data = {
+            "turn": TurnSerializer(turn).data,
+            "reply": reply and MessageSerializer(reply).data,
+            "warnings": (turn.trace or {}).get("warnings", []),
+        }
         return Response(data, status=200 if before else 201)
