@@ -50,6 +50,24 @@ def record(
     return event
 
 
+def actor(who):
+    """Who does a write, for :func:`record_by`: a console user as is; a REST caller
+    (``console.auth.Principal``) as its user, or its API token by name and prefix."""
+    if not hasattr(who, "token"):
+        return who
+    if who.user is not None:
+        return who.user
+    token = who.token
+    return f"api token {token.name} ({token.prefix})" if token is not None else "api"
+
+
+def record_by(action: str, by, *, tenant, request=None, details: dict | None = None):
+    """:func:`record` of a write done ``by`` a console user or a name (see :func:`actor`)."""
+    user, name = (None, by) if isinstance(by, str) else (by, "")
+    return record(action, request=request, user=user, username=name, tenant=tenant,
+                  details=details)  # fmt: skip
+
+
 def _player_tenant(user):
     """The tenant of a player account's user (players have no membership), else None."""
     account = getattr(user, "player_account", None) if user is not None else None

@@ -11,7 +11,9 @@ finds the locks that concern one tenant and lifts one:
   mistyping), and keeps those at other tenants' accounts: their count is theirs to clear.
 
 Attempts carry no tenant (axes stores what was typed), so an account is the tenant's when
-its name is that of one of the tenant's console users. Each unlock is audited.
+its name is that of one of the tenant's console users, or the e-mail of one of its players
+(the player app's sign-in counts the e-mail a player types, normalised; their Django user
+name is an opaque ``player-<hex>`` nobody types). Each unlock is audited.
 """
 
 from __future__ import annotations
@@ -40,9 +42,10 @@ KINDS = {"account": ACCOUNT, "address": ADDRESS}
 class Lockout:
     kind: str  # "account" or "address"
     address: str
-    username: str  # the locked account ("" for an address)
+    username: str  # the locked account ("" for an address): a user name or a player's e-mail
     failures: int
     unlocks_at: datetime
+    player: bool = False  # the account is a player's (``username`` is their e-mail)
 
     @property
     def dom_id(self) -> str:
@@ -57,40 +60,55 @@ def _counted(now: datetime) -> QuerySet:
     return AccessAttempt.objects.filter(attempt_time__gte=now - settings.AXES_COOLOFF_TIME)
 
 
-def _account_names(tenant) -> QuerySet:
+def _player_emails(tenant=None) -> QuerySet:
+    from roleplay.accounts.models import PlayerAccount
+
+    accounts = (
+        PlayerAccount.objects.all()
+        if tenant is None
+        else PlayerAccount.objects.filter(tenant=tenant)
+    )
+    return accounts.values("email")
+
+
+def _account_names(tenant=None) -> Q:
+    """Attempts at ``tenant``'s accounts (at any tenant's when None): its console users' names
+    and its players' e-mails."""
     User = get_user_model()
-    return User.objects.filter(membership__tenant=tenant).values(User.USERNAME_FIELD)
+    users = User.objects.all() if tenant is None else User.objects.filter(membership__tenant=tenant)
+    names = users.values(User.USERNAME_FIELD)
+    return Q(username__in=names) | Q(username__in=_player_emails(tenant))
 
 
-def _any_account_names() -> QuerySet:
-    User = get_user_model()
-    return User.objects.values(User.USERNAME_FIELD)
-
-
-def _lock(kind: str, rows: QuerySet, address: str, username: str = "") -> Lockout | None:
+def _lock(
+    kind: str, rows: QuerySet, address: str, username: str = "", player: bool = False
+) -> Lockout | None:
     limit = settings.LOGIN_FAILURE_LIMITS[KINDS[kind]]
     newest = rows.order_by("-attempt_time").values_list("attempt_time", "failures_since_start")
     end = unlocks_at(newest[:limit], limit, settings.AXES_COOLOFF_TIME)
     if end is None:
         return None
     failures = rows.aggregate(n=Sum("failures_since_start"))["n"] or 0
-    return Lockout(kind, address, username, failures, end)
+    return Lockout(kind, address, username, failures, end, player)
 
 
 def tenant_lockouts(tenant, *, now: datetime | None = None) -> list[Lockout]:
     """The locks in force that concern ``tenant``'s accounts, the longest wait first."""
     counted = _counted(now or timezone.now())
-    mine = counted.filter(username__in=_account_names(tenant))
+    mine = counted.filter(_account_names(tenant))
     found: list[Lockout] = []
     per_account = settings.LOGIN_FAILURE_LIMITS[ACCOUNT]
-    accounts = (
+    accounts = list(
         mine.values("username", "ip_address")
         .annotate(n=Sum("failures_since_start"))
         .filter(n__gte=per_account)
     )
+    names = {row["username"] for row in accounts}
+    players = set(_player_emails(tenant).filter(email__in=names).values_list("email", flat=True))
     for row in accounts:
         rows = counted.filter(username=row["username"], ip_address=row["ip_address"])
-        found.append(_lock("account", rows, row["ip_address"], row["username"]))
+        player = row["username"] in players
+        found.append(_lock("account", rows, row["ip_address"], row["username"], player))
     per_address = settings.LOGIN_FAILURE_LIMITS[ADDRESS]
     addresses = (
         counted.filter(ip_address__in=mine.values("ip_address"))
@@ -127,8 +145,8 @@ def unlock(tenant, *, kind: str, address: str, username: str = "", by, request=N
         attempts = attempts.filter(username=lock.username)
         details = {"kind": kind, "account": lock.username, "address": lock.address}
     else:
-        others = ~Q(username__in=_any_account_names()) | Q(username__isnull=True)
-        attempts = attempts.filter(Q(username__in=_account_names(tenant)) | others)
+        others = ~_account_names() | Q(username__isnull=True)
+        attempts = attempts.filter(_account_names(tenant) | others)
         details = {"kind": kind, "address": lock.address}
     cleared = attempts.delete()[0]
     audit.record(AuditAction.LOGIN_UNLOCKED, request=request, user=by, details=details)

@@ -138,6 +138,10 @@ class AuditAction(models.TextChoices):
     MODERATION_SANCTION = "moderation.sanction", "player suspended or banned"
     MODERATION_LIFTED = "moderation.lifted", "player suspension or ban lifted"
     MODERATION_UNLISTED = "moderation.unlisted", "character unlisted by an operator"
+    PLAN_CREATED = "plan.create", "plan created"
+    PLAN_CHANGED = "plan.update", "plan changed"
+    PLAN_DELETED = "plan.delete", "plan deleted"
+    PLAN_ASSIGNED = "plan.assign", "plan given to a player"
 
 
 class AuditEvent(models.Model):

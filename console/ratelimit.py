@@ -81,6 +81,13 @@ def chat_turn(account: str | None, address: str | None) -> None:
     hit_all((("chat_account", account), ("chat_address", address)))
 
 
+def rest_turn(principal) -> None:
+    """A turn run over REST: bursts per caller, an API token or else a console user."""
+    token, user = getattr(principal, "token", None), getattr(principal, "user", None)
+    who = f"token:{token.pk}" if token is not None else f"user:{user.pk}" if user else None
+    hit_all((("chat_token", who),))
+
+
 def limited(name: str):
     """A page whose POSTs count against limit ``name`` per client address; over it, the
     page answers 429 with ``Retry-After``."""

@@ -431,6 +431,8 @@ RATE_LIMITS = {
     "signup_address": (int(os.environ.get("RATE_SIGNUPS_PER_ADDRESS_HOUR", "10")), 3600),
     "chat_account": (int(os.environ.get("RATE_CHAT_PER_ACCOUNT_10S", "10")), 10),
     "chat_address": (int(os.environ.get("RATE_CHAT_PER_ADDRESS_10S", "60")), 10),
+    # REST turn runs per caller: an API token (or a console user's session).
+    "chat_token": (int(os.environ.get("RATE_CHAT_PER_TOKEN_10S", "60")), 10),
 }
 
 # Login throttling (django-axes, console.throttle): failures within the cool-off that lock

@@ -53,6 +53,7 @@ for _limit in (
     "RATE_SIGNUPS_PER_ADDRESS_HOUR",
     "RATE_CHAT_PER_ACCOUNT_10S",
     "RATE_CHAT_PER_ADDRESS_10S",
+    "RATE_CHAT_PER_TOKEN_10S",
 ):
     os.environ.setdefault(_limit, "0")
 # Prepared worldbook revisions of this run (children share them), gone with the run dir.

@@ -15,6 +15,7 @@ from rest_framework import mixins, serializers
 from rest_framework.decorators import action
 from rest_framework.response import Response
 
+from console import audit
 from console.models import Scope
 from console.serializers import RejectUnknownFields, validated
 from console.viewsets import FilteredList, QueryFilters, TenantGenericViewSet
@@ -94,14 +95,6 @@ class CaseViewSet(
         """Act on the case (audited); the case is closed as dismissed or actioned."""
         case = self.get_object()
         body = validated(ActBody, request)
-        done = services.act(case, body["action"], by=_actor(request.user), request=request,
+        done = services.act(case, body["action"], by=audit.actor(request.user), request=request,
                             reason=body["reason"], hours=body["hours"])  # fmt: skip
         return Response(CaseSerializer(done).data)
-
-
-def _actor(principal):
-    """The console user, or the API token by name and prefix."""
-    if principal.user is not None:
-        return principal.user
-    token = principal.token
-    return f"api token {token.name} ({token.prefix})" if token is not None else "api"

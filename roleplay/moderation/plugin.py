@@ -1,7 +1,9 @@
 """Moderation's turn plug-in: the one hook on every door's turns (socket, REST, auto-mode).
 
 - ``admit``: before anything is stored, a suspended player's turn is refused and the
-  player's message is judged by the tenant's policy (``services.admit``);
+  player's message is judged by the tenant's policy (``services.admit``); a message it
+  warns of goes on, and the player is told with a ``moderation.warning`` (:func:`warning`)
+  before the reply streams;
 - ``after_commit``: the committed reply is judged; a hidden one is taken out of the
   history, and ``turn.completed`` carries no text of it (``message.hidden`` tells every
   socket). The deltas streamed before the check were already sent: a client drops the
@@ -17,7 +19,20 @@ from roleplay.models import TurnKind
 from roleplay.turns import Phase, TurnPlugin
 
 from . import services
-from .engine.rules import hides_reply
+from .engine.rules import Decision, hides_reply
+
+WARNING = "moderation.warning"
+
+
+def warning(decision: Decision) -> dict:
+    """What the player is told of a message the policy let through with a warning."""
+    return {
+        "type": WARNING,
+        "category": decision.category,
+        "categories": list(decision.categories),
+        "message": "Your message was sent, but this community's moderation flagged it "
+        f"({decision.category}). Please keep to the rules.",
+    }
 
 
 @dataclass
@@ -55,8 +70,9 @@ class ModerationPlugin(TurnPlugin):
     def read(self, ctx, conversation) -> None:
         ctx.slot(ReplyCheck).on = ctx.checks_replies  # read with the conversation
 
-    def admit(self, conversation, kind: str, content: str) -> None:
-        services.admit(conversation, content if kind == TurnKind.CHAT else "")
+    def admit(self, conversation, kind: str, content: str) -> list[dict]:
+        decision = services.admit(conversation, content if kind == TurnKind.CHAT else "")
+        return [warning(decision)] if decision is not None else []
 
 
 PLUGIN = ModerationPlugin()

@@ -51,9 +51,7 @@ def set_policy(tenant, *, by=None, request=None, **fields) -> ModerationPolicy:
 
 def _audit(action: str, tenant, by, request, details: dict) -> None:
     """Record ``action``; ``by`` is the console user, or an API token's name (a string)."""
-    user, name = (None, by) if isinstance(by, str) else (by, "")
-    audit.record(action, request=request, user=user, username=name, tenant=tenant,
-                 details=details)  # fmt: skip
+    audit.record_by(action, by, tenant=tenant, request=request, details=details)
 
 
 def _first_error(exc: ValidationError) -> str:
@@ -70,22 +68,23 @@ def judge(policy: ModerationPolicy, text: str) -> engine.Decision:
     return engine.decide(rules, listed, flagged)
 
 
-def admit(conversation, content: str) -> None:
+def admit(conversation, content: str) -> engine.Decision | None:
     """A turn's admission: a suspended or banned player is refused (423
     ``player_suspended``); a message the policy blocks is refused (422 ``input_blocked``)
-    with a redacted record, and one it warns of is recorded and let through."""
+    with a redacted record, and one it warns of is recorded, let through and returned (the
+    player is told: ``plugin.warning``); None when nothing is to be said."""
     sanction, checks_input = selectors.admission(conversation.player_id, conversation.tenant_id)
     if sanction is not None:
         raise PlayerSuspended(message=selectors.describe(sanction),
                               details={"kind": sanction.kind})  # fmt: skip
     if not content or not checks_input:
-        return
+        return None
     policy = selectors.policy(conversation.tenant_id)
     if policy is None or not policy.check_input:
-        return
+        return None
     decision = judge(policy, content)
     if decision.action == "allow":
-        return
+        return None
     blocked = engine.blocks_input(decision)
     _flag(conversation, CaseSource.INPUT, decision, content, keep_excerpt=True,
           action="block_input" if blocked else "warn")  # fmt: skip
@@ -94,6 +93,7 @@ def admit(conversation, content: str) -> None:
             message="this message is not allowed here",
             details={"category": decision.category},
         )
+    return decision
 
 
 def check_reply(conversation, message_id, text: str) -> engine.Decision | None:

@@ -17,6 +17,7 @@ from rest_framework import exceptions, serializers
 from rest_framework.decorators import action
 from rest_framework.response import Response
 
+from console import audit
 from console.models import Scope
 from console.serializers import (
     RejectUnknownFields,
@@ -99,15 +100,28 @@ class PlanViewSet(ServiceWrites):
     serializer_class = PlanSerializer
     required_scope = Scope.ADMIN
     ordering = ("name", "created_at")
-    create_service = services.create_plan
-    update_service = services.update_plan
+
+    def perform_create(self, serializer):
+        serializer.instance = services.create_plan(
+            self.request.tenant, by=self._by(), request=self.request, **serializer.validated_data
+        )
+
+    def perform_update(self, serializer):
+        serializer.instance = services.update_plan(
+            serializer.instance, by=self._by(), request=self.request, **serializer.validated_data
+        )
+
+    def _by(self):
+        return audit.actor(self.request.user)
 
     @extend_schema(parameters=[ReleaseQuerySerializer])
     def destroy(self, request, *args, **kwargs):
         """Delete; 409 ``plan_in_use`` while used, unless ``release``."""
         plan = self.get_object()
         query = validated(ReleaseQuerySerializer, request, request.query_params)
-        services.delete_plan(plan, release=query["release"])
+        services.delete_plan(
+            plan, release=query["release"], by=audit.actor(request.user), request=request
+        )
         return Response(status=204)
 
 
@@ -166,5 +180,7 @@ class PlayerPlanActions:
             if not request.user.has_scope(Scope.ADMIN):
                 raise exceptions.PermissionDenied("giving a plan needs the admin scope")
             body = validated(PlayerPlanBody, request)
-            services.assign_plan(player, body["plan"])
+            services.assign_plan(
+                player, body["plan"], by=audit.actor(request.user), request=request
+            )
         return Response(PlayerPlanSerializer(_player_plan(player)).data)

@@ -1,11 +1,16 @@
 """Writes of plans: create, change and delete a plan, give one to a player, set the default
-of a sign-up route. Every door (console pages, the REST API, ``seed_demo``) comes here."""
+of a sign-up route. Every door (console pages, the REST API, ``seed_demo``) comes here.
+
+Each change of a plan or of a player's plan is audited (``plan.*``), ``by`` the console user
+or the API token's name (``console.audit.actor``); a refused change records nothing."""
 
 from __future__ import annotations
 
 from django.db import IntegrityError, transaction
 
+from console import audit
 from console.failures import Conflict, FieldErrors
+from console.models import AuditAction
 from roleplay.models import ModelConfig
 
 from .errors import PlanInUse
@@ -77,7 +82,12 @@ def _routes(fields: dict) -> list[str] | None:
     return sorted(set(routes))
 
 
-def create_plan(tenant, **fields) -> Plan:
+def _audit(action: str, plan: Plan, by, request, **details) -> None:
+    details = {"plan": str(plan.pk), "name": plan.name, **details}
+    audit.record_by(action, by, tenant=plan.tenant, request=request, details=details)
+
+
+def create_plan(tenant, *, by=None, request=None, **fields) -> Plan:
     """A new plan; a null limit is unlimited, no model configs: all. ``default_for``: the
     routes whose default it becomes."""
     if "name" not in fields:
@@ -90,12 +100,13 @@ def create_plan(tenant, **fields) -> Plan:
             if configs:
                 plan.model_configs.set(configs)
             _make_default(plan, routes)
+            _audit(AuditAction.PLAN_CREATED, plan, by, request, fields=sorted(fields))
     except IntegrityError as exc:
         raise _name_taken() from exc
     return plan
 
 
-def update_plan(plan: Plan, **fields) -> Plan:
+def update_plan(plan: Plan, *, by=None, request=None, **fields) -> Plan:
     """Change a plan's fields (those given); its players get the new limits at once."""
     values, configs = _checked(plan.tenant, fields)
     routes = _routes(fields)
@@ -107,6 +118,7 @@ def update_plan(plan: Plan, **fields) -> Plan:
             if configs is not None:
                 plan.model_configs.set(configs)
             _make_default(plan, routes)
+            _audit(AuditAction.PLAN_CHANGED, plan, by, request, fields=sorted(fields))
     except IntegrityError as exc:
         raise _name_taken() from exc
     return plan
@@ -121,7 +133,7 @@ def _make_default(plan: Plan, routes: list[str] | None) -> None:
         set_default(plan.tenant, route, plan)
 
 
-def delete_plan(plan: Plan, *, release: bool = False) -> None:
+def delete_plan(plan: Plan, *, release: bool = False, by=None, request=None) -> None:
     """Delete a plan; 409 ``plan_in_use`` while players or defaults use it, unless
     ``release`` (its players fall back to their route's default)."""
     with transaction.atomic():
@@ -132,18 +144,25 @@ def delete_plan(plan: Plan, *, release: bool = False) -> None:
                 message="players or sign-up routes use this plan",
                 details={"players": players, "routes": routes},
             )
+        _audit(AuditAction.PLAN_DELETED, plan, by, request, players=players, routes=routes)
         plan.delete()
 
 
-def assign_plan(player, plan: Plan | None) -> None:
+@transaction.atomic
+def assign_plan(player, plan: Plan | None, *, by=None, request=None) -> None:
     """Give ``player`` the plan (None: their route's default again)."""
     if plan is None:
         PlanAssignment.objects.filter(player=player).delete()
-        return
-    if plan.tenant_id != player.tenant_id:
+    elif plan.tenant_id != player.tenant_id:
         raise FieldErrors({"plan": ["a plan of this tenant"]})
-    PlanAssignment.objects.update_or_create(
-        player=player, defaults={"plan": plan, "tenant_id": player.tenant_id}
+    else:
+        PlanAssignment.objects.update_or_create(
+            player=player, defaults={"plan": plan, "tenant_id": player.tenant_id}
+        )
+    details = {"player": str(player.pk), "plan": str(plan.pk) if plan else None,
+               "name": plan.name if plan else None}  # fmt: skip
+    audit.record_by(
+        AuditAction.PLAN_ASSIGNED, by, tenant=player.tenant, request=request, details=details
     )
 
 

@@ -58,7 +58,8 @@ def plans(request):
     """The tenant's plans; POST creates one."""
     form = PlanForm(posted(request), tenant=request.tenant)
     if request.method == "POST":
-        if _save(request, form, lambda values: services.create_plan(request.tenant, **values)):
+        by = {"by": request.user, "request": request}
+        if _save(request, form, lambda data: services.create_plan(request.tenant, **by, **data)):
             flash.success(request, "Plan created.")
             return redirect("plans")
         return _page(request, form=form)
@@ -70,8 +71,9 @@ def plan_edit(request, pk):
     plan = get_scoped_or_404(Plan, request.tenant, pk=pk)
     routes = list(PlanDefault.objects.filter(plan=plan).values_list("route", flat=True))
     form = PlanForm(posted(request), tenant=request.tenant, initial=initial_of(plan, routes))
+    by = {"by": request.user, "request": request}
     if request.method == "POST" and _save(
-        request, form, lambda values: services.update_plan(plan, **values)
+        request, form, lambda values: services.update_plan(plan, **by, **values)
     ):
         flash.success(request, "Plan saved.")
         return redirect("plans")
@@ -83,7 +85,7 @@ def plan_edit(request, pk):
 def plan_delete(request, pk):
     """Delete a plan; its players fall back to their route's default."""
     plan = get_scoped_or_404(Plan, request.tenant, pk=pk)
-    services.delete_plan(plan, release=True)
+    services.delete_plan(plan, release=True, by=request.user, request=request)
     flash.success(request, f"Plan {plan.name} deleted.")
     return redirect("plans")
 
@@ -95,7 +97,9 @@ def plan_assign(request):
     form = AssignForm(request.POST, tenant=request.tenant)
     if not form.is_valid():
         return _page(request, assign_form=form)
-    services.assign_plan(form.cleaned_data["player"], form.cleaned_data["plan"])
+    services.assign_plan(
+        form.cleaned_data["player"], form.cleaned_data["plan"], by=request.user, request=request
+    )
     flash.success(request, "Plan given.")
     return redirect("plans")
 

@@ -70,8 +70,7 @@ def begin_and_load(
     the reply's speaker is chosen first (``groups.speaking.choose``: ``speaker`` forces a
     member by id or name); a refusal there (``speaker_required``...) stores nothing, as
     does one of a plug-in's ``admit`` hooks (moderation, a suspended player)."""
-    for admit in PLUGINS.admitters:
-        admit(conversation, kind, content)
+    warnings = [w for admit in PLUGINS.admitters for w in admit(conversation, kind, content) or ()]
     scripts, grouped = _probe(conversation)
     if scripts and kind == "chat" and content:  # the message as stored (``regex_scripts``)
         active = for_conversation(conversation, persona_for(conversation).name)
@@ -89,6 +88,8 @@ def begin_and_load(
         user_input = content if kind == "chat" else None
         context = load_context(start.turn, user_input, scripts=scripts, group=group)
         context.admission = start.admission
+        if warnings:
+            context.trace["warnings"] = warnings
         return start, context
     except Exception as exc:
         return start, exc

@@ -5,7 +5,10 @@ and implements any of these hooks, each optional:
 
 - ``admit(conversation, kind, content)``: before anything of the turn is stored, on the
   database thread, from every door (socket, REST): raise a coded error to refuse the turn
-  (nothing is stored); ``content`` is what the player sent (``""`` but for ``chat``).
+  (nothing is stored); ``content`` is what the player sent (``""`` but for ``chat``). It
+  may return warnings (events with a ``type``, say ``moderation.warning``) for a turn it
+  lets through: kept in the turn's ``trace["warnings"]``, sent to the conversation's
+  sockets after ``turn.started`` and before the reply streams, and in the REST answer.
 - ``read(ctx, conversation)``: cheap and synchronous, on the database thread that loads the
   context (``context.load_context``); the turn's batched reads go here. Its time is
   ``trace["hooks_ms"]`` under the plug-in's name.
@@ -77,8 +80,9 @@ class TurnPlugin:
     after_commit: ClassVar[Phase | None] = None
     settle: ClassVar[Phase | None] = None
 
-    def admit(self, conversation, kind: str, content: str) -> None:
-        """Refuse the turn before anything is stored by raising a coded error."""
+    def admit(self, conversation, kind: str, content: str) -> list[dict] | None:
+        """Refuse the turn before anything is stored by raising a coded error; or let it
+        through, with warnings for the player (events)."""
 
     def read(self, ctx: TurnContext, conversation) -> None:
         """The turn's reads and what it adds to the context before any phase."""

@@ -306,6 +306,12 @@ def _attempts(result) -> int:
     return getattr(result, "attempts", 1) if result else 0
 
 
+def _warnings(preloaded) -> list[dict]:
+    """The warnings the ``admit`` hooks gave the turn (``turns.plugin``)."""
+    trace = getattr(preloaded, "trace", None)
+    return list(trace.get("warnings", ())) if isinstance(trace, dict) else []
+
+
 def launch(
     turn: Turn, started: dict, preloaded: TurnContext | Exception | None = None
 ) -> asyncio.Task:
@@ -333,6 +339,12 @@ def launch(
             except Exception:  # the turn still runs; only other processes' cancels miss it
                 logger.warning("cancels from other processes cannot reach this turn", exc_info=True)
             await fanout.send(started)
+            for warning in _warnings(preloaded):  # before the reply streams
+                ids = {
+                    "turn_id": started["turn_id"],
+                    "client_message_id": started.get("client_message_id"),
+                }
+                await fanout.send({**warning, **ids})
             await run_turn(turn, emit, cancel, preloaded)
         finally:
             RUNNING.pop(str(turn.id), None)

@@ -299,6 +299,8 @@ const EVENTS = {
     showStatus("A reply was hidden by this community's moderation.");
     resync();
   },
+  // The moderation let the player's message through with a warning: said before the reply.
+  "moderation.warning": (msg) => showStatus(msg.message),
   // Any door changed the history (a rollback, trim or edit through the API, say): read it.
   "history.changed": () => resync(),
   "conversation.updated": function (msg) {

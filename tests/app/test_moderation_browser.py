@@ -1,7 +1,8 @@
 """Moderation as the people involved meet it, in Chromium: a player's message is flagged by
-the tenant's word list (a warning: the turn goes on) and the player reports a reply from the
-chat page; an operator sees both in the console's queue and suspends the player from the
-flag; the player's open chat is closed at once and says why, and the app refuses them."""
+the tenant's word list (a warning: the turn goes on, and the page says so) and the player
+reports a reply from the chat page; an operator sees both in the console's queue and
+suspends the player from the flag; the player's open chat is closed at once and says why,
+and the app refuses them."""
 
 from __future__ import annotations
 
@@ -54,6 +55,8 @@ def test_a_report_leads_to_a_suspension_that_closes_the_open_chat(chat, llm, bro
     page.fill("#input", "Hello, stupid lamp?")
     page.click("#send")
     expect(play.reply.locator(".text")).to_have_text("Something rude, stored.")
+    # The warning the policy gave the message is shown, and stays once the reply is in.
+    expect(page.locator("#play-status")).to_contain_text("moderation flagged it (harassment)")
     play.wait_idle()
 
     play.reload()  # the stored reply, with its Report button

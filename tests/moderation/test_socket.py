@@ -81,6 +81,26 @@ async def test_a_blocked_input_over_the_socket_is_an_error_and_stores_nothing(
     await settle()
 
 
+async def test_a_warned_input_over_the_socket_is_told_before_the_reply_streams(
+    conversation, policy, llm
+):
+    await sync_to_async(policy)(BLOCK_VIOLENCE)
+    comm = await ticket_socket(conversation)
+    frame = {"type": "user_message", "client_message_id": "c1", "content": "buy now, friend"}
+    await comm.send_to(text_data=json.dumps(frame))
+    events = []
+    while not events or events[-1]["type"] not in ("turn.completed", "error"):
+        events.append(json.loads(await comm.receive_from(timeout=10)))
+    kinds = [e["type"] for e in events]
+    assert kinds[:2] == ["turn.started", "moderation.warning"], kinds
+    assert "delta" in kinds and kinds[-1] == "turn.completed"
+    warning = events[1]
+    assert warning["category"] == "spam" and warning["client_message_id"] == "c1"
+    assert warning["turn_id"] == events[0]["turn_id"] and warning["message"]
+    await comm.disconnect()
+    await settle()
+
+
 async def test_a_hidden_reply_over_the_socket_is_announced_and_completes_empty(
     conversation, policy, llm
 ):

@@ -71,10 +71,24 @@ def test_an_endpoint_that_fails_lets_the_text_through(
 
 def test_a_warned_input_goes_on_and_is_recorded(api, conversation, policy):
     policy(BLOCK_VIOLENCE)
-    assert run(api, conversation, "buy now, traveller").status_code == 201
+    response = run(api, conversation, "buy now, traveller")
+    assert response.status_code == 201
     case = Case.objects.get()
     assert (case.action, case.category) == ("warn", "spam")
     assert [m.role for m in messages(conversation)] == ["user", "assistant"]
+    # The answer tells the caller, and so does a repeat of the same client id.
+    (warning,) = response.json()["warnings"]
+    assert warning["type"] == "moderation.warning" and warning["category"] == "spam"
+    assert warning["message"]
+    again = run(api, conversation, "buy now, traveller")
+    assert again.status_code == 200 and again.json()["warnings"] == [warning]
+    assert Turn.objects.get().trace["warnings"] == [warning]
+
+
+def test_an_allowed_input_carries_no_warnings(api, conversation, policy):
+    policy(BLOCK_VIOLENCE)
+    response = run(api, conversation, "good evening")
+    assert response.status_code == 201 and response.json()["warnings"] == []
 
 
 def test_a_hidden_reply_is_stored_hidden_and_not_answered(api, conversation, policy, llm):

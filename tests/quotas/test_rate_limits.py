@@ -8,6 +8,7 @@ import pytest
 from asgiref.sync import sync_to_async
 from django.test import Client
 
+from memory.models import Message
 from roleplay.models import Turn
 from tests.ws.test_chat_socket import connect, receive_until
 
@@ -56,3 +57,24 @@ async def test_a_burst_of_turns_from_one_player_is_refused_with_retry_after(
     count = await sync_to_async(Turn.objects.filter(conversation=conversation).count)()
     assert count == 1
     await comm.disconnect()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_burst_of_rest_turns_from_one_token_is_a_429_that_stores_nothing(
+    api, api_client_for, tenant, conversation, llm, settings
+):
+    settings.RATE_LIMITS = {**settings.RATE_LIMITS, "chat_token": (1, 3600)}
+    path = f"/api/v1/conversations/{conversation.pk}/turns/run"
+    first = api.post(path, {"client_message_id": "t1", "content": "Hi"}, format="json")
+    assert first.status_code == 201, first.content[:300]
+    messages = Message.objects.filter(session_id=str(conversation.pk)).count()
+    over = api.post(path, {"client_message_id": "t2", "content": "Again"}, format="json")
+    assert over.status_code == 429, over.content[:300]
+    assert over.json()["error"]["code"] == "rate_limited"
+    assert 0 < int(over["Retry-After"]) <= 3600
+    assert Turn.objects.filter(conversation=conversation).count() == 1
+    assert Message.objects.filter(session_id=str(conversation.pk)).count() == messages
+    # Another token of the tenant has a window of its own.
+    other = api_client_for(tenant)
+    fresh = other.post(path, {"client_message_id": "t3", "content": "Hi"}, format="json")
+    assert fresh.status_code == 201, fresh.content[:300]

@@ -13,6 +13,7 @@ from rest_framework import serializers
 from rest_framework.decorators import action
 from rest_framework.response import Response
 
+from console import ratelimit
 from console.failures import BadRequest
 from console.idempotency import IDEMPOTENCY_KEY
 from console.serializers import NoBody, RejectUnknownFields, validated
@@ -90,9 +91,20 @@ class DeletedIdsSerializer(serializers.Serializer):
     deleted = serializers.ListField(child=serializers.UUIDField())
 
 
+class TurnWarningSerializer(serializers.Serializer):
+    """What the player is told of a message let through with a warning (the socket's event
+    of the same ``type``, docs/websocket.md)."""
+
+    type = serializers.CharField(help_text="``moderation.warning``")
+    category = serializers.CharField()
+    categories = serializers.ListField(child=serializers.CharField())
+    message = serializers.CharField()
+
+
 class TurnResultSerializer(serializers.Serializer):
     turn = TurnSerializer()
     reply = MessageSerializer(allow_null=True)
+    warnings = TurnWarningSerializer(many=True)
 
 
 def editor_of(request) -> str:
@@ -198,16 +210,24 @@ class MessageActions:
     def run_turn(self, request, pk=None):
         """Run a turn (``chat``, ``regenerate`` or ``continue``) to its end and return it with
         its reply. Idempotent by ``client_message_id``: a repeat returns the earlier turn
-        (200) as it is now; sockets on the conversation see the turn stream as usual."""
+        (200) as it is now; sockets on the conversation see the turn stream as usual.
+        ``warnings``: what the player is told of a message the moderation let through. Bursts
+        per caller (``RATE_CHAT_PER_TOKEN_10S``) are a 429 ``rate_limited`` with
+        ``Retry-After``, nothing stored."""
         conversation = self.get_object()
         body = validated(TurnBody, request)
         if body["kind"] == TurnKind.CHAT and not body["content"].strip():
             raise BadRequest("empty_content", "a chat turn needs content")
+        ratelimit.rest_turn(request.user)
         before = conversation.turns.filter(client_message_id=body["client_message_id"]).exists()
         turn = turns.run_to_end(
             conversation, body["client_message_id"], body["content"], kind=body["kind"],
             speaker=body["speaker"],
         )  # fmt: skip
         reply = Message.objects.filter(tenant=request.tenant, pk=turn.assistant_message_id).first()
-        data = {"turn": TurnSerializer(turn).data, "reply": reply and MessageSerializer(reply).data}
+        data = {
+            "turn": TurnSerializer(turn).data,
+            "reply": reply and MessageSerializer(reply).data,
+            "warnings": (turn.trace or {}).get("warnings", []),
+        }
         return Response(data, status=200 if before else 201)
