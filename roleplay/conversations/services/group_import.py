@@ -160,6 +160,7 @@ def _speakers(chat: ChatFile, group: GroupFile, characters, candidates) -> list[
     by_avatar = dict(zip(group.members, characters, strict=True))
     by_name = {c.name.casefold(): c for c in reversed(characters)}
     names = dict(candidates)
+    others: dict[tuple[str, str], dict] = {}
     out: list[dict | None] = []
     for message in chat.messages:
         if message.role != "assistant":
@@ -171,11 +172,15 @@ def _speakers(chat: ChatFile, group: GroupFile, characters, candidates) -> list[
         if member is not None:
             out.append({"id": str(member.pk), "name": member.name})
             continue
-        former = match_member(message.avatar or message.name, candidates, message.name)
-        if len(former) == 1:  # a character who has left the group
-            out.append({"id": former[0], "name": names[former[0]]})
-        else:
-            out.append({"name": message.name or avatar_stem(message.avatar)})
+        key = (message.avatar, message.name)
+        if key not in others:  # a character who has left the group, once per speaker
+            former = match_member(message.avatar or message.name, candidates, message.name)
+            others[key] = (
+                {"id": former[0], "name": names[former[0]]}
+                if len(former) == 1
+                else {"name": message.name or avatar_stem(message.avatar)}
+            )
+        out.append(others[key])
     return out
 
 
