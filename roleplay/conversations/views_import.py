@@ -18,6 +18,7 @@ from console.services import console_player_external_id, ensure_console_player
 from roleplay.characters.downloads import download
 from roleplay.characters.views import files
 from roleplay.conversations.chat_export import export_chat, export_group
+from roleplay.conversations.chats.errors import ChatFileError
 from roleplay.conversations.chats.group_file import MAX_GROUP_BYTES
 from roleplay.conversations.chats.read import MAX_FILE_BYTES
 from roleplay.conversations.chats.write import FORMATS, SILLYTAVERN
@@ -81,18 +82,12 @@ def conversation_import(request):
         try:
             result = _imported(request.tenant, data, player)
         except DomainError as exc:
-            where = "group" if data["group"] and exc.code in GROUP_CODES else "file"
+            where = "group" if data["group"] and not isinstance(exc, ChatFileError) else "file"
             form.add_error(where, f"{exc.message} ({exc.code})")
         else:
             flash.success(request, _said(result.report, upload.name if upload else ""))
             return redirect("conversation_detail", pk=result.conversation.pk)
     return render(request, "roleplay/conversations/import.html", {"form": form})
-
-
-GROUP_CODES = {
-    "invalid_group_file", "empty_group", "unknown_member", "member_ambiguous",
-    "duplicate_member", "group_full", "invalid_text", "file_too_large",
-}  # fmt: skip
 
 
 def _imported(tenant, data: dict, player):

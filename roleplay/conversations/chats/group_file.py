@@ -23,6 +23,7 @@ import json
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import Any
 
 from console.storable import unstorable_at
@@ -159,7 +160,9 @@ def write_group(group: GroupOut) -> bytes:
         "auto_mode_delay": int(delay) if delay.is_integer() else delay,
         "past_metadata": {},
         "date_added": group.created_ms,
-        "create_date": group.created_ms,
+        "create_date": datetime.fromtimestamp(group.created_ms / 1000, tz=UTC).strftime(
+            "%Y-%m-%d@%Hh%Mm%Ss"
+        ),
         "date_last_chat": group.created_ms,
     }
     return json.dumps(item, ensure_ascii=False, indent=4).encode()

@@ -26,6 +26,7 @@ from django.db import transaction
 from django.db.models import Q
 
 from roleplay.characters.selectors import greeting_choices
+from roleplay.conversations.chats.errors import UNKNOWN_MEMBER, GroupFileInvalid
 from roleplay.conversations.chats.group_file import (
     GroupFile,
     avatar_stem,
@@ -71,8 +72,7 @@ def import_group(
     chat = read_chat(chat_data) if chat_data is not None else None
     candidates = _candidates(tenant, player)
     ids = match_members(group.members, candidates, _hints(chat))
-    found = Character.objects.filter(tenant=tenant, pk__in=ids).defer("avatar")
-    characters = sorted(found, key=lambda c: ids.index(str(c.pk)))
+    characters = _fetched(tenant, group, ids)
     with transaction.atomic():
         note = note_from_metadata(chat.metadata) if chat else None
         conversation = start_conversation(
@@ -111,6 +111,16 @@ def import_group(
     if opening is not None:
         report["greeting_index"] = opening
     return ImportedChat(conversation, report)
+
+
+def _fetched(tenant, group: GroupFile, ids: list[str]) -> list[Character]:
+    """The members' characters in the group's order (one deleted meanwhile is unknown)."""
+    rows = Character.objects.filter(tenant=tenant, pk__in=ids).defer("avatar")
+    found = {str(c.pk): c for c in rows}
+    for ref, pk in zip(group.members, ids, strict=True):
+        if pk not in found:
+            raise GroupFileInvalid(UNKNOWN_MEMBER, f"no character is {ref!r}", {"member": ref})
+    return [found[pk] for pk in ids]
 
 
 def _open(conversation):
