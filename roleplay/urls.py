@@ -60,6 +60,11 @@ urlpatterns = [
         name="conversation_export",
     ),
     path(
+        "console/conversations/<uuid:pk>/export-group/",
+        views_chat_import.conversation_export_group,
+        name="conversation_export_group",
+    ),
+    path(
         "console/conversations/<uuid:pk>/",
         views.conversation_detail,
         name="conversation_detail",

@@ -7,6 +7,7 @@ from roleplay.characters.api.avatars import CharacterAvatarView
 from roleplay.characters.api.card_import import CharacterImportView
 from roleplay.compact.api import CheckpointEditViewSet
 from roleplay.conversations.api.chat_import import ConversationImportView
+from roleplay.conversations.api.group_import import ConversationGroupImportView
 from roleplay.dio.api.conversation import DioSubmitViewSet, DioViewSet
 from roleplay.frontloop.api import VisualWorldViewSet
 from roleplay.moderation.api import CaseViewSet
@@ -55,6 +56,11 @@ urlpatterns = [
     re_path(r"^characters/import/?$", CharacterImportView.as_view(), name="character-import"),
     re_path(
         r"^conversations/import/?$", ConversationImportView.as_view(), name="conversation-import"
+    ),
+    re_path(
+        r"^conversations/import-group/?$",
+        ConversationGroupImportView.as_view(),
+        name="conversation-import-group",
     ),
     re_path(
         r"^characters/(?P<pk>[^/.]+)/avatar/?$",

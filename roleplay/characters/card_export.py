@@ -11,11 +11,10 @@ the avatar, or a plain generated image when there is none. The file is built by 
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 from roleplay.characters.cards.book import merge_books, to_character_book
-from roleplay.characters.cards.build import EXPORT_FORMATS, build_card
+from roleplay.characters.cards.build import EXPORT_FORMATS, build_card, file_stem
 from roleplay.characters.cards.errors import INVALID_EXPORT_FORMAT, CardFailure
 from roleplay.characters.cards.mapping import LIST_FIELDS, TEXT_FIELDS
 from roleplay.characters.downloads import FileOut
@@ -29,7 +28,6 @@ CONTENT_TYPES = {
     "ccv3_json": "application/json",
     "ccv2_json": "application/json",
 }
-_UNSAFE = re.compile(r"[^\w.-]+")
 
 
 def check_format(fmt: str) -> str:
@@ -66,6 +64,5 @@ def export_character(tenant, character: Character, fmt: str) -> FileOut:
     fields["author_note"] = character.author_note
     image = avatar_of(character).data if fmt == "ccv3_png" else None
     data = build_card(fields, fmt, book=character_book(tenant, character), image=image)
-    stem = _UNSAFE.sub("_", character.name).strip("._") or "character"
     suffix = "png" if fmt == "ccv3_png" else "json"
-    return FileOut(data, CONTENT_TYPES[fmt], f"{stem[:80]}.{suffix}")
+    return FileOut(data, CONTENT_TYPES[fmt], f"{file_stem(character.name)}.{suffix}")

@@ -7,7 +7,9 @@ character's openings with the names filled, and the player's name as the convers
 shows it; a group's reply carries its speaker's name (``metadata.speaker``), as
 SillyTavern's group chats do. The file is written by the pure
 ``roleplay.conversations.chats.write``; what ``roleplay.conversations.chats.read`` reads
-back is the same conversation.
+back is the same conversation. A group's reply also carries its speaker's avatar file
+(``original_avatar``), and the group itself goes out as SillyTavern's group file
+(:func:`export_group`, read back by ``services.group_import``).
 """
 
 from __future__ import annotations
@@ -21,14 +23,17 @@ from memory import selectors as message_reads
 from memory.models import MessageAlternative
 from roleplay.characters.downloads import FileOut
 from roleplay.characters.selectors import greeting_choices, greeting_for
+from roleplay.conversations.chats.group_file import GroupOut, avatar_file, write_group
 from roleplay.conversations.chats.names import fill_names
 from roleplay.conversations.chats.notes import metadata_from_note
 from roleplay.conversations.chats.write import CONTENT_TYPES, EXTENSIONS, Chat, Line, write_chat
-from roleplay.models import Conversation
+from roleplay.groups.selectors import members_of
+from roleplay.models import Character, Conversation
 from roleplay.players.selectors import persona_for
 
 ROLES = ("user", "assistant")
 _UNSAFE = re.compile(r"[^\w. -]+")
+_UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
 
 
 def export_chat(tenant, conversation: Conversation, fmt: str) -> FileOut:
@@ -47,6 +52,7 @@ def export_chat(tenant, conversation: Conversation, fmt: str) -> FileOut:
         alternatives[str(message_id)].append(content)
     replies = [m.pk for m in messages if m.role == "assistant"]
     pictures = slots_by_message(tenant, replies) if replies else {}
+    avatars = _avatars(tenant, messages)
     lines = [
         Line(
             role=m.role,
@@ -54,6 +60,7 @@ def export_chat(tenant, conversation: Conversation, fmt: str) -> FileOut:
             sent_ms=m.ts,
             images=_drawn(pictures.get(m.pk, ())),
             name=_speaker_name(m.metadata),
+            avatar=avatars.get(_speaker_id(m.metadata)),
             **_swipes(alternatives.get(str(m.pk), []), m.selected_alternative),
         )
         for m in messages
@@ -73,8 +80,51 @@ def export_chat(tenant, conversation: Conversation, fmt: str) -> FileOut:
         lines=lines,
         metadata=metadata_from_note(conversation.author_note),
     )
-    stem = _UNSAFE.sub("_", f"{character.name} - {conversation.title or 'chat'}").strip()
-    return FileOut(write_chat(chat, fmt), CONTENT_TYPES[fmt], f"{stem[:120]}.{EXTENSIONS[fmt]}")
+    return FileOut(
+        write_chat(chat, fmt), CONTENT_TYPES[fmt], f"{chat_stem(conversation)}.{EXTENSIONS[fmt]}"
+    )
+
+
+def export_group(conversation: Conversation) -> FileOut:
+    """The conversation's group as SillyTavern's ``groups/<id>.json``: its members as avatar
+    files (the conversation's character first), the muted ones disabled, its settings, and
+    the chat :func:`export_chat` writes as its one chat (``chat_id``). A one-character
+    conversation is a group of one."""
+    members = members_of(conversation)
+    avatars = [avatar_file(m.character.name) for m in members]
+    created_ms = int(conversation.created_at.timestamp() * 1000)
+    group = GroupOut(
+        id=str(created_ms),
+        name=conversation.title or ", ".join(m.character.name for m in members),
+        members=tuple(avatars),
+        muted=tuple(a for a, m in zip(avatars, members, strict=True) if m.muted),
+        group_mode=conversation.group_mode,
+        join_cards=conversation.join_cards,
+        auto_delay_ms=conversation.auto_delay_ms,
+        chat_id=chat_stem(conversation),
+        created_ms=created_ms,
+    )
+    stem = _UNSAFE.sub("_", group.name).strip()[:120] or "group"
+    return FileOut(write_group(group), "application/json", f"{stem}.json")
+
+
+def chat_stem(conversation: Conversation) -> str:
+    """The chat file's name without its extension (a SillyTavern group's ``chat_id``)."""
+    title = conversation.title or "chat"
+    return _UNSAFE.sub("_", f"{conversation.character.name} - {title}").strip()[:120]
+
+
+def _avatars(tenant, messages) -> dict[str | None, str]:
+    """Speaker id -> that character's avatar file (``Mira.png``), by its current name."""
+    ids = {sid for m in messages if (sid := _speaker_id(m.metadata))}
+    rows = Character.objects.filter(tenant=tenant, pk__in=ids).values_list("pk", "name")
+    return {str(pk): avatar_file(name) for pk, name in rows} if ids else {}
+
+
+def _speaker_id(metadata) -> str | None:
+    speaker = metadata.get("speaker") if isinstance(metadata, dict) else None
+    found = speaker.get("id") if isinstance(speaker, dict) else None
+    return found if isinstance(found, str) and _UUID.fullmatch(found) else None
 
 
 def _speaker_name(metadata) -> str | None:

@@ -1,6 +1,8 @@
 """Console pages of chat files: one from another tool becomes a new conversation
-(``services.chat_import``, as ``POST /api/v1/conversations/import``), and a conversation
-goes out as one (``chat_export``, as ``GET /api/v1/conversations/{id}/export``)."""
+(``services.chat_import``, as ``POST /api/v1/conversations/import``; with a SillyTavern
+group file, a group conversation: ``services.group_import``, as ``.../import-group``), and
+a conversation goes out as one (``chat_export``, as ``GET /api/v1/conversations/{id}/export``
+and ``.../export-group``)."""
 
 from __future__ import annotations
 
@@ -15,16 +17,20 @@ from console.scoping import get_scoped_or_404, scoped
 from console.services import console_player_external_id, ensure_console_player
 from roleplay.characters.downloads import download
 from roleplay.characters.views import files
-from roleplay.conversations.chat_export import export_chat
+from roleplay.conversations.chat_export import export_chat, export_group
+from roleplay.conversations.chats.errors import ChatFileError
+from roleplay.conversations.chats.group_file import MAX_GROUP_BYTES
 from roleplay.conversations.chats.read import MAX_FILE_BYTES
 from roleplay.conversations.chats.write import FORMATS, SILLYTAVERN
 from roleplay.conversations.services.chat_import import import_chat
+from roleplay.conversations.services.group_import import import_group
 from roleplay.models import Character, Conversation
 
 
 class ChatImportForm(forms.Form):
     file = forms.FileField(
         label="Chat file",
+        required=False,
         widget=forms.ClearableFileInput(attrs={"accept": ".jsonl,.json"}),
         help_text="A SillyTavern chat (.jsonl), an OpenAI message array, a ShareGPT "
         "conversation, an Agnai, RisuAI or CAI Tools chat export, or one row of a "
@@ -32,7 +38,17 @@ class ChatImportForm(forms.Form):
         "at most 32 MiB. Swipes become the replies' alternatives; "
         "hidden and narrator lines are left out.",
     )
-    character = forms.ModelChoiceField(queryset=Character.objects.none())
+    group = forms.FileField(
+        label="SillyTavern group",
+        required=False,
+        widget=forms.ClearableFileInput(attrs={"accept": ".json"}),
+        help_text="A group chat: the group's groups/<id>.json, with its chat file above (or "
+        "alone, for a new chat). Its members are your characters by avatar file or name; "
+        "the first one is the conversation's character.",
+    )
+    character = forms.ModelChoiceField(
+        queryset=Character.objects.none(), required=False, help_text="Not for a group."
+    )
     player = forms.ModelChoiceField(
         queryset=Player.objects.none(),
         required=False,
@@ -46,6 +62,15 @@ class ChatImportForm(forms.Form):
         self.fields["player"].queryset = scoped(Player, tenant).order_by("external_id")
         self.fields["player"].empty_label = me_label
 
+    def clean(self):
+        data = super().clean()
+        if data.get("group"):
+            return data
+        for name in ("file", "character"):
+            if not data.get(name) and name not in self.errors:
+                self.add_error(name, "This field is required.")
+        return data
+
 
 @console_view(read=Role.OPERATOR)
 def conversation_import(request):
@@ -55,28 +80,42 @@ def conversation_import(request):
         data, upload = form.cleaned_data, form.cleaned_data["file"]
         player = data["player"] or ensure_console_player(request.tenant, request.user)
         try:
-            result = import_chat(
-                request.tenant,
-                upload.read(MAX_FILE_BYTES + 1),
-                character=data["character"],
-                player=player,
-                title=data["title"],
-                file_name=upload.name or "",
-            )
+            result = _imported(request.tenant, data, player)
         except DomainError as exc:
-            form.add_error("file", f"{exc.message} ({exc.code})")
+            where = "group" if data["group"] and not isinstance(exc, ChatFileError) else "file"
+            form.add_error(where, f"{exc.message} ({exc.code})")
         else:
-            report = result.report
-            skipped = sum(report["skipped"].values())
-            flash.success(
-                request,
-                f"Imported {report['stored_messages']} messages from {upload.name}"
-                + (f" ({skipped} left out)" if skipped else "")
-                + ("; the first reply is the character's opening." if report["opening"]
-                   == "greeting" else "."),
-            )  # fmt: skip
+            flash.success(request, _said(result.report, upload.name if upload else ""))
             return redirect("conversation_detail", pk=result.conversation.pk)
     return render(request, "roleplay/conversations/import.html", {"form": form})
+
+
+def _imported(tenant, data: dict, player):
+    upload, group = data["file"], data["group"]
+    chat = upload.read(MAX_FILE_BYTES + 1) if upload else None
+    if group:
+        return import_group(
+            tenant, group.read(MAX_GROUP_BYTES + 1), chat, player=player,
+            title=data["title"], file_name=upload.name if upload else "",
+        )  # fmt: skip
+    return import_chat(
+        tenant, chat or b"", character=data["character"], player=player,
+        title=data["title"], file_name=upload.name or "",
+    )  # fmt: skip
+
+
+def _said(report: dict, file_name: str) -> str:
+    members = ", ".join(m["name"] for m in report.get("members", ()))
+    group = f" with {members}" if members else ""
+    if "stored_messages" not in report:
+        return f"Imported the group{group}."
+    skipped = sum(report["skipped"].values())
+    return (
+        f"Imported {report['stored_messages']} messages from {file_name}{group}"
+        + (f" ({skipped} left out)" if skipped else "")
+        + ("; the first reply is the character's opening." if report["opening"] == "greeting"
+           else ".")
+    )  # fmt: skip
 
 
 @console_view()
@@ -88,3 +127,13 @@ def conversation_export(request, pk):
     fmt = request.GET.get("format", SILLYTAVERN)
     chat = export_chat(request.tenant, conversation, fmt if fmt in FORMATS else SILLYTAVERN)
     return download(chat.data, chat.content_type, chat.filename)
+
+
+@console_view()
+def conversation_export_group(request, pk):
+    """The conversation's group as SillyTavern's group file (as the API's ``export-group``)."""
+    conversation = get_scoped_or_404(
+        Conversation.objects.select_related("character"), request.tenant, pk=pk
+    )
+    group = export_group(conversation)
+    return download(group.data, group.content_type, group.filename)

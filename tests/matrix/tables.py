@@ -34,6 +34,7 @@ PK_MODELS = {
     "character_export": Character,
     "character_chat": Character,
     "conversation_export": Conversation,
+    "conversation_export_group": Conversation,
     "conversation_persona": Conversation,
     "conversation_author_note": Conversation,
     "player_personas": Player,

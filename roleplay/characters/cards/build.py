@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import base64
 import json
+import re
 from typing import Any, Literal
 
 from roleplay.characters.cards.images import chunk_bytes
@@ -21,6 +22,13 @@ from worldbook.engine.importers.png import CARD_KEYWORDS, PNG_SIGNATURE, iter_ch
 ExportFormat = Literal["ccv3_png", "ccv3_json", "ccv2_json"]
 EXPORT_FORMATS: tuple[str, ...] = ("ccv3_png", "ccv3_json", "ccv2_json")
 _TEXT_CHUNKS = (b"tEXt", b"zTXt", b"iTXt")
+_UNSAFE = re.compile(r"[^\w.-]+")
+
+
+def file_stem(name: str) -> str:
+    """A card file's name without its extension, from the character's name (what
+    SillyTavern then calls the character's avatar: ``Mira`` is ``Mira.png``)."""
+    return (_UNSAFE.sub("_", name).strip("._") or "character")[:80]
 
 
 def card_json(card: dict[str, Any]) -> bytes:

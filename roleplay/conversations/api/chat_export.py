@@ -1,6 +1,7 @@
 """``GET /api/v1/conversations/{id}/export?format=``: the conversation as a chat file
 (``sillytavern``: SillyTavern's ``.jsonl``, the default; ``openai``: a JSON message array),
-as an attachment (``roleplay.conversations.chat_export``). The import route reads both back."""
+as an attachment (``roleplay.conversations.chat_export``). The import route reads both back.
+``GET .../export-group``: a group conversation's SillyTavern group file."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from rest_framework.renderers import BaseRenderer
 from console.renderers import FastJSONRenderer
 from console.serializers import RejectUnknownFields
 from roleplay.characters.downloads import download
-from roleplay.conversations.chat_export import export_chat
+from roleplay.conversations.chat_export import export_chat, export_group
 from roleplay.conversations.chats.write import FORMATS, SILLYTAVERN
 
 
@@ -29,6 +30,21 @@ class ExportedMessageSerializer(serializers.Serializer):
 
     role = serializers.CharField(help_text="user or assistant")
     content = serializers.CharField(allow_blank=True)
+
+
+class GroupFileSerializer(serializers.Serializer):
+    """SillyTavern's group file (the fields it reads; it keeps more)."""
+
+    id = serializers.CharField()
+    name = serializers.CharField()
+    members = serializers.ListField(child=serializers.CharField(), help_text="avatar files")
+    disabled_members = serializers.ListField(child=serializers.CharField())
+    activation_strategy = serializers.IntegerField(help_text="0 natural 1 list 2 manual 3 pooled")
+    generation_mode = serializers.IntegerField(help_text="0 swap, 1 join the cards")
+    allow_self_responses = serializers.BooleanField()
+    auto_mode_delay = serializers.FloatField(help_text="seconds")
+    chat_id = serializers.CharField()
+    chats = serializers.ListField(child=serializers.CharField())
 
 
 class JSONLinesRenderer(BaseRenderer):
@@ -75,3 +91,18 @@ class ChatExportActions:
         conversation = self.get_object()
         chat = export_chat(request.tenant, conversation, query.validated_data["format"])
         return download(chat.data, chat.content_type, chat.filename)
+
+    @extend_schema(responses={(200, "application/json"): GroupFileSerializer})
+    @action(
+        detail=True,
+        methods=["get"],
+        url_path="export-group",
+        renderer_classes=[FastJSONRenderer],
+        pagination_class=None,
+    )
+    def export_group(self, request, pk=None):
+        """The conversation's group as SillyTavern's ``groups/<id>.json``, beside the chat
+        ``export`` writes (its ``chat_id``); ``import-group`` reads the two back."""
+        conversation = self.get_object()
+        group = export_group(conversation)
+        return download(group.data, group.content_type, group.filename)

@@ -25,6 +25,8 @@ A message keeps its send time when the file gives one (epoch seconds or millisec
 kept as written; empty messages are counted and left out. Limits: :data:`MAX_FILE_BYTES`,
 :data:`MAX_MESSAGES`, :data:`MAX_MESSAGE_CHARS` per message (longer ones are refused, not
 cut) and :data:`MAX_ALTERNATIVES` alternatives per message (the selected one always kept).
+A NUL or a lone surrogate anywhere is refused (``invalid_text``): the database stores
+neither. A group chat's reply keeps its speaker's avatar file (``original_avatar``).
 """
 
 from __future__ import annotations
@@ -36,8 +38,10 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
+from console.storable import unstorable_at
 from roleplay.conversations.chats.errors import (
     EMPTY_CHAT,
+    INVALID_TEXT,
     MESSAGE_TOO_LONG,
     SEVERAL_CONVERSATIONS,
     TOO_MANY_MESSAGES,
@@ -70,6 +74,7 @@ _HEADER_KEYS = {"user_name", "character_name", "create_date", "chat_metadata"}
 _ST_DATE = re.compile(
     r"^(\d{4})-(\d{1,2})-(\d{1,2})\s*@\s*(\d{1,2})h\s*(\d{1,2})m\s*(\d{1,2})s(?:\s*(\d{1,3})ms)?$"
 )
+_SURROGATE = re.compile(r"\\u[dD][89a-fA-F]")
 _HUMAN_DATES = ("%B %d, %Y %I:%M%p", "%B %d, %Y %I:%M %p", "%b %d, %Y %I:%M%p")
 
 
@@ -85,6 +90,7 @@ class ChatMessage:
     alternatives: tuple[str, ...] = ()
     selected: int = 0
     sent_ms: int | None = None
+    avatar: str = ""  # a group chat's reply: its speaker's avatar file (``original_avatar``)
 
 
 @dataclass
@@ -122,6 +128,7 @@ def read_chat(data: bytes) -> ChatFile:
     except UnicodeDecodeError as exc:
         raise ChatFileError(message="the file is not UTF-8 text") from exc
     items = _json_items(text)
+    _check_storable(text, items)
     chat = _read_items(items)
     if not chat.messages:
         raise ChatFileInvalid(EMPTY_CHAT, "the file holds no user or character message")
@@ -159,6 +166,17 @@ def _json_items(text: str) -> list[Any] | dict[str, Any]:
                 message=f"line {number} is not JSON: {reason}", details={"line": number}
             ) from exc
     return items
+
+
+def _check_storable(text: str, items: Any) -> None:
+    """A NUL or a lone surrogate (JSON escapes; the UTF-8 text cannot hold either) is
+    refused (422 ``invalid_text``): the database stores neither. Only a text that spells
+    such an escape is walked."""
+    if "\\u0000" not in text and not _SURROGATE.search(text):
+        return
+    found = unstorable_at(items, "file")
+    if found is not None:
+        raise ChatFileInvalid(INVALID_TEXT, found[1], {"at": found[0]})
 
 
 def _read_items(data: list[Any] | dict[str, Any]) -> ChatFile:
@@ -273,6 +291,7 @@ def _add(chat: ChatFile, number: int, role: str, content: Any, item: dict, extra
             alternatives=alternatives,
             selected=selected,
             sent_ms=sent_ms(item.get("send_date", item.get("timestamp"))),
+            avatar=_name(item.get("original_avatar")) if role == "assistant" else "",
         )
     )
 

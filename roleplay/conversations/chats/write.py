@@ -39,6 +39,8 @@ class Line:
     images: tuple[str, ...] = ()
     # Who spoke a reply when not the chat's character (a group chat's member).
     name: str | None = None
+    # That member's avatar file (``original_avatar``), by which a group chat names it.
+    avatar: str | None = None
 
 
 @dataclass(frozen=True)
@@ -89,6 +91,8 @@ def _sillytavern(chat: Chat) -> list[dict]:
         item = _message(chat, line.role, line.content, line.sent_ms)
         if line.name and line.role != "user":
             item["name"] = line.name
+        if line.avatar and line.role != "user":
+            item["original_avatar"] = line.avatar
         if line.images:
             item["extra"] = {"image": line.images[0], "images": list(line.images)}
         if line.alternatives:

@@ -69,12 +69,12 @@ def import_chat(
             author_note=note,
         )
         messages = list(chat.messages)
-        opening = _opening(chat, conversation)
+        opening = opening_of(chat, conversation)
         # The file's own first message stands: no opening of the character's before it.
         conversation = update_conversation(conversation, greeting_index=opening)
         if opening is not None:
             messages = messages[1:]
-        ids = _write(tenant, conversation, messages)
+        ids = write_messages(tenant, conversation, messages)
         index_on_commit(conversation.pk, ids)
     report = chat.report()
     report["stored_messages"] = len(ids)
@@ -91,14 +91,15 @@ def title_of(file_name: str) -> str:
     return stem[:200] if stem and stem != "upload" else "Imported chat"
 
 
-def _opening(chat: ChatFile, conversation: Conversation) -> int | None:
+def opening_of(chat: ChatFile, conversation: Conversation, character: str = "") -> int | None:
     """The character's opening the file's first reply is, if it comes before any user
-    message; None otherwise."""
+    message; None otherwise. ``character``: the name the file gives the character, when
+    its header does not (a SillyTavern group chat's says ``unused``)."""
     first = chat.messages[0]
     if first.role != "assistant":
         return None
-    user = chat.user_name or persona_for(conversation).name
-    character = chat.character_name or conversation.character.name
+    user = _named(chat.user_name) or persona_for(conversation).name
+    character = character or _named(chat.character_name) or conversation.character.name
     wanted = _plain(first.content)
     for index, text in greeting_choices(conversation.character):
         if _plain(fill_names(text, character=character, user=user)) == wanted:
@@ -106,15 +107,23 @@ def _opening(chat: ChatFile, conversation: Conversation) -> int | None:
     return None
 
 
+def _named(name: str) -> str:
+    return "" if name == "unused" else name
+
+
 def _plain(text: str) -> str:
     return " ".join(text.split())
 
 
-def _write(tenant, conversation: Conversation, messages: list[ChatMessage]) -> list[str]:
-    """Write the messages and their alternatives in two statements; their ids."""
+def write_messages(
+    tenant, conversation: Conversation, messages: list[ChatMessage], speakers=None
+) -> list[str]:
+    """Write the messages and their alternatives in two statements; their ids.
+    ``speakers``: each message's ``metadata.speaker`` (a group's reply), or None."""
     now = timezone.now()
     rows, alternatives = [], []
-    for message, ts in zip(messages, _timestamps(messages), strict=True):
+    speakers = speakers or [None] * len(messages)
+    for message, ts, speaker in zip(messages, _timestamps(messages), speakers, strict=True):
         row = Message(
             tenant=tenant,
             id=uuid.uuid4(),
@@ -122,7 +131,11 @@ def _write(tenant, conversation: Conversation, messages: list[ChatMessage]) -> l
             role=message.role,
             content=message.content,
             status=MessageStatus.COMPLETE,
-            metadata={"imported": True, **({"name": message.name} if message.name else {})},
+            metadata={
+                "imported": True,
+                **({"name": message.name} if message.name else {}),
+                **({"speaker": speaker} if speaker else {}),
+            },
             ts=ts,
             selected_alternative=message.selected,
             created_at=now,
