@@ -10,6 +10,7 @@ const jump = document.getElementById("jump-latest");
 const NEAR_PX = 80; // this close to the bottom counts as reading the latest
 
 let following = true;
+let lastTop = 0; // where this script last left the transcript, or the reader did
 
 function nearBottom() {
   return transcript.scrollHeight - transcript.scrollTop - transcript.clientHeight <= NEAR_PX;
@@ -17,6 +18,13 @@ function nearBottom() {
 
 function bottom() {
   transcript.scrollTop = transcript.scrollHeight;
+  lastTop = transcript.scrollTop;
+}
+
+/** Whether the reader moved up since the last scroll event was handled: a scroll event
+ * comes a frame later, and what arrives in between must not pull them back down. */
+function movedUp() {
+  return transcript.scrollTop < lastTop - 1;
 }
 
 /** Scroll to the newest message and follow from there (on load, after sending). */
@@ -35,6 +43,7 @@ function atTheEnd(record) {
 
 function arrived(records) {
   if (!records.some(atTheEnd)) return;
+  if (following && movedUp()) following = false;
   if (following) bottom();
   else jump.hidden = false;
 }
@@ -44,6 +53,7 @@ export function initScroll() {
     "scroll",
     function () {
       following = nearBottom();
+      lastTop = transcript.scrollTop;
       if (following) jump.hidden = true;
     },
     { passive: true },
