@@ -78,20 +78,26 @@ class ConversationImportView(FileImportView):
                 request.tenant,
                 data,
                 character=given["character"],
-                player=given["player"],
-                persona=given.get("persona"),
-                scenario=given.get("scenario"),
-                title=given.get("title") or "",
-                file_name=name,
+                **options(given, name),
             )
-            body = {
-                "conversation": ConversationSerializer(
-                    result.conversation, context={"request": request}
-                ).data,
-                "report": result.report,
-                "replayed": False,
-            }
-            return body, 201
+            return created(request, result)
 
         fingerprint = {key: str(value) for key, value in fields.items()}
         return self.imported(request, data, fingerprint, work)
+
+
+def created(request, result) -> tuple[dict, int]:
+    """An import's answer (a chat's or a group's): the new conversation and the report."""
+    conversation = ConversationSerializer(result.conversation, context={"request": request})
+    return {"conversation": conversation.data, "report": result.report, "replayed": False}, 201
+
+
+def options(given: dict, file_name: str) -> dict:
+    """The import's options from the form's validated fields (a chat's or a group's)."""
+    return {
+        "player": given["player"],
+        "persona": given.get("persona"),
+        "scenario": given.get("scenario"),
+        "title": given.get("title") or "",
+        "file_name": file_name,
+    }

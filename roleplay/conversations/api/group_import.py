@@ -27,8 +27,9 @@ from roleplay.conversations.api.chat_import import (
     CHAT_UPLOAD,
     ChatImportFields,
     ChatImportSerializer,
+    created,
+    options,
 )
-from roleplay.conversations.api.serializers import ConversationSerializer
 from roleplay.conversations.chats.group_file import MAX_GROUP_BYTES
 from roleplay.conversations.chats.read import MAX_FILE_BYTES
 from roleplay.conversations.services.group_import import import_group
@@ -71,20 +72,9 @@ class ConversationGroupImportView(FileImportView):
                 request.tenant,
                 group,
                 chat,
-                player=given["player"],
-                persona=given.get("persona"),
-                scenario=given.get("scenario"),
-                title=given.get("title") or "",
-                file_name=name,
+                **options(given, name),
             )
-            body = {
-                "conversation": ConversationSerializer(
-                    result.conversation, context={"request": request}
-                ).data,
-                "report": result.report,
-                "replayed": False,
-            }
-            return body, 201
+            return created(request, result)
 
         fingerprint = {key: str(value) for key, value in fields.items()}
         fingerprint["group"] = hashlib.sha256(group).hexdigest()
