@@ -10,6 +10,7 @@ from drf_spectacular.utils import extend_schema
 from rest_framework import serializers, viewsets
 from rest_framework.utils import encoders
 
+from console import audit
 from console.body_limit import BodyLimit
 from console.errors import ApiError, not_found
 from console.idempotency import IDEMPOTENCY_KEY, run_idempotent
@@ -74,6 +75,9 @@ class ServiceWrites(TenantModelViewSet):
     or ``instance.delete()``: the services hold the rules every other door applies too."""
 
     create_service = update_service = delete_service = None
+    # The create and update services audit their writes: they are given ``by`` (the console
+    # user, or the API token's name: ``console.audit.actor``) and the ``request``.
+    audited = False
 
     @extend_schema(parameters=[IDEMPOTENCY_KEY])
     def create(self, request, *args, **kwargs):
@@ -90,13 +94,18 @@ class ServiceWrites(TenantModelViewSet):
 
     def perform_create(self, serializer):
         serializer.instance = type(self).create_service(
-            self.request.tenant, **serializer.validated_data
+            self.request.tenant, **self._who(), **serializer.validated_data
         )
 
     def perform_update(self, serializer):
         serializer.instance = type(self).update_service(
-            serializer.instance, **serializer.validated_data
+            serializer.instance, **self._who(), **serializer.validated_data
         )
+
+    def _who(self) -> dict:
+        if not self.audited:
+            return {}
+        return {"by": audit.actor(self.request.user), "request": self.request}
 
     def perform_destroy(self, instance):
         type(self).delete_service(instance)

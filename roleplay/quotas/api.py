@@ -100,19 +100,9 @@ class PlanViewSet(ServiceWrites):
     serializer_class = PlanSerializer
     required_scope = Scope.ADMIN
     ordering = ("name", "created_at")
-
-    def perform_create(self, serializer):
-        serializer.instance = services.create_plan(
-            self.request.tenant, by=self._by(), request=self.request, **serializer.validated_data
-        )
-
-    def perform_update(self, serializer):
-        serializer.instance = services.update_plan(
-            serializer.instance, by=self._by(), request=self.request, **serializer.validated_data
-        )
-
-    def _by(self):
-        return audit.actor(self.request.user)
+    create_service = services.create_plan
+    update_service = services.update_plan
+    audited = True
 
     @extend_schema(parameters=[ReleaseQuerySerializer])
     def destroy(self, request, *args, **kwargs):
