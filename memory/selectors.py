@@ -46,12 +46,19 @@ _HISTORY_SQL = f"""
     ORDER BY s.pos DESC, m.ts DESC LIMIT %(limit)s
 """
 # The speakers of a session's newest messages (``metadata.speaker``, which the runtime's
-# group chats write on replies): tests/fastpaths/test_turn_reads.py pins it to ``_latest``.
+# group chats write on replies), a fork's ancestors' too, as the history reads them:
+# tests/fastpaths/test_turn_reads.py pins it to ``_latest``.
 _SPEAKERS_SQL = f"""
-    SELECT id, role, content, metadata #>> '{{speaker,id}}', metadata #>> '{{speaker,name}}'
-    FROM {Message._meta.db_table}
-    WHERE tenant_id = %s AND session_id = %s AND NOT archived
-    ORDER BY ts DESC LIMIT %s
+    SELECT m.id, m.role, m.content, m.sid, m.sname FROM ({forks.SEGMENTS_SQL}) s
+    CROSS JOIN LATERAL (
+        SELECT x.id, x.ts, x.role, x.content, x.metadata #>> '{{speaker,id}}' AS sid,
+               x.metadata #>> '{{speaker,name}}' AS sname
+        FROM {Message._meta.db_table} x
+        WHERE x.tenant_id = %(tenant)s AND x.session_id = s.sid AND NOT x.archived
+          AND x.ts <= s.upto
+        ORDER BY x.ts DESC LIMIT %(limit)s
+    ) m
+    ORDER BY s.pos DESC, m.ts DESC LIMIT %(limit)s
 """
 _CHAT_COUNT_SQL = f"""
     SELECT COALESCE(SUM((
@@ -80,7 +87,8 @@ def get_history_speakers(
     """The history as ``(id, role, content, speaker id, speaker name)`` tuples, oldest
     first: who spoke each message, when its ``metadata.speaker`` says (a group chat's
     replies), as text."""
-    with prepared(_SPEAKERS_SQL, [tenant_id, session_id, max(int(limit), 0)]) as cursor:
+    params = {"tenant": tenant_id, "session": session_id, "limit": max(int(limit), 0)}
+    with prepared(_SPEAKERS_SQL, params) as cursor:
         rows = cursor.fetchall()
     rows.reverse()
     return rows

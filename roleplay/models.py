@@ -329,9 +329,11 @@ class Conversation(TenantScopedModel):
     )
     # Group chats (``roleplay.groups``, docs/groups.md): who speaks next, whether every
     # member's card goes into each prompt, and how many replies members give each other
-    # after one (each after ``auto_delay_ms``).
+    # after one (each after ``auto_delay_ms``); with ``allow_self_responses``, a member may
+    # answer its own reply (SillyTavern's "Allow self responses").
     group_mode = models.CharField(max_length=16, choices=GroupMode.choices, default="natural")
     join_cards = models.BooleanField(default=False)
+    allow_self_responses = models.BooleanField(default=False)
     auto_turns = models.PositiveSmallIntegerField(default=0, validators=[MaxValueValidator(10)])
     auto_delay_ms = models.PositiveIntegerField(default=0, validators=[MaxValueValidator(60_000)])
     # A branch: the conversation it was branched from and the message it was branched at;

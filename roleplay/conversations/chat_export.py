@@ -100,6 +100,7 @@ def export_group(conversation: Conversation) -> FileOut:
         muted=tuple(a for a, m in zip(avatars, members, strict=True) if m.muted),
         group_mode=conversation.group_mode,
         join_cards=conversation.join_cards,
+        allow_self_responses=conversation.allow_self_responses,
         auto_delay_ms=conversation.auto_delay_ms,
         chat_id=chat_stem(conversation),
         created_ms=created_ms,

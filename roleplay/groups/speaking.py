@@ -152,6 +152,7 @@ def choose(
         text=text,
         speakers=[line.speaker for line in lines if line.role == "assistant"],
         after_player=after_player,
+        self_responses=conversation.allow_self_responses,
         rng=random.Random(f"{conversation.pk}:{seed}"),
     )
     if chosen is None:

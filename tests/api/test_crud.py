@@ -32,7 +32,7 @@ PERSONA_FIELDS = {
 CONVERSATION_FIELDS = {
     "id", "player", "character", "model_config", "persona", "greeting_index", "greeting", "title",
     "status", "author_note", "scenario", "parent", "fork_message_id", "created_at", "updated_at",
-    "group_mode", "join_cards", "auto_turns", "auto_delay_ms",  # a group's (docs/groups.md)
+    "group_mode", "join_cards", "allow_self_responses", "auto_turns", "auto_delay_ms",  # a group's
 }  # fmt: skip
 
 

@@ -13,7 +13,7 @@ from django.forms.models import model_to_dict
 
 from console.models import Player
 from memory import selectors as message_reads
-from memory.models import Message
+from memory.models import Message, SessionFork
 from roleplay.llm.gateway import resolve_config
 from roleplay.models import Character, Conversation, ModelConfig, Persona, Preset
 from roleplay.players.selectors import ActivePersona, persona_for, persona_from
@@ -217,6 +217,16 @@ def test_history_speakers_equal_the_orm_history(tenant, other_tenant):
         ]
         assert message_reads.get_history_speakers(tenant.pk, "s", limit) == slow
     assert message_reads.get_history_speakers(tenant.pk, "nobody", 10) == []
+    # a branch: the parent's speakers up to the fork point, then its own
+    SessionFork.objects.create(tenant=tenant, session_id="f", ancestors=[["s", 21]])
+    for ts in range(40, 44):
+        _put(tenant, "f", ts, ("user", "assistant")[ts % 2])
+    for limit in (1, 5, 50):
+        slow = [
+            (m.id, m.role, m.content, *_speaker(m))
+            for m in message_reads.get_history(tenant, "f", limit)
+        ]
+        assert message_reads.get_history_speakers(tenant.pk, "f", limit) == slow
 
 
 def _speaker(message):

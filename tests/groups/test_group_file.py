@@ -28,9 +28,10 @@ def test_what_is_written_reads_back(mode, join):
     out = GroupOut(
         id="1", name="The Lighthouse", members=("Mira.png", "Jon.png"), muted=("Jon.png",),
         group_mode=mode, join_cards=join, auto_delay_ms=2500, chat_id="Mira - chat",
-        created_ms=1704103200000,
+        created_ms=1704103200000, allow_self_responses=join,
     )  # fmt: skip
     read = read_group(write_group(out))
+    assert read.allow_self_responses is join
     assert (read.name, read.members, read.muted) == (out.name, out.members, {"Jon.png"})
     assert (read.group_mode, read.join_cards, read.auto_delay_ms) == (mode, join, 2500)
     assert read.chat_id == "Mira - chat" and read.dropped == ()
@@ -38,8 +39,8 @@ def test_what_is_written_reads_back(mode, join):
 
 def test_settings_sillytavern_has_and_we_do_not_are_named():
     read = read_group(group(generation_mode=2, allow_self_responses=True, auto_mode_delay=600))
-    assert read.join_cards and read.auto_delay_ms == 60_000
-    assert read.dropped == ("generation_mode", "allow_self_responses", "auto_mode_delay")
+    assert read.join_cards and read.auto_delay_ms == 60_000 and read.allow_self_responses
+    assert read.dropped == ("generation_mode", "auto_mode_delay")
 
 
 def test_defaults_are_sillytavern_s():

@@ -54,6 +54,23 @@ def test_natural_never_repeats_the_last_speaker_unless_alone():
     assert next_speaker("natural", alone, speakers=["m"], after_player=False, rng=rng()) == "m"
 
 
+def test_self_responses_let_the_last_speaker_answer_its_own_reply():
+    members = [Member("m", "Mira", 0.0), Member("j", "Jon", 0.0)]
+    for mode in ("natural", "pooled"):  # SillyTavern's pooled order ignores the setting
+        picked = {
+            next_speaker(mode, members, text="Mira!", speakers=["j", "m"], after_player=False,
+                         self_responses=True, rng=rng(seed))
+            for seed in range(30)
+        }  # fmt: skip
+        assert picked == ({"m"} if mode == "natural" else {"j"})
+        without = {
+            next_speaker(mode, members, text="Mira!", speakers=["j", "m"], after_player=False,
+                         rng=rng(seed))
+            for seed in range(30)
+        }  # fmt: skip
+        assert without == {"j"}
+
+
 def test_after_the_players_message_the_previous_speaker_may_answer():
     members = [Member("m", "Mira", 0.0), Member("j", "Jon", 0.0)]
     found = next_speaker("natural", members, text="Mira?", speakers=["m"], rng=rng())

@@ -113,11 +113,18 @@ def test_a_group_and_its_chat_become_one_group_conversation(api, player, cast):
 
 def test_export_then_import_gives_the_same_group(api, player, cast):
     first = imported(send(api, player=str(player.pk)))
+    assert first.allow_self_responses is False
+    patched = api.patch(
+        f"/api/v1/conversations/{first.pk}", {"allow_self_responses": True}, format="json"
+    )
+    assert patched.status_code == 200, patched.content
+    first.refresh_from_db()
     group = api.get(f"/api/v1/conversations/{first.pk}/export-group")
     assert group.status_code == 200 and group["Content-Type"].startswith("application/json")
     written = json.loads(group.content)
     assert written["members"] == ["Mira.png", "Jon.png", "Ada.png"]
     assert written["disabled_members"] == ["Ada.png"]
+    assert written["allow_self_responses"] is True
     assert (written["activation_strategy"], written["generation_mode"]) == (1, 1)
     assert written["auto_mode_delay"] == 3 and written["chats"] == [written["chat_id"]]
     chat = api.get(f"/api/v1/conversations/{first.pk}/export")
@@ -129,7 +136,8 @@ def test_export_then_import_gives_the_same_group(api, player, cast):
 
     again = imported(send(api, group.content, chat.content, player=str(player.pk)))
     assert again.pk != first.pk
-    for field in ("character_id", "title", "group_mode", "join_cards", "auto_delay_ms"):
+    fields = ("character_id", "title", "group_mode", "join_cards", "auto_delay_ms")
+    for field in (*fields, "allow_self_responses"):
         assert getattr(again, field) == getattr(first, field), field
     assert again.greeting_index == first.greeting_index == 0
     assert [(m.character.pk, m.muted, m.talkativeness) for m in members_of(again)] == [

@@ -11,10 +11,10 @@ file, ``group chats/<chat_id>.jsonl``), ``chats``, ``fav``, ``avatar_url``,
 
 What a conversation keeps: the members in order (the first is the conversation's
 character), the disabled ones as muted, ``group_mode``, ``join_cards`` (``generation_mode``
-1 or 2) and ``auto_delay_ms`` (the delay, at most a minute). What it does not keep is
-named in :attr:`GroupFile.dropped`: ``allow_self_responses`` true (our rule never lets a
-member answer itself right after), ``generation_mode`` 2 (read as 1), and a delay over a
-minute (cut to one).
+1 or 2), ``allow_self_responses`` and ``auto_delay_ms`` (the delay, at most a minute). What
+it does not keep is named in :attr:`GroupFile.dropped`: ``generation_mode`` 2 (read as 1)
+and a delay over a minute (cut to one). The group's avatar and its other chats are not
+read: a group file comes with the one chat it is imported with.
 """
 
 from __future__ import annotations
@@ -57,6 +57,7 @@ class GroupFile:
     join_cards: bool
     auto_delay_ms: int
     chat_id: str = ""
+    allow_self_responses: bool = False
     dropped: tuple[str, ...] = ()  # settings read but not kept, for the report
 
 
@@ -73,6 +74,7 @@ class GroupOut:
     auto_delay_ms: int
     chat_id: str
     created_ms: int
+    allow_self_responses: bool = False
 
 
 def avatar_file(name: str) -> str:
@@ -124,8 +126,6 @@ def read_group(data: bytes) -> GroupFile:
         raise _field("generation_mode", "is 0, 1 or 2")
     if generation == APPEND_DISABLED:
         dropped.append("generation_mode")
-    if item.get("allow_self_responses") is True:
-        dropped.append("allow_self_responses")
     delay = _delay(item)
     if delay > MAX_DELAY_MS:
         dropped.append("auto_mode_delay")
@@ -137,6 +137,7 @@ def read_group(data: bytes) -> GroupFile:
         join_cards=generation != SWAP,
         auto_delay_ms=min(delay, MAX_DELAY_MS),
         chat_id=_text(item, "chat_id")[:MAX_NAME_CHARS],
+        allow_self_responses=item.get("allow_self_responses") is True,
         dropped=tuple(dropped),
     )
 
@@ -149,7 +150,7 @@ def write_group(group: GroupOut) -> bytes:
         "name": group.name,
         "members": list(group.members),
         "avatar_url": "",
-        "allow_self_responses": False,
+        "allow_self_responses": group.allow_self_responses,
         "activation_strategy": MODES.index(group.group_mode),
         "generation_mode": APPEND if group.join_cards else SWAP,
         "disabled_members": list(group.muted),

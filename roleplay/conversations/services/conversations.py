@@ -42,6 +42,7 @@ CONVERSATION_FIELDS = (
     # a group's settings (``roleplay.groups``)
     "group_mode",
     "join_cards",
+    "allow_self_responses",
     "auto_turns",
     "auto_delay_ms",
 )
@@ -66,8 +67,9 @@ def start_conversation(
     ``selectors.persona_for``); ``greeting_index`` picks the opening: 0 the character's first
     message, n its n-th alternate greeting; ``author_note`` (``prompting.notes``) replaces
     the character's; ``scenario`` replaces the character's default scenario;
-    ``group_settings`` a group's ``group_mode``, ``join_cards``, ``auto_turns``,
-    ``auto_delay_ms`` (``roleplay.groups``; members join through its services)."""
+    ``group_settings`` a group's ``group_mode``, ``join_cards``,
+    ``allow_self_responses``, ``auto_turns``, ``auto_delay_ms`` (``roleplay.groups``;
+    members join through its services)."""
     fields = dict(
         character=character,
         player=player,

@@ -8,7 +8,7 @@ anything is written. The first member is the conversation's character; the other
 through the group's service (``roleplay.groups.services``) in the group's order, the
 disabled ones muted, each as talkative as its card says (SillyTavern keeps
 ``extensions.talkativeness`` on the card). The group's settings become the
-conversation's: ``group_mode``, ``join_cards``, ``auto_delay_ms``.
+conversation's: ``group_mode``, ``join_cards``, ``allow_self_responses``, ``auto_delay_ms``.
 
 Each reply of the chat keeps its speaker as a group turn's reply does
 (``metadata.speaker = {id, name}``): the member its ``original_avatar`` names, else the
@@ -85,6 +85,7 @@ def import_group(
             author_note=note,
             group_mode=group.group_mode,
             join_cards=group.join_cards,
+            allow_self_responses=group.allow_self_responses,
             auto_delay_ms=group.auto_delay_ms,
         )
         _join(conversation, group, characters)
@@ -203,6 +204,7 @@ def _report(group: GroupFile, characters: list[Character]) -> dict:
         ],
         "group_mode": group.group_mode,
         "join_cards": group.join_cards,
+        "allow_self_responses": group.allow_self_responses,
         "auto_delay_ms": group.auto_delay_ms,
         "dropped": list(group.dropped),
     }

@@ -5,7 +5,8 @@ Four modes, as SillyTavern's group chats have them:
 - ``natural``: the members whose names the last message mentions, in order of mention,
   then every member whose talkativeness ``t`` beats a roll (``random() < t``), in shuffled
   order; when nobody is activated, one random member that is talkative at all (else any).
-  The member who spoke last is never chosen again right after itself unless alone.
+  The member who spoke last is never chosen again right after itself unless alone or
+  the group allows self responses (``natural`` only, as in SillyTavern).
 - ``list``: in the members' order, the one after the last speaker.
 - ``manual``: nobody automatically; the player picks (force-talk).
 - ``pooled``: each member speaks once before anyone speaks twice; among those who have
@@ -104,12 +105,15 @@ def next_speaker(
     text: str = "",
     speakers: Sequence[str | None] = (),
     after_player: bool = True,
+    self_responses: bool = False,
     rng: random.Random,
 ) -> str | None:
     """The member who answers next, or None (``manual``, or nobody unmuted). ``text`` is
     the last message, ``speakers`` every reply's speaker so far (oldest first) and
     ``after_player`` whether the last message is the player's (then the previous speaker
-    may answer again: it is not twice in a row)."""
+    may answer again: it is not twice in a row). With ``self_responses`` the previous
+    speaker may answer its own reply too in ``natural`` (SillyTavern's
+    ``allow_self_responses``, which its pooled order ignores as well)."""
     eligible = [m for m in members if not m.muted]
     if mode == "manual" or not eligible:
         return None
@@ -127,7 +131,7 @@ def next_speaker(
         if len(pool) == len(eligible) and len(pool) > 1 and last in pool:
             pool.remove(last)  # a pool just closed: its last speaker does not open the next
         return rng.choice(pool)
-    activated = activate_natural(members, text, banned, rng)
+    activated = activate_natural(members, text, None if self_responses else banned, rng)
     return activated[0] if activated else None
 
 
