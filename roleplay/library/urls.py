@@ -22,6 +22,9 @@ urlpatterns = [
     path("app/chats/", chats.chats, name="app_chats"),
     path(CHAT, chats.chat, name="app_chat"),
     path(CHAT + "read/", chats.read, name="app_chat_read"),
+    path(
+        CHAT + "members/<uuid:character_id>/avatar/", chats.member_avatar, name="app_member_avatar"
+    ),
     path(CHAT + "rename/", chats.rename, name="app_chat_rename"),
     path(CHAT + "archive/", chats.archive, name="app_chat_archive"),
     path(CHAT + "delete/", chats.delete, name="app_chat_delete"),

@@ -4,10 +4,14 @@
 // composer is a force-talk, not a message.
 
 const list = document.getElementById("group-members");
+const play = document.getElementById("play");
 
+/** The avatar URL of member ``id``: the console's member list names the route; the player
+ * app's page (no list) names its own on the play section. */
 function avatarUrl(id) {
-  if (!list) return null;
-  return list.dataset.avatar.replace(list.dataset.avatarOf, id);
+  if (list) return list.dataset.avatar.replace(list.dataset.avatarOf, id);
+  const app = play && play.dataset.memberAvatar;
+  return app ? app.replace(play.dataset.memberAvatarOf, id) : null;
 }
 
 /** Show ``speaker`` ({id, name}) as the author of the reply bubble ``li``. */

@@ -102,3 +102,47 @@ def test_sign_in_search_start_a_chat_stream_and_swipe(player_account, llm, brows
     overflow = page.evaluate("() => document.documentElement.scrollWidth")
     assert overflow <= 360, f"My chats is {overflow} px wide at 360 px"
     assert play.problems() == []
+
+
+def _group_of(account):
+    """A group chat of the player: Mira (listed) and Jon (private: not in the library)."""
+    from roleplay.characters.services.characters import create_character
+    from roleplay.conversations.services.conversations import start_conversation
+    from roleplay.groups.services import add_member
+    from roleplay.models import Character
+
+    mira = Character.objects.get(tenant=account.tenant, name="Mira")
+    jon = create_character(account.tenant, name="Jon", visibility="private")
+    group = start_conversation(
+        account.tenant, character=mira, player=account.player, group_mode="list"
+    )
+    add_member(group, jon)
+    return group, str(jon.pk)
+
+
+def test_a_group_chat_in_the_app_shows_the_speakers_avatar(player_account, llm, browser_page, orm):
+    page = browser_page
+    play = PlayPage(page, None)
+    group, jon = orm(_group_of, player_account)
+    page.goto("/app/login/")
+    page.fill("input[name='email']", player_account.email)
+    page.fill("input[name='password']", PASSWORD)
+    with page.expect_navigation():
+        page.click("form button[type='submit']")
+    page.goto(f"/app/chats/{group.pk}/")
+    play.conversation = group
+    play.wait_connected()
+    llm.enqueue(Reply(content=FIRST, chunks=4, chunk_delay=0.05))
+    page.fill("#input", "/trigger Jon")
+    page.click("#send")  # force-talk: Jon speaks
+    expect(play.reply.locator(".text")).to_have_text(FIRST)
+    expect(play.reply.locator(".who")).to_have_text("Jon")
+    avatar = f"/app/chats/{group.pk}/members/{jon}/avatar/"
+    expect(play.reply.locator("img.msg-avatar")).to_have_attribute("src", avatar)
+    play.wait_idle()
+    play.reload()
+    expect(play.reply.locator("img.msg-avatar")).to_have_attribute("src", avatar)
+    loaded = page.evaluate(
+        "() => [...document.querySelectorAll('img.msg-avatar')].every(i => i.naturalWidth > 0)"
+    )
+    assert loaded and play.problems() == []

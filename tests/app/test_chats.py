@@ -129,3 +129,27 @@ def test_the_chat_page_has_the_players_controls_only(player_client, start):
     assert "msg-branch" not in page
     part = player_client.get(f"/app/chats/{chat.pk}/", {"part": "transcript"})
     assert part.status_code == 200 and b'id="transcript"' in part.content
+
+
+def test_a_group_chat_shows_each_speakers_avatar_from_the_apps_own_route(
+    player_client, other_client, start, make_character
+):
+    from roleplay.groups.services import add_member
+
+    group = start("Mira")
+    jon = make_character("Jon", visibility="private")  # not in the library
+    add_member(group, jon)
+    outsider = make_character("Ada")
+    save_message(
+        group.tenant, group.session_id, role="assistant", content="Jon here.",
+        metadata={"speaker": {"id": str(jon.pk), "name": "Jon"}},
+    )  # fmt: skip
+    page = player_client.get(f"/app/chats/{group.pk}/").content.decode()
+    url = f"/app/chats/{group.pk}/members/{jon.pk}/avatar/"
+    assert f'src="{url}"' in page and "data-member-avatar=" in page
+    assert player_client.get(url).status_code == 200
+    assert player_client.get(f"/app/characters/{jon.pk}/avatar/").status_code == 404
+    assert (
+        player_client.get(f"/app/chats/{group.pk}/members/{outsider.pk}/avatar/").status_code == 404
+    )
+    assert other_client.get(url).status_code == 404

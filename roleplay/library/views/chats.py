@@ -11,14 +11,17 @@ from django.views.decorators.http import require_POST
 
 from console.failures import DomainError
 from roleplay.accounts.access import player_view
-from roleplay.characters.downloads import download
+from roleplay.characters.downloads import download, image_response
+from roleplay.characters.selectors import avatar_of
 from roleplay.conversations.chat_export import export_chat
 from roleplay.conversations.chats.write import SILLYTAVERN
 from roleplay.conversations.services import conversations
 from roleplay.conversations.views_play import TRANSCRIPT_PART, page_context, play_context
+from roleplay.groups.selectors import members_of
 from roleplay.library import selectors, services
 from roleplay.library.forms import RenameForm
-from roleplay.models import ConversationStatus
+from roleplay.library.views.library import is_adult
+from roleplay.models import ContentRating, ConversationStatus
 
 PAGE_SIZE = 30
 
@@ -49,6 +52,19 @@ def chat(request, conversation_id):
     services.mark_read(conversation)
     context.update(page_context(request.tenant, conversation))
     return render(request, "app/play.html", context)
+
+
+@player_view
+def member_avatar(request, conversation_id, character_id):
+    """The avatar of a member of the player's group chat (the speaker of a reply), whether
+    or not the library lists that character; anything else is a 404."""
+    conversation = _mine(request, conversation_id)
+    found = next(
+        (m.character for m in members_of(conversation) if m.character.pk == character_id), None
+    )
+    if found is None or (found.content_rating == ContentRating.NSFW and not is_adult(request)):
+        raise Http404
+    return image_response(request, avatar_of(found))
 
 
 @player_view
