@@ -5,8 +5,8 @@ A chain lives in the process whose socket started its first turn (its turns outl
 socket, as every turn does). It stops at once when the player sends a message or a cancel
 on this process; on any process, a cancelled or failed reply ends it (the chain reads the
 turn's end), and so does a player's message stored meanwhile (the chain goes on only while
-the last message is the reply it followed). Each further turn's client id is
-``auto:<the previous turn's id>``: two processes following the same reply start one turn."""
+the last message is the reply it followed). The rules are ``roleplay.groups.auto``'s, which
+the REST turn's ``auto`` follows too."""
 
 from __future__ import annotations
 
@@ -15,10 +15,9 @@ import logging
 
 from console.db import run_db
 from console.failures import DomainError
-from memory import selectors as message_reads
 from roleplay import turns
-from roleplay.groups.selectors import members_of
-from roleplay.models import Conversation, GroupMode, Turn, TurnKind, TurnStatus
+from roleplay.groups import auto
+from roleplay.models import Conversation, Turn, TurnKind
 from roleplay.turns.priority import STARTS
 
 logger = logging.getLogger(__name__)
@@ -49,39 +48,19 @@ def follow(conversation: Conversation, turn: Turn, generating: asyncio.Task) -> 
     task.add_done_callback(_done)
 
 
-def _settings(conversation_id) -> tuple[Conversation, int] | None:
-    """The conversation as it is now and how many replies may follow (none for a
-    one-character chat or a manual group)."""
-    conversation = Conversation.objects.select_related("tenant", "character").get(
-        pk=conversation_id
-    )
-    if conversation.group_mode == GroupMode.MANUAL or len(members_of(conversation)) < 2:
-        return None
-    return conversation, conversation.auto_turns
-
-
-def _ended(turn: Turn, conversation: Conversation) -> bool:
-    """Whether ``turn`` completed and its reply is still the conversation's last message."""
-    status = Turn.objects.filter(pk=turn.pk).values_list("status", flat=True).first()
-    last = message_reads.last_message(conversation.tenant, conversation.session_id)
-    return (
-        status == TurnStatus.COMPLETE and last is not None and last.id == turn.assistant_message_id
-    )
-
-
 async def _chain(conversation_id, turn: Turn, generating: asyncio.Task) -> None:
     try:
-        found = await run_db(_settings, conversation_id)
+        found = await run_db(auto.chain_settings, conversation_id)
         if found is None:
             return
         conversation, remaining = found
         while remaining > 0:
             await asyncio.wait([generating])  # never cancels the reply itself
-            if not await run_db(_ended, turn, conversation):
+            if not await run_db(auto.may_follow, turn, conversation):
                 return
             if conversation.auto_delay_ms:
                 await asyncio.sleep(conversation.auto_delay_ms / 1000)
-            started = await _next(conversation, f"auto:{turn.id}")
+            started = await _next(conversation, auto.next_client_id(turn))
             if started is None:
                 return
             turn, generating = started

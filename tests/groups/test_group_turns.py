@@ -127,3 +127,40 @@ def test_a_groups_chat_export_names_each_replys_speaker(api, group, jon, llm):
     lines = [json.loads(line) for line in response.content.decode().splitlines() if line]
     replies = [line["name"] for line in lines[1:] if line.get("is_user") is False]
     assert replies[-2:] == ["Jon", "Mira"]
+
+
+def test_rest_auto_mode_runs_the_members_replies_after_the_first(api, group, llm):
+    from roleplay.llm.scripted_server import Reply
+
+    group.group_mode, group.auto_turns, group.auto_delay_ms = "list", 2, 60_000
+    group.save()
+    for text in ("Mira speaks.", "Jon speaks.", "Ada speaks.", "not asked for"):
+        llm.enqueue(Reply(content=text))
+    url = f"/api/v1/conversations/{group.pk}/turns/run"
+    body = {"client_message_id": "a1", "content": "Who keeps the light?", "auto": True}
+    first = api.post(url, body, format="json")
+    assert first.status_code == 201, first.content[:400]
+    data = first.json()
+    assert data["reply"]["content"] == "Mira speaks."
+    chain = [(t["turn"]["client_message_id"], t["reply"]["content"]) for t in data["chain"]]
+    assert chain == [
+        (f"auto:{data['turn']['id']}", "Jon speaks."),
+        (f"auto:{data['chain'][0]['turn']['id']}", "Ada speaks."),
+    ]
+    assert speakers(group) == ["Mira", "Jon", "Ada"]
+    again = api.post(url, body, format="json")  # a repeat walks the same chain, runs nothing
+    assert again.status_code == 200 and again.json()["chain"] == data["chain"]
+    assert speakers(group) == ["Mira", "Jon", "Ada"]
+    plain = api.post(url, {"client_message_id": "a2", "content": "And you?"}, format="json")
+    assert plain.status_code == 201 and plain.json()["chain"] == []
+    assert speakers(group) == ["Mira", "Jon", "Ada", "Mira"]
+
+
+def test_rest_auto_mode_in_a_one_character_chat_or_manual_group_runs_nothing_more(
+    api, conversation, llm
+):
+    conversation.auto_turns = 3
+    conversation.save()
+    url = f"/api/v1/conversations/{conversation.pk}/turns/run"
+    done = api.post(url, {"client_message_id": "o1", "content": "Hi", "auto": True}, format="json")
+    assert done.status_code == 201 and done.json()["chain"] == []

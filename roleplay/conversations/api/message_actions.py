@@ -14,13 +14,14 @@ from rest_framework.decorators import action
 from rest_framework.response import Response
 
 from console import ratelimit
-from console.failures import BadRequest
+from console.failures import BadRequest, DomainError
 from console.idempotency import IDEMPOTENCY_KEY
 from console.serializers import NoBody, RejectUnknownFields, validated
 from memory.models import Message, MessageAlternative
 from roleplay import turns
 from roleplay.conversations.api.serializers import MessageSerializer, TurnSerializer
 from roleplay.conversations.services import conversations, messages
+from roleplay.groups import auto as group_auto
 from roleplay.models import TurnKind
 from roleplay.turns import hub
 
@@ -74,6 +75,13 @@ class TurnBody(RejectUnknownFields, serializers.Serializer):
         help_text="In a group: the member who answers (its character's id or name), "
         "force-talk; else the group's rule chooses",
     )
+    auto = serializers.BooleanField(
+        required=False,
+        default=False,
+        help_text="In a group with ``auto_turns``: after this turn's reply, up to "
+        "``auto_turns`` further members' replies run too (without ``auto_delay_ms``'s pause) "
+        "and come back in ``chain`` (docs/groups.md)",
+    )
 
 
 class AlternativeSerializer(serializers.ModelSerializer):
@@ -101,10 +109,18 @@ class TurnWarningSerializer(serializers.Serializer):
     message = serializers.CharField()
 
 
+class ChainedTurnSerializer(serializers.Serializer):
+    turn = TurnSerializer()
+    reply = MessageSerializer(allow_null=True)
+
+
 class TurnResultSerializer(serializers.Serializer):
     turn = TurnSerializer()
     reply = MessageSerializer(allow_null=True)
     warnings = TurnWarningSerializer(many=True)
+    chain = ChainedTurnSerializer(
+        many=True, help_text="With ``auto``: the members' replies that followed, in order"
+    )
 
 
 def editor_of(request) -> str:
@@ -224,10 +240,42 @@ class MessageActions:
             conversation, body["client_message_id"], body["content"], kind=body["kind"],
             speaker=body["speaker"],
         )  # fmt: skip
-        reply = Message.objects.filter(tenant=request.tenant, pk=turn.assistant_message_id).first()
+        chain = _auto_chain(conversation, turn) if body["auto"] else []
         data = {
-            "turn": TurnSerializer(turn).data,
-            "reply": reply and MessageSerializer(reply).data,
+            **_with_reply(request.tenant, turn),
             "warnings": (turn.trace or {}).get("warnings", []),
+            "chain": [_with_reply(request.tenant, t) for t in chain],
         }
         return Response(data, status=200 if before else 201)
+
+
+def _auto_chain(conversation, turn) -> list:
+    """The REST door's auto-mode after ``turn``: each further member's turn run to its end,
+    one after another, with no pause (a caller has no page to read at a pace), while the
+    group's rules let it follow (``roleplay.groups.auto``); the turns that ran (a repeated
+    call gives the same ones, running nothing). A turn that cannot start (every member
+    muted, a quota) ends the chain, as on the socket."""
+    found = group_auto.chain_settings(conversation.pk)
+    if found is None:
+        return []
+    conversation, remaining = found
+    chain = []
+    while remaining > 0:
+        ran = group_auto.followed_by(turn)  # a repeated call walks the chain it ran
+        if ran is None and not group_auto.may_follow(turn, conversation):
+            break
+        if ran is None:
+            try:
+                ran = turns.run_to_end(
+                    conversation, group_auto.next_client_id(turn), kind=TurnKind.GROUP
+                )
+            except DomainError:
+                break
+        chain.append(ran)
+        turn, remaining = ran, remaining - 1
+    return chain
+
+
+def _with_reply(tenant, turn) -> dict:
+    reply = Message.objects.filter(tenant=tenant, pk=turn.assistant_message_id).first()
+    return {"turn": TurnSerializer(turn).data, "reply": reply and MessageSerializer(reply).data}
