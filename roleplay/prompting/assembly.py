@@ -35,7 +35,7 @@ from datetime import datetime
 from typing import Any
 
 from console.failures import Invalid
-from roleplay.prompting import offered
+from roleplay.prompting import offered, trimming
 from roleplay.prompting import presets as p
 from roleplay.prompting.anchoring import anchor
 from roleplay.prompting.joining import JOIN, join_system, with_turn_context
@@ -113,8 +113,12 @@ class ActorInputs:
     now: datetime | None = None
     seed: str = ""
     # The anchors of the turn before (``anchoring``): its per-turn blocks that did not
-    # change stay where they were. None: anchor nothing (a preview, a first turn).
+    # change stay where they were, and the history starts where it started (``trimming``).
+    # None: anchor nothing (a preview, a first turn).
     anchors: Mapping[str, Any] | None = None
+    # How many stored messages the history read holds at most (0: all of them): a new
+    # start of the history stays well inside it (``trimming``).
+    read_limit: int = 0
 
 
 @dataclass(frozen=True)
@@ -208,7 +212,12 @@ def assemble(
     budget = context_limit - max_output_tokens - SAFETY_MARGIN_TOKENS
     empty = count_messages([])
     history = list(inputs.history)
-    dropped = 0
+    # The cache-aware layout trims with slack and keeps the turn before's start (trimming).
+    cache_aware = preset.layout == "cache_aware"
+    dropped = trimming.start_of(history, inputs.anchors) if cache_aware else 0
+    if cache_aware and dropped == 0:
+        dropped = trimming.read_cap(len(history), inputs.read_limit)
+    cut_before = False
     while True:
         built = _Builder(preset, inputs, history[dropped:]).build()
         capable = set(placement_capabilities(built.layout))
@@ -229,12 +238,14 @@ def assemble(
                 f"- margin {SAFETY_MARGIN_TOKENS})",
                 details={"tokens": tokens, "budget": budget},
             )
-        # Drop just enough of the oldest messages to cover the excess (a message's cost is
-        # additive), then re-check: merged blocks may still move the total a little.
-        excess, cut, oldest = tokens - budget, 0, iter(built.history_costs(count_messages))
-        while dropped < len(history) and cut < excess:
-            cut += next(oldest)
-            dropped += 1
+        # Drop enough of the oldest messages to cover the excess (a message's cost is
+        # additive; the first cut with slack), then re-check: merged blocks may still move
+        # the total a little.
+        costs = built.history_costs(count_messages)
+        step = trimming.cut(costs, tokens - budget, slack=cache_aware and not cut_before)
+        if cache_aware and not cut_before:
+            step = max(step, trimming.read_cap(len(history) - dropped, inputs.read_limit))
+        dropped, cut_before = dropped + step, True
     parts = [
         Part(source, m["role"], cost)
         for m, source, cost in zip(messages, sources, costs, strict=True)
@@ -259,8 +270,14 @@ def assemble(
             placements=late.placements,
         ),
         layout=preset.layout,
-        anchors=built.anchors,
+        anchors=_with_start(built.anchors, history, dropped) if cache_aware else built.anchors,
     )
+
+
+def _with_start(anchors: Mapping[str, Any], history: list, start: int) -> Mapping[str, Any]:
+    """The anchors with where the history started (``trimming``), for the next turn."""
+    mark = trimming.mark(history, start)
+    return {**anchors, trimming.KEY: mark} if mark is not None else anchors
 
 
 def _capability(block: Block) -> str:

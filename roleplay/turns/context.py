@@ -219,6 +219,7 @@ class TurnContext:
             now=timezone.now(),
             seed=str(self.turn.id),
             anchors=self.prompt_anchors,
+            read_limit=HISTORY_LIMIT,
         )
 
     def _history(self) -> list[dict[str, str]]:

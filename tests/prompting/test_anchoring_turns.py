@@ -13,6 +13,7 @@ from asgiref.sync import sync_to_async
 
 from memory import services as message_store
 from roleplay.models import Turn
+from roleplay.prompting import trimming
 from tests.ws.test_chat_socket import connect, receive_until
 from worldbook import services
 from worldbook.engine.schema import BookIn
@@ -69,6 +70,8 @@ async def test_lore_called_up_again_stays_where_it_was(tenant, character, conver
     # stayed where it was, and is sent once.
     assert two[: len(one)] == one and three[: len(two)] == two
     assert sum(LORE in str(m["content"]) for m in three) == 1
-    anchors = [t.trace["prompt"]["anchors"] for t in (first, second, third)]
+    anchors = [dict(t.trace["prompt"]["anchors"]) for t in (first, second, third)]
+    starts = [a.pop(trimming.KEY) for a in anchors]  # where the history started (trimming)
     assert all(len(a) == 1 for a in anchors)
     assert anchors[0] == anchors[1] == anchors[2]  # the same place all along
+    assert starts[0][0] == starts[1][0] == starts[2][0]  # the history kept its start

@@ -19,11 +19,12 @@ from roleplay.prompting.assembly import (
     assemble,
     capabilities,
 )
-from roleplay.prompting.default_preset import default_preset
+from roleplay.prompting.default_preset import default_preset, default_prompt_data
 from roleplay.prompting.presets import LoadedPreset, validate_prompts
 
 CARD = Card(name="Mira", description="Keeper of the lighthouse.", greeting="Hi.")
 PRESET = default_preset()
+CLASSIC = LoadedPreset(tuple(validate_prompts(default_prompt_data("classic"))), name="classic")
 
 
 def history(n: int) -> list[dict]:
@@ -64,16 +65,40 @@ def test_the_default_preset_writes_what_the_actor_wrote():
 
 
 def test_oldest_whole_messages_go_first_and_the_rest_is_kept():
+    """The classic layout drops just enough of the oldest messages."""
     old = history(40)
-    prompt = build(history=old, user_input="Now?", limit=1200, output=200)
+    prompt = build(CLASSIC, history=old, user_input="Now?", limit=1200, output=200)
     assert prompt.dropped_history > 0
     kept = [m["content"] for m in prompt.messages[2:-1]]
     assert kept == [m["content"] for m in old[prompt.dropped_history :]]
     assert prompt.messages[-1]["content"] == "Now?"
     assert prompt.prompt_tokens <= 1200 - 200 - SAFETY_MARGIN_TOKENS == prompt.budget
     # One message fewer dropped would not have fitted.
-    longer = build(history=old[prompt.dropped_history - 1 :], user_input="Now?", limit=10**6)
+    longer = build(
+        CLASSIC, history=old[prompt.dropped_history - 1 :], user_input="Now?", limit=10**6
+    )
     assert longer.prompt_tokens > prompt.budget
+
+
+def test_the_cache_aware_layout_cuts_with_slack_and_keeps_its_start():
+    """A cut frees a quarter of the history beyond the excess, and the next turns start
+    where it started while the history from there fits (``trimming``)."""
+    old = history(40)
+    prompt = build(history=old, user_input="Now?", limit=1200, output=200)
+    just = build(CLASSIC, history=old, user_input="Now?", limit=1200, output=200)
+    assert prompt.dropped_history > just.dropped_history
+    kept = [m["content"] for m in prompt.messages[2:-1]]
+    assert kept == [m["content"] for m in old[prompt.dropped_history :]]
+    assert prompt.prompt_tokens <= prompt.budget - 0.2 * (just.prompt_tokens - 300)
+    # Two more exchanges: the history starts at the same message, the prompt grows.
+    later = old + history(4)
+    again = build(history=later, user_input="And now?", limit=1200, output=200,
+                  anchors=prompt.anchors)  # fmt: skip
+    assert again.messages[2]["content"] == prompt.messages[2]["content"]
+    assert again.prompt_tokens > prompt.prompt_tokens
+    # Without the turn before's start, the same history would be cut anew.
+    fresh = build(history=later, user_input="And now?", limit=1200, output=200)
+    assert fresh.messages[2]["content"] != prompt.messages[2]["content"]
 
 
 def test_overflow_when_even_the_fixed_part_cannot_fit():

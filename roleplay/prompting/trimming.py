@@ -1,0 +1,81 @@
+"""Which stored messages the Actor's prompt keeps when the whole history does not fit, so
+that trimming breaks a model server's prompt cache seldom instead of every turn. Pure.
+
+Dropping just enough of the oldest messages each turn (the rule of most chat front-ends)
+moves the first kept message every turn once the window is full: the prompt then differs
+from the turn before right after the system message, and a server that caches prompts by
+their prefix (llama.cpp, vLLM, hosted APIs) processes the whole history again every turn.
+With the cache-aware layout the prompt trims with slack instead:
+
+- **Keep the start.** The turn before names its first kept message (:data:`KEY` in its
+  anchors). While the history from that message on fits, the prompt starts there again,
+  even when an older message would fit too: the prefix holds.
+- **Cut with room.** When it does not fit (or no start is known: a first turn, a preview,
+  an edit or a compaction that removed that message), the oldest messages are dropped to
+  cover the excess **plus** :data:`SLACK` of the history's tokens, so the next turns fit
+  without another cut. With a history read that stops at ``read_limit`` messages, a new
+  start also keeps at most ``read_limit - read_limit // 5`` of them, so the start stays
+  inside the read for the next turns.
+
+The cost is context: right after a cut the model sees up to a quarter less history than
+the window could hold (docs/prompt.md). The classic layout, whose per-turn blocks break the
+prefix anyway, drops just enough.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+KEY = "@history"  # in the anchors; never a block id (``anchoring`` looks up block ids only)
+SLACK = 0.25  # of the kept history's tokens, freed beyond the excess when a cut is made
+READ_SLACK = 5  # a new start keeps at most read_limit - read_limit // READ_SLACK messages
+
+
+def _digest(message: Mapping[str, Any]) -> str:
+    text = f"{message.get('role')}\x00{message.get('content')}"
+    return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=8).hexdigest()
+
+
+def mark(history: Sequence[Mapping[str, Any]], start: int) -> list[Any] | None:
+    """What the next turn finds this turn's first kept message by: its digest and how many
+    stored messages were kept from it (None: nothing kept)."""
+    if start >= len(history):
+        return None
+    return [_digest(history[start]), len(history) - start]
+
+
+def start_of(history: Sequence[Mapping[str, Any]], anchors: Mapping[str, Any] | None) -> int:
+    """Where the turn before started the history, in this turn's ``history``: the message
+    its mark names, the one nearest where the mark expects it (0: none found)."""
+    given = (anchors or {}).get(KEY)
+    if not isinstance(given, list | tuple) or len(given) != 2:
+        return 0
+    text, kept = given
+    if not isinstance(kept, int) or isinstance(kept, bool) or not isinstance(text, str):
+        return 0
+    expected = len(history) - kept
+    found = [i for i, m in enumerate(history) if _digest(m) == text]
+    if not found:
+        return 0
+    return min(found, key=lambda i: (abs(i - expected), i))
+
+
+def cut(costs: Sequence[int], excess: int, *, slack: bool) -> int:
+    """How many of the oldest messages (``costs``: their tokens, oldest first) to drop to
+    cover ``excess`` tokens, and with ``slack`` :data:`SLACK` of their whole cost too."""
+    wanted = excess + (int(SLACK * sum(costs)) if slack else 0)
+    dropped = freed = 0
+    while dropped < len(costs) and freed < wanted:
+        freed += costs[dropped]
+        dropped += 1
+    return dropped
+
+
+def read_cap(kept: int, read_limit: int) -> int:
+    """How many more of the oldest of ``kept`` messages a new start drops so that it stays
+    inside a history read of ``read_limit`` messages for the next turns (0: no limit)."""
+    if read_limit <= 0 or kept < read_limit:
+        return 0
+    return kept - (read_limit - read_limit // READ_SLACK)

@@ -1,0 +1,53 @@
+"""The history's trimming rule with slack (``roleplay.prompting.trimming``), pure."""
+
+from __future__ import annotations
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from roleplay.prompting import trimming
+
+costs = st.lists(st.integers(min_value=1, max_value=500), max_size=60)
+
+
+@given(costs, st.integers(min_value=1, max_value=20_000), st.booleans())
+def test_a_cut_covers_the_excess_and_with_slack_a_quarter_more(values, excess, slack):
+    dropped = trimming.cut(values, excess, slack=slack)
+    wanted = excess + (int(trimming.SLACK * sum(values)) if slack else 0)
+    assert sum(values[:dropped]) >= wanted or dropped == len(values)
+    assert dropped == 0 or sum(values[: dropped - 1]) < wanted  # never one more than needed
+
+
+def _history(n: int, tag: str = "m") -> list[dict]:
+    return [{"role": ("user", "assistant")[i % 2], "content": f"{tag}{i}"} for i in range(n)]
+
+
+@given(st.integers(1, 80), st.data(), st.integers(0, 10))
+def test_the_next_turn_finds_where_this_one_started(n, data, more):
+    history = _history(n)
+    start = data.draw(st.integers(0, n - 1))
+    mark = trimming.mark(history, start)
+    later = history + _history(more, "new")
+    assert trimming.start_of(later, {trimming.KEY: mark}) == start
+
+
+def test_a_start_that_left_the_history_or_a_broken_mark_starts_at_zero():
+    history = _history(6)
+    gone = trimming.mark(_history(3, "old"), 0)
+    assert trimming.start_of(history, {trimming.KEY: gone}) == 0
+    for broken in (None, {}, {trimming.KEY: "x"}, {trimming.KEY: [1, 2]},
+                   {trimming.KEY: ["abc", True]}, {trimming.KEY: ["a", 1, 2]}):  # fmt: skip
+        assert trimming.start_of(history, broken) == 0
+    assert trimming.mark(history, 6) is None
+
+
+def test_repeated_messages_resolve_to_the_one_nearest_where_the_mark_expects_it():
+    history = [{"role": "user", "content": "ok"}] * 10
+    mark = trimming.mark(history, 6)  # 4 kept
+    assert trimming.start_of(history + [{"role": "assistant", "content": "x"}] * 2,
+                             {trimming.KEY: mark}) == 8  # fmt: skip
+
+
+def test_a_full_read_keeps_a_new_start_well_inside_it():
+    assert trimming.read_cap(150, 200) == 0 and trimming.read_cap(200, 0) == 0
+    assert trimming.read_cap(200, 200) == 40 and trimming.read_cap(190, 200) == 0
