@@ -156,7 +156,7 @@ HOSTILE = {
     "nested loops": "{% for a in range(99999) %}{% for b in range(99999) %}{% endfor %}"
     "{% endfor %}",
     "a huge repeat": "{{ 'x' * 1000000000 }}",
-    "a huge power": "{{ 2 ** 10 ** 10 }}",
+    "a huge power": "{{ 9 ** (9 ** 9) }}",
     "endless recursion": "{% macro f(n) %}{{ f(n) }}{% endmacro %}{{ f(1) }}",
     "a huge output": "{% for a in range(99999) %}{{ messages|tojson }}{% endfor %}",
     "doubling with ~": "{% set ns = namespace(s='x') %}{% for a in range(99) %}"
@@ -172,6 +172,7 @@ HOSTILE = {
     "a wide format": "{{ '{:>999999999}'.format(1) }}",
     "a wide %": "{{ '%999999999s' % 1 }}",
     "a wide format filter": "{{ '%-999999999s'|format(1) }}",
+    "a wide % from its values": "{{ '%*s' % (999999999, 1) }}",
 }
 
 
@@ -192,3 +193,17 @@ def test_the_template_globals_and_filters_of_hugging_face():
     text = render_prompt(checked(JinjaTemplate(source, bos_token="<b>")),
                          [{"role": "user", "content": "héllo"}])  # fmt: skip
     assert text == '<b>{"role": "user", "content": "héllo"}4'
+
+
+def test_big_numbers_may_be_joined_and_shown():
+    source = (
+        "{{ 'id-' ~ 123456789 }} {{ '%d'|format(123456789) }}{{ messages|length }}"
+        "{{ ' {}'.format(123456789) }} {{ 1000 * 1000 }} {{ 2 ** 64 }}"
+    )
+    with pytest.raises(TemplateError, match="a number above"):
+        checked(JinjaTemplate("{{ '%*s'|format(999999999, 1) }}"))
+    with pytest.raises(TemplateError, match="a number above"):
+        checked(JinjaTemplate("{{ '{:>{}}'.format(1, 999999999) }}"))
+    assert render_prompt(checked(JinjaTemplate(source)), CHAT) == (
+        "id-123456789 1234567894 123456789 1000000 18446744073709551616"
+    )

@@ -21,6 +21,7 @@ from __future__ import annotations
 import contextvars
 import functools
 import json
+import math
 import re
 from collections.abc import Iterable, Iterator
 from datetime import datetime
@@ -36,10 +37,11 @@ MAX_STEPS = 200_000
 MAX_OUTPUT_CHARS = 2_000_000
 MAX_REPEAT_CHARS = 100_000
 MAX_VALUE_CHARS = 1_000_000
-MAX_POWER = 10**12
+MAX_POWER_DIGITS = 100
 _COUNTED = "__counted_loop__"
 _CONCAT = "__checked_concat__"
 # A %-format or str.format width or precision of a million or more.
+_NESTED = re.compile(r"\{[^{}]*\{")
 _WIDE = re.compile(r"(%(\([^)]*\))?|\{[^{}]*:)[^\d{}%]{0,6}\d{6,}")
 
 
@@ -155,9 +157,12 @@ def _concat(*parts: Any) -> str:
 def _checked_filter(name: str, function: Any) -> Any:
     @functools.wraps(function)
     def checked(*args: Any, **kwargs: Any) -> Any:
-        _arguments(args[1:], kwargs)
         if name == "format" and args:
-            _format_string(args[0])
+            _format_string(args[0])  # its numbers are shown, not widths, unless it says *
+            if isinstance(args[0], str) and "*" in args[0]:
+                _arguments(args[1:], kwargs)
+        else:
+            _arguments(args[1:], kwargs)
         if name == "replace":
             _replacing(args[-3:] if len(args) > 3 else args)
         return _made(function(*args, **kwargs))
@@ -166,7 +171,7 @@ def _checked_filter(name: str, function: Any) -> Any:
 
 
 class ChatTemplateEnvironment(ImmutableSandboxedEnvironment):
-    """The sandbox with its loops counted, its calls counted and ``*``/``**`` checked."""
+    """The sandbox with its loops and calls counted and its operators checked (module doc)."""
 
     intercepted_binops = frozenset(["*", "**", "+", "%"])
 
@@ -191,7 +196,11 @@ class ChatTemplateEnvironment(ImmutableSandboxedEnvironment):
 
     def call(__self, __context: Any, __obj: Any, *args: Any, **kwargs: Any) -> Any:  # noqa: N805
         _spend()
-        if __obj is not _Counted:
+        fmt = getattr(getattr(__obj, "__wrapped__", None), "__self__", None)
+        if isinstance(fmt, str) and getattr(__obj, "__name__", "") in ("format", "format_map"):
+            if _NESTED.search(fmt):  # a width taken from the arguments: '{:>{}}'
+                _arguments(args, kwargs)
+        elif __obj is not _Counted and __obj is not _concat:
             _arguments(args, kwargs)
         if getattr(__obj, "__name__", "") == "replace":
             _replacing((getattr(__obj, "__self__", None), *args))
@@ -209,12 +218,15 @@ class ChatTemplateEnvironment(ImmutableSandboxedEnvironment):
                 raise RenderLimit(f"a sum longer than {MAX_VALUE_CHARS}")
         elif operator == "%":
             _format_string(left)
+            if isinstance(left, str) and "*" in left:  # widths taken from the values
+                _arguments(right if isinstance(right, tuple) else (right,), {})
         elif operator == "*":
             for one, other in ((left, right), (right, left)):
-                if isinstance(other, int) and _size(one) * other > MAX_REPEAT_CHARS:
-                    raise RenderLimit(f"a repeated value longer than {MAX_REPEAT_CHARS}")
+                if isinstance(one, str | list | tuple) and isinstance(other, int):
+                    if len(one) * other > MAX_REPEAT_CHARS:
+                        raise RenderLimit(f"a repeated value longer than {MAX_REPEAT_CHARS}")
         elif isinstance(left, int | float) and isinstance(right, int | float):
-            if abs(right) > 64 or abs(left) ** min(abs(right), 64) > MAX_POWER:
+            if abs(left) > 1 and abs(right) * math.log10(abs(left)) > MAX_POWER_DIGITS:
                 raise RenderLimit("a power too large")
         return super().call_binop(context, operator, left, right)
 
