@@ -167,8 +167,9 @@ class ModelConfigForm(forms.ModelForm):
             "extra's prompt_cache_mb. Hosted hints such as prompt_cache_key go in extra.",
             "wire": "Text-completion servers only: the API the server speaks.",
             "instruct_template": "Text-completion servers only: a built-in (chatml, alpaca, "
-            "llama3, mistral_v7, gemma2) or the name of a template imported under Model "
-            "configs → Instruct templates. Empty: ChatML.",
+            "llama3, mistral_v7, gemma2), gguf (the bundled model's own chat template) or the "
+            "name of a template imported under Model configs → Instruct templates (a "
+            "SillyTavern file or a tokenizer_config.json). Empty: ChatML.",
         }
 
     def __init__(self, *args, tenant, **kwargs):

@@ -11,6 +11,11 @@ from .engine.samplers import SAMPLER_NAMES
 
 # The model config's text-completion fields that REST and the console write.
 TEXT_COMPLETION_FIELDS = ("wire", "instruct_template", *SAMPLER_NAMES)
+# ``instruct_template`` naming the model's own Jinja chat template, read from the bundled
+# model's GGUF file when the config is saved.
+OWN_TEMPLATE = "gguf"
+# Names an imported template cannot take: the built-ins' keys and the model's own.
+RESERVED_NAMES = (*BUILTIN_TEMPLATES, OWN_TEMPLATE)
 
 
 def text_completion_settings(config: Any) -> dict[str, Any]:
@@ -28,7 +33,7 @@ def text_completion_settings(config: Any) -> dict[str, Any]:
 
 def template_body(name: str, stored: dict[str, Any] | None) -> dict[str, Any]:
     """The template to render with: a built-in's by its key (empty name: ChatML), else the
-    imported one's copy kept on the config."""
+    copy kept on the config (an imported template's, or the model's own ``{"jinja": ...}``)."""
     builtin = BUILTIN_TEMPLATES.get(name or "chatml")
     if builtin is not None:
         return {"instruct": builtin.to_dict(), "context": None}

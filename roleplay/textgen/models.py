@@ -59,14 +59,25 @@ class TextCompletionFields(models.Model):
         abstract = True
 
 
+class TemplateKind(models.TextChoices):
+    SILLYTAVERN = "sillytavern", "SillyTavern instruct/context template"
+    JINJA = "jinja", "The model's own Jinja chat template"
+
+
 class InstructTemplate(TenantScopedModel):
-    """A SillyTavern instruct template and/or context template the tenant imported, in the
-    engine's checked shape (``engine.InstructTemplate.to_dict()``); a config names it."""
+    """A template the tenant imported, in the engine's checked shape: a SillyTavern instruct
+    and/or context template (``engine.InstructTemplate.to_dict()``), or a model's own Jinja
+    chat template from a ``tokenizer_config.json`` (``engine.JinjaTemplate.to_dict()``, kind
+    ``jinja``); a config names it."""
 
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
     name = models.CharField(max_length=100)
+    kind = models.CharField(
+        max_length=16, choices=TemplateKind.choices, default=TemplateKind.SILLYTAVERN
+    )
     instruct = models.JSONField(null=True, blank=True)
     context = models.JSONField(null=True, blank=True)
+    jinja = models.JSONField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 

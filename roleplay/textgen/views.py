@@ -1,5 +1,6 @@
 """Console pages of instruct templates: the built-ins and the tenant's imported ones on one
-page, with the import form (a SillyTavern file uploaded, or its JSON pasted), and delete."""
+page, with the import form (a SillyTavern file or a model's ``tokenizer_config.json``
+uploaded, or its JSON pasted), and delete."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from console.models import Role
 from console.scoping import get_scoped_or_404, scoped
 
 from . import services
+from .configs import OWN_TEMPLATE
 from .engine import BUILTIN_TEMPLATES
 from .errors import TemplateRefused
 from .models import InstructTemplate
@@ -25,7 +27,8 @@ LIST_URL = "/console/models/templates/"
 class ImportTemplateForm(forms.Form):
     file = forms.FileField(
         required=False,
-        help_text="A SillyTavern instruct or context template (.json), or a master export.",
+        help_text="A SillyTavern instruct or context template (.json), a master export, or a "
+        "model's tokenizer_config.json (its Jinja chat_template).",
         widget=forms.ClearableFileInput(attrs={"accept": "application/json,.json"}),
     )
     text = forms.CharField(
@@ -74,7 +77,8 @@ def template_list(request):
             return redirect(LIST_URL)
     context = {
         "form": form,
-        "builtins": [(key, t.name) for key, t in BUILTIN_TEMPLATES.items()],
+        "builtins": [(key, t.name) for key, t in BUILTIN_TEMPLATES.items()]
+        + [(OWN_TEMPLATE, "The bundled model's own chat template, read from its GGUF file")],
         "templates": scoped(InstructTemplate, request.tenant).order_by("name"),
     }
     status = 422 if request.method == "POST" else 200

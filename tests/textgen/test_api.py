@@ -135,7 +135,8 @@ JSON = st.recursive(
     max_leaves=10,
 )
 KEYS = st.sampled_from(["input_sequence", "output_sequence", "story_string", "wrap", "name",
-                        "instruct", "context", "names_behavior"])  # fmt: skip
+                        "instruct", "context", "names_behavior", "chat_template",
+                        "eos_token"])  # fmt: skip
 
 
 @pytest.mark.django_db

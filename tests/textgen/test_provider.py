@@ -1,16 +1,19 @@
 """The text-completion provider against the scripted server's KoboldCpp, llama.cpp and
-OpenAI-completions routes: the rendered prompt, stops and samplers the server received,
+OpenAI-completions routes: the rendered prompt (through an instruct template or the model's
+own Jinja template), stops and samplers the server received,
 streamed tokens, the local stop cut, and the chat provider's errors, retries and cancel."""
 
 from __future__ import annotations
 
 import asyncio
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
 from roleplay.llm.errors import (
     ModelAuthError,
+    ModelBadRequest,
     ModelBadResponse,
     ModelCancelled,
     ModelContextExceeded,
@@ -175,3 +178,29 @@ def test_a_continue_sends_the_reply_so_far_without_a_new_turn(server):
     request = ModelRequest(messages, continue_final_message=True, char_name="A", user_name="U")
     asyncio.run(client(server, "llamacpp").complete(request))
     assert server.requests[0]["prompt"].endswith("<|im_start|>assistant\nAnd so")
+
+
+def test_a_jinja_template_renders_the_prompt_the_llamacpp_server_receives(server):
+    source = (Path(__file__).parent / "chat_templates" / "gemma2.jinja").read_text()
+    body = {"jinja": {"template": source, "bos_token": "<bos>", "eos_token": "<eos>"}}
+    config = ProviderConfig(provider="text_completion", model="m", base_url=server.root_url,
+                            timeout_ms=5000, wire="llamacpp", template=body)  # fmt: skip
+    server.enqueue(Reply(content="Hello, Ann.<end_of_turn>\n<start_of_turn>user\n", chunks=5))
+    deltas, done = asyncio.run(collect(ModelClient(build_provider(config))))
+    assert "".join(deltas) == "Hello, Ann." and done.result.finish_reason == "stop"
+    (sent,) = server.requests
+    assert sent["path"] == "/completion"
+    assert sent["prompt"] == (
+        "<bos><start_of_turn>user\nYou are Alice.\n\nHi<end_of_turn>\n<start_of_turn>model\n"
+    )
+    assert sent["stop"] == ["<eos>", "<end_of_turn>", "\nAnn:"]
+
+
+def test_a_chat_the_jinja_template_still_refuses_is_a_bad_request(server):
+    body = {"jinja": {"template": "{% if 'Hi' in messages[-1].content %}"
+                                  "{{ raise_exception('no greetings') }}{% endif %}"}}  # fmt: skip
+    config = ProviderConfig(provider="text_completion", model="m", base_url=server.root_url,
+                            timeout_ms=5000, wire="llamacpp", template=body)  # fmt: skip
+    with pytest.raises(ModelBadRequest, match="refused the chat: no greetings"):
+        asyncio.run(collect(ModelClient(build_provider(config), retry_base_delay=0.001)))
+    assert server.requests == []

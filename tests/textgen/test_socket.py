@@ -1,9 +1,12 @@
 """A chat turn over the socket on text-completion servers: a KoboldCpp-shaped and a
 llama.cpp-``/completion``-shaped scripted server stream the reply token by token, and the
-request each received carries the prompt rendered through the config's instruct template, its
+request each received carries the prompt rendered through the config's instruct template (or
+the model's own Jinja chat template, imported over REST), its
 stop strings and its samplers under the server's own names."""
 
 from __future__ import annotations
+
+from pathlib import Path
 
 import pytest
 from asgiref.sync import sync_to_async
@@ -94,3 +97,30 @@ async def test_a_server_error_is_the_chat_turns_coded_error(conversation, model_
     events = await until_failed(conversation, "Hello?")
     failed = [e for e in events if e["type"] in ("turn.failed", "error")]
     assert failed and "model_auth_error" in str(failed[-1])
+
+
+async def test_a_llamacpp_server_streams_a_turn_rendered_by_the_models_own_template(
+    conversation, model_config, llm, api_client_for, tenant
+):
+    source = (Path(__file__).parent / "chat_templates" / "gemma3.jinja").read_text()
+    file = {"chat_template": source, "bos_token": "<bos>", "eos_token": "<eos>"}
+    api = await sync_to_async(api_client_for)(tenant)
+    response = await sync_to_async(api.post)(
+        "/api/v1/instruct-templates/", {"name": "Gemma 3", "file": file}, format="json"
+    )
+    assert response.status_code == 201, response.content
+    await text_completion(model_config, llm, wire="llamacpp", instruct_template="Gemma 3")
+    llm.enqueue(Reply(content="Since dusk.<end_of_turn>\n<start_of_turn>user\nNo", chunks=4))
+    events = await turn(conversation, "Is the lamp lit?")
+    assert "".join(e["text"] for e in events if e["type"] == "delta") == "Since dusk."
+    (sent,) = llm.requests
+    prompt = sent["prompt"]
+    assert sent["path"] == "/completion"
+    # Gemma takes no system message: it opens the first user turn.
+    assert prompt.startswith("<bos><start_of_turn>user\n") and prompt.count("<bos>") == 1
+    assert "Is the lamp lit?<end_of_turn>\n" in prompt and "<start_of_turn>system" not in prompt
+    assert prompt.endswith("<start_of_turn>model\n")
+    assert sent["stop"][:2] == ["<eos>", "<end_of_turn>"]
+    assert await stored(conversation) == [
+        ("user", "Is the lamp lit?"), ("assistant", "Since dusk."),
+    ]  # fmt: skip

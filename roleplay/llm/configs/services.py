@@ -12,6 +12,7 @@ from __future__ import annotations
 from django.db import transaction
 
 from console.models import Tenant
+from roleplay.llm.bundled import bundled_model_path
 from roleplay.models import ModelConfig, Provider
 from roleplay.services import rows
 from roleplay.textgen.configs import TEXT_COMPLETION_FIELDS
@@ -71,7 +72,7 @@ def _save(config: ModelConfig, fields: dict, *, update: bool) -> None:
         fields["extra"] = {}
     rows.write(
         config,
-        with_template_body(config, fields),
+        with_template_body(config, fields, model_file=bundled_model_path),
         allowed=(*MODEL_CONFIG_FIELDS, "template_body"),
         related=("preset",),
         update=update,

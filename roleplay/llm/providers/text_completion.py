@@ -1,5 +1,6 @@
 """Provider for text-completion servers: the chat prompt rendered to one text through the
-config's instruct template (``roleplay.textgen.engine``) and sent to KoboldCpp, llama.cpp's
+config's instruct template or the model's own Jinja chat template
+(``roleplay.textgen.engine``) and sent to KoboldCpp, llama.cpp's
 ``/completion`` or an OpenAI ``/v1/completions`` server (``text_wires``), streamed token by
 token.
 
@@ -26,13 +27,14 @@ from roleplay.textgen.engine import (
     ContextTemplate,
     InstructTemplate,
     StopCutter,
+    jinja,
     parse_context,
     parse_instruct,
     render_prompt,
     stop_strings,
 )
 
-from ..errors import ModelBadResponse, ModelError, ModelTimeout
+from ..errors import ModelBadRequest, ModelBadResponse, ModelError, ModelTimeout
 from ..provider import Interruptible, Provider, await_or_cancel
 from ..reasoning import StreamFilter, strip_reasoning
 from ..types import (
@@ -70,6 +72,8 @@ class TextCompletionProvider(Provider):
         super().__init__(config)
         if config.wire not in ("koboldcpp", "llamacpp", "openai_completions"):
             raise ValueError(f"unknown text-completion wire {config.wire!r}")
+        own = (config.template or {}).get("jinja")
+        self.jinja = jinja.from_dict(own) if isinstance(own, dict) else None
         self.instruct, self.context = templates(config)
         self._clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, httpx2.AsyncClient]
         self._clients = weakref.WeakKeyDictionary()
@@ -94,11 +98,26 @@ class TextCompletionProvider(Provider):
     def prompt(self, request: ModelRequest) -> tuple[str, list[str]]:
         """The rendered prompt and the stop strings of ``request``."""
         names = {"char_name": request.char_name or "", "user_name": request.user_name or ""}
+        if self.jinja is not None:
+            return self._jinja_prompt(request, names)
         text = render_prompt(
             request.messages, self.instruct, context=self.context,
             continue_final=request.continue_final_message, **names,
         )  # fmt: skip
         return text, stop_strings(self.instruct, context=self.context, **names)
+
+    def _jinja_prompt(self, request: ModelRequest, names: dict[str, str]) -> tuple[str, list[str]]:
+        """The chat rendered by the model's own template (checked when it was saved; a chat
+        it still refuses, or one over its limits, is the request's fault)."""
+        assert self.jinja is not None
+        try:
+            text = jinja.render_prompt(
+                self.jinja, request.messages, continue_final=request.continue_final_message,
+                **names,
+            )  # fmt: skip
+        except jinja.TemplateError as exc:
+            raise ModelBadRequest(exc.message) from exc
+        return text, jinja.stop_strings(self.jinja, user_name=names["user_name"])
 
     def _request(self, request: ModelRequest, *, stream: bool) -> tuple[httpx2.Request, list[str]]:
         prompt, stops = self.prompt(request)
