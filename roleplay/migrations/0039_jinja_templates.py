@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('roleplay', '0037_moderation'),
+        ('roleplay', '0038_group_self_responses'),
     ]
 
     operations = [
