@@ -75,3 +75,26 @@ async def test_lore_called_up_again_stays_where_it_was(tenant, character, conver
     assert all(len(a) == 1 for a in anchors)
     assert anchors[0] == anchors[1] == anchors[2]  # the same place all along
     assert starts[0][0] == starts[1][0] == starts[2][0]  # the history kept its start
+
+
+async def test_a_full_window_keeps_its_first_message_from_turn_to_turn(
+    conversation, model_config, llm
+):
+    """Past the window, the history is cut with slack once and then starts at the same
+    message (``trimming``): each request starts with the whole request before it."""
+    model_config.context_limit = 1024
+    await model_config.asave()
+    await sync_to_async(seed_history)(conversation.tenant, conversation, 40)
+    comm = await connect(conversation)
+    try:
+        turns = [await say(comm, f"Question {n} about the lamp?", f"w{n}") for n in range(4)]
+    finally:
+        await comm.disconnect()
+    requests = actor_requests(llm)
+    assert len(requests) == 4
+    firsts = {r[2]["content"] for r in requests}  # after the system message and the opening
+    assert len(firsts) == 1, firsts
+    for earlier, later in zip(requests, requests[1:], strict=False):
+        assert later[: len(earlier)] == earlier
+    dropped = [t.trace["prompt"]["dropped_history"] for t in turns]
+    assert dropped[0] > 0 and len(set(dropped)) == 1
