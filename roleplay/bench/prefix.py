@@ -116,6 +116,7 @@ def report(arms: list[Arm], turns: int) -> dict:
             "pairs": len(pairs),
             "pairs_across_a_compaction": sum(1 for p in pairs if p["compaction"]),
             "pairs_across_history_trimming": sum(1 for p in pairs if p["trimmed"]),
+            "shares": [round(s, 3) for s in shares],  # each pair's, in turn order
         }
         data["arms"].setdefault(arm.name, {})[arm.layout] = figures
     default = data["arms"].get("all", {}).get("cache_aware")

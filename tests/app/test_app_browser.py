@@ -8,7 +8,7 @@ from playwright.sync_api import expect
 
 from roleplay.llm.scripted_server import Reply
 from tests.browser import conftest as browser
-from tests.browser.play_support import PlayPage
+from tests.browser.play_support import PlayPage, app_sign_in
 
 # The browser tests' fixtures: a live daphne, a Chromium page, ORM calls beside it.
 live_server_url = browser.live_server_url
@@ -51,11 +51,7 @@ def _conversation_of(account):
 def test_sign_in_search_start_a_chat_stream_and_swipe(player_account, llm, browser_page, orm):
     page = browser_page
     play = PlayPage(page, None)  # records CSP violations and script errors from the start
-    page.goto("/app/login/")
-    page.fill("input[name='email']", player_account.email)
-    page.fill("input[name='password']", PASSWORD)
-    with page.expect_navigation():
-        page.click("form button[type='submit']")
+    app_sign_in(page, player_account.email, PASSWORD)
     assert page.url.endswith("/app/")
 
     page.click("#nav-library")
@@ -124,11 +120,7 @@ def test_a_group_chat_in_the_app_shows_the_speakers_avatar(player_account, llm, 
     page = browser_page
     play = PlayPage(page, None)
     group, jon = orm(_group_of, player_account)
-    page.goto("/app/login/")
-    page.fill("input[name='email']", player_account.email)
-    page.fill("input[name='password']", PASSWORD)
-    with page.expect_navigation():
-        page.click("form button[type='submit']")
+    app_sign_in(page, player_account.email, PASSWORD)
     page.goto(f"/app/chats/{group.pk}/")
     play.conversation = group
     play.wait_connected()

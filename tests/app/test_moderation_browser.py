@@ -11,7 +11,7 @@ from playwright.sync_api import expect
 
 from roleplay.llm.scripted_server import Reply
 from tests.browser import conftest as browser
-from tests.browser.play_support import PlayPage
+from tests.browser.play_support import PlayPage, app_sign_in
 
 live_server_url = browser.live_server_url
 browser_page = browser.browser_page
@@ -44,11 +44,7 @@ def test_a_report_leads_to_a_suspension_that_closes_the_open_chat(chat, llm, bro
     account, conversation = chat
     page = browser_page
     play = PlayPage(page, conversation)
-    page.goto("/app/login/")
-    page.fill("input[name='email']", account.email)
-    page.fill("input[name='password']", PASSWORD)
-    with page.expect_navigation():
-        page.click("form button[type='submit']")
+    app_sign_in(page, account.email, PASSWORD)
     page.goto(f"/app/chats/{conversation.id}/")
     play.wait_connected()
     llm.enqueue(Reply(content="Something rude, stored.", chunks=3))

@@ -29,6 +29,15 @@ def save_history(conversation, *lines: tuple[str, str]) -> list:
     ]
 
 
+def app_sign_in(page, email: str, password: str) -> None:
+    """Sign in to the player app (``/app/login/``) and wait for the page it leads to."""
+    page.goto("/app/login/")
+    page.fill("input[name='email']", email)
+    page.fill("input[name='password']", password)
+    with page.expect_navigation():
+        page.click("form button[type='submit']")
+
+
 class PlayPage:
     """The play page of one conversation in one tab."""
 
