@@ -12,6 +12,7 @@ from __future__ import annotations
 from django.db import transaction
 
 from console.models import Tenant
+from roleplay.llm.tokenizers.services import check_tokenizer, with_tokenizer_file
 from roleplay.models import ModelConfig, Provider
 from roleplay.services import rows
 from roleplay.textgen.configs import TEXT_COMPLETION_FIELDS
@@ -32,6 +33,7 @@ MODEL_CONFIG_FIELDS = (
     "role_order",
     "prompt_cache",
     "preset",
+    "tokenizer",
     *TEXT_COMPLETION_FIELDS,
 )
 
@@ -71,8 +73,8 @@ def _save(config: ModelConfig, fields: dict, *, update: bool) -> None:
         fields["extra"] = {}
     rows.write(
         config,
-        with_template_body(config, fields),
-        allowed=(*MODEL_CONFIG_FIELDS, "template_body"),
+        with_template_body(config, with_tokenizer_file(config, fields)),
+        allowed=(*MODEL_CONFIG_FIELDS, "template_body", "tokenizer_sha256"),
         related=("preset",),
         update=update,
         rules=_rules,
@@ -100,6 +102,7 @@ def model_config_problems(
 
 
 def _rules(config: ModelConfig) -> dict[str, list[str]]:
+    check_tokenizer(config)  # a coded 422 of its own, before the field rules
     return model_config_problems(
         provider=config.provider,
         base_url=config.base_url,
