@@ -17,6 +17,7 @@ caches keyed on it never mix two tokenizers. A file that does not load raises
 
 from __future__ import annotations
 
+import atexit
 import gzip
 import hashlib
 import os
@@ -98,6 +99,7 @@ def _gguf(path: str, digest: str) -> TokenCounter:
         vocab = Llama(path, vocab_only=True, verbose=False)
     except (ValueError, OSError, RuntimeError) as exc:
         raise TokenizerUnavailable(f"{os.path.basename(path)} is not a loadable GGUF") from exc
+    atexit.register(vocab.close)  # before the interpreter tears llama.cpp's bindings down
     lock = threading.Lock()  # one llama.cpp vocabulary is not shared between threads at once
 
     def length(text: str) -> int:
