@@ -20,6 +20,7 @@ from __future__ import annotations
 import atexit
 import gzip
 import hashlib
+import logging
 import os
 import threading
 from base64 import b64decode
@@ -28,6 +29,8 @@ from importlib import resources
 
 from console.lru import Lru
 from console.tokens import CL100K, TokenCounter
+
+logger = logging.getLogger(__name__)
 
 O200K_NAME = "o200k_base"
 _O200K_SHA256 = "446a9538cb6c348e3516120d7c08b09f57c36495e2acfffe59a5bf8b0cfb1a2d"  # tiktoken's
@@ -44,6 +47,7 @@ _O200K_PATTERN = "|".join(
 )
 _O200K_SPECIAL = {"<|endoftext|>": 199999, "<|endofprompt|>": 200018}
 
+_PROBE = "A test, 123 — naïve 你好!\n"  # a tokenizer.json must encode this to be taken
 _lock = threading.Lock()
 _loaded = Lru(32)  # (kind, key) -> TokenCounter; a few per tenant's configs at most
 
@@ -132,16 +136,19 @@ def _hf(text: str, digest: str) -> TokenCounter:
 
     try:
         tokenizer = Tokenizer.from_str(text)
-    except Exception as exc:  # the library raises plain Exceptions for every parse failure
+        tokenizer.encode(_PROBE, add_special_tokens=False)
+    except (KeyboardInterrupt, SystemExit):
+        raise
+    except BaseException as exc:  # the library's errors, and a panic in its Rust code
         raise TokenizerUnavailable(f"the tokenizer.json does not load: {exc}") from exc
 
     def length(piece: str) -> int:
-        return len(tokenizer.encode(piece, add_special_tokens=False).ids)
+        try:
+            return len(tokenizer.encode(piece, add_special_tokens=False).ids)
+        except Exception:  # a text its vocabulary cannot encode (no unknown token)
+            logger.warning("hf:%s cannot encode a text; counted with cl100k", digest[:16])
+            return CL100K.count_tokens(piece)
 
-    try:
-        length("a test")
-    except Exception as exc:
-        raise TokenizerUnavailable(f"the tokenizer.json does not count: {exc}") from exc
     return TokenCounter(f"hf:{digest[:16]}", length)
 
 

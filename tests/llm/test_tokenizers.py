@@ -14,6 +14,7 @@ from roleplay.llm.configs.services import update_model_config
 from roleplay.llm.tokenizers.counters import counter_for
 from roleplay.models import ModelConfig, TokenizerFile
 from tests.llm.tokenizer_files import word_level_json, words
+from tests.textgen.test_console import signed_in
 
 TEXT = "The lighthouse-keeper counts 12345678 waves: 灯塔看守人数着海浪。Antidisestablishment!"
 needs_local_model = pytest.mark.skipif(
@@ -142,3 +143,37 @@ def test_a_tokenizer_json_is_stored_once_and_named_by_digest(api, llm):
         f"/api/v1/model-configs/{answer['id']}/", {"tokenizer": "o200k"}, format="json"
     )
     assert back.status_code == 200 and back.json()["tokenizer"] == "o200k"
+
+
+# --- the console form -----------------------------------------------------------------
+
+
+def _form(llm, **overrides) -> dict:
+    data = {
+        "name": "counted", "provider": "openai_compatible", "model": "scripted-model",
+        "base_url": llm.base_url, "context_limit": "8192", "max_output_tokens": "512",
+        "temperature": "0.7", "top_p": "0.9", "timeout_ms": "30000", "extra": "{}",
+    }  # fmt: skip
+    return {**data, **overrides}
+
+
+@pytest.mark.django_db
+def test_the_console_form_stores_a_tokenizer_json_and_refuses_a_broken_one(tenant, llm):
+    admin_client = signed_in(tenant, "admin")
+    page = admin_client.get("/console/models/new/").content.decode()
+    assert 'name="tokenizer"' in page and 'name="tokenizer_json"' in page
+    broken = _form(llm, tokenizer="hf", tokenizer_json="{not json")
+    response = admin_client.post("/console/models/new/", broken)
+    assert response.status_code == 400
+    assert 'id="id_tokenizer_errors"' in response.content.decode()
+    assert not ModelConfig.objects.filter(tenant=tenant).exists()
+    assert not TokenizerFile.objects.filter(tenant=tenant).exists()
+    only_hf = _form(llm, tokenizer="o200k", tokenizer_json=word_level_json())
+    response = admin_client.post("/console/models/new/", only_hf)
+    assert response.status_code == 400
+    assert 'id="id_tokenizer_json_errors"' in response.content.decode()
+    good = _form(llm, tokenizer="hf", tokenizer_json=word_level_json())
+    response = admin_client.post("/console/models/new/", good)
+    assert response.status_code == 302
+    config = ModelConfig.objects.get(tenant=tenant)
+    assert config.tokenizer == "hf" and counter_for(config).name.startswith("hf:")
