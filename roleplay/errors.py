@@ -59,3 +59,12 @@ class BadBookmarkName(RoleplayError, failures.Invalid):
     """A bookmark's name is blank or longer than its limit (422 ``invalid_bookmark_name``)."""
 
     default_code = "invalid_bookmark_name"
+
+
+class TokenizerUnavailable(RoleplayError, failures.Invalid):
+    """A model config's tokenizer does not load (422): ``tokenizer_json_invalid`` for a
+    ``tokenizer.json`` that is not one, ``tokenizer_unavailable`` for a choice whose file
+    is not there (a ``gguf`` config without a readable GGUF, an ``hf`` one without a
+    ``tokenizer.json``, ``o200k`` without its ranks installed)."""
+
+    default_code = "tokenizer_unavailable"

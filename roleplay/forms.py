@@ -20,6 +20,7 @@ from roleplay.characters.form_lists import TagsField, TextListField, TextListWid
 from roleplay.characters.selectors import greeting_choices
 from roleplay.characters.services.characters import CHARACTER_FIELDS
 from roleplay.llm.configs.services import MODEL_CONFIG_FIELDS
+from roleplay.llm.tokenizers.models import TOKENIZER_JSON_MAX_CHARS, TokenizerKind
 from roleplay.models import (
     Character,
     ModelConfig,
@@ -135,6 +136,15 @@ class ModelConfigForm(forms.ModelForm):
         help_text="A JSON object of provider parameters sent as-is (extra_body for HTTP, "
         "llama.cpp options locally). No credentials.",
     )
+    tokenizer_json = forms.CharField(
+        required=False,
+        strip=False,
+        label="tokenizer.json",
+        max_length=TOKENIZER_JSON_MAX_CHARS,
+        widget=forms.Textarea(attrs={"rows": 3, "spellcheck": "false"}),
+        help_text="For the Hugging Face tokenizer: paste the model's tokenizer.json. Left "
+        "empty, the one stored with the config stays.",
+    )
     preset = forms.ModelChoiceField(
         queryset=Preset.objects.none(),
         required=False,
@@ -166,6 +176,8 @@ class ModelConfigForm(forms.ModelForm):
             "sends cache_prompt: true for llama.cpp's server. The bundled model's cache size is "
             "extra's prompt_cache_mb. Hosted hints such as prompt_cache_key go in extra.",
             "wire": "Text-completion servers only: the API the server speaks.",
+            "tokenizer": "What budgets (window, worldbook, Compact) count with. GGUF: the local "
+            "model's file (extra's model_path, else the bundled model).",
             "instruct_template": "Text-completion servers only: a built-in (chatml, alpaca, "
             "llama3, mistral_v7, gemma2), gguf (the bundled model's own chat template) or the "
             "name of a template imported under Model configs → Instruct templates (a "
@@ -177,12 +189,16 @@ class ModelConfigForm(forms.ModelForm):
         self.fields["preset"].queryset = scoped(Preset, tenant).order_by("name")
         self.fields["role_order"].required = False  # left out: the model's default
         self.fields["prompt_cache"].required = False
+        self.fields["tokenizer"].required = False
 
     def clean_role_order(self) -> str:
         return self.cleaned_data.get("role_order") or RoleOrder.AUTO
 
     def clean_prompt_cache(self) -> str:
         return self.cleaned_data.get("prompt_cache") or PromptCache.AUTO
+
+    def clean_tokenizer(self) -> str:
+        return self.cleaned_data.get("tokenizer") or TokenizerKind.CL100K
 
 
 # A choice that changes what else the form offers asks the page again (htmx) and swaps the

@@ -12,6 +12,7 @@ from django.db.models import Q
 
 from console.scoping import TenantScopedModel
 from roleplay.groups.models import ConversationMember, GroupMode  # noqa: F401
+from roleplay.llm.tokenizers.models import TokenizerFields, TokenizerFile  # noqa: F401
 from roleplay.textgen.models import TextCompletionFields
 from roleplay.validation import validate_api_key_env, validate_extra
 
@@ -62,10 +63,11 @@ class PromptCache(models.TextChoices):
     OFF = "off", "Ask for none (sends cache_prompt: false; the bundled model keeps no cache)"
 
 
-class ModelConfig(TextCompletionFields, TenantScopedModel):
+class ModelConfig(TextCompletionFields, TokenizerFields, TenantScopedModel):
     """How to reach a model. The API key is never stored: only the env var that holds it.
     A ``text_completion`` one also names its wire, instruct template and samplers
-    (``roleplay.textgen``)."""
+    (``roleplay.textgen``). Its budgets count with its ``tokenizer``
+    (``roleplay.llm.tokenizers``)."""
 
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
     name = models.CharField(max_length=100)

@@ -26,7 +26,7 @@ from roleplay.characters.selectors import greeting_for
 from roleplay.characters.services import avatars, characters
 from roleplay.characters.views import character_page, files
 from roleplay.conversations.services import conversations
-from roleplay.errors import Duplicate, FieldErrors
+from roleplay.errors import Duplicate, FieldErrors, TokenizerUnavailable
 from roleplay.forms import (
     NEW_CONVERSATION_FIELDS,
     CharacterForm,
@@ -62,6 +62,8 @@ def _write(form, service, *args, **fields):
     except Duplicate as exc:
         field = exc.details.get("field")
         form.add_error(field if field in form.fields else None, exc.message)
+    except TokenizerUnavailable as exc:  # a model config's tokenizer that does not load
+        form.add_error("tokenizer" if "tokenizer" in form.fields else None, exc.message)
     return None
 
 

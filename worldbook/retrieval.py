@@ -22,6 +22,7 @@ from worldbook.engine.gc_pause import paused_gc
 from worldbook.engine.prepared import lexical_docs
 from worldbook.engine.schema import SelectRequest
 from worldbook.engine.selection import LoadedBook, SelectionResult, select
+from worldbook.engine.tokens import Tokenizer
 from worldbook.models import IndexChunk, TimedEffectState
 from worldbook.selectors import BoundRevision, canonical_book_id, requested_revisions
 from worldbook.tokenizer import CL100K
@@ -158,13 +159,15 @@ def select_context(tenant, request: SelectRequest, *, record: bool = True) -> di
         return select_result(tenant, request, record=record).response()
 
 
-def replay(tenant, recorded: dict, *, decisions: str = "all") -> SelectionResult:
+def replay(
+    tenant, recorded: dict, *, decisions: str = "all", tokenizer: Tokenizer = CL100K
+) -> SelectionResult:
     """The selection a turn made, made again from what its trace recorded (``recording``):
     the same request over the same exact revisions, from the same timed-effect state,
     without recording anything. Selection is deterministic for a seed, so its decisions are
     the ones the turn's selection had; the caller compares ``selection_fingerprint``."""
     request = SelectRequest.model_validate({**recorded["request"], "decisions": decisions})
-    request, books, options = _inputs(tenant, request, None)
+    request, books, options = _inputs(tenant, request, None, tokenizer)
     return select(request, books, timed_state=recorded.get("timed_state") or {}, **options)
 
 
@@ -182,13 +185,19 @@ CAS_ATTEMPTS = 3
 
 
 def select_result(
-    tenant, request: SelectRequest, *, record: bool = True, bound: list[BoundRevision] | None = None
+    tenant,
+    request: SelectRequest,
+    *,
+    record: bool = True,
+    bound: list[BoundRevision] | None = None,
+    tokenizer: Tokenizer = CL100K,
 ) -> SelectionResult:
     """The selection itself (:func:`select_context`'s, before it is rendered as the response):
     a chat turn reads its blocks and only the decisions worth tracing. A turn passes the
     ``bound`` revisions it resolved (``request.books`` are their refs), so nothing about the
-    books is read again."""
-    request, books, options = _inputs(tenant, request, bound)
+    books is read again, and the ``tokenizer`` its model config counts with (the budget is
+    in its tokens; the seed's cl100k otherwise)."""
+    request, books, options = _inputs(tenant, request, bound, tokenizer)
     timed = request.conversation_id is not None and request.message_index is not None
     # A SelectionError (a required entry that cannot be honoured) is a 422 of its own.
     if not timed:
@@ -212,7 +221,9 @@ def select_result(
         return result
 
 
-def _inputs(tenant, request: SelectRequest, bound: list[BoundRevision] | None):
+def _inputs(
+    tenant, request: SelectRequest, bound: list[BoundRevision] | None, tokenizer: Tokenizer
+):
     """(request, its books, the engine's options): the exact revisions loaded (``bound``:
     already resolved by the caller) and, for hybrid selection, their recall scores."""
     if bound is None:
@@ -225,7 +236,7 @@ def _inputs(tenant, request: SelectRequest, bound: list[BoundRevision] | None):
     if request.strategy == "hybrid":
         index_ids = {b.book_id: b.index_id for b in bound}
         scores, degraded = hybrid_scores(books, request.query, index_ids)
-    return request, books, {"hybrid_scores": scores, "degraded": degraded, "tokenizer": CL100K}
+    return request, books, {"hybrid_scores": scores, "degraded": degraded, "tokenizer": tokenizer}
 
 
 # Read by every turn of a character with books; pinned to the ORM read by

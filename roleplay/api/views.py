@@ -58,6 +58,7 @@ from roleplay.groups.api import GroupMemberActions
 from roleplay.llm.configs import services as model_configs
 from roleplay.llm.configs.api import ConfigTestSerializer, ModelConfigSerializer
 from roleplay.llm.configs.check import run_config_test
+from roleplay.llm.tokenizers.models import TOKENIZER_BODY_MAX_BYTES
 from roleplay.models import Character, Conversation, ModelConfig
 from roleplay.players.api import PlayerSerializer
 from roleplay.players.selectors import persona_for
@@ -80,6 +81,7 @@ class ModelConfigViewSet(ServiceWrites):
     create_service = model_configs.create_model_config
     update_service = model_configs.update_model_config
     delete_service = model_configs.delete_model_config
+    max_body_bytes = TOKENIZER_BODY_MAX_BYTES  # a tokenizer.json rides in the body
 
     @extend_schema(request=NoBody, responses=ConfigTestSerializer)
     @action(detail=True, methods=["post"])

@@ -14,7 +14,6 @@ from __future__ import annotations
 import logging
 
 from console.db import run_db
-from console.tokens import count_tokens
 from roleplay.compact.engine import budget as budgets
 from roleplay.compact.plugin import MUTATING
 from roleplay.turns.phases import Phase, PhaseRun
@@ -30,7 +29,8 @@ def _due_next(ctx) -> bool:
     tokens = section.get("tokens_after", section.get("tokens_before"))
     if tokens is None:
         return False
-    grow = count_tokens(ctx.user_input or ""), count_tokens(ctx.reply)
+    count = ctx.tokens.count_tokens  # the Actor's tokenizer, as the trigger's count
+    grow = count(ctx.user_input or ""), count(ctx.reply)
     # a compaction that failed on the turn's path is retried here whatever the prediction
     if not section.get("degraded") and not budgets.due_next(tokens, *grow, section["trigger"]):
         return False

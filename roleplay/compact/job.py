@@ -10,7 +10,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from console.db import run_db
-from console.tokens import count_messages
 from roleplay.compact import model as compact_model
 from roleplay.compact.engine import budget as budgets
 from roleplay.compact.engine import checkpoint as cp
@@ -76,7 +75,12 @@ class Job:
         self.mutation = ctx.record and ctx.kind in MUTATING
         self.trace: dict = ctx.trace.setdefault(
             "compact",
-            {"budget": self.budget, "trigger": self.trigger, "mutation": self.mutation},
+            {
+                "budget": self.budget,
+                "trigger": self.trigger,
+                "mutation": self.mutation,
+                "tokenizer": ctx.tokens.name,
+            },
         )
         self.steps: list[dict] = self.trace.setdefault("steps", [])
         self.whole = list(ctx.history)
@@ -232,7 +236,8 @@ class Job:
         except ContextOverflow as exc:
             return int(exc.details.get("tokens", 10**9))
         dropped = [m.chat() for m in self.ctx.history[: prompt.dropped_history]]
-        extra = count_messages(dropped) - count_messages([]) if dropped else 0
+        tokens = self.ctx.tokens  # the Actor's tokenizer: the trigger is in its tokens
+        extra = tokens.count_messages(dropped) - tokens.count_messages([]) if dropped else 0
         return prompt.prompt_tokens + extra
 
     async def _compress(self, current) -> bool:

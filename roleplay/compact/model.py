@@ -15,13 +15,14 @@ import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 
-from console.tokens import count_messages, count_tokens
+from console.tokens import TokenCounter, count_tokens
 from roleplay.compact.engine import checkpoint as cp
 from roleplay.compact.engine import groups as grouping
 from roleplay.compact.engine import protocol
 from roleplay.llm.configs.selectors import model_configs_by_ref
 from roleplay.llm.errors import ModelError
 from roleplay.llm.gateway import Gateway
+from roleplay.llm.tokenizers.counters import acounter_for
 from roleplay.llm.types import ModelRequest
 from roleplay.presets.roles import role_system
 from roleplay.scenarios.config import Compact, Reliability
@@ -107,23 +108,24 @@ async def summarise(
     if config.recursive is not None:
         pieces = protocol.segments(speakers, config.recursive.segmentContentTokens, count_tokens)
     summary: dict = {}
+    tokens = await acounter_for(gateway.config)  # the compactor model's window, its tokens
     for piece in pieces:
         user = protocol.render(config.inputProtocol, earlier, piece, latest)
         messages = [{"role": "system", "content": system}, {"role": "user", "content": user}]
-        room = _room(gateway, messages)
+        room = _room(gateway, messages, tokens)
         if room < limits.minGenerationTokens:
             raise protocol.CandidateTooLarge(limits.minGenerationTokens - room)
         left = max(deadline - time.monotonic(), 0.001)
         summary = await asyncio.wait_for(
-            _ask(gateway, config, messages, limits.maxModelCalls, on_refused), left
+            _ask(gateway, config, messages, limits.maxModelCalls, on_refused, tokens), left
         )
         earlier = cp.summary_text(summary)
     return summary
 
 
-def _room(gateway: Gateway, messages: list[dict]) -> int:
+def _room(gateway: Gateway, messages: list[dict], tokens: TokenCounter) -> int:
     """The tokens left for the compactor's answer in its model's window."""
-    return gateway.pconfig.context_limit - count_messages(messages)
+    return gateway.pconfig.context_limit - tokens.count_messages(messages)
 
 
 async def _ask(
@@ -132,10 +134,11 @@ async def _ask(
     messages: list[dict],
     calls: int,
     on_refused: Callable[[str], None],
+    tokens: TokenCounter,
 ) -> dict:
     problem = protocol.SummaryInvalid("no answer")
     for _ in range(calls):
-        room = _room(gateway, messages)
+        room = _room(gateway, messages, tokens)
         if room < 1:  # a refusal and its reason took the room the answer needs
             break
         result = await gateway.complete(

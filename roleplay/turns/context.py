@@ -30,7 +30,7 @@ from typing import Any, TypeVar
 
 from django.utils import timezone
 
-from console.tokens import count_messages
+from console.tokens import CL100K, TokenCounter
 from memory import selectors as message_reads
 from roleplay.agentic.services.agent_state import Snapshot
 from roleplay.characters.selectors import greeting_for
@@ -38,6 +38,7 @@ from roleplay.dio.reads import NOT_READ, Prefetched
 from roleplay.groups import speaking
 from roleplay.groups.speaking import GroupTurn
 from roleplay.llm.gateway import provider_config
+from roleplay.llm.tokenizers.counters import counter_for
 from roleplay.models import Character, Conversation, ModelConfig, Scenario, Turn, TurnKind
 from roleplay.players.selectors import ActivePersona, persona_from
 from roleplay.presets.selectors import effective_preset
@@ -138,6 +139,9 @@ class TurnContext:
     # The anchors of the conversation's newest prompt: its per-turn blocks that did not
     # change stay where they were (``prompting.anchoring``); None: anchor nothing.
     prompt_anchors: dict[str, Any] | None = None
+    # What the model config's budgets count with (``llm.tokenizers.counters``): the
+    # Actor's window, the worldbook's budget, Compact's trigger.
+    tokens: TokenCounter = CL100K
     # (what it was assembled from, the Actor prompt): see actor_prompt.
     _prompt: tuple[tuple, AssembledPrompt] | None = field(default=None, repr=False)
     # In a group, the speaker and the members around it (``groups.speaking``); None in a
@@ -285,6 +289,7 @@ def load_context(
         record=record,
         prompt_anchors=first.anchors if record else None,
         group=speaking.for_turn(conversation, turn) if group is _UNREAD else group,
+        tokens=counter_for(config),
     )
     if ctx.group is not None:
         _seat(ctx)
@@ -295,6 +300,7 @@ def load_context(
         "history_messages": len(history),
         "model_config": str(config.id) if config else "env-default",
         "preset": ctx.preset.id or "default",
+        "tokenizer": ctx.tokens.name,
     }
     # Each read hook's time on the turn's critical path, by its plug-in's name
     # ("memory_pack"): what bench_turns reports of the memory hooks under load.
@@ -355,7 +361,7 @@ def actor_prompt(ctx: TurnContext) -> AssembledPrompt:
     prompt = assemble(
         ctx.preset,
         ctx.actor_inputs(),
-        count_messages=count_messages,
+        count_messages=ctx.tokens.count_messages,
         context_limit=capped(pconfig.context_limit, ctx.admission.max_context_tokens),
         max_output_tokens=capped(pconfig.max_output_tokens, ctx.admission.max_reply_tokens),
     )

@@ -17,7 +17,7 @@ import uuid
 from dataclasses import dataclass, field
 from typing import Any
 
-from console.tokens import count_messages
+from console.tokens import TOKENIZER_NAME, TokenCounter
 from roleplay.models import Conversation, Turn, TurnKind
 from roleplay.prompting.assembly import AssembledPrompt
 from roleplay.prompting.presets import LoadedPreset
@@ -66,11 +66,11 @@ class PreviewMessage:
         return [_label(part) for part in self.source.split("+")]
 
 
-def _blocks(pieces) -> tuple[tuple[str, int], ...]:
+def _blocks(pieces, tokens: TokenCounter) -> tuple[tuple[str, int], ...]:
     if len(pieces) < 2:
         return ()
-    empty = count_messages([])
-    return tuple((_label(source), count_messages([m]) - empty) for source, m in pieces)
+    empty = tokens.count_messages([])
+    return tuple((_label(source), tokens.count_messages([m]) - empty) for source, m in pieces)
 
 
 def _label(source: str) -> str:
@@ -92,6 +92,8 @@ class PromptPreview:
     # prompt is stable) and the tokens of the stable prefix.
     prefix_ends_before: int | None = None
     stable_tokens: int = 0
+    # What counted its tokens: the model config's tokenizer (``cl100k_base`` by default).
+    tokenizer: str = TOKENIZER_NAME
 
 
 def preview_prompt(
@@ -126,7 +128,7 @@ def preview_prompt(
                 part.source,
                 part.tokens,
                 str(m.get("content") or ""),
-                _blocks(pieces),
+                _blocks(pieces, ctx.tokens),
                 labels,
                 inside,
             )
@@ -134,5 +136,7 @@ def preview_prompt(
     skipped = [p.name for p in PLUGINS.stage("pre_actor", TurnKind.CHAT)]
     preview = PromptPreview(messages, prompt, ctx.trace.get("worldbook", {}), skipped)
     preview.prefix_ends_before = ends_before
-    preview.stable_tokens = count_messages(prompt.stable_prefix()) if prompt.stable_prefix() else 0
+    stable_prefix = prompt.stable_prefix()
+    preview.stable_tokens = ctx.tokens.count_messages(stable_prefix) if stable_prefix else 0
+    preview.tokenizer = ctx.tokens.name
     return preview

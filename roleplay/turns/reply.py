@@ -19,7 +19,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field, replace
 
 from console.db import run_db
-from console.tokens import count_messages
+from console.tokens import CL100K, TokenCounter
 from roleplay.llm.gateway import Gateway
 from roleplay.llm.speaker import SpeakerLabel
 from roleplay.llm.types import CompletionResult, ModelRequest, StreamDone, TextDelta
@@ -34,9 +34,11 @@ RENEW_EVERY = 10.0
 USAGE_KEYS = ("input_tokens", "output_tokens", "total_tokens")
 
 
-def prompt_trace(prompt: AssembledPrompt) -> dict:
-    """What the console shows of the assembled prompt: each message's source and tokens."""
+def prompt_trace(prompt: AssembledPrompt, tokens: TokenCounter = CL100K) -> dict:
+    """What the console shows of the assembled prompt: each message's source and tokens,
+    counted by ``tokens`` (the model config's tokenizer, which the trace names)."""
     trace = {
+        "tokenizer": tokens.name,
         "messages": len(prompt.messages),
         "tokens": prompt.prompt_tokens,
         "budget": prompt.budget,
@@ -44,7 +46,7 @@ def prompt_trace(prompt: AssembledPrompt) -> dict:
         "parts": [[part.source, part.role, part.tokens] for part in prompt.parts],
         # What a model server can keep cached for the next turn (docs/prompt.md).
         "layout": prompt.layout,
-        "stable_prefix_tokens": _tokens(prompt.stable_prefix()),
+        "stable_prefix_tokens": _tokens(prompt.stable_prefix(), tokens),
     }
     if prompt.anchors:  # where the per-turn blocks went, for the next turn
         trace["anchors"] = dict(prompt.anchors)
@@ -54,9 +56,9 @@ def prompt_trace(prompt: AssembledPrompt) -> dict:
     return trace
 
 
-def _tokens(messages: list[dict]) -> int:
+def _tokens(messages: list[dict], tokens: TokenCounter) -> int:
     """The messages' tokens, framing included, without the reply's priming."""
-    return count_messages(messages) - count_messages([])
+    return tokens.count_messages(messages) - tokens.count_messages([])
 
 
 def usage_of(result: CompletionResult | None) -> dict:
@@ -133,7 +135,7 @@ class Reply:
         what it streamed and its result, also kept in :attr:`segments`."""
         ctx, turn = self.ctx, self.ctx.turn
         prompt = actor_prompt(ctx)
-        ctx.trace["prompt"] = prompt_trace(prompt)
+        ctx.trace["prompt"] = prompt_trace(prompt, ctx.tokens)
         gateway = Gateway(
             turn.tenant, ctx.config, "actor", turn_id=turn.id, run_db=run_db, writes=self.writes
         )

@@ -19,6 +19,8 @@ from __future__ import annotations
 from console.failures import NotFound
 from console.scoping import LOOKUP_MISSES
 from memory.selectors import count_chat_messages
+from roleplay.llm.tokenizers.counters import counter_for, worldbook_tokenizer
+from roleplay.models import ModelConfig
 from roleplay.regex_scripts.turns import lore_block, turn_scripts
 from roleplay.turns.plugin import PluginFailed, TurnPlugin
 from roleplay.worldbook_plugin import state as worldbook_state
@@ -156,7 +158,13 @@ def _select_into(ctx, tenant, request: SelectRequest, bound, scope_of: dict[str,
     ``per_turn`` (the selection changes with the conversation: the cache-aware layout
     places them after the history, ``prompting.stability``)."""
     try:
-        result = select_result(tenant, request, record=ctx.record, bound=bound)
+        result = select_result(
+            tenant,
+            request,
+            record=ctx.record,
+            bound=bound,
+            tokenizer=worldbook_tokenizer(ctx.tokens),
+        )
     except WorldbookError as exc:
         raise WorldbookTurnError(exc.code, exc.message) from exc
     scripts = turn_scripts(ctx)  # world-info regex scripts (``regex_scripts``)
@@ -185,6 +193,7 @@ def _select_into(ctx, tenant, request: SelectRequest, bound, scope_of: dict[str,
             for d in result.excluded(100)
         ],
         "token_count": result.token_count,
+        "tokenizer": ctx.tokens.name,
         "degraded": result.degraded,
         "selection_fingerprint": result.selection_fingerprint,
         # Every entry's decision is not kept (100,000 of them for 20 full books): the
@@ -224,7 +233,8 @@ def replayed_decisions(conversation, turn_id, detail: str = "all") -> dict:
     recorded = (turn.trace or {}).get("worldbook", {}).get("replay")
     if not recorded:
         raise NotFound("no_worldbook_selection", "this turn selected nothing from a worldbook")
-    result = replay(conversation.tenant, recorded, decisions=detail)
+    tokenizer = worldbook_tokenizer(counter_for(_turn_config(conversation, turn.trace)))
+    result = replay(conversation.tenant, recorded, decisions=detail, tokenizer=tokenizer)
     fingerprint = turn.trace["worldbook"].get("selection_fingerprint")
     return {
         "turn_id": str(turn.id),
@@ -234,6 +244,15 @@ def replayed_decisions(conversation, turn_id, detail: str = "all") -> dict:
         "snapshot": result.snapshot,
         "decisions": result.decisions,
     }
+
+
+def _turn_config(conversation, trace: dict) -> ModelConfig | None:
+    """The model config the turn counted with (its trace names it), if it is still there."""
+    ref = (trace.get("read") or {}).get("model_config")
+    try:
+        return ModelConfig.objects.filter(tenant_id=conversation.tenant_id, pk=ref).first()
+    except LOOKUP_MISSES:  # "env-default", or a trace from before it was recorded
+        return None
 
 
 def _reason(reason: str) -> str:

@@ -25,7 +25,7 @@ def test_long_texts_are_counted_and_remembered_by_digest():
 def test_the_long_text_memory_is_bounded():
     for i in range(tokens._LONG_MAX + 20):
         tokens.count_tokens(f"{i} " + "x y " * 1100)
-    assert len(tokens._long_counts) <= tokens._LONG_MAX
+    assert len(tokens.CL100K._long) <= tokens._LONG_MAX
 
 
 def test_short_texts_and_lone_surrogates_count():

@@ -10,13 +10,16 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from console import tokenizers
 from console.tokens import count_messages
 from memory import services as message_store
+from roleplay.llm.configs.services import update_model_config
 from roleplay.models import Conversation, Preset, Turn
 from roleplay.presets.selectors import load_preset
 from roleplay.presets.services import create_preset
 from roleplay.prompting.default_preset import default_prompt_data
 from roleplay.turns.preview import SAMPLE_INPUT, preview_prompt
+from tests.llm.tokenizer_files import word_level_json
 from tests.presets.test_console import page_post
 
 pytestmark = pytest.mark.django_db
@@ -273,3 +276,20 @@ def test_a_prompt_using_the_clock_ends_the_stable_prefix_inside_the_system_messa
     head = html.index('data-stability="stable, then per turn"')
     assert head < marker < html.index("<code>tone</code>")
     assert re.search(r'data-stability="per turn"><code>tone</code>', html)
+
+
+def test_the_preview_counts_with_the_model_configs_tokenizer_and_says_which(
+    operator_client, chat, preset, model_config
+):
+    before = preview_prompt(chat, load_preset(preset), "Is the lamp lit?")
+    assert before.tokenizer == "cl100k_base"
+    update_model_config(model_config, tokenizer_json=word_level_json())
+    counter = tokenizers.hf(word_level_json())
+    preview = preview_prompt(chat, load_preset(preset), "Is the lamp lit?")
+    assert preview.tokenizer == counter.name
+    assert preview.prompt.prompt_tokens == counter.count_messages(preview.prompt.messages)
+    assert preview.prompt.prompt_tokens != before.prompt.prompt_tokens
+    html = operator_client.post(
+        preview_url(preset), {**page_post(preset), "preview_conversation": str(chat.pk)}
+    ).content.decode()
+    assert f'data-tokenizer="{counter.name}"' in html and f"<code>{counter.name}</code>" in html

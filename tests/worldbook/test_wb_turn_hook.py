@@ -11,6 +11,7 @@ from types import SimpleNamespace
 
 import pytest
 
+from console.tokens import CL100K
 from roleplay.prompting.assembly import ActorInputs, Card, capabilities
 from roleplay.prompting.default_preset import default_preset
 from roleplay.turns.settings import ScenarioSettings
@@ -41,6 +42,7 @@ def _context():
         settings=ScenarioSettings(None),
         agent_state=None,
         variables={},
+        tokens=CL100K,
     )
 
 

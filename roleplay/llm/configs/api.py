@@ -12,6 +12,7 @@ from console.serializers import (
 )
 from roleplay.llm.configs.selectors import api_key_status, cache_stats
 from roleplay.llm.configs.services import MODEL_CONFIG_FIELDS
+from roleplay.llm.tokenizers.models import TOKENIZER_JSON_MAX_CHARS
 from roleplay.models import (
     ModelConfig,
     Preset,
@@ -33,9 +34,20 @@ class ModelConfigSerializer(StrictSerializer):
     appear here (``api_key_configured`` says whether that variable is set). ``preset`` is the
     tenant's preset its prompts come from; null means the shipped default preset.
     ``prompt_cache`` asks the server to cache prompts (``auto``, ``on``, ``off``); ``cache``
-    is the read-only hit rate of its recent calls."""
+    is the read-only hit rate of its recent calls. ``tokenizer`` is what its budgets count
+    with (``cl100k``, ``o200k``, ``gguf``: the local GGUF's vocabulary, ``hf``: a
+    ``tokenizer.json`` sent as ``tokenizer_json``, write-only, stored by its
+    ``tokenizer_sha256``); one that does not load is a 422 (``tokenizer_json_invalid``,
+    ``tokenizer_unavailable``)."""
 
     api_key_configured = serializers.SerializerMethodField()
+    tokenizer_json = serializers.CharField(
+        write_only=True,
+        required=False,
+        allow_blank=True,
+        trim_whitespace=False,
+        max_length=TOKENIZER_JSON_MAX_CHARS,
+    )
     cache = serializers.SerializerMethodField()
     preset = TenantRelatedField(Preset, allow_null=True, required=False)
 
@@ -44,6 +56,8 @@ class ModelConfigSerializer(StrictSerializer):
         fields = [
             "id",
             *MODEL_CONFIG_FIELDS,
+            "tokenizer_json",
+            "tokenizer_sha256",
             "api_key_configured",
             "cache",
             "is_default",
@@ -51,7 +65,7 @@ class ModelConfigSerializer(StrictSerializer):
             "created_at",
             "updated_at",
         ]
-        read_only_fields = ["id", "is_demo", "created_at", "updated_at"]
+        read_only_fields = ["id", "tokenizer_sha256", "is_demo", "created_at", "updated_at"]
 
     def get_api_key_configured(self, obj) -> bool:
         return api_key_status(obj) == "set"

@@ -13,6 +13,7 @@ from django.db import transaction
 
 from console.models import Tenant
 from roleplay.llm.bundled import bundled_model_path
+from roleplay.llm.tokenizers.services import check_tokenizer, with_tokenizer_file
 from roleplay.models import ModelConfig, Provider
 from roleplay.services import rows
 from roleplay.textgen.configs import TEXT_COMPLETION_FIELDS
@@ -33,6 +34,7 @@ MODEL_CONFIG_FIELDS = (
     "role_order",
     "prompt_cache",
     "preset",
+    "tokenizer",
     *TEXT_COMPLETION_FIELDS,
 )
 
@@ -72,8 +74,10 @@ def _save(config: ModelConfig, fields: dict, *, update: bool) -> None:
         fields["extra"] = {}
     rows.write(
         config,
-        with_template_body(config, fields, model_file=bundled_model_path),
-        allowed=(*MODEL_CONFIG_FIELDS, "template_body"),
+        with_template_body(
+            config, with_tokenizer_file(config, fields), model_file=bundled_model_path
+        ),
+        allowed=(*MODEL_CONFIG_FIELDS, "template_body", "tokenizer_sha256"),
         related=("preset",),
         update=update,
         rules=_rules,
@@ -101,6 +105,7 @@ def model_config_problems(
 
 
 def _rules(config: ModelConfig) -> dict[str, list[str]]:
+    check_tokenizer(config)  # a coded 422 of its own, before the field rules
     return model_config_problems(
         provider=config.provider,
         base_url=config.base_url,
