@@ -237,7 +237,8 @@ def _previewed_preset(request, row: Preset | None) -> LoadedPreset:
         return selectors.load_preset(row) if row else default_preset()
     name = row.name if row else DEFAULT_PRESET_NAME
     prompts = tuple(validate_prompts(editor.prompts()))
-    return LoadedPreset(prompts, name=name, id=str(row.pk) if row else None)
+    on = bool(row and row.reasoning_in_prompt)
+    return LoadedPreset(prompts, name=name, id=str(row.pk) if row else None, reasoning_in_prompt=on)
 
 
 @console_view(read=Role.OPERATOR)
