@@ -60,8 +60,10 @@ def _streamed(pieces: list[str]) -> tuple[str, str]:
     return scratch.reasoning, answer
 
 
-_WORDS = st.sampled_from(["<think>", "</think>", "<THINKING>", "</thinking>", "<reasoning>",
-                          "</reasoning>", "<thi", "nk>", "</", "<b>", " ", "\n", "plan", "Yes."])  # fmt: skip
+_WORDS = st.sampled_from(
+    ["<think>", "</think>", "<THINKING>", "</thinking>", "<reasoning>", "</reasoning>",
+     "<thi", "nk>", "</", "<b>", " ", "\n", "plan", "Yes."]
+)  # fmt: skip
 
 
 @given(st.lists(_WORDS, max_size=12).map("".join), st.data())
@@ -153,7 +155,9 @@ async def test_a_streamed_reply_comes_without_its_scratchpad(chunks: int) -> Non
 @pytest.mark.parametrize("streamed", [True, False])
 async def test_reasoning_a_server_sends_apart_is_kept(field: str, streamed: bool) -> None:
     with ScriptedOpenAIServer() as server:
-        server.enqueue(Reply(content="Sit. Rest.", reasoning="She is tired.", reasoning_field=field))
+        server.enqueue(
+            Reply(content="Sit. Rest.", reasoning="She is tired.", reasoning_field=field)
+        )
         provider = OpenAICompatProvider(
             ProviderConfig(provider="openai_compatible", model="m", base_url=server.base_url)
         )
