@@ -17,6 +17,7 @@ from django.db import transaction
 from memory import forks
 from memory.errors import MessageNotFound, NoSuchAlternative
 from memory.models import Message, MessageAlternative, MessageEdit, MessageStatus
+from memory.services import capped_reasoning
 from memory.signals import after_commit, history_changed
 
 MAX_ALTERNATIVES = 100
@@ -43,6 +44,7 @@ def _ensure_first(message: Message) -> int:
             message=message,
             index=0,
             content=message.content,
+            reasoning=message.reasoning,
             status=message.status,
             metadata={k: v for k, v in message.metadata.items() if k in ("turn_id", "error")},
         )
@@ -52,10 +54,17 @@ def _ensure_first(message: Message) -> int:
 
 @transaction.atomic
 def add_alternative(
-    tenant, message_id, *, content: str, status: str, metadata: dict | None = None
+    tenant,
+    message_id,
+    *,
+    content: str,
+    status: str,
+    metadata: dict | None = None,
+    reasoning: str = "",
 ) -> MessageAlternative:
-    """A new alternative of the message. A complete one becomes the selected text; a failed
-    or cancelled one is kept beside the others without replacing what the history shows."""
+    """A new alternative of the message, with its own ``reasoning``. A complete one becomes
+    the selected text; a failed or cancelled one is kept beside the others without
+    replacing what the history shows."""
     message = _locked(tenant, message_id)
     index = _ensure_first(message)
     if index >= MAX_ALTERNATIVES:
@@ -68,6 +77,7 @@ def add_alternative(
         message=message,
         index=index,
         content=content,
+        reasoning=capped_reasoning(reasoning),
         status=status,
         metadata=metadata or {},
     )
@@ -79,6 +89,7 @@ def add_alternative(
 def _show(message: Message, alternative: MessageAlternative) -> None:
     Message.objects.filter(pk=message.pk).update(
         content=alternative.content,
+        reasoning=alternative.reasoning,
         status=alternative.status,
         selected_alternative=alternative.index,
     )
@@ -107,17 +118,22 @@ def select_alternative(tenant, message_id, index: int) -> Message:
 
 
 @transaction.atomic
-def extend_message(tenant, message_id, text: str, *, status: str, metadata=None) -> Message:
+def extend_message(
+    tenant, message_id, text: str, *, status: str, metadata=None, reasoning: str = ""
+) -> Message:
     """Append ``text`` to the message (a continued reply), and to its selected alternative
-    when it has alternatives."""
+    when it has alternatives; the continuation's ``reasoning`` after the reply's own."""
     message = _locked(tenant, message_id)
     message.content += text
     message.status = status
+    if reasoning:
+        joined = f"{message.reasoning}\n\n{reasoning}" if message.reasoning else reasoning
+        message.reasoning = capped_reasoning(joined)
     if metadata:
         message.metadata = {**message.metadata, **metadata}
-    message.save(update_fields=["content", "status", "metadata"])
+    message.save(update_fields=["content", "reasoning", "status", "metadata"])
     MessageAlternative.objects.filter(message=message, index=message.selected_alternative).update(
-        content=message.content, status=status
+        content=message.content, reasoning=message.reasoning, status=status
     )
     return message
 

@@ -36,15 +36,20 @@ def get_history(tenant, session_id: str, limit: int = DEFAULT_HISTORY_LIMIT) -> 
 # its ORM twin (``_latest`` for the history; a filtered ``count()`` for the message count).
 # Each reads a fork's ancestors in the same statement (``forks.SEGMENTS_SQL``).
 _HISTORY_SQL = f"""
-    SELECT m.id, m.ts, m.role, m.content, m.edited FROM ({forks.SEGMENTS_SQL}) s
+    SELECT m.id, m.ts, m.role, m.content, m.edited/*m*/ FROM ({forks.SEGMENTS_SQL}) s
     CROSS JOIN LATERAL (
-        SELECT x.id, x.ts, x.role, x.content, x.edited FROM {Message._meta.db_table} x
+        SELECT x.id, x.ts, x.role, x.content, x.edited/*x*/
+        FROM {Message._meta.db_table} x
         WHERE x.tenant_id = %(tenant)s AND x.session_id = s.sid AND NOT x.archived
           AND x.ts <= s.upto
         ORDER BY x.ts DESC LIMIT %(limit)s
     ) m
     ORDER BY s.pos DESC, m.ts DESC LIMIT %(limit)s
 """
+# The replies' reasoning is read only for a preset that sends it back (it can be long).
+_HISTORY_REASONING_SQL = _HISTORY_SQL.replace("/*m*/", ", m.reasoning").replace(
+    "/*x*/", ", x.reasoning"
+)
 # The speakers of a session's newest messages (``metadata.speaker``, which the runtime's
 # group chats write on replies), a fork's ancestors' too, as the history reads them:
 # tests/fastpaths/test_turn_reads.py pins it to ``_latest``.
@@ -70,12 +75,13 @@ _CHAT_COUNT_SQL = f"""
 
 
 def get_history_lines(
-    tenant, session_id: str, limit: int = DEFAULT_HISTORY_LIMIT
-) -> list[tuple[object, int, str, str, bool]]:
+    tenant, session_id: str, limit: int = DEFAULT_HISTORY_LIMIT, *, reasoning: bool = False
+) -> list[tuple]:
     """The same history as ``(id, ts, role, content, edited)`` tuples, for the chat turn's
-    hot path: building fifty model instances per turn cost more than the query."""
+    hot path: building fifty model instances per turn cost more than the query. With
+    ``reasoning``, each tuple ends with the message's reasoning too."""
     params = {"tenant": tenant.pk, "session": session_id, "limit": max(int(limit), 0)}
-    with prepared(_HISTORY_SQL, params) as cursor:
+    with prepared(_HISTORY_REASONING_SQL if reasoning else _HISTORY_SQL, params) as cursor:
         rows = cursor.fetchall()
     rows.reverse()
     return rows

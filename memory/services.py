@@ -16,6 +16,8 @@ from memory.signals import after_commit, history_changed, messages_deleted
 
 DELETE_BATCH = 500
 UPDATE_RECENT_DEFAULT = 100
+MAX_REASONING_CHARS = 100_000
+TRUNCATED = "\n[… reasoning truncated]"
 
 
 # The store's timestamp rule, in one place: a message's ``ts`` is the current time in ms,
@@ -24,9 +26,10 @@ UPDATE_RECENT_DEFAULT = 100
 # that took the same ``ts`` makes this one insert nothing, and it is tried again.
 _APPEND_SQL = """
 INSERT INTO {table}
-    (tenant_id, id, session_id, role, content, kind, status, metadata, ts, archived, created_at)
-SELECT %(tenant)s, %(id)s, %(session)s, %(role)s, %(content)s, %(kind)s, %(status)s,
-       %(metadata)s::jsonb,
+    (tenant_id, id, session_id, role, content, reasoning, kind, status, metadata, ts, archived,
+     created_at)
+SELECT %(tenant)s, %(id)s, %(session)s, %(role)s, %(content)s, %(reasoning)s, %(kind)s,
+       %(status)s, %(metadata)s::jsonb,
        GREATEST(%(now_ms)s, COALESCE((SELECT MAX(x.ts) FROM {table} x
            WHERE x.tenant_id = %(tenant)s AND x.session_id = %(session)s), 0) + 1),
        false, %(created)s
@@ -46,15 +49,19 @@ def save_message(
     status: str = MessageStatus.COMPLETE,
     metadata: dict | None = None,
     message_id=None,
+    reasoning: str = "",
 ) -> Message:
     """Append a message; its ``ts`` is strictly increasing within the session (one
-    statement, safe inside a caller's transaction: a lost race raises nothing)."""
+    statement, safe inside a caller's transaction: a lost race raises nothing).
+    ``reasoning``: a reply's scratchpad, cut at ``MAX_REASONING_CHARS``."""
+    reasoning = capped_reasoning(reasoning)
     fields = {
         "tenant": tenant.pk,
         "id": message_id or uuid.uuid4(),
         "session": session_id,
         "role": role,
         "content": content,
+        "reasoning": reasoning,
         "kind": kind,
         "status": status,
         "metadata": json.dumps(metadata or {}),
@@ -68,11 +75,20 @@ def save_message(
             if row is not None:
                 return _stored_message(
                     tenant_id=tenant.pk, id=fields["id"], session_id=session_id, role=role,
-                    content=content, kind=kind, status=status, metadata=metadata or {},
+                    content=content, reasoning=reasoning, kind=kind, status=status,
+                    metadata=metadata or {},
                     ts=row[0], archived=False, created_at=fields["created"],
                     selected_alternative=0, edited=False,
                 )  # fmt: skip
     raise RuntimeError("could not allocate a message timestamp")
+
+
+def capped_reasoning(reasoning: str) -> str:
+    """A reply's reasoning as stored: at most ``MAX_REASONING_CHARS``, the marker included
+    when it had to be cut."""
+    if len(reasoning) <= MAX_REASONING_CHARS:
+        return reasoning
+    return reasoning[: MAX_REASONING_CHARS - len(TRUNCATED)] + TRUNCATED
 
 
 def _stored_message(**values) -> Message:

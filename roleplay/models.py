@@ -28,6 +28,9 @@ class Preset(TenantScopedModel):
     name = models.CharField(max_length=100)
     description = models.TextField(blank=True, default="", max_length=2000)
     prompts = models.JSONField(default=list)
+    # Whether history replies carry their stored reasoning back into the Actor's prompt, as
+    # ``<think>…</think>`` before their text (SillyTavern's ``reasoning.add_to_prompts``).
+    reasoning_in_prompt = models.BooleanField(default=False, db_default=False)
     version = models.PositiveIntegerField(default=1)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)

@@ -24,6 +24,9 @@ class Message(TenantScopedModel):
     session_id = models.CharField(max_length=200)
     role = models.CharField(max_length=16)
     content = models.TextField(blank=True, default="")
+    # A reasoning model's scratchpad before the reply (``roleplay.llm.reasoning``): shown on
+    # demand, never part of ``content``; the selected alternative's, like ``content``.
+    reasoning = models.TextField(blank=True, default="", db_default="")
     kind = models.CharField(max_length=32, null=True, blank=True)
     status = models.CharField(
         max_length=16, choices=MessageStatus.choices, default=MessageStatus.COMPLETE
@@ -70,6 +73,7 @@ class MessageAlternative(TenantScopedModel):
     message = models.ForeignKey(Message, on_delete=models.CASCADE, related_name="alternatives")
     index = models.PositiveIntegerField()
     content = models.TextField(blank=True, default="")
+    reasoning = models.TextField(blank=True, default="", db_default="")
     status = models.CharField(
         max_length=16, choices=MessageStatus.choices, default=MessageStatus.COMPLETE
     )

@@ -57,6 +57,7 @@ def export_chat(tenant, conversation: Conversation, fmt: str) -> FileOut:
         Line(
             role=m.role,
             content=m.content,
+            reasoning=m.reasoning,
             sent_ms=m.ts,
             images=_drawn(pictures.get(m.pk, ())),
             name=_speaker_name(m.metadata),

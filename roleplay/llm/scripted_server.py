@@ -45,7 +45,9 @@ class Reply:
     once, then argument pieces), ``repeat`` (every piece repeats the id and the whole name,
     as llama.cpp's Python server does) or ``no_index`` (pieces without ``index``).
     ``empty_stream`` answers a stream with 200 and no events at all, as llama.cpp's Python
-    server does for an error it meets before the first token.
+    server does for an error it meets before the first token. ``reasoning`` is sent apart
+    from the content, under ``reasoning_field``, as servers that parse a reasoning model's
+    scratchpad do (streamed before the content, word by word).
     """
 
     content: str = ""
@@ -64,6 +66,8 @@ class Reply:
     cached_tokens: int | None = None
     tool_pieces: str = "openai"
     empty_stream: bool = False
+    reasoning: str = ""
+    reasoning_field: str = "reasoning_content"
     responder: Callable[[dict[str, Any]], Reply] | None = None
 
     @classmethod
@@ -419,6 +423,8 @@ class _Handler(WireHandler):
             self.send_raw(200, b'{"id": "chatcmpl-broken", "choices": [', "application/json")
             return
         message: dict[str, Any] = {"role": "assistant", "content": reply.content or None}
+        if reply.reasoning:
+            message[reply.reasoning_field] = reply.reasoning
         calls = _wire_tool_calls(reply.tool_calls)
         if calls:
             message["tool_calls"] = calls
@@ -446,8 +452,9 @@ class _Handler(WireHandler):
         event({"role": "assistant", "content": ""})
         calls = _wire_tool_calls(reply.tool_calls)
         pieces: list[dict[str, Any]] = [
-            {"content": piece} for piece in split_content(reply.content, reply.chunks)
+            {reply.reasoning_field: piece} for piece in split_content(reply.reasoning, None)
         ]
+        pieces += [{"content": piece} for piece in split_content(reply.content, reply.chunks)]
         for index, call in enumerate(calls):
             arguments = call["function"]["arguments"]
             head = dict(call, index=index, function={"name": call["function"]["name"]})

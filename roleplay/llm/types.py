@@ -131,6 +131,7 @@ class CompletionResult:
 
     ``attempts`` and ``latency_ms`` describe the whole gateway call (retries and backoff
     included) once ``ModelClient`` returns it; a bare provider reports one attempt.
+    ``reasoning``: the model's scratchpad, taken off ``content`` (``roleplay.llm.reasoning``).
     """
 
     content: str
@@ -140,6 +141,7 @@ class CompletionResult:
     finish_reason: str
     latency_ms: float
     attempts: int = 1
+    reasoning: str = ""
 
 
 @dataclass(frozen=True)

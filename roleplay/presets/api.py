@@ -93,7 +93,10 @@ class PresetSerializer(Versioned, StrictSerializer):
 
     class Meta:
         model = Preset
-        fields = ["id", "name", "description", "prompts", "version", "created_at", "updated_at"]
+        fields = [
+            "id", "name", "description", "prompts", "reasoning_in_prompt", "version",
+            "created_at", "updated_at",
+        ]  # fmt: skip
         read_only_fields = ["id", "created_at", "updated_at"]
         extra_kwargs = {"description": {"max_length": MAX_DESCRIPTION_CHARS}}
 

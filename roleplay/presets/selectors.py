@@ -17,7 +17,7 @@ from console.lists import row_count
 from console.scoping import scoped
 from roleplay.models import ModelConfig, Preset
 from roleplay.prompting.default_preset import default_preset
-from roleplay.prompting.preset_files import native_file
+from roleplay.prompting.preset_files import REASONING, native_file
 from roleplay.prompting.presets import LoadedPreset, dump_prompts, validate_prompts
 from roleplay.prompting.sillytavern import export_sillytavern
 from roleplay.regex_scripts import selectors as regex_selectors
@@ -39,11 +39,16 @@ class _Loaded:
         key = (str(row.pk), row.version)
         with self._lock:
             hit = self._entries.get(key)
-            if hit is not None and hit.name == row.name:
+            same = hit is not None and hit.reasoning_in_prompt == row.reasoning_in_prompt
+            if hit is not None and same and hit.name == row.name:
                 self._entries.move_to_end(key)
                 return hit
         loaded = LoadedPreset(
-            tuple(validate_prompts(row.prompts)), name=row.name, id=key[0], version=row.version
+            tuple(validate_prompts(row.prompts)),
+            name=row.name,
+            id=key[0],
+            version=row.version,
+            reasoning_in_prompt=row.reasoning_in_prompt,
         )
         with self._lock:
             self._entries[key] = loaded
@@ -96,8 +101,10 @@ def export_preset(preset: Preset, fmt: str) -> tuple[dict, list[str]]:
     loaded = load_preset(preset)
     if fmt == "sillytavern":
         data, notes = export_sillytavern(loaded.prompts)
+        data[REASONING] = {"add_to_prompts": preset.reasoning_in_prompt}
     else:
         data = native_file(preset.name, preset.description, dump_prompts(loaded.prompts))
+        data[REASONING] = {"add_to_prompts": preset.reasoning_in_prompt}
         notes = []
     scripts = regex_selectors.owned(preset.tenant_id, scope="preset", preset=preset)
     if scripts:

@@ -24,7 +24,7 @@ from roleplay.prompting.presets import MAX_NAME_CHARS, dump_prompts, validate_pr
 from roleplay.regex_scripts import services as regex_scripts
 from roleplay.services import rows
 
-PRESET_FIELDS = ("name", "description", "prompts")
+PRESET_FIELDS = ("name", "description", "prompts", "reasoning_in_prompt")
 MAX_DESCRIPTION_CHARS = 2000
 
 
@@ -75,7 +75,12 @@ def _rules(preset: Preset) -> dict[str, list[str]]:
 
 
 def create_preset(
-    tenant, *, name: str, description: str = "", prompts: list | None = None
+    tenant,
+    *,
+    name: str,
+    description: str = "",
+    prompts: list | None = None,
+    reasoning_in_prompt: bool = False,
 ) -> Preset:
     """A new preset of the tenant; without ``prompts`` it starts as a copy of the shipped
     default's."""
@@ -83,6 +88,7 @@ def create_preset(
         "name": name,
         "description": description,
         "prompts": default_prompt_data() if prompts is None else prompts,
+        "reasoning_in_prompt": reasoning_in_prompt,
     }
     return rows.write(
         Preset(tenant=tenant),
@@ -142,6 +148,7 @@ def import_preset(
             name=chosen,
             description=description if description is not None else parsed.description or "",
             prompts=parsed.prompts,
+            reasoning_in_prompt=parsed.reasoning_in_prompt,
         )
         report = dict(parsed.report)
         scripts = _regex_scripts_of(data)

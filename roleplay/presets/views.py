@@ -153,6 +153,7 @@ def preset_edit(request, pk):
     can_edit = request.membership.can_edit()
     context = {"preset": preset, "can_edit": can_edit, "version": preset.version}
     context["name"], context["description"] = preset.name, preset.description
+    context["reasoning_in_prompt"] = preset.reasoning_in_prompt
     if request.method == "GET":
         context["editor"] = EditorRows.from_prompts(preset.prompts)
         context["report"] = request.session.pop(_report_key(pk), None)
@@ -164,6 +165,7 @@ def preset_edit(request, pk):
         editor=editor,
         name=request.POST.get("name", "").strip(),
         description=request.POST.get("description", "").replace("\r\n", "\n"),
+        reasoning_in_prompt=request.POST.get("reasoning_in_prompt") == "on",
         version=_version(request.POST.get("version")),
     )
     if action not in ("save", "overwrite"):
@@ -179,6 +181,7 @@ def preset_edit(request, pk):
             name=context["name"],
             description=context["description"],
             prompts=editor.prompts(),
+            reasoning_in_prompt=context["reasoning_in_prompt"],
         )
     except PresetInvalid as exc:
         editor.attach(exc.problems)
@@ -237,7 +240,8 @@ def _previewed_preset(request, row: Preset | None) -> LoadedPreset:
         return selectors.load_preset(row) if row else default_preset()
     name = row.name if row else DEFAULT_PRESET_NAME
     prompts = tuple(validate_prompts(editor.prompts()))
-    return LoadedPreset(prompts, name=name, id=str(row.pk) if row else None)
+    on = bool(row and row.reasoning_in_prompt)
+    return LoadedPreset(prompts, name=name, id=str(row.pk) if row else None, reasoning_in_prompt=on)
 
 
 @console_view(read=Role.OPERATOR)

@@ -22,7 +22,11 @@ NATIVE_FORMAT = "roleplay-preset"
 NATIVE_VERSION = 1
 # ``extensions`` holds what travels with a preset beside its prompts (its regex scripts,
 # read by the import as from a SillyTavern preset).
-NATIVE_KEYS = {"format", "format_version", "name", "description", "prompts", "extensions"}
+# ``reasoning`` is SillyTavern's shape in both formats: ``{"add_to_prompts": bool}``.
+REASONING = "reasoning"
+NATIVE_KEYS = {
+    "format", "format_version", "name", "description", "prompts", "extensions", REASONING
+}  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -34,6 +38,8 @@ class PresetFile:
     name: str | None = None
     description: str | None = None
     report: dict[str, Any] = field(default_factory=dict)
+    # whether history replies carry their reasoning back (``reasoning.add_to_prompts``)
+    reasoning_in_prompt: bool = False
 
 
 def native_file(name: str, description: str, prompts: list[dict]) -> dict[str, Any]:
@@ -73,7 +79,9 @@ def read_preset_file(data: Any) -> PresetFile:
         raise PresetFileInvalid(message=f"unknown preset format {str(data['format'])[:50]!r}")
     if not _is_native(data):
         prompts, report = import_sillytavern(data)
-        return PresetFile(prompts, report=report.as_dict())
+        return PresetFile(
+            prompts, report=report.as_dict(), reasoning_in_prompt=_reasoning_in_prompt(data)
+        )
     unknown = sorted(set(data) - NATIVE_KEYS)
     if unknown:
         raise PresetFileInvalid(message=f"unknown keys: {', '.join(unknown)[:200]}")
@@ -84,7 +92,14 @@ def read_preset_file(data: Any) -> PresetFile:
         name=_text(data, "name"),
         description=_text(data, "description"),
         report={"format": "native"},
+        reasoning_in_prompt=_reasoning_in_prompt(data),
     )
+
+
+def _reasoning_in_prompt(data: dict) -> bool:
+    """``reasoning.add_to_prompts`` when the file says ``true``; anything else is off."""
+    reasoning = data.get(REASONING)
+    return isinstance(reasoning, dict) and reasoning.get("add_to_prompts") is True
 
 
 def _no_constant(name: str) -> Any:

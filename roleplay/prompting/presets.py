@@ -361,6 +361,8 @@ class LoadedPreset:
     name: str
     id: str | None = None
     version: int = 0
+    # History replies carry their reasoning (``roleplay.llm.reasoning.with_reasoning``).
+    reasoning_in_prompt: bool = False
 
     @property
     def is_default(self) -> bool:

@@ -38,6 +38,7 @@ from roleplay.dio.reads import NOT_READ, Prefetched
 from roleplay.groups import speaking
 from roleplay.groups.speaking import GroupTurn
 from roleplay.llm.gateway import provider_config
+from roleplay.llm.reasoning import with_reasoning
 from roleplay.llm.tokenizers.counters import counter_for
 from roleplay.models import Character, Conversation, ModelConfig, Scenario, Turn, TurnKind
 from roleplay.players.selectors import ActivePersona, persona_from
@@ -82,6 +83,8 @@ class HistoryMessage:
     role: str
     content: str
     edited: bool = False
+    # A reply's reasoning, read only when the preset sends it back (``reasoning_in_prompt``).
+    reasoning: str = ""
 
     def chat(self) -> dict[str, str]:
         return {"role": self.role, "content": self.content}
@@ -227,8 +230,17 @@ class TurnContext:
         )
 
     def _history(self) -> list[dict[str, str]]:
-        """The history as the Actor reads it: with the speakers' names in a group."""
-        return self.group.history(self.history) if self.group else self.chat_history()
+        """The history as the Actor reads it: with the speakers' names in a group, and the
+        replies' reasoning before their text when the preset sends it back."""
+        history = self.group.history(self.history) if self.group else self.chat_history()
+        if not self.preset.reasoning_in_prompt:
+            return history
+        return [
+            {**sent, "content": with_reasoning(sent["content"], message.reasoning)}
+            if message.role == "assistant"
+            else sent
+            for sent, message in zip(history, self.history, strict=True)
+        ]
 
     def _card(self) -> Card:
         character = self.character
@@ -267,7 +279,9 @@ def load_context(
     not given)."""
     first = turn_conversation(turn.conversation_id)
     conversation, config, scenario = first.conversation, first.config, first.scenario
-    history, user_input, continuing = _split(turn, stored_history(conversation), user_input)
+    preset = preset or effective_preset(config)
+    stored = stored_history(conversation, reasoning=preset.reasoning_in_prompt)
+    history, user_input, continuing = _split(turn, stored, user_input)
     ctx = TurnContext(
         kind=turn.kind,
         turn=turn,
@@ -275,7 +289,7 @@ def load_context(
         character=conversation.character,
         persona=persona_from(conversation, first.default_persona),
         config=config,
-        preset=preset or effective_preset(config),
+        preset=preset,
         history=history,
         user_input=user_input,
         continuing=continuing,
@@ -335,10 +349,11 @@ def _prompt_scripts(ctx: TurnContext) -> None:
         ctx.history, ctx.user_input = prompt_history(scripts, ctx.history, ctx.user_input)
 
 
-def stored_history(conversation: Conversation) -> list[HistoryMessage]:
-    """The conversation's newest :data:`HISTORY_LIMIT` messages, oldest first."""
+def stored_history(conversation: Conversation, *, reasoning: bool = False) -> list[HistoryMessage]:
+    """The conversation's newest :data:`HISTORY_LIMIT` messages, oldest first; with their
+    reasoning when asked."""
     lines = message_reads.get_history_lines(
-        conversation.tenant, conversation.session_id, HISTORY_LIMIT
+        conversation.tenant, conversation.session_id, HISTORY_LIMIT, reasoning=reasoning
     )
     return [HistoryMessage(*line) for line in lines]
 

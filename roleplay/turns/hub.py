@@ -85,6 +85,7 @@ def message_updated(message) -> dict:
         "message_id": str(message.id),
         "role": message.role,
         "content": message.content,
+        "reasoning": message.reasoning,
         "status": message.status,
         "selected_alternative": message.selected_alternative,
         "alternatives": message.alternatives.count(),

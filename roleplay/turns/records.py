@@ -164,18 +164,23 @@ def finish_turn(
     config=None,
     also: Sequence[Callable[[], None]] = (),
     metadata: dict | None = None,
+    reasoning: str = "",
 ) -> bool:
     """Commit the reply (partial text kept on failure) and close the turn: a new message for
     ``chat``, a new alternative for a regenerate, more text for a continue; ``also`` the
     records that go with it (the plug-ins' ``beside`` hooks, the Actor's ``ModelCall`` rows), in
     the same transaction; ``metadata`` what plug-ins keep beside a new message's or
-    alternative's text. False, and nothing written, when the turn was closed already: a
-    sweep found its process silent (``expire_abandoned``) and kept its flushed text instead.
+    alternative's text, ``reasoning`` the model's scratchpad kept beside it (the
+    alternative's own for a regenerate). False, and nothing written, when the turn was
+    closed already: a sweep found its process silent (``expire_abandoned``) and kept its
+    flushed text instead.
 
     The records are written plainly after the reply; should one fail, the whole transaction
     is done again with each record in a savepoint of its own (the failure logged, the reply
     and the other records kept), so the usual turn pays no savepoint round trips."""
-    close = partial(_close, turn, content, status, usage, error_code, trace, config, metadata)
+    close = partial(
+        _close, turn, content, reasoning, status, usage, error_code, trace, config, metadata
+    )
     if also:
         try:
             return close(lambda: _write_plainly(also))
@@ -196,7 +201,9 @@ def _write_plainly(work: Sequence[Callable[[], None]]) -> None:
             raise _RecordFailed from exc
 
 
-def _close(turn, content, status, usage, error_code, trace, config, extra, records) -> bool:
+def _close(
+    turn, content, reasoning, status, usage, error_code, trace, config, extra, records
+) -> bool:
     metadata = {
         "turn_id": str(turn.id),
         **(extra or {}),
@@ -226,6 +233,7 @@ def _close(turn, content, status, usage, error_code, trace, config, extra, recor
                     status=_MESSAGE_STATUS[status],
                     metadata=metadata,
                     message_id=turn.assistant_message_id,
+                    reasoning=reasoning,
                 )
         elif turn.kind in (TurnKind.REGENERATE, TurnKind.EDIT_REGENERATE):
             if content:
@@ -235,11 +243,13 @@ def _close(turn, content, status, usage, error_code, trace, config, extra, recor
                     content=content,
                     status=_MESSAGE_STATUS[status],
                     metadata=metadata,
+                    reasoning=reasoning,
                 )
         elif content:  # a continue
             alternatives.extend_message(
-                turn.tenant, turn.assistant_message_id, content, status=MessageStatus.COMPLETE
-            )
+                turn.tenant, turn.assistant_message_id, content, status=MessageStatus.COMPLETE,
+                reasoning=reasoning,
+            )  # fmt: skip
         index_for_recall(turn)
         records()
     return True

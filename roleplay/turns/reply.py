@@ -21,6 +21,7 @@ from dataclasses import dataclass, field, replace
 from console.db import run_db
 from console.tokens import CL100K, TokenCounter
 from roleplay.llm.gateway import Gateway
+from roleplay.llm.reasoning import joined
 from roleplay.llm.speaker import SpeakerLabel
 from roleplay.llm.types import CompletionResult, ModelRequest, StreamDone, TextDelta
 from roleplay.prompting.assembly import AssembledPrompt
@@ -114,6 +115,11 @@ class Reply:
     def result(self) -> CompletionResult | None:
         """The last segment's result (its model, attempts and finish reason)."""
         return self.segments[-1].result if self.segments else None
+
+    @property
+    def reasoning(self) -> str:
+        """The model's scratchpad over every segment, kept beside the reply's text."""
+        return joined(*(s.result.reasoning for s in self.segments if s.result is not None))
 
     def usage(self) -> dict:
         """The Actor's usage over every segment (the controller's calls are their own)."""

@@ -21,6 +21,7 @@ from django.utils import timezone
 from console.db import run_db
 from console.logging import turn_id_var
 from memory.models import Message
+from memory.services import capped_reasoning
 from roleplay.conversations.services import titles as conversation_titles
 from roleplay.llm.errors import ModelCancelled, ModelError
 from roleplay.models import Turn, TurnStatus
@@ -92,12 +93,13 @@ async def run_turn(
             config=ctx.config,
             also=with_reply,
             metadata=ctx.message_metadata,
+            reasoning=reply.reasoning,
         )
         if not closed:  # the sweep took this turn for dead and kept its streamed text
             await _tell_abandoned(turn, emit)
             return
         ctx.reply = (ctx.continuing or "") + content
-        await _completed(ctx, emit, usage, finish_reason)
+        await _completed(ctx, emit, usage, finish_reason, reply.reasoning)
     except (ModelCancelled, asyncio.CancelledError) as exc:
         await _fail(turn, parts, trace, TurnStatus.CANCELLED, "turn_cancelled", "cancelled", emit,
                     with_reply)  # fmt: skip
@@ -120,9 +122,12 @@ async def run_turn(
         turn_id_var.reset(token)
 
 
-async def _completed(ctx: TurnContext, emit: Emit, usage: dict, finish_reason) -> None:
+async def _completed(
+    ctx: TurnContext, emit: Emit, usage: dict, finish_reason, reasoning: str
+) -> None:
     """The reply is committed: the phases ``turn.completed`` waits for, the title of a
-    first exchange, then ``turn.completed`` itself."""
+    first exchange, then ``turn.completed`` itself, with the turn's reasoning (the page
+    shows it once the reply completes)."""
     turn = ctx.turn
     await _committed(ctx, emit)
     title = await _give_title(ctx)
@@ -136,6 +141,7 @@ async def _completed(ctx: TurnContext, emit: Emit, usage: dict, finish_reason) -
             "usage": usage,
             "content": ctx.reply,
             "finish_reason": finish_reason,
+            "reasoning": capped_reasoning(reasoning),
             **({"title": title} if title else {}),
             **({"display": shown} if shown is not None else {}),
         }

@@ -2,7 +2,9 @@
 // (templates/roleplay/play/_message.html) or cloned here from the same markup. A stored
 // message keeps what its controls need in data attributes: data-id, data-role, data-status,
 // data-alternatives (stored alternatives; 0 means the text is its only version),
-// data-selected (which one shows), data-edited and data-finish ("length": cut short).
+// data-selected (which one shows), data-edited and data-finish ("length": cut short). A
+// reply's reasoning (its model's scratchpad) is the text of its closed details.reasoning,
+// hidden when empty, shown as plain text.
 // Everything that changes a message goes through applyState, whether the change came from
 // an event or from re-reading the page.
 //
@@ -82,7 +84,22 @@ export function stateOf(li) {
     selected: Number(li.dataset.selected || 0),
     edited: li.dataset.edited === "1",
     finish: li.dataset.finish || "",
+    reasoning: reasoningOf(li),
   };
+}
+
+/** A reply's reasoning as shown (empty when it has none). */
+export function reasoningOf(li) {
+  const box = li.querySelector("details.reasoning");
+  return box ? box.querySelector(".reasoning-text").textContent : "";
+}
+
+function setReasoning(li, reasoning) {
+  const box = li.querySelector("details.reasoning");
+  if (!box || reasoningOf(li) === reasoning) return;
+  box.querySelector(".reasoning-text").textContent = reasoning; // text: never markup
+  box.hidden = !reasoning;
+  if (!reasoning) box.open = false;
 }
 
 /** Show a message's stored state: text, status, alternatives, selection, edited mark, and
@@ -108,6 +125,7 @@ export function applyState(li, state) {
     label.textContent = STATUS_LABELS[state.status] || state.status;
     label.hidden = state.status === "complete";
   }
+  if (state.reasoning !== undefined) setReasoning(li, state.reasoning);
   if (state.alternatives !== undefined) li.dataset.alternatives = String(state.alternatives);
   if (state.selected !== undefined) li.dataset.selected = String(state.selected);
   if (state.edited !== undefined) {

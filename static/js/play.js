@@ -219,6 +219,10 @@ function turnCompleted(msg) {
       status: "complete",
       finish: msg.finish_reason || "",
     };
+    // The turn's reasoning; a continue's goes after the reply's own (memory.alternatives).
+    const before = turn.kind === "continue" ? T.reasoningOf(li) : "";
+    const reasoning = msg.reasoning || "";
+    state.reasoning = before && reasoning ? before + "\n\n" + reasoning : before || reasoning;
     if (turn.rewriting && REWRITES.has(turn.kind)) {
       // The old text became an alternative and the new one is shown (memory.alternatives).
       const total = Math.min(Math.max(T.stateOf(li).alternatives, 1) + 1, T.MAX_ALTERNATIVES);
@@ -281,6 +285,7 @@ function messageUpdated(msg) {
     alternatives: msg.alternatives,
     selected: msg.selected_alternative,
     edited: msg.edited,
+    reasoning: msg.reasoning,
   });
   // This page's own edit is done; an editor open while someone else changed the message
   // stays open, so the text typed in it is not lost.

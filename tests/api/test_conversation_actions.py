@@ -11,7 +11,7 @@ from memory.models import Message
 
 MESSAGE_FIELDS = {
     "id", "role", "content", "kind", "status", "metadata", "timestamp", "archived", "created_at",
-    "selected_alternative", "edited", "display",
+    "selected_alternative", "edited", "display", "reasoning",
 }  # fmt: skip
 
 

@@ -38,6 +38,7 @@ def test_create_list_retrieve(content):
         "name",
         "description",
         "prompts",
+        "reasoning_in_prompt",
         "version",
         "created_at",
         "updated_at",

@@ -98,6 +98,19 @@ def test_the_editor_saves_order_toggles_and_edits(operator_client, preset):
     assert 'id="preset-preview"' in page  # the preview panel (tests/presets/test_preview.py)
 
 
+def test_the_editor_switches_reasoning_in_prompt(operator_client, preset):
+    data = {**page_post(preset), "action": "save", "reasoning_in_prompt": "on"}
+    assert operator_client.post(f"/console/presets/{preset.pk}/", data).status_code == 302
+    preset.refresh_from_db()
+    assert preset.reasoning_in_prompt is True
+    page = operator_client.get(f"/console/presets/{preset.pk}/").content.decode()
+    assert 'name="reasoning_in_prompt" checked' in page
+    data = {**page_post(preset), "action": "save"}  # an unchecked box sends nothing
+    operator_client.post(f"/console/presets/{preset.pk}/", data)
+    preset.refresh_from_db()
+    assert preset.reasoning_in_prompt is False
+
+
 def test_an_in_chat_prompt_takes_depth_and_order(operator_client, preset):
     data = page_post(preset, rules={"position": "at_depth", "depth": "2", "order": "90"})
     operator_client.post(f"/console/presets/{preset.pk}/", {**data, "action": "save"})

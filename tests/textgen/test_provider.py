@@ -125,6 +125,20 @@ def test_a_stop_string_is_cut_locally_and_the_stream_closed(server):
     assert done.result.content == "Sure thing." and done.result.finish_reason == "stop"
 
 
+@pytest.mark.parametrize("streamed", [True, False])
+def test_a_leading_think_block_is_kept_as_reasoning(server, streamed):
+    server.enqueue(Reply(content="<think>Greet her back.</think>\nHello, Ann.", chunks=5))
+    model = client(server, "koboldcpp")
+    if streamed:
+        deltas, done = asyncio.run(collect(model))
+        assert "".join(deltas) == "Hello, Ann."
+        result = done.result
+    else:
+        request = ModelRequest(MESSAGES, char_name="Alice", user_name="Ann")
+        result = asyncio.run(model.complete(request))
+    assert (result.reasoning, result.content) == ("Greet her back.", "Hello, Ann.")
+
+
 @pytest.mark.parametrize("wire", ["koboldcpp", "llamacpp", "openai_completions"])
 def test_a_server_error_is_retried_then_coded_as_for_chat(server, wire):
     server.enqueue(Reply(status=503), Reply(status=503), Reply(status=503))

@@ -87,7 +87,8 @@ class TurnBody(RejectUnknownFields, serializers.Serializer):
 class AlternativeSerializer(serializers.ModelSerializer):
     class Meta:
         model = MessageAlternative
-        fields = ["index", "content", "status", "metadata", "created_at"]
+        fields = ["index", "content", "reasoning", "status", "metadata", "created_at"]
+        read_only_fields = ["reasoning"]
 
 
 class AlternativeListSerializer(serializers.Serializer):

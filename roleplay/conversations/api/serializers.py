@@ -71,6 +71,12 @@ class ConversationSerializer(StrictSerializer):
 
 class MessageSerializer(serializers.ModelSerializer):
     timestamp = serializers.IntegerField(source="ts", read_only=True)
+    reasoning = serializers.CharField(
+        read_only=True,
+        help_text="A reasoning model's scratchpad before the reply (the selected "
+        "alternative's); never part of content, nor of later prompts unless the preset's "
+        "reasoning_in_prompt (docs/llm.md, Reasoning).",
+    )
     display = serializers.SerializerMethodField(
         help_text="What the chat shows: the text after the display-only (markdownOnly) regex "
         "scripts; the stored content otherwise (docs/regex.md)."
@@ -85,6 +91,7 @@ class MessageSerializer(serializers.ModelSerializer):
             "id",
             "role",
             "content",
+            "reasoning",
             "kind",
             "status",
             "metadata",

@@ -91,6 +91,7 @@ class ChatMessage:
     selected: int = 0
     sent_ms: int | None = None
     avatar: str = ""  # a group chat's reply: its speaker's avatar file (``original_avatar``)
+    reasoning: str = ""  # the reply's scratchpad (SillyTavern's ``extra.reasoning``)
 
 
 @dataclass
@@ -292,6 +293,7 @@ def _add(chat: ChatFile, number: int, role: str, content: Any, item: dict, extra
             selected=selected,
             sent_ms=sent_ms(item.get("send_date", item.get("timestamp"))),
             avatar=_name(item.get("original_avatar")) if role == "assistant" else "",
+            reasoning=_text(extra.get("reasoning")) if role == "assistant" else "",
         )
     )
 
@@ -360,6 +362,10 @@ def _read_pairs(items: list[Any]) -> ChatFile:
 
 def _bad_line(number: int, what: str) -> ChatFileError:
     return ChatFileError(message=f"item {number} {what}", details={"line": number})
+
+
+def _text(value: Any) -> str:
+    return value if isinstance(value, str) else ""
 
 
 def _name(value: Any) -> str:

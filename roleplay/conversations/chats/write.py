@@ -4,7 +4,7 @@
   ``character_name``, ``create_date``, ``chat_metadata``), the opening as the first reply
   (the character's openings as its swipes, the conversation's one selected, as SillyTavern
   shows a new chat), then every message with its send time; a reply with alternatives
-  carries them as ``swipes`` with ``swipe_id``.
+  carries them as ``swipes`` with ``swipe_id``, its reasoning as ``extra.reasoning``.
 - ``openai``: a JSON array of ``{role, content}``, the opening first.
 
 What :mod:`roleplay.conversations.chats.read` reads back is what was written: the same messages,
@@ -41,6 +41,8 @@ class Line:
     name: str | None = None
     # That member's avatar file (``original_avatar``), by which a group chat names it.
     avatar: str | None = None
+    # The reply's scratchpad (``extra.reasoning``).
+    reasoning: str = ""
 
 
 @dataclass(frozen=True)
@@ -95,6 +97,8 @@ def _sillytavern(chat: Chat) -> list[dict]:
             item["original_avatar"] = line.avatar
         if line.images:
             item["extra"] = {"image": line.images[0], "images": list(line.images)}
+        if line.reasoning:
+            item["extra"]["reasoning"] = line.reasoning
         if line.alternatives:
             item["swipes"] = list(line.alternatives)
             item["swipe_id"] = line.selected

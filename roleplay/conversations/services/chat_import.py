@@ -28,6 +28,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from memory.models import Message, MessageAlternative, MessageStatus
+from memory.services import capped_reasoning
 from roleplay.characters.selectors import greeting_choices
 from roleplay.conversations.chats.names import fill_names
 from roleplay.conversations.chats.notes import note_from_metadata
@@ -130,6 +131,7 @@ def write_messages(
             session_id=conversation.session_id,
             role=message.role,
             content=message.content,
+            reasoning=capped_reasoning(message.reasoning),
             status=MessageStatus.COMPLETE,
             metadata={
                 "imported": True,
@@ -142,9 +144,12 @@ def write_messages(
         )
         rows.append(row)
         alternatives += [
-            MessageAlternative(tenant=tenant, message=row, index=index, content=text)
+            MessageAlternative(
+                tenant=tenant, message=row, index=index, content=text,
+                reasoning=row.reasoning if index == message.selected else "",
+            )
             for index, text in enumerate(message.alternatives)
-        ]
+        ]  # fmt: skip
     Message.objects.bulk_create(rows, batch_size=1000)
     MessageAlternative.objects.bulk_create(alternatives, batch_size=1000)
     return [str(row.pk) for row in rows]

@@ -125,6 +125,8 @@ def completion_result(
     finish_reason: str,
     usage: Usage | None,
     started: float,
+    *,
+    reasoning: str = "",
 ) -> CompletionResult:
     if finish_reason == "content_filter":
         raise ModelContentFiltered("the provider's content filter stopped the reply")
@@ -143,6 +145,7 @@ def completion_result(
         finish_reason=finish_reason,
         latency_ms=(time.perf_counter() - started) * 1000.0,
         attempts=1,
+        reasoning=reasoning,
     )
 
 

@@ -33,7 +33,7 @@ from ..errors import (
     ModelTimeout,
 )
 from ..provider import Interruptible, Provider, await_or_cancel, openai_tools
-from ..reasoning import StreamFilter, strip_reasoning
+from ..reasoning import StreamFilter, joined, split_reasoning
 from ..roles import AS_SENT, refusal_level, reshape
 from ..types import (
     CompletionResult,
@@ -225,7 +225,8 @@ class OpenAICompatProvider(Provider):
                 response = await await_or_cancel(self._post(params, deadline, stream=False), cancel)
             choice = first_choice(response)
             message = json_object(choice.get("message"), "message")
-            content = strip_reasoning(json_text(message.get("content"), "message content"))
+            apart = _reasoning_apart(message)
+            reasoning, content = split_reasoning(json_text(message.get("content"), "content"))
             raw_calls = [call_parts(call) for call in json_list(message.get("tool_calls"))]
             finish_reason = json_text(choice.get("finish_reason"), "finish_reason") or "stop"
             usage = read_usage(response.get("usage"))
@@ -236,8 +237,9 @@ class OpenAICompatProvider(Provider):
         except Exception as exc:
             raise map_openai_error(exc) from exc
         return completion_result(
-            self.config.model, request.messages, content, raw_calls, finish_reason, usage, started
-        )
+            self.config.model, request.messages, content, raw_calls, finish_reason, usage, started,
+            reasoning=joined(apart, reasoning),
+        )  # fmt: skip
 
     async def stream(
         self, request: ModelRequest, cancel: asyncio.Event | None = None
@@ -252,6 +254,7 @@ class OpenAICompatProvider(Provider):
         usage: Usage | None = None
         stream: Any = None
         scratchpad = StreamFilter()
+        apart: list[str] = []  # reasoning the server sends apart from the content
         seen = False  # any chunk at all
         try:
             async with Interruptible(cancel) as guard:
@@ -276,6 +279,8 @@ class OpenAICompatProvider(Provider):
                             delta = json_object(delta, "delta")
                             for fragment in json_list(delta.get("tool_calls")):
                                 merge_tool_fragment(calls, json_object(fragment, "tool call"))
+                            if "reasoning_content" in delta or "reasoning" in delta:
+                                apart.append(_reasoning_apart(delta))
                             text = scratchpad.feed(json_text(delta.get("content"), "delta content"))
                             if text:
                                 parts.append(text)
@@ -320,5 +325,17 @@ class OpenAICompatProvider(Provider):
                 finish_reason,
                 usage,
                 started,
+                reasoning=joined("".join(apart), scratchpad.reasoning),
             )
         )
+
+
+def _reasoning_apart(message: dict[str, Any]) -> str:
+    """The reasoning a server parsed out of the content and sent beside it: llama.cpp's
+    ``--reasoning-format``, vLLM and DeepSeek name it ``reasoning_content``, others
+    ``reasoning``."""
+    for key in ("reasoning_content", "reasoning"):
+        text = message.get(key)
+        if isinstance(text, str) and text:
+            return text
+    return ""

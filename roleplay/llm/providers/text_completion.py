@@ -36,7 +36,7 @@ from roleplay.textgen.engine import (
 
 from ..errors import ModelBadRequest, ModelBadResponse, ModelError, ModelTimeout
 from ..provider import Interruptible, Provider, await_or_cancel
-from ..reasoning import StreamFilter, strip_reasoning
+from ..reasoning import StreamFilter, split_reasoning
 from ..types import (
     CompletionResult,
     ModelRequest,
@@ -154,7 +154,8 @@ class TextCompletionProvider(Provider):
         cutter = StopCutter(stops)
         text = cutter.feed(piece.text) + cutter.finish()
         finish = "stop" if cutter.stopped else (piece.finish_reason or "stop")
-        return self._result(request, strip_reasoning(text), finish, piece.usage, started)
+        reasoning, text = split_reasoning(text)
+        return self._result(request, text, finish, piece.usage, started, reasoning)
 
     async def stream(
         self, request: ModelRequest, cancel: asyncio.Event | None = None
@@ -204,14 +205,24 @@ class TextCompletionProvider(Provider):
             # KoboldCpp's stream says nothing at its end; the others end with a reason.
             if not request.tolerate_missing_stream_metadata:
                 raise ModelBadResponse("stream ended before a finish reason")
-        yield StreamDone(self._result(request, "".join(parts), finish or "stop", usage, started))
+        result = self._result(
+            request, "".join(parts), finish or "stop", usage, started, scratchpad.reasoning
+        )
+        yield StreamDone(result)
 
     def _result(
-        self, request: ModelRequest, content: str, finish: str, usage: Usage | None, started: float
+        self,
+        request: ModelRequest,
+        content: str,
+        finish: str,
+        usage: Usage | None,
+        started: float,
+        reasoning: str = "",
     ) -> CompletionResult:
         return completion_result(
-            self.config.model, request.messages, content, [], finish, usage, started
-        )
+            self.config.model, request.messages, content, [], finish, usage, started,
+            reasoning=reasoning,
+        )  # fmt: skip
 
 
 def _sse_data(line: str) -> str | None:
