@@ -8,7 +8,7 @@ their prefix (llama.cpp, vLLM, hosted APIs) processes the whole history again ev
 With the cache-aware layout the prompt trims with slack instead:
 
 - **Keep the start.** The turn before names its first kept message (:data:`KEY` in its
-  anchors). While the history from that message on fits, the prompt starts there again,
+  anchors: that message's digest, the next one's and its index). While the history from that message on fits, the prompt starts there again,
   even when an older message would fit too: the prefix holds.
 - **Cut with room.** When it does not fit (or no start is known: a first turn, a preview,
   an edit or a compaction that removed that message), the oldest messages are dropped to
@@ -39,27 +39,36 @@ def _digest(message: Mapping[str, Any]) -> str:
 
 
 def mark(history: Sequence[Mapping[str, Any]], start: int) -> list[Any] | None:
-    """What the next turn finds this turn's first kept message by: its digest and how many
-    stored messages were kept from it (None: nothing kept)."""
+    """What the next turn finds this turn's first kept message by: its digest, the next
+    message's ("" when none), and its index (None: nothing kept)."""
     if start >= len(history):
         return None
-    return [_digest(history[start]), len(history) - start]
+    after = _digest(history[start + 1]) if start + 1 < len(history) else ""
+    return [_digest(history[start]), after, start]
 
 
 def start_of(history: Sequence[Mapping[str, Any]], anchors: Mapping[str, Any] | None) -> int:
     """Where the turn before started the history, in this turn's ``history``: the message
-    its mark names, the one nearest where the mark expects it (0: none found)."""
+    its mark names (followed by the message that followed it then), the one nearest the
+    index it had (the history grows at its end; a full read moves it a little); 0 when
+    none is found."""
     given = (anchors or {}).get(KEY)
-    if not isinstance(given, list | tuple) or len(given) != 2:
+    if not isinstance(given, list | tuple) or len(given) != 3:
         return 0
-    text, kept = given
-    if not isinstance(kept, int) or isinstance(kept, bool) or not isinstance(text, str):
+    first, after, index = given
+    if not isinstance(index, int) or isinstance(index, bool):
         return 0
-    expected = len(history) - kept
-    found = [i for i, m in enumerate(history) if _digest(m) == text]
+    if not isinstance(first, str) or not isinstance(after, str):
+        return 0
+    found = [
+        i
+        for i, m in enumerate(history)
+        if _digest(m) == first
+        and (not after or (i + 1 < len(history) and _digest(history[i + 1]) == after))
+    ]
     if not found:
         return 0
-    return min(found, key=lambda i: (abs(i - expected), i))
+    return min(found, key=lambda i: (abs(i - index), i))
 
 
 def cut(costs: Sequence[int], excess: int, *, slack: bool) -> int:

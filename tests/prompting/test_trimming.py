@@ -35,17 +35,31 @@ def test_a_start_that_left_the_history_or_a_broken_mark_starts_at_zero():
     history = _history(6)
     gone = trimming.mark(_history(3, "old"), 0)
     assert trimming.start_of(history, {trimming.KEY: gone}) == 0
-    for broken in (None, {}, {trimming.KEY: "x"}, {trimming.KEY: [1, 2]},
-                   {trimming.KEY: ["abc", True]}, {trimming.KEY: ["a", 1, 2]}):  # fmt: skip
+    for broken in (None, {}, {trimming.KEY: "x"}, {trimming.KEY: [1, 2, 3]},
+                   {trimming.KEY: ["abc", "", True]}, {trimming.KEY: ["a", 1, 2]},
+                   {trimming.KEY: ["a", "b"]}):  # fmt: skip
         assert trimming.start_of(history, broken) == 0
     assert trimming.mark(history, 6) is None
 
 
-def test_repeated_messages_resolve_to_the_one_nearest_where_the_mark_expects_it():
+def test_repeated_messages_resolve_to_the_one_where_the_start_was():
     history = [{"role": "user", "content": "ok"}] * 10
-    mark = trimming.mark(history, 6)  # 4 kept
-    assert trimming.start_of(history + [{"role": "assistant", "content": "x"}] * 2,
-                             {trimming.KEY: mark}) == 8  # fmt: skip
+    mark = trimming.mark(history, 6)
+    later = history + [{"role": "assistant", "content": "x"}] * 2
+    assert trimming.start_of(later, {trimming.KEY: mark}) == 6
+    # a full read moved by two: the same message, two places earlier
+    shifted = _history(20)
+    mark = trimming.mark(shifted, 8)
+    assert trimming.start_of(shifted[2:] + _history(2, "n"), {trimming.KEY: mark}) == 6
+
+
+@given(st.lists(st.sampled_from(["a", "b"]), min_size=2, max_size=30), st.data())
+def test_a_history_of_repeats_still_finds_its_start_when_it_only_grew(words, data):
+    history = [{"role": "user", "content": w} for w in words]
+    start = data.draw(st.integers(0, len(history) - 1))
+    mark = trimming.mark(history, start)
+    grown = history + [{"role": "assistant", "content": w} for w in words[:3]]
+    assert trimming.start_of(grown, {trimming.KEY: mark}) == start
 
 
 def test_a_full_read_keeps_a_new_start_well_inside_it():
