@@ -8,8 +8,9 @@ their prefix (llama.cpp, vLLM, hosted APIs) processes the whole history again ev
 With the cache-aware layout the prompt trims with slack instead:
 
 - **Keep the start.** The turn before names its first kept message (:data:`KEY` in its
-  anchors: that message's digest, the next one's and its index). While the history from that message on fits, the prompt starts there again,
-  even when an older message would fit too: the prefix holds.
+  anchors: that message's digest, the next one's and its index). While the history from
+  that message on fits, the prompt starts there again, even when an older message would
+  fit too: the prefix holds.
 - **Cut with room.** When it does not fit (or no start is known: a first turn, a preview,
   an edit or a compaction that removed that message), the oldest messages are dropped to
   cover the excess **plus** :data:`SLACK` of the history's tokens, so the next turns fit
