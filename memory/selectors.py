@@ -35,36 +35,38 @@ def get_history(tenant, session_id: str, limit: int = DEFAULT_HISTORY_LIMIT) -> 
 # statements than PostgreSQL spends running them. tests/fastpaths/test_turn_reads.py pins each to
 # its ORM twin (``_latest`` for the history; a filtered ``count()`` for the message count).
 # Each reads a fork's ancestors in the same statement (``forks.SEGMENTS_SQL``).
-_HISTORY_SQL = f"""
-    SELECT m.id, m.ts, m.role, m.content, m.edited/*m*/ FROM ({forks.SEGMENTS_SQL}) s
+def _newest_of_lineage(*columns: str) -> str:
+    """A statement reading ``columns`` (expressions of the message ``x``, each ``AS`` a
+    name) of a session's newest unarchived messages, a fork's ancestors' up to the fork
+    point too, newest first; it binds ``%(tenant)s``, ``%(session)s`` and ``%(limit)s``."""
+    names = ", ".join(f"m.{column.rsplit(' AS ', 1)[1]}" for column in columns)
+    return f"""
+    SELECT {names} FROM ({forks.SEGMENTS_SQL}) s
     CROSS JOIN LATERAL (
-        SELECT x.id, x.ts, x.role, x.content, x.edited/*x*/
+        SELECT x.ts AS ts_order, {", ".join(columns)}
         FROM {Message._meta.db_table} x
         WHERE x.tenant_id = %(tenant)s AND x.session_id = s.sid AND NOT x.archived
           AND x.ts <= s.upto
         ORDER BY x.ts DESC LIMIT %(limit)s
     ) m
-    ORDER BY s.pos DESC, m.ts DESC LIMIT %(limit)s
+    ORDER BY s.pos DESC, m.ts_order DESC LIMIT %(limit)s
 """
+
+
+_LINE = ("x.id AS id", "x.ts AS ts", "x.role AS role", "x.content AS content", "x.edited AS edited")
+_HISTORY_SQL = _newest_of_lineage(*_LINE)
 # The replies' reasoning is read only for a preset that sends it back (it can be long).
-_HISTORY_REASONING_SQL = _HISTORY_SQL.replace("/*m*/", ", m.reasoning").replace(
-    "/*x*/", ", x.reasoning"
-)
+_HISTORY_REASONING_SQL = _newest_of_lineage(*_LINE, "x.reasoning AS reasoning")
 # The speakers of a session's newest messages (``metadata.speaker``, which the runtime's
 # group chats write on replies), a fork's ancestors' too, as the history reads them:
 # tests/fastpaths/test_turn_reads.py pins it to ``_latest``.
-_SPEAKERS_SQL = f"""
-    SELECT m.id, m.role, m.content, m.sid, m.sname FROM ({forks.SEGMENTS_SQL}) s
-    CROSS JOIN LATERAL (
-        SELECT x.id, x.ts, x.role, x.content, x.metadata #>> '{{speaker,id}}' AS sid,
-               x.metadata #>> '{{speaker,name}}' AS sname
-        FROM {Message._meta.db_table} x
-        WHERE x.tenant_id = %(tenant)s AND x.session_id = s.sid AND NOT x.archived
-          AND x.ts <= s.upto
-        ORDER BY x.ts DESC LIMIT %(limit)s
-    ) m
-    ORDER BY s.pos DESC, m.ts DESC LIMIT %(limit)s
-"""
+_SPEAKERS_SQL = _newest_of_lineage(
+    "x.id AS id",
+    "x.role AS role",
+    "x.content AS content",
+    "x.metadata #>> '{speaker,id}' AS speaker_id",
+    "x.metadata #>> '{speaker,name}' AS speaker_name",
+)
 _CHAT_COUNT_SQL = f"""
     SELECT COALESCE(SUM((
         SELECT count(*) FROM {Message._meta.db_table} x
