@@ -15,7 +15,7 @@ MODEL_CONFIG_FIELDS = {
     "updated_at", "wire", "instruct_template", "top_k", "min_p", "typical_p",
     "repetition_penalty", "repetition_penalty_range", "dry_multiplier", "dry_base",
     "dry_allowed_length", "xtc_threshold", "xtc_probability", "mirostat_mode", "mirostat_tau",
-    "mirostat_eta",
+    "mirostat_eta", "tokenizer", "tokenizer_sha256",  # the budgets' tokenizer (docs/llm.md)
 }  # fmt: skip
 CHARACTER_FIELDS = {
     "id", "name", "description", "personality", "scenario", "first_message",
