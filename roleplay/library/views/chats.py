@@ -20,8 +20,8 @@ from roleplay.conversations.views_play import TRANSCRIPT_PART, page_context, pla
 from roleplay.groups.selectors import members_of
 from roleplay.library import selectors, services
 from roleplay.library.forms import RenameForm
-from roleplay.library.views.library import is_adult
-from roleplay.models import ContentRating, ConversationStatus
+from roleplay.library.views.library import age_gated
+from roleplay.models import ConversationStatus
 
 PAGE_SIZE = 30
 
@@ -62,7 +62,7 @@ def member_avatar(request, conversation_id, character_id):
     found = next(
         (m.character for m in members_of(conversation) if m.character.pk == character_id), None
     )
-    if found is None or (found.content_rating == ContentRating.NSFW and not is_adult(request)):
+    if found is None or age_gated(request, found):
         raise Http404
     return image_response(request, avatar_of(found))
 

@@ -56,6 +56,12 @@ def is_adult(request) -> bool:
     return request.account.age_confirmed_at is not None
 
 
+def age_gated(request, character) -> bool:
+    """Whether ``character`` is adult content the signed-in player has not confirmed their
+    age for: every app page and file of it is then refused."""
+    return character.content_rating == ContentRating.NSFW and not is_adult(request)
+
+
 @player_view
 def library(request):
     query = selectors.clean_query(request.GET.get("q"))
@@ -85,7 +91,7 @@ def character_of(request, character_id):
 @player_view
 def character(request, character_id):
     found = character_of(request, character_id)
-    gated = found.content_rating == ContentRating.NSFW and not is_adult(request)
+    gated = age_gated(request, found)
     form = None if gated else _start_form(request, found)
     context = {"character": found, "form": form, "gated": gated, "own": _own(request, found)}
     return render(request, "app/character.html", context, status=403 if gated else 200)
@@ -95,7 +101,7 @@ def character(request, character_id):
 @require_POST
 def start_chat(request, character_id):
     found = character_of(request, character_id)
-    if found.content_rating == ContentRating.NSFW and not is_adult(request):
+    if age_gated(request, found):
         messages.error(request, "Confirm your age to chat with this character.")
         return redirect("app_character", character_id=found.pk)
     form = _start_form(request, found, request.POST)
@@ -119,7 +125,7 @@ def start_chat(request, character_id):
 @player_view
 def character_avatar(request, character_id):
     found = character_of(request, character_id)
-    if found.content_rating == ContentRating.NSFW and not is_adult(request):
+    if age_gated(request, found):
         raise Http404
     return image_response(request, avatar_of(found))
 
