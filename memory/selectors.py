@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from django.db import connection
 from django.db.models import Q
 
 from console.rows import prepared
@@ -106,8 +105,7 @@ def count_chat_messages(tenant, session_id: str) -> int:
     """How many user and assistant messages the session holds, archived ones included (and
     a fork's ancestors' up to the fork point): the position of the next message (what
     worldbook timed effects count in)."""
-    with connection.cursor() as cursor:
-        cursor.execute(_CHAT_COUNT_SQL, {"tenant": tenant.pk, "session": session_id})
+    with prepared(_CHAT_COUNT_SQL, {"tenant": tenant.pk, "session": session_id}) as cursor:
         return int(cursor.fetchone()[0])
 
 

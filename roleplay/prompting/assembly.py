@@ -55,6 +55,7 @@ from roleplay.prompting.stability import (
     split_turn_blocks,
     stable_pieces,
 )
+from roleplay.prompting.syntax import outside_macros
 
 SAFETY_MARGIN_TOKENS = 64
 MessageCounter = Callable[[Sequence[Mapping[str, Any]]], int]
@@ -192,7 +193,7 @@ def capabilities(preset: p.LoadedPreset, inputs: ActorInputs) -> tuple[str, ...]
 
     def compute() -> tuple[tuple[str, ...], bool]:
         built = _Builder(preset, inputs, []).build()
-        return placement_capabilities(built.layout), not built.volatile
+        return placement_capabilities(built.layout), not built.presence_varies
 
     variables = tuple(sorted(inputs.variables.items()))
     note = inputs.author_note if note_active(inputs) else None
@@ -304,6 +305,9 @@ class _Built:
     volatile: frozenset[str] = frozenset()
     note_moves: bool = False
     anchors: Mapping[str, Any] = field(default_factory=dict)
+    # whether a volatile macro may decide if a prompt is sent at all (its text outside the
+    # macros is blank), and so the layout's positions (``capabilities``)
+    presence_varies: bool = False
 
     def history_costs(self, count_messages: MessageCounter) -> list[int]:
         """Tokens each stored history message adds, oldest first."""
@@ -342,6 +346,7 @@ class _Builder:
         self.input_added = False
         self.marker_follows: dict[str, Any] | None = None
         self.volatile: dict[str, None] = {}
+        self.presence_varies = False
         self.unknown: dict[str, None] = {}
         self.missing: dict[str, None] = {}
         self.outlets: dict[str, int] = {}
@@ -359,6 +364,7 @@ class _Builder:
         self.missing.update(dict.fromkeys(result.missing_variables))
         if VOLATILE_MACROS.intersection(result.used):
             self.volatile[identifier] = None
+            self.presence_varies = self.presence_varies or not outside_macros(text).strip()
         for name in result.outlets:
             self.outlets[name] = len(self.messages)
         return result.text
@@ -404,6 +410,7 @@ class _Builder:
             frozenset(self.volatile),
             self.note is not None and self._note_moves(),
             self.anchors,
+            self.presence_varies,
         )
 
     def anchor(self) -> None:

@@ -6,9 +6,11 @@ to the first delta. What they depend on is small and rarely changes: the preset,
 the persona, the chat variables and whether the author's note is sent this turn (the
 history and the player's input never decide them: the pass leaves them out). So the answer
 is kept per preset object (a new preset version is a new object, and its answers go with
-it) under the key of those inputs, unless the pass used a volatile macro (``time``,
-``random``…, whose text may come out blank one turn and not the next): then it is computed
-every turn. Pure.
+it) under the key of those inputs, unless a volatile macro (``time``, ``random``…) may
+decide whether a prompt is sent at all: one whose text is nothing but macros may come out
+blank one turn and not the next, and a blank prompt is left out, so the positions are
+computed every turn. A volatile macro beside other text (``It is {{time}}.``) changes the
+prompt's words, never whether it is there, and the answer is kept. Pure.
 """
 
 from __future__ import annotations

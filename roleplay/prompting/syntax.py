@@ -49,6 +49,16 @@ def iter_macros(text: str) -> Iterator[Macro]:
         pos = closer + 2
 
 
+def outside_macros(text: str) -> str:
+    """``text`` with every macro taken out: what it says whatever its macros expand to."""
+    parts, pos = [], 0
+    for macro in iter_macros(text):
+        parts.append(text[pos : macro.start])
+        pos = macro.end
+    parts.append(text[pos:])
+    return "".join(parts)
+
+
 def split_name(body: str) -> tuple[str, str | None]:
     """``(name, argument)`` of a macro body; the name lowercased (macro names are
     case-insensitive, as in SillyTavern) and the argument ``None`` when there is none.

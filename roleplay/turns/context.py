@@ -274,7 +274,8 @@ def load_context(
     persona, a changed model config), the history the turn's kind calls for, and every
     plug-in's ``read`` additions. ``preset`` replaces the model config's (the preset
     editor's preview of unsaved prompts); ``record=False`` keeps hooks from writing;
-    ``scripts=False``: the caller found that no regex script can apply (None: read them);
+    ``scripts=False``: the caller found that no regex script can apply (None: the first
+    read says whether one may);
     ``group`` the speaker ``groups.speaking.choose`` gave the turn (read from the turn when
     not given)."""
     first = turn_conversation(turn.conversation_id)
@@ -307,7 +308,7 @@ def load_context(
     )
     if ctx.group is not None:
         _seat(ctx)
-    if scripts is not False:  # False: none can apply (``regex_scripts.may_apply``)
+    if scripts is not False and first.scripts_may_apply:  # ``regex_scripts.may_apply``
         _prompt_scripts(ctx)
     ctx.trace["read"] = {
         "kind": turn.kind,

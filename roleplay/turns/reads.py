@@ -6,8 +6,10 @@ the scenario it runs, our own DIO's prompt in force when that scenario has DIO i
 continuity block shows: ``services.agent_state.state_sql``, a head lookup that finds nothing
 for a scenario without Agent V2, and a round trip fewer on the path to the first delta), and
 the player's default persona when the conversation has not chosen one
-(``players.selectors.default_persona_sql``, another round trip fewer), and whether the
-tenant's moderation judges replies (as ``moderation.selectors.policy`` has it).
+(``players.selectors.default_persona_sql``, another round trip fewer), whether the
+tenant's moderation judges replies (as ``moderation.selectors.policy`` has it), and whether
+a regex script may apply (``regex_scripts.selectors.may_apply``: without one, the scripts
+are never read).
 
 Through the ORM this was two queries whose building cost several times their running; every
 turn and every preview pays it. The config rule is ``resolve_config``'s (the conversation's
@@ -38,6 +40,7 @@ from roleplay.models import (
     Turn,
 )
 from roleplay.players.selectors import default_persona_sql
+from roleplay.regex_scripts.selectors import may_apply_sql
 
 _PARTS = (
     Columns.of(Conversation, "c"),
@@ -71,7 +74,8 @@ def _sql() -> str:
     return f"""
         SELECT {select(*_PARTS)}, an.anchors, dp.default_persona,
             EXISTS (SELECT 1 FROM {ModerationPolicy._meta.db_table} mo
-                WHERE mo.tenant_id = c.tenant_id AND mo.enabled AND mo.check_reply), st.*, dv.*
+                WHERE mo.tenant_id = c.tenant_id AND mo.enabled AND mo.check_reply),
+            {may_apply_sql("c.tenant_id", "c.character_id")}, st.*, dv.*
         FROM {table[Conversation]} c
         JOIN {table[Tenant]} t ON t.id = c.tenant_id
         JOIN {table[Character]} ch ON ch.id = c.character_id
@@ -117,6 +121,8 @@ class TurnRead(NamedTuple):
     default_persona: tuple[str, str, str] | None
     # whether the tenant's moderation policy judges replies (``moderation.selectors``)
     checks_replies: bool
+    # whether a regex script may run on the conversation (``regex_scripts.may_apply``)
+    scripts_may_apply: bool
 
 
 def turn_conversation(conversation_id) -> TurnRead:
@@ -125,8 +131,8 @@ def turn_conversation(conversation_id) -> TurnRead:
         row = cursor.fetchone()
     if row is None:
         raise Conversation.DoesNotExist(f"conversation {conversation_id} does not exist")
-    columns = len(row) - agent_state.STATE_COLUMNS - dio_reads.COLUMNS - 3
-    anchors, default_persona, checks_replies = row[columns : columns + 3]
+    columns = len(row) - agent_state.STATE_COLUMNS - dio_reads.COLUMNS - 4
+    anchors, default_persona, checks_replies, scripts = row[columns : columns + 4]
     dio = dio_reads.prefetched_of(row[len(row) - dio_reads.COLUMNS :])
     conversation, tenant, character, player, persona, config, preset, own, default = build_all(
         row[:columns], *_PARTS
@@ -140,7 +146,7 @@ def turn_conversation(conversation_id) -> TurnRead:
         getattr(Conversation, name).field.set_cached_value(conversation, value)
     if config is not None:
         ModelConfig.preset.field.set_cached_value(config, preset)
-    state = agent_state.snapshot_of(row[columns + 3 : len(row) - dio_reads.COLUMNS])
+    state = agent_state.snapshot_of(row[columns + 4 : len(row) - dio_reads.COLUMNS])
     anchors = json_value(anchors)
     return TurnRead(
         conversation,
@@ -151,4 +157,5 @@ def turn_conversation(conversation_id) -> TurnRead:
         anchors if isinstance(anchors, dict) else None,
         tuple(default_persona) if default_persona else None,  # type: ignore[arg-type]
         bool(checks_replies),
+        bool(scripts),
     )

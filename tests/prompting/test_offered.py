@@ -1,7 +1,8 @@
 """The positions a layout offers are remembered per preset and per the inputs that decide
 them (``prompting.offered``): every answer equals a fresh pass over the preset, a change of
-card, persona, variables or author's note is a new answer, and a layout whose text uses a
-volatile macro is worked out again every turn."""
+card, persona, variables or author's note is a new answer, and a layout where a volatile
+macro may blank a whole prompt is worked out again every turn (one beside other text is
+kept)."""
 
 from __future__ import annotations
 
@@ -61,6 +62,18 @@ def test_a_layout_with_a_volatile_macro_is_not_kept():
         for n in range(40)
     }
     assert len(answers) == 2  # with and without the character region, as drawn
+
+
+def test_a_volatile_macro_beside_other_text_is_kept_and_is_what_a_fresh_pass_gives():
+    offered.forget()
+    preset = preset_of(main="It is {{time}}; roll {{roll::1d20}} {{random::,Stay.}}")
+    inputs = [ActorInputs(card=CARD, persona_name="Ann", seed=f"turn-{n}") for n in range(20)]
+    first = capabilities(preset, inputs[0])
+    assert offered._KEPT.get(id(preset))  # kept: the prompt is there whatever the draw
+    for each in inputs:
+        offered.forget()
+        assert capabilities(preset, each) == first  # a fresh pass agrees on every draw
+    assert "after_character" in first
 
 
 def test_a_new_preset_version_starts_afresh_and_the_old_answers_go_with_it():
