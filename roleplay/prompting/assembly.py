@@ -242,8 +242,8 @@ def assemble(
         # Drop enough of the oldest messages to cover the excess (a message's cost is
         # additive; the first cut with slack), then re-check: merged blocks may still move
         # the total a little.
-        costs = built.history_costs(count_messages)
-        step = trimming.cut(costs, tokens - budget, slack=cache_aware and not cut_before)
+        history_costs = built.history_costs(count_messages)
+        step = trimming.cut(history_costs, tokens - budget, slack=cache_aware and not cut_before)
         if cache_aware and not cut_before:
             step = max(step, trimming.read_cap(len(history) - dropped, inputs.read_limit))
         dropped, cut_before = dropped + step, True

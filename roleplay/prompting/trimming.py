@@ -61,15 +61,20 @@ def start_of(history: Sequence[Mapping[str, Any]], anchors: Mapping[str, Any] | 
         return 0
     if not isinstance(first, str) or not isinstance(after, str):
         return 0
-    found = [
-        i
-        for i, m in enumerate(history)
-        if _digest(m) == first
-        and (not after or (i + 1 < len(history) and _digest(history[i + 1]) == after))
-    ]
-    if not found:
-        return 0
-    return min(found, key=lambda i: (abs(i - index), i))
+    index = min(max(index, 0), len(history) - 1)  # the same order of nearness, from inside
+
+    def matches(i: int) -> bool:
+        if _digest(history[i]) != first:
+            return False
+        return not after or (i + 1 < len(history) and _digest(history[i + 1]) == after)
+
+    # outward from the index it had, the nearer (then the older) first: a turn that finds
+    # it where it was digests one or two messages, not the whole read
+    for distance in range(len(history)):
+        for i in (index - distance, index + distance) if distance else (index,):
+            if 0 <= i < len(history) and matches(i):
+                return i
+    return 0
 
 
 def cut(costs: Sequence[int], excess: int, *, slack: bool) -> int:

@@ -65,3 +65,34 @@ def test_a_history_of_repeats_still_finds_its_start_when_it_only_grew(words, dat
 def test_a_full_read_keeps_a_new_start_well_inside_it():
     assert trimming.read_cap(150, 200) == 0 and trimming.read_cap(200, 0) == 0
     assert trimming.read_cap(200, 200) == 40 and trimming.read_cap(190, 200) == 0
+
+
+def _nearest_by_scan(history, first, after, index):
+    """The rule as a scan of the whole read: every match, the nearest to ``index`` (then the
+    older) wins."""
+    digest = trimming._digest
+    found = [
+        i
+        for i, m in enumerate(history)
+        if digest(m) == first
+        and (not after or (i + 1 < len(history) and digest(history[i + 1]) == after))
+    ]
+    return min(found, key=lambda i: (abs(i - index), i)) if found else 0
+
+
+@given(
+    st.lists(st.sampled_from(["a", "b", "c"]), max_size=40),
+    st.sampled_from(["a", "b", "c", "z"]),
+    st.sampled_from(["", "a", "b", "c"]),
+    st.one_of(st.integers(-50, 90), st.integers(-(10**18), 10**18)),
+)
+def test_the_search_outward_from_the_old_index_finds_what_a_whole_scan_finds(
+    words, first, after, index
+):
+    history = [{"role": "user", "content": w} for w in words]
+    digest = trimming._digest
+    mark = [digest({"role": "user", "content": first}), after and digest(
+        {"role": "user", "content": after}), index]  # fmt: skip
+    assert trimming.start_of(history, {trimming.KEY: mark}) == _nearest_by_scan(
+        history, mark[0], mark[1], index
+    )
