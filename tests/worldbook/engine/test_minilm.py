@@ -54,3 +54,21 @@ def test_recall_falls_back_to_hashing_when_asked(monkeypatch):
     assert recall_embedder().embedding_version != minilm.EMBEDDING_VERSION
     monkeypatch.delenv("RECALL_EMBEDDER")
     assert recall_embedder().embedding_version == minilm.EMBEDDING_VERSION
+
+
+def test_texts_of_mixed_length_come_back_in_their_order_as_each_alone(model):
+    texts = ["Short.", "A long one that goes on and on. " * 20, "", "Mid length text here."] * 3
+    together = model.embed(texts)
+    for text, vector in zip(texts, together, strict=True):
+        assert _cos(model.embed([text])[0], vector) > 0.9999
+
+
+def test_batches_group_similar_lengths_within_the_token_budget():
+    lengths = [3, 3, 4, 10, 40, 60, 200, 256, 256]
+    groups = minilm._groups(lengths)
+    assert [i for g in groups for i in g] == list(range(len(lengths)))  # each once, in order
+    for g in groups:
+        size = len(g)
+        assert size <= minilm.BATCH
+        assert size == 1 or size * max(lengths[i] for i in g) <= minilm.BATCH_TOKENS
+    assert minilm._groups([]) == [] and minilm._groups([300]) == [range(0, 1)]
