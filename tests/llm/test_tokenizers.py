@@ -145,6 +145,33 @@ def test_a_tokenizer_json_is_stored_once_and_named_by_digest(api, llm):
     assert back.status_code == 200 and back.json()["tokenizer"] == "o200k"
 
 
+@pytest.mark.django_db
+def test_a_tokenizer_file_goes_once_no_config_names_it(api, llm):
+    first, second = word_level_json(), word_level_json() + "\n"
+    a = api.post("/api/v1/model-configs/", _body(llm, tokenizer_json=first), format="json")
+    b = api.post(
+        "/api/v1/model-configs/", {**_body(llm, tokenizer_json=first), "name": "b"}, format="json"
+    )
+    a, b = a.json(), b.json()
+    digest = a["tokenizer_sha256"]
+    # b moves to another file: the first is still a's
+    moved = api.patch(
+        f"/api/v1/model-configs/{b['id']}/", {"tokenizer_json": second}, format="json"
+    )
+    assert moved.status_code == 200
+    stored = set(TokenizerFile.objects.values_list("sha256", flat=True))
+    assert stored == {digest, tokenizers.hf_digest(second)}
+    # a goes: its file goes with it, b's stays and still counts
+    assert api.delete(f"/api/v1/model-configs/{a['id']}/").status_code == 204
+    assert set(TokenizerFile.objects.values_list("sha256", flat=True)) == {
+        tokenizers.hf_digest(second)
+    }
+    assert counter_for(ModelConfig.objects.get(pk=b["id"])).name.startswith("hf:")
+    # a config moved to another kind still names its file (switching back needs no upload)
+    api.patch(f"/api/v1/model-configs/{b['id']}/", {"tokenizer": "o200k"}, format="json")
+    assert TokenizerFile.objects.count() == 1
+
+
 # --- the console form -----------------------------------------------------------------
 
 

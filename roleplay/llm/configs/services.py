@@ -14,7 +14,7 @@ from django.db import transaction
 from console.models import Tenant
 from roleplay.llm.bundled import bundled_model_path
 from roleplay.llm.tokenizers.services import check_tokenizer, with_tokenizer_file
-from roleplay.models import ModelConfig, Provider
+from roleplay.models import ModelConfig, Provider, TokenizerFile
 from roleplay.services import rows
 from roleplay.textgen.configs import TEXT_COMPLETION_FIELDS
 from roleplay.textgen.services import text_completion_problems, with_template_body
@@ -68,6 +68,8 @@ def update_model_config(
 
 
 def _save(config: ModelConfig, fields: dict, *, update: bool) -> None:
+    if fields.get("tokenizer_json") or "tokenizer" in fields:
+        _lock_files(config.tenant_id)
     if "api_key_env" in fields:
         fields["api_key_env"] = (fields["api_key_env"] or "").strip()
     if "extra" in fields and fields["extra"] is None:
@@ -82,6 +84,8 @@ def _save(config: ModelConfig, fields: dict, *, update: bool) -> None:
         update=update,
         rules=_rules,
     )
+    if update and "tokenizer" in fields:
+        _forget_unnamed_files(config.tenant_id)
 
 
 def model_config_problems(
@@ -114,11 +118,30 @@ def _rules(config: ModelConfig) -> dict[str, list[str]]:
     ) | text_completion_problems(config)
 
 
+@transaction.atomic
 def delete_model_config(config: ModelConfig) -> None:
     """Characters, conversations and turns that named it keep working: the foreign keys are
     set to null, and a turn then uses the next config in line (character's, tenant default,
-    then the environment's ``LLM_*`` settings)."""
+    then the environment's ``LLM_*`` settings). A ``tokenizer.json`` no other config names
+    goes with it."""
+    _lock_files(config.tenant_id)
     config.delete()
+    _forget_unnamed_files(config.tenant_id)
+
+
+def _lock_files(tenant_id) -> None:
+    """Writes that store or drop a tenant's tokenizer files wait for each other (the
+    tenant's row, as the default switch takes it), so a file another write is about to name
+    is never dropped as unnamed."""
+    list(Tenant.objects.select_for_update(no_key=True).filter(pk=tenant_id).values("pk"))
+
+
+def _forget_unnamed_files(tenant_id) -> None:
+    """Drop the tenant's stored ``tokenizer.json`` files that no model config names."""
+    named = ModelConfig.objects.filter(tenant_id=tenant_id).exclude(tokenizer_sha256="")
+    TokenizerFile.objects.filter(tenant_id=tenant_id).exclude(
+        sha256__in=named.values("tokenizer_sha256")
+    ).delete()
 
 
 def make_default_model_config(config: ModelConfig) -> ModelConfig:
