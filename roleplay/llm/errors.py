@@ -40,6 +40,13 @@ class ModelError(DomainError):
         self.retryable = retryable
         self.status = status
         self.retry_after = retry_after
+        # the reasoning a stream had given before it failed (kept beside the partial reply)
+        self.partial_reasoning = ""
+
+    def with_reasoning(self, reasoning: str) -> ModelError:
+        """This error, carrying the reasoning its stream gave before it failed."""
+        self.partial_reasoning = reasoning
+        return self
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(code={self.code!r}, message={self.message!r})"

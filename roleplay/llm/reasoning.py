@@ -97,6 +97,13 @@ class StreamFilter:
             return ""  # blank, or what may still become an opening tag: wait
         return self._pass()
 
+    @property
+    def so_far(self) -> str:
+        """The reasoning seen so far: the closed block's, or the open block's text yet."""
+        if self.closing:
+            return self.held[self.opened_at :].strip()
+        return self.reasoning
+
     def finish(self) -> str:
         """What is still held back: nothing after a closed block, else the held text."""
         return "" if self.passing or self.after else self._pass()

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field, replace
 
 from console.db import run_db
 from console.tokens import CL100K, TokenCounter
+from roleplay.llm.errors import ModelError
 from roleplay.llm.gateway import Gateway
 from roleplay.llm.reasoning import joined
 from roleplay.llm.speaker import SpeakerLabel
@@ -99,6 +100,8 @@ class Reply:
     # Where the segment streaming now began in ``parts`` (its text so far: ``current``).
     segment_start: int = 0
     _separator: str = ""
+    # the reasoning a failed Actor call gave before it failed (``ModelError.partial_reasoning``)
+    _failed_reasoning: str = ""
     _asked: bool = False
     _renewed: float = field(default_factory=time.monotonic)
 
@@ -118,8 +121,10 @@ class Reply:
 
     @property
     def reasoning(self) -> str:
-        """The model's scratchpad over every segment, kept beside the reply's text."""
-        return joined(*(s.result.reasoning for s in self.segments if s.result is not None))
+        """The model's scratchpad over every segment (a failed one's so far), kept beside
+        the reply's text."""
+        done = (s.result.reasoning for s in self.segments if s.result is not None)
+        return joined(*done, self._failed_reasoning)
 
     def usage(self) -> dict:
         """The Actor's usage over every segment (the controller's calls are their own)."""
@@ -166,14 +171,18 @@ class Reply:
         self.segment_start = len(self.parts)
         result = None
         for round_ in range(TOOL_ROUNDS + 1):
-            async for event in gateway.stream(request, cancel=self.cancel):
-                await self._keep_lease()
-                if isinstance(event, TextDelta):
-                    text = label.feed(event.text)
-                    if text:
-                        await self._send_text(text)
-                elif isinstance(event, StreamDone):
-                    result = event.result
+            try:
+                async for event in gateway.stream(request, cancel=self.cancel):
+                    await self._keep_lease()
+                    if isinstance(event, TextDelta):
+                        text = label.feed(event.text)
+                        if text:
+                            await self._send_text(text)
+                    elif isinstance(event, StreamDone):
+                        result = event.result
+            except ModelError as exc:
+                self._failed_reasoning = exc.partial_reasoning
+                raise
             if not tools or result is None or not result.tool_calls:
                 break
             messages = messages + await answer_calls(ctx, owners, result)

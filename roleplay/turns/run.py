@@ -61,6 +61,7 @@ async def run_turn(
     parts: list[str] = []
     trace: dict = {}
     with_reply: list[Callable[[], None]] = []
+    reply: Reply | None = None
     try:
         ctx = preloaded if preloaded is not None else await run_db(load_context, turn)
         if isinstance(ctx, Exception):
@@ -102,20 +103,21 @@ async def run_turn(
         await _completed(ctx, emit, usage, finish_reason, reply.reasoning)
     except (ModelCancelled, asyncio.CancelledError) as exc:
         await _fail(turn, parts, trace, TurnStatus.CANCELLED, "turn_cancelled", "cancelled", emit,
-                    with_reply)  # fmt: skip
+                    with_reply, _reasoning(reply))  # fmt: skip
         if isinstance(exc, asyncio.CancelledError):
             raise
     except (ContextOverflow, PluginFailed, ModelError) as exc:
-        await _fail(turn, parts, trace, TurnStatus.FAILED, exc.code, str(exc), emit, with_reply)
+        await _fail(turn, parts, trace, TurnStatus.FAILED, exc.code, str(exc), emit, with_reply,
+                    _reasoning(reply))  # fmt: skip
     except STORAGE_ERRORS:
         logger.warning("turn failed: the database is unavailable", exc_info=True)
         message = "the conversation could not be saved; try again in a moment"
         await _fail(turn, parts, trace, TurnStatus.FAILED, "storage_unavailable", message, emit,
-                    with_reply)  # fmt: skip
+                    with_reply, _reasoning(reply))  # fmt: skip
     except Exception:
         logger.exception("turn failed")
         await _fail(turn, parts, trace, TurnStatus.FAILED, "internal_error", "turn failed", emit,
-                    with_reply)  # fmt: skip
+                    with_reply, _reasoning(reply))  # fmt: skip
     else:
         await _after_commit(ctx, emit)
     finally:
@@ -233,14 +235,21 @@ CLOSE_RETRY_S = 1.0
 CLOSE_RETRY_FOR_S = LEASE.total_seconds() * 4
 
 
-async def _fail(turn, parts, trace, status, code, message, emit, with_reply=()) -> None:
-    """Store the partial reply and close the turn (with ``with_reply``, the hooks' records of
-    a turn that entered the Actor), then tell the player. If the database is down, the
-    player is told at once and the turn is closed once it is back."""
+def _reasoning(reply: Reply | None) -> str:
+    return reply.reasoning if reply is not None else ""
+
+
+async def _fail(
+    turn, parts, trace, status, code, message, emit, with_reply=(), reasoning: str = ""
+) -> None:
+    """Store the partial reply, with the reasoning given so far, and close the turn (with
+    ``with_reply``, the hooks' records of a turn that entered the Actor), then tell the
+    player. If the database is down, the player is told at once and the turn is closed once
+    it is back."""
     trace = {**trace, "error": code}
     close = partial(
         finish_turn, turn, content="".join(parts), status=status, error_code=code, trace=trace,
-        also=list(with_reply),
+        also=list(with_reply), reasoning=reasoning,
     )  # fmt: skip
     try:
         await run_db(close)

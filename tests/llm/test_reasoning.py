@@ -174,3 +174,13 @@ async def test_reasoning_a_server_sends_apart_is_kept(field: str, streamed: bool
         finally:
             await provider.aclose()
     assert (result.reasoning, result.content) == ("She is tired.", "Sit. Rest.")
+
+
+def test_the_reasoning_so_far_is_the_open_block_until_it_closes():
+    scratchpad = StreamFilter()
+    assert scratchpad.feed("  <think>Be br") == "" and scratchpad.so_far == "Be br"
+    assert scratchpad.feed("ief; she is") == "" and scratchpad.so_far == "Be brief; she is"
+    assert scratchpad.feed(" tired.</think>\n\nSit.") == "Sit."
+    assert scratchpad.so_far == scratchpad.reasoning == "Be brief; she is tired."
+    plain = StreamFilter()
+    assert plain.feed("Hello there.") == "Hello there." and plain.so_far == ""

@@ -96,3 +96,25 @@ async def test_a_reply_without_reasoning_has_none(conversation, llm):
     assert done["reasoning"] == ""
     assert (await Message.objects.aget(pk=done["assistant_message_id"])).reasoning == ""
     await comm.disconnect()
+
+
+@pytest.mark.parametrize("form", ["reasoning_content", "think_block"])
+async def test_a_reply_cut_short_keeps_the_reasoning_it_had_given(conversation, llm, form):
+    from roleplay.llm.scripted_server import split_content
+
+    thought, answer = "Be brief; she is tired.", "Sit down by the fire and rest a while. " * 4
+    if form == "think_block":
+        content = f"<think>{thought}</think>\n\n{answer}"
+        reply = Reply(content=content, chunks=12, cut_after=8)
+    else:
+        sent = len(split_content(thought, None)) + 3  # the reasoning, then three of the answer
+        reply = Reply(content=answer, chunks=10, reasoning=thought, cut_after=sent)
+    llm.enqueue(reply)
+    comm = await connect(conversation)
+    await send(comm, type="user_message", client_message_id="cut", content="Hi")
+    events = await until(comm, "turn.completed")
+    assert events[-1]["type"] == "error"
+    message = await Message.objects.aget(pk=events[0]["assistant_message_id"])
+    assert message.status == "failed" and message.content and thought not in message.content
+    assert message.reasoning == thought
+    await comm.disconnect()

@@ -287,10 +287,14 @@ class OpenAICompatProvider(Provider):
                                 yield TextDelta(text)
                         if choice.get("finish_reason"):
                             finish_reason = json_text(choice["finish_reason"], "finish_reason")
-        except (ModelError, asyncio.CancelledError, GeneratorExit):
+        except ModelError as exc:
+            exc.with_reasoning(joined("".join(apart), scratchpad.so_far))
+            raise
+        except (asyncio.CancelledError, GeneratorExit):
             raise
         except Exception as exc:
-            raise map_openai_error(exc) from exc
+            mapped = map_openai_error(exc)
+            raise mapped.with_reasoning(joined("".join(apart), scratchpad.so_far)) from exc
         finally:
             if stream is not None:
                 await stream.close()
@@ -308,7 +312,10 @@ class OpenAICompatProvider(Provider):
             return
         if finish_reason is None:
             if not request.tolerate_missing_stream_metadata:
-                raise ModelBadResponse("stream ended before a finish_reason")
+                reasoning = joined("".join(apart), scratchpad.so_far)
+                raise ModelBadResponse("stream ended before a finish_reason").with_reasoning(
+                    reasoning
+                )
             finish_reason = "stop"
         held = scratchpad.finish()
         if held:

@@ -188,10 +188,13 @@ class TextCompletionProvider(Provider):
                     if text:
                         parts.append(text)
                         yield TextDelta(text)
-        except (ModelError, asyncio.CancelledError, GeneratorExit):
+        except ModelError as exc:
+            exc.with_reasoning(scratchpad.so_far)
+            raise
+        except (asyncio.CancelledError, GeneratorExit):
             raise
         except Exception as exc:
-            raise map_openai_error(exc) from exc
+            raise map_openai_error(exc).with_reasoning(scratchpad.so_far) from exc
         finally:
             if response is not None:
                 await response.aclose()
@@ -204,7 +207,9 @@ class TextCompletionProvider(Provider):
         elif finish is None and self.config.wire != "koboldcpp":
             # KoboldCpp's stream says nothing at its end; the others end with a reason.
             if not request.tolerate_missing_stream_metadata:
-                raise ModelBadResponse("stream ended before a finish reason")
+                raise ModelBadResponse("stream ended before a finish reason").with_reasoning(
+                    scratchpad.so_far
+                )
         result = self._result(
             request, "".join(parts), finish or "stop", usage, started, scratchpad.reasoning
         )
