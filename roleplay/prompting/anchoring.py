@@ -22,8 +22,9 @@ bounded: at most ``stale_budget`` tokens of it (:data:`STALE_SHARE` of the promp
 counted in the window like everything else). Places are kept oldest first; the first place
 whose stale text does not fit is rebuilt with only its current blocks, and so is every
 place after it (the prompt breaks there anyway, so their stale text goes for free). Stale
-text also goes, all of it, whenever the prompt breaks anyway before it: the history's
-start moved (a cut), a message it follows was edited, rolled back or compacted away.
+text also goes when the prompt breaks anyway before it: all of it when the history's start
+moved (a cut), from that place on when the message a placed text follows was edited, rolled
+back or compacted away.
 
 A current block that did not change stays where it is while it is at most
 :data:`MAX_DEPTH` stored messages from the end (lore and state must stay close enough to
@@ -34,9 +35,8 @@ earlier text stays instead (measured: the memory pack, shorter than a reply, was
 every turn). Right before the reply, at the turn before's marker, no stale text is kept:
 dropping it spares the server nothing, as it reads the reply after it anew anyway. When the
 window is full, the stale text goes with the history's first cut (``assembly``): the prompt
-breaks at the history's start then anyway. The classic layout
-(no marker) is never anchored, nor is a turn without the previous turn's anchors (the first
-turn, a preview).
+breaks at the history's start then anyway. The classic layout (no marker) is never
+anchored, nor is a turn without the previous turn's anchors (the first turn, a preview).
 
 An anchor is ``[digest of the block's text, stored messages before it, fingerprint of the
 message it follows, order, the text placed]`` under the block's id, and under
