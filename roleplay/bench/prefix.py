@@ -17,7 +17,10 @@ the shared prefix (whole equal messages, then the common start of the first that
 in cl100k tokens (``console.tokens``), as a share of the earlier request (the figure the
 goal is set on: p50 ≥ 90 %, p10 ≥ 70 % with the default layout), and as a share of the
 earlier request's stable prefix as the assembly labelled it (``trace.prompt``): 100 %
-means the next request started with all of it.
+means the next request started with all of it. Beside them, the work the share stands for:
+the tokens of each later request past the shared prefix (``new_tokens``, their sum over the
+run ``new_tokens_sum``), what a server must process anew. A share can rise while this does
+not fall (text kept in the prompt only to be shared), so both are printed.
 """
 
 from __future__ import annotations
@@ -92,6 +95,8 @@ class Arm:
             out.append(
                 {
                     "share": shared / total if total else 0.0,
+                    # what the server processes anew: the later request past the shared part
+                    "new": count_messages(later) - shared,
                     "of_stable": min(shared / stable, 1.0) if stable else 0.0,
                     "tokens": total,
                     "compaction": self.compacted[n],
@@ -113,6 +118,8 @@ def report(arms: list[Arm], turns: int) -> dict:
             "of_stable_p50": round(_quantile(of_stable, 0.5), 4),
             "of_stable_min": round(min(of_stable, default=0.0), 4),
             "prompt_tokens": summary([p["tokens"] for p in pairs]),
+            "new_tokens": summary([p["new"] for p in pairs]),
+            "new_tokens_sum": sum(p["new"] for p in pairs),
             "pairs": len(pairs),
             "pairs_across_a_compaction": sum(1 for p in pairs if p["compaction"]),
             "pairs_across_history_trimming": sum(1 for p in pairs if p["trimmed"]),

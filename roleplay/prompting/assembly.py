@@ -35,9 +35,8 @@ from datetime import datetime
 from typing import Any
 
 from console.failures import Invalid
-from roleplay.prompting import offered, trimming
+from roleplay.prompting import anchoring, offered, trimming
 from roleplay.prompting import presets as p
-from roleplay.prompting.anchoring import anchor
 from roleplay.prompting.joining import JOIN, join_system, with_turn_context
 from roleplay.prompting.macros import VOLATILE_MACROS, MacroContext, expand_macros
 from roleplay.prompting.placement import (
@@ -219,8 +218,13 @@ def assemble(
     if cache_aware and dropped == 0:
         dropped = trimming.read_cap(len(history), inputs.read_limit)
     cut_before = False
+    # Stale per-turn text kept where it stood (anchoring), counted in the window.
+    stale = (
+        int(anchoring.STALE_SHARE * budget),
+        lambda text: count_messages([_system(text)]) - empty,
+    )
     while True:
-        built = _Builder(preset, inputs, history[dropped:]).build()
+        built = _Builder(preset, inputs, history[dropped:], stale).build()
         capable = set(placement_capabilities(built.layout))
         blocks = [b for b in built.blocks if _capability(b) in capable]
         unavailable = tuple(b.id for b in built.blocks if _capability(b) not in capable)
@@ -232,6 +236,9 @@ def assemble(
         tokens = empty + sum(costs)
         if tokens <= budget:
             break
+        if built.stale and dropped >= len(history):  # no history left: the stale text goes
+            stale = (0, stale[1])
+            continue
         if dropped >= len(history):
             raise ContextOverflow(
                 message=f"the prompt needs {tokens} tokens but the budget is {budget} "
@@ -240,13 +247,15 @@ def assemble(
                 details={"tokens": tokens, "budget": budget},
             )
         # Drop enough of the oldest messages to cover the excess (a message's cost is
-        # additive; the first cut with slack), then re-check: merged blocks may still move
-        # the total a little.
+        # additive; the first cut with slack, and the stale text goes with it: the prompt
+        # breaks at the history's start anyway, anchoring), then re-check: merged blocks
+        # may still move the total a little.
         history_costs = built.history_costs(count_messages)
-        step = trimming.cut(history_costs, tokens - budget, slack=cache_aware and not cut_before)
+        excess = tokens - budget - (0 if cut_before else built.stale)
+        step = trimming.cut(history_costs, max(excess, 0), slack=cache_aware and not cut_before)
         if cache_aware and not cut_before:
             step = max(step, trimming.read_cap(len(history) - dropped, inputs.read_limit))
-        dropped, cut_before = dropped + step, True
+        dropped, cut_before = dropped + max(step, 1), True
     parts = [
         Part(source, m["role"], cost)
         for m, source, cost in zip(messages, sources, costs, strict=True)
@@ -281,6 +290,10 @@ def _with_start(anchors: Mapping[str, Any], history: list, start: int) -> Mappin
     return {**anchors, trimming.KEY: mark} if mark is not None else anchors
 
 
+def _system(text: str) -> dict[str, str]:
+    return {"role": "system", "content": text}
+
+
 def _capability(block: Block) -> str:
     return f"outlet:{block.outlet_name}" if block.position == "outlet" else block.position
 
@@ -308,6 +321,7 @@ class _Built:
     # whether a volatile macro may decide if a prompt is sent at all (its text outside the
     # macros is blank), and so the layout's positions (``capabilities``)
     presence_varies: bool = False
+    stale: int = 0  # the stale per-turn text kept where it stood (anchoring)
 
     def history_costs(self, count_messages: MessageCounter) -> list[int]:
         """Tokens each stored history message adds, oldest first."""
@@ -318,8 +332,14 @@ class _Built:
 class _Builder:
     """One pass over the preset's Actor prompts for a given history."""
 
-    def __init__(self, preset: p.LoadedPreset, inputs: ActorInputs, history: list) -> None:
-        self.preset, self.inputs, self.history = preset, inputs, history
+    def __init__(
+        self,
+        preset: p.LoadedPreset,
+        inputs: ActorInputs,
+        history: list,
+        stale: tuple[int, Callable[[str], int]] = (0, len),
+    ) -> None:
+        self.preset, self.inputs, self.history, self.stale = preset, inputs, history, stale
         card = inputs.card
         self.macros = MacroContext(
             char=card.name,
@@ -342,6 +362,7 @@ class _Builder:
             preset.layout == "cache_aware",
         )
         self.anchors: dict[str, Any] = {}
+        self.stale_kept = 0
         self.turn_at: int | None = None
         self.input_added = False
         self.marker_follows: dict[str, Any] | None = None
@@ -411,21 +432,28 @@ class _Builder:
             self.note is not None and self._note_moves(),
             self.anchors,
             self.presence_varies,
+            self.stale_kept,
         )
 
     def anchor(self) -> None:
         """The per-turn blocks that did not change since the turn before stay where they
-        were (``anchoring``): at a depth of the history, which every preset sends."""
+        were, and within a budget the text no longer current too (``anchoring``): at a
+        depth of the history, which every preset sends."""
         inputs = self.inputs
-        anchored = anchor(
+        if self.turn_at is None:  # the classic layout: blocks go where they ask
+            return
+        anchored = anchoring.anchor(
             self.turn_blocks,
             inputs.anchors,
             inputs.history,
             kept_from=len(inputs.history) - len(self.history),
             then=self.marker_follows,
+            stale_budget=self.stale[0],
+            measure=self.stale[1],
         )
         self.blocks += anchored.anchored
         self.turn_blocks, self.anchors = anchored.fresh, anchored.anchors
+        self.stale_kept = anchored.stale
 
     def _note_moves(self) -> bool:
         note = self.inputs.author_note

@@ -28,6 +28,8 @@ def test_the_benchmark_measures_every_arm_with_both_layouts_and_cleans_up(settin
         for figures in by_layout.values():
             assert figures["pairs"] == 2
             assert 0.0 < figures["share_p10"] <= figures["share_p50"] <= 1.0
+            # the work behind the share: what each later request holds past the shared part
+            assert figures["new_tokens_sum"] > 0 and figures["new_tokens"]["p50"] > 0
     # Nothing per turn: the next request starts with all of the earlier one's stable part.
     assert data["arms"]["none"]["cache_aware"]["of_stable_min"] == 1.0
     assert isinstance(data["goal_met_all_on"], bool)

@@ -8,8 +8,6 @@ assembly."""
 
 from __future__ import annotations
 
-from unittest import mock
-
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -73,11 +71,6 @@ def whole_messages_shared(earlier: list[dict], later: list[dict]) -> int:
 @settings(max_examples=60, deadline=None)
 @given(chats(), words, words)
 def test_with_nothing_changed_the_next_request_starts_with_the_whole_earlier_one(chat, reply, said):
-    with mock.patch.object(anchoring, "_pays", ALWAYS):  # the rule has a test of its own
-        nothing_changed(chat, reply, said)
-
-
-def nothing_changed(chat, reply, said):
     first = assembled(CACHE_AWARE, chat)
     second = assembled(CACHE_AWARE, following(chat, reply, said, set()), anchors=first.anchors)
     # Everything, the earlier input included: the blocks stayed where they were.
@@ -92,11 +85,6 @@ def nothing_changed(chat, reply, said):
 @settings(max_examples=60, deadline=None)
 @given(chats(), words, words, st.data())
 def test_only_the_changed_blocks_move_to_the_marker(chat, reply, said, data):
-    with mock.patch.object(anchoring, "_pays", ALWAYS):
-        only_changed_move(chat, reply, said, data)
-
-
-def only_changed_move(chat, reply, said, data):
     ids = [b["id"] for b in chat["blocks"]]
     changed = set(data.draw(st.lists(st.sampled_from(ids), unique=True)))
     first = assembled(CACHE_AWARE, chat)
@@ -131,22 +119,22 @@ def test_the_order_blocks_come_in_changes_nothing(chat, reply, said, rnd):
 
 
 @settings(max_examples=60, deadline=None)
-@given(chats(), st.lists(st.tuples(words, words), min_size=1, max_size=8))
-def test_a_block_stays_anchored_only_while_it_outweighs_the_exchanges_after_it(chat, exchanges):
-    """Should an anchored block change, the prompt breaks where it stood and every exchange
-    after it is processed again: a block is anchored back in the history only while it is
-    at least as long as the average exchange after its place."""
+@given(chats(), st.lists(st.tuples(words, words), min_size=1, max_size=10))
+def test_a_block_stays_until_it_is_too_deep_and_the_copy_it_leaves_stays_too(chat, exchanges):
+    """A block that did not change stays where it was while it is at most ``MAX_DEPTH``
+    stored messages from the end; deeper, it is sent again at the marker, and its earlier
+    copy stays where it stood: each request starts with the whole request before it."""
     prompt = assembled(CACHE_AWARE, chat)
     for reply, said in exchanges:
         chat = following(chat, reply, said, set())
-        prompt = assembled(CACHE_AWARE, chat, anchors=prompt.anchors)
+        earlier, prompt = prompt, assembled(CACHE_AWARE, chat, anchors=prompt.anchors)
+        assert prompt.messages[: len(earlier.messages)] == earlier.messages
         history = chat["history"]
         for block in chat["blocks"]:
-            _digest, after, _mark = prompt.anchors[block["id"]]
-            if after < len(history):  # anchored back in the history
-                tail = sum(len(m["content"]) for m in history[after:])
-                exchanges_after = (len(history) - after + 1) // 2  # a lone reply counts
-                assert len(block["content"]) >= tail / exchanges_after
+            _digest, after, _mark, *_ = prompt.anchors[block["id"]]
+            assert len(history) - after <= anchoring.MAX_DEPTH
+            if after == len(history) + 1:  # sent at the marker this turn
+                assert block["content"] in prompt.messages[-1]["content"]
 
 
 def _two_turns(chat, reply="Fine.", said="Next."):
@@ -155,7 +143,6 @@ def _two_turns(chat, reply="Fine.", said="Next."):
 
 
 LORE = "Lore 8: " + "the lamp must never go out. " * 8  # longer than an exchange
-ALWAYS = lambda *_: True  # noqa: E731 - anchoring's cost rule switched off
 LEAD = [
     {"role": "user" if i % 2 == 0 else "assistant", "content": f"m{i} " + "words " * 15}
     for i in range(20)
@@ -198,8 +185,7 @@ def test_a_trimmed_anchor_and_the_classic_layout_anchor_nothing():
     first, later = _two_turns(CHAT)
     for i in range(3):
         later = following(later, "x " * 200, f"s{i}", set())
-    with mock.patch.object(anchoring, "_pays", ALWAYS):  # only the trimming gives it up
-        trimmed = assembled(CACHE_AWARE, later, anchors=first.anchors, limit=700)
+    trimmed = assembled(CACHE_AWARE, later, anchors=first.anchors, limit=700)
     assert trimmed.dropped_history >= 23
     assert trimmed.messages[-1] == {"role": "system", "content": LORE}
     classic = assembled(CLASSIC, later, anchors=first.anchors)
@@ -214,7 +200,7 @@ anything = st.recursive(
 
 
 @settings(max_examples=100, deadline=None)
-@given(st.dictionaries(st.sampled_from(["lore", "other", ""]), anything))
+@given(st.dictionaries(st.sampled_from(["lore", "other", "", "~23:lore", "~", "~x:"]), anything))
 def test_malformed_anchors_never_break_an_assembly(anchors):
     _first, later = _two_turns(CHAT)
     prompt = assembled(CACHE_AWARE, later, anchors=anchors)
