@@ -19,17 +19,18 @@ Entries answer for a conversation (seed 004): an expired one is never found, and
 from __future__ import annotations
 
 from collections.abc import Collection
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 
 from django.db import connection
 from django.db.models import Q
 from django.utils import timezone
 
+from console import owners
 from console.embedding.protocol import cosine
 from console.lru import Lru
 from console.search.lexical import Doc, LexicalIndex
-from memory.engine import fusion
+from memory.engine import fusion, speakers
 from memory.engine import recall as terms
 from memory.models import (
     EntryScope,
@@ -67,7 +68,9 @@ class RecallQuery:
 
 def recall(tenant, player, q: RecallQuery) -> dict:
     """``{items: [{kind, id, text, score, conversation_id, message_ids, created_at}],
-    degraded}``, best first, at most ``q.k``."""
+    degraded}``, best first, at most ``q.k``. The question is searched without the
+    speakers' own names (``engine.speakers``)."""
+    q = replace(q, query=speakers.without(q.query, speaker_names(tenant, player, q)))
     embedder = recall_embedder(tenant)
     side = _VectorSide(embedder).embed(q.query)
     rows = _message_rows(tenant, player, q, side) if "message" in q.kinds else []
@@ -77,6 +80,15 @@ def recall(tenant, player, q: RecallQuery) -> dict:
     items = _messages(tenant, player, q, rows, side, span) + _entries(found, side, span)
     items.sort(key=lambda item: -item["score"])
     return {"items": items[: q.k], "degraded": side.vector is None}
+
+
+def speaker_names(tenant, player, q: RecallQuery) -> list[str]:
+    """The names the player's talk goes by (the runtime's answer; the player's own name
+    when no runtime is registered)."""
+    try:
+        return owners.owners().speaker_names(tenant, player, q.character_id)
+    except LookupError:
+        return [player.display_name]
 
 
 class _VectorSide:
