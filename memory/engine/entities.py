@@ -10,7 +10,8 @@ come up though they never repeat the relation.
   "his sister's dog" → "sister"), those of :data:`RELATIONS` only: a list of people's
   roles, so "her car" asks for no one.
 - :func:`aliases` reads names in a text next to a relation word: a capitalised word (not
-  the first of its sentence, unless the pattern fixes it) before or after it.
+  the first of its sentence, unless the pattern fixes it) before or after it, a word or
+  two of description allowed between ("my old roommate Aiko", "my mentor at work, Gina").
 """
 
 from __future__ import annotations
@@ -31,6 +32,11 @@ _RELATION_RE = re.compile(
     rf"\b(?:{POSSESSIVES}|[A-Z][a-z]+'s)\s+(\w+?)(?:'s)?(?:\s+(\w+?)(?:'s)?)?\b"
 )
 _NAME = r"([A-Z][a-z]+)"
+# What may stand between the possessive, the relation and the name: a word or two before
+# it ("my old roommate", "my little brother") and where the person is from after it ("my
+# mentor at work, Gina", "my friend from yoga, Jess").
+_ADJECTIVES = r"(?:[a-z]+\s+){0,2}?"
+_WHERE = r"(?:\s+(?:at|from|in)\s+(?:the\s+)?[a-z]+)?"
 NOT_NAMES = frozenset(
     "I My His Her Their Your Our The A An And But So Oh Yes No Hey Hi Well Thanks".split()
 )
@@ -52,8 +58,9 @@ def aliases(text: str, relation: str) -> list[str]:
     """The names ``text`` gives the person it calls ``relation``, in order, each once."""
     rel = f"(?i:{re.escape(relation)})"
     patterns = (
-        rf"\b{POSSESSIVES}\s+{rel}(?:,)?\s+{_NAME}",  # my mentor Gina / my mentor, Gina
-        rf"{_NAME},?\s+{POSSESSIVES}\s+{rel}\b",  # Gina, my mentor
+        # my mentor Gina / my mentor, Gina / my old roommate Gina / my mentor at work, Gina
+        rf"\b{POSSESSIVES}\s+{_ADJECTIVES}{rel}{_WHERE},?\s+{_NAME}",
+        rf"{_NAME},?\s+{POSSESSIVES}\s+{_ADJECTIVES}{rel}\b",  # Gina, my mentor
         rf"{_NAME}\s+(?:is|was|has been)\s+{POSSESSIVES}\s+(?:\w+\s+)?{rel}\b",  # Gina is my mentor
         rf"\b{rel}\s+(?:named|called)\s+{_NAME}",  # a mentor named Gina
         rf"\b{rel}\b[^.!?]{{0,40}}[.!?]?\s+(?i:her|his|its|their)\s+name\s+is\s+{_NAME}",

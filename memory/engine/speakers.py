@@ -8,7 +8,9 @@ model weighs a name heavily (its cosine puts "Hey Maya!" next to any question ab
 and the lexical side finds it in every short hello. So the question is searched without
 them (:func:`without`): "Where has travelled lately?" is what was asked.
 
-- A Latin-script name is removed as a whole word, in any case, with a possessive ("Maya's");
+- A Latin-script name is removed as a whole word, in any case; a possessive ("Maya's
+  brother") becomes "their", so what follows still reads as someone's (``engine.entities``
+  finds people by relation after a possessive);
   a name of several words is removed whole, and each of its capitalised words of at least
   :data:`MIN_PART` letters alone ("Maya" of "Maya Chen"), except the question words and
   the like that a name may hold ("The Doctor").
@@ -52,8 +54,14 @@ def pattern(names: Iterable[str]) -> re.Pattern | None:
         if _CJK.search(form):
             alternatives.append(re.escape(form))
         else:
-            alternatives.append(rf"(?<!\w){re.escape(form)}(?:['\u2019]s)?(?!\w)")
+            alternatives.append(
+                rf"(?<!\w){re.escape(form)}(?P<s{len(alternatives)}>['\u2019]s)?(?!\w)"
+            )
     return re.compile("|".join(alternatives), re.IGNORECASE) if alternatives else None
+
+
+def _replace(match: re.Match) -> str:
+    return " their " if any(match.groupdict().values()) else " "
 
 
 def without(question: str, names: Iterable[str]) -> str:
@@ -62,5 +70,5 @@ def without(question: str, names: Iterable[str]) -> str:
     found = pattern(names)
     if found is None:
         return question
-    stripped = " ".join(found.sub(" ", question).split())
+    stripped = " ".join(found.sub(_replace, question).split())
     return stripped if content_words(stripped) else question

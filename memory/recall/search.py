@@ -51,6 +51,7 @@ WIDEN_SPARE = 3  # hits widened per hit kept
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 MERGE_K = fusion.MERGE_K
 PART_WEIGHT = 0.3  # the sub-queries' rankings together, against the blend's
+PART_FIRSTS = 1  # each sub-query's best hits kept within the first k
 
 
 @dataclass(frozen=True)
@@ -178,6 +179,7 @@ def _messages(tenant, player, q: RecallQuery, rows: list[tuple], side: _VectorSi
     hops.timed(tenant, player, q, by_message)
     ordered = sorted(by_message.items(), key=lambda pair: -pair[1][0])
     merged = fusion.merge([(m, row[0]) for m, row in ordered], parts, PART_WEIGHT, MERGE_K)
+    merged = fusion.keep_firsts(merged, parts, q.k, PART_FIRSTS)
     return _widen(tenant, _distinct(merged, by_message, q.k * WIDEN_SPARE), q.k)
 
 

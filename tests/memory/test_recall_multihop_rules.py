@@ -63,6 +63,9 @@ class TestEntities:
             "Yesterday Gina is my old mentor again.": ["Gina"],
             "I found a mentor named Bob at work.": ["Bob"],
             "My mentor and I went out.": [],
+            "My mentor at work, Nadia, has been guiding me.": ["Nadia"],
+            "My old mentor Ruth retired.": ["Ruth"],
+            "my mentor from the gym, Sam, says hi": ["Sam"],
         }
         for text, names in cases.items():
             assert entities.aliases(text, "mentor") == names, text
@@ -130,3 +133,18 @@ class TestFusion:
     def test_merge_without_parts_keeps_the_primary(self):
         primary = [("a", 0.9), ("b", 0.4)]
         assert fusion.merge(primary, []) == primary
+
+    def test_each_parts_best_hit_is_kept_within_the_first_k(self):
+        ranked = [(key, 1.0 - n / 100) for n, key in enumerate("abcdefghijklmnop")]
+        kept = fusion.keep_firsts(ranked, [["n", "o"], ["b"], ["p"]], k=5)
+        assert [key for key, _ in kept][:6] == ["a", "b", "c", "n", "p", "d"]
+        values = [value for _, value in kept]
+        assert values == sorted(values, reverse=True) and len(kept) == len(ranked)
+
+    def test_at_most_half_of_the_first_k_go_to_the_parts(self):
+        ranked = [(key, 1.0) for key in "abcdef"]
+        kept = fusion.keep_firsts(ranked, [["d"], ["e"], ["f"], ["c"]], k=6)
+        assert [key for key, _ in kept][:6] == ["a", "b", "c", "d", "e", "f"]
+        kept = fusion.keep_firsts(ranked, [["d"], ["e"], ["f"]], k=4)
+        assert [key for key, _ in kept][:4] == ["a", "d", "e", "f"]
+        assert fusion.keep_firsts(ranked, [["a"]], k=1) == ranked

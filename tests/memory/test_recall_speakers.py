@@ -13,13 +13,13 @@ from tests.memory.test_recall_multihop import _filler_days, _say
 
 
 class TestWithout:
-    def test_a_speakers_name_and_its_possessive_leave_the_question(self):
+    def test_a_speakers_name_leaves_the_question_and_a_possessive_becomes_theirs(self):
         names = ["Maya", "Mira"]
         assert speakers.without("Where has Maya travelled lately?", names) == (
             "Where has travelled lately?"
         )
         assert speakers.without("What is maya's brother's dog called?", names) == (
-            "What is brother's dog called?"
+            "What is their brother's dog called?"
         )
 
     def test_other_names_and_words_containing_a_name_stay(self):
