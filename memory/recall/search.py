@@ -71,14 +71,15 @@ def recall(tenant, player, q: RecallQuery) -> dict:
     """``{items: [{kind, id, text, score, conversation_id, message_ids, created_at}],
     degraded}``, best first, at most ``q.k``. The question is searched without the
     speakers' own names (``engine.speakers``)."""
-    q = replace(q, query=speakers.without(q.query, speaker_names(tenant, player, q)))
+    names = speaker_names(tenant, player, q)
+    q = replace(q, query=speakers.without(q.query, names))
     embedder = recall_embedder(tenant)
     side = _VectorSide(embedder).embed(q.query)
     rows = _message_rows(tenant, player, q, side) if "message" in q.kinds else []
     found = _entry_candidates(tenant, player, q, side) if "entry" in q.kinds else []
     # One cosine scale for both kinds, so an entry and a message compare fairly.
     span = terms.cosine_span([row[6] for row in rows] + [c for _e, _l, c in found])
-    items = _messages(tenant, player, q, rows, side, span) + _entries(found, side, span)
+    items = _messages(tenant, player, q, rows, side, span, names) + _entries(found, side, span)
     items.sort(key=lambda item: -item["score"])
     return {"items": items[: q.k], "degraded": side.vector is None}
 
@@ -163,10 +164,12 @@ def _message_rows(tenant, player, q: RecallQuery, side: _VectorSide) -> list[tup
         return cursor.fetchall()
 
 
-def _messages(tenant, player, q: RecallQuery, rows: list[tuple], side: _VectorSide, span):
+def _messages(tenant, player, q: RecallQuery, rows: list[tuple], side: _VectorSide, span, names):
     """The message hits, best first, widened with their neighbours: the candidates by their
     blended score (time-boosted, ``hops.timed``), merged by reciprocal rank with each
-    sub-query's own lexical ranking (``hops.parts``, ``engine.fusion.merge``)."""
+    sub-query's own lexical ranking (``hops.parts``, ``engine.fusion.merge``), each
+    sub-query's best hit and the best new hit of each name the first hits bring in
+    (``hops.bridges``) kept within the first k."""
     if not rows:
         return []
     blends = terms.fuse([(row[5], row[6]) for row in rows], side.weight, span)
@@ -180,6 +183,8 @@ def _messages(tenant, player, q: RecallQuery, rows: list[tuple], side: _VectorSi
     ordered = sorted(by_message.items(), key=lambda pair: -pair[1][0])
     merged = fusion.merge([(m, row[0]) for m, row in ordered], parts, PART_WEIGHT, MERGE_K)
     merged = fusion.keep_firsts(merged, parts, q.k, PART_FIRSTS)
+    bridged = hops.bridges(tenant, player, q, merged, by_message, names)
+    merged = fusion.keep_firsts(merged, bridged, q.k, PART_FIRSTS)
     return _widen(tenant, _distinct(merged, by_message, q.k * WIDEN_SPARE), q.k)
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from memory.engine import decompose, entities, fusion, timerange
+from memory.engine import bridges, decompose, entities, fusion, timerange
 
 NOW = datetime(2023, 8, 20, 15, 30, tzinfo=UTC)
 
@@ -148,3 +148,21 @@ class TestFusion:
         kept = fusion.keep_firsts(ranked, [["d"], ["e"], ["f"]], k=4)
         assert [key for key, _ in kept][:4] == ["a", "d", "e", "f"]
         assert fusion.keep_firsts(ranked, [["a"]], k=1) == ranked
+
+
+class TestBridges:
+    def test_names_the_first_hits_bring_in(self):
+        texts = [
+            "My old roommate Aiko got a job with Northwind Freight.",
+            "Meet Biscuit! He is a beagle from the rescue.",
+            "Aiko says Ziggy ate his shoes on Monday, with Maya.",
+        ]
+        found = bridges.names(texts, exclude=["Where is their roommate going?", "Maya"], limit=9)
+        assert found == ["Aiko", "Northwind Freight", "Meet Biscuit", "Ziggy"]
+
+    def test_a_name_the_question_says_brings_nothing_new(self):
+        texts = ["Back from Lisbon with Priya, the food was unreal."]
+        assert bridges.names(texts, exclude=["What did Priya eat in Lisbon?"]) == []
+
+    def test_at_most_the_limit(self):
+        assert bridges.names(["Ann met Bob, Carl and Dora in June."]) == ["Bob", "Carl"]
