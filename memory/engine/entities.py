@@ -9,6 +9,8 @@ come up though they never repeat the relation.
 - :func:`relations` are the nouns a possessive points at in the question ("her mentor",
   "his sister's dog" → "sister"), those of :data:`RELATIONS` only: a list of people's
   roles, so "her car" asks for no one.
+- Chinese questions name people by kinship or role words (:data:`RELATIONS_ZH`: "哥哥的狗",
+  "师父"), and their names follow them ("我哥马超", "带我的师父韩雪").
 - :func:`aliases` reads names in a text next to a relation word: a capitalised word (not
   the first of its sentence, unless the pattern fixes it) before or after it, a word or
   two of description allowed between ("my old roommate Aiko", "my mentor at work, Gina").
@@ -42,9 +44,31 @@ NOT_NAMES = frozenset(
 )
 
 
+# Chinese: kinship and roles, longest first; a doubled kin word ("哥哥") is also said
+# once ("我哥马超"). A name is read after "我"/"的" + the word: a common surname and the
+# character after it ("我哥马超上个月" → 马超; a name's first two characters find it all).
+RELATIONS_ZH = tuple(
+    sorted(
+        """
+        师父 师傅 导师 老师 教练 老板 上司 领导 同事 室友 舍友 邻居 朋友 闺蜜 男朋友
+        女朋友 未婚夫 未婚妻 丈夫 老公 妻子 老婆 哥哥 姐姐 弟弟 妹妹 表哥 表姐 表弟 表妹
+        堂哥 堂姐 堂弟 堂妹 妈妈 爸爸 儿子 女儿 奶奶 爷爷 外婆 外公 叔叔 阿姨 舅舅 姑姑
+        """.split(),
+        key=len,
+        reverse=True,
+    )
+)
+SURNAMES_ZH = (
+    "王李张刘陈杨黄赵吴周徐孙马朱胡郭何高林罗郑梁谢宋唐许韩冯邓曹彭曾肖田董袁潘于蒋蔡余杜叶"
+    "程苏魏吕丁任沈姚卢姜崔钟谭陆汪范金石廖贾夏韦付方白邹孟熊秦邱江尹薛闫段雷侯龙史陶黎贺顾"
+    "毛郝龚邵万钱严覃武戴莫孔向汤"
+)
+
+
 def relations(question: str) -> list[str]:
     """The relation nouns the question refers to people by, in order, each once."""
-    found = []
+    found = [word for word in RELATIONS_ZH if word in question]
+    found = [w for w in found if not any(w != other and w in other for other in found)]
     for match in _RELATION_RE.finditer(question):
         for word in (match.group(1), match.group(2)):
             word = (word or "").lower()
@@ -56,6 +80,8 @@ def relations(question: str) -> list[str]:
 
 def aliases(text: str, relation: str) -> list[str]:
     """The names ``text`` gives the person it calls ``relation``, in order, each once."""
+    if relation in RELATIONS_ZH:
+        return _aliases_zh(text, relation)
     rel = f"(?i:{re.escape(relation)})"
     patterns = (
         # my mentor Gina / my mentor, Gina / my old roommate Gina / my mentor at work, Gina
@@ -71,4 +97,23 @@ def aliases(text: str, relation: str) -> list[str]:
             name = match.group(1)
             if name.split()[0] not in NOT_NAMES and name not in names:
                 names.append(name)
+    return names
+
+
+def searched_as(relation: str) -> str:
+    """The words that find the turns stating ``relation``: a doubled Chinese kin word is
+    also said once after "我" ("哥哥" → "哥哥 我哥")."""
+    if len(relation) == 2 and relation[0] == relation[1] and relation in RELATIONS_ZH:
+        return f"{relation} 我{relation[0]}"
+    return relation
+
+
+def _aliases_zh(text: str, relation: str) -> list[str]:
+    said = re.escape(relation)
+    if len(relation) == 2 and relation[0] == relation[1]:
+        said = f"{said}|{re.escape(relation[0])}"
+    names: list[str] = []
+    for match in re.finditer(rf"(?:我|的)(?:{said})([{SURNAMES_ZH}][\u4e00-\u9fff])", text):
+        if match.group(1) not in names:
+            names.append(match.group(1))
     return names

@@ -29,19 +29,27 @@ PART_POOL = 50  # rows each sub-query ranks
 ALIAS_ROWS = 20  # rows stating a relation read for the names they give
 MAX_ALIASES = 2  # names asked for, per question
 TIME_BOOST = 0.25  # of the best candidate's score, for a candidate in the question's time
+PERSON_FIRSTS = 2  # a person's turns kept within the first k: the relation's, the fact's
 BRIDGE_FROM = 3  # first hits whose names are asked for
 BRIDGE_POOL = 10  # rows each name ranks
 BRIDGE_MIN_K = 5  # a recall for fewer hits has no room for a second hop
 
 
-def parts(tenant, player, q, by_message: dict) -> list[list]:
-    """Each sub-query's message ids, best first by its own words (none for a question
-    about one thing); a part's hits that the whole question did not find join the
-    candidates."""
-    rankings: list[list] = []
+def parts(tenant, player, q, by_message: dict) -> tuple[list[list], list[list]]:
+    """Each sub-query's message ids, best first by its own words, as two lists: the
+    question's parts, and the people it names by relation (none for a question about one
+    thing); a part's hits that the whole question did not find join the candidates."""
     if not PARTS:
-        return rankings
-    for part in sub_queries(tenant, player, q)[: decompose.MAX_PARTS + MAX_ALIASES]:
+        return [], []
+    asked, people = sub_queries(tenant, player, q)
+    return _rankings(tenant, player, q, asked, by_message), _rankings(
+        tenant, player, q, people, by_message
+    )
+
+
+def _rankings(tenant, player, q, queries: list[str], by_message: dict) -> list[list]:
+    rankings: list[list] = []
+    for part in queries:
         ranking = []
         for row in lexical.part_rows(tenant, player, q, part, PART_POOL):
             if row[0] not in by_message:
@@ -52,20 +60,24 @@ def parts(tenant, player, q, by_message: dict) -> list[list]:
     return rankings
 
 
-def sub_queries(tenant, player, q) -> list[str]:
+def sub_queries(tenant, player, q) -> tuple[list[str], list[str]]:
     """The question's parts (``engine.decompose``) and, for a person named by relation
     ("her mentor"), the names the turns stating that relation give them
-    (``engine.entities``), each asked with the question's other words."""
-    parts = decompose.sub_queries(q.query)
+    (``engine.entities``), each asked with the question's other words (a Chinese name
+    alone: the rest of a Chinese question is one run of characters, whose pieces would
+    outweigh the name)."""
+    parts = decompose.sub_queries(q.query)[: decompose.MAX_PARTS]
     relations = entities.relations(q.query)
     if not relations:
-        return parts
+        return parts, []
     names: list[str] = []
     for relation in relations:
-        for row in lexical.part_rows(tenant, player, q, relation, ALIAS_ROWS):
+        said = entities.searched_as(relation)
+        for row in lexical.part_rows(tenant, player, q, said, ALIAS_ROWS):
             names.extend(n for n in entities.aliases(row[7], relation) if n not in names)
     rest = [w for w in decompose.content_words(q.query) if w.lower() not in relations]
-    return [*parts, *(" ".join([name, *rest]) for name in names[:MAX_ALIASES])]
+    people = [name if not name.isascii() else " ".join([name, *rest]) for name in names]
+    return parts, people[:MAX_ALIASES]
 
 
 def timed(tenant, player, q, by_message: dict) -> None:

@@ -178,11 +178,13 @@ def _messages(tenant, player, q: RecallQuery, rows: list[tuple], side: _VectorSi
         message_id = row[0]
         if message_id not in by_message or blended > by_message[message_id][0]:
             by_message[message_id] = (blended, blended, *row[1:5], row[7])
-    parts = hops.parts(tenant, player, q, by_message)
+    parts, people = hops.parts(tenant, player, q, by_message)
     hops.timed(tenant, player, q, by_message)
     ordered = sorted(by_message.items(), key=lambda pair: -pair[1][0])
-    merged = fusion.merge([(m, row[0]) for m, row in ordered], parts, PART_WEIGHT, MERGE_K)
+    rankings = [*parts, *people]
+    merged = fusion.merge([(m, row[0]) for m, row in ordered], rankings, PART_WEIGHT, MERGE_K)
     merged = fusion.keep_firsts(merged, parts, q.k, PART_FIRSTS)
+    merged = fusion.keep_firsts(merged, people, q.k, hops.PERSON_FIRSTS)
     bridged = hops.bridges(tenant, player, q, merged, by_message, names)
     merged = fusion.keep_firsts(merged, bridged, q.k, PART_FIRSTS)
     return _widen(tenant, _distinct(merged, by_message, q.k * WIDEN_SPARE), q.k)

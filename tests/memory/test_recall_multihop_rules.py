@@ -72,6 +72,15 @@ class TestEntities:
         said = "I adopted a cat last weekend! Her name is Pickle."
         assert entities.aliases(said, "cat") == ["Pickle"]
 
+    def test_chinese_relations_and_the_names_said_after_them(self):
+        assert entities.relations("的哥哥的狗叫什么名字？") == ["哥哥"]
+        assert entities.relations("以前的室友要搬去哪里工作？") == ["室友"]
+        assert entities.searched_as("哥哥") == "哥哥 我哥"
+        assert entities.searched_as("师父") == "师父"
+        assert entities.aliases("我哥马超上个月养了一只柯基。", "哥哥") == ["马超"]
+        assert entities.aliases("公司里带我的师父韩雪一直在指导我。", "师父") == ["韩雪"]
+        assert entities.aliases("我哥从来不给我打电话。", "哥哥") == []
+
 
 class TestTimeRange:
     def test_a_month_and_year(self):
