@@ -29,6 +29,39 @@ RELATIONS = frozenset(
     roommate therapist doctor counselor pet dog cat puppy kitten
     """.split()
 )
+# The other words a person in that relation is called by: a question says "flatmate" or
+# "sibling" where the turn said "roommate" or "brother". Each is searched as well.
+SAME_AS = {
+    "roommate": ("flatmate", "housemate"),
+    "flatmate": ("roommate", "housemate"),
+    "housemate": ("roommate", "flatmate"),
+    "sibling": ("brother", "sister"),
+    "spouse": ("husband", "wife", "partner"),
+    "partner": ("husband", "wife", "boyfriend", "girlfriend"),
+    "relative": ("cousin", "aunt", "uncle", "niece", "nephew"),
+    "adviser": ("mentor",),
+    "advisor": ("mentor",),
+    "mentor": ("adviser", "advisor"),
+    "kid": ("son", "daughter"),
+    "kids": ("son", "daughter", "children"),
+    "child": ("son", "daughter"),
+    "children": ("son", "daughter", "kids"),
+    "parent": ("mother", "father", "mom", "dad"),
+    "parents": ("mother", "father", "mom", "dad"),
+    "mom": ("mother", "mum"),
+    "mum": ("mother", "mom"),
+    "mother": ("mom", "mum"),
+    "dad": ("father",),
+    "father": ("dad",),
+    "pup": ("dog", "puppy"),
+    "puppy": ("dog",),
+    "dog": ("puppy",),
+    "boss": ("manager",),
+    "manager": ("boss",),
+    "coworker": ("colleague",),
+    "colleague": ("coworker",),
+}
+RELATIONS = RELATIONS | frozenset(SAME_AS)
 POSSESSIVES = r"(?i:my|his|her|their|your|our)"
 _RELATION_RE = re.compile(
     rf"\b(?:{POSSESSIVES}|[A-Z][a-z]+'s)\s+(\w+?)(?:'s)?(?:\s+(\w+?)(?:'s)?)?\b"
@@ -82,6 +115,13 @@ def aliases(text: str, relation: str) -> list[str]:
     """The names ``text`` gives the person it calls ``relation``, in order, each once."""
     if relation in RELATIONS_ZH:
         return _aliases_zh(text, relation)
+    names: list[str] = []
+    for word in said_as(relation):
+        names.extend(name for name in _aliases(text, word) if name not in names)
+    return names
+
+
+def _aliases(text: str, relation: str) -> list[str]:
     rel = f"(?i:{re.escape(relation)})"
     patterns = (
         # my mentor Gina / my mentor, Gina / my old roommate Gina / my mentor at work, Gina
@@ -100,12 +140,18 @@ def aliases(text: str, relation: str) -> list[str]:
     return names
 
 
+def said_as(relation: str) -> tuple[str, ...]:
+    """``relation`` and the other words the person may have been called by
+    (:data:`SAME_AS`)."""
+    return (relation, *SAME_AS.get(relation, ()))
+
+
 def searched_as(relation: str) -> str:
-    """The words that find the turns stating ``relation``: a doubled Chinese kin word is
-    also said once after "我" ("哥哥" → "哥哥 我哥")."""
+    """The words that find the turns stating ``relation``: those it may have been said as,
+    and a doubled Chinese kin word also said once after "我" ("哥哥" → "哥哥 我哥")."""
     if len(relation) == 2 and relation[0] == relation[1] and relation in RELATIONS_ZH:
         return f"{relation} 我{relation[0]}"
-    return relation
+    return " ".join(said_as(relation))
 
 
 def _aliases_zh(text: str, relation: str) -> list[str]:

@@ -72,6 +72,14 @@ class TestEntities:
         said = "I adopted a cat last weekend! Her name is Pickle."
         assert entities.aliases(said, "cat") == ["Pickle"]
 
+    def test_a_relation_asked_in_other_words_reads_the_names_said_with_it(self):
+        assert entities.relations("Where is their former flatmate moving?") == ["flatmate"]
+        assert entities.searched_as("flatmate") == "flatmate roommate housemate"
+        assert entities.aliases("My old roommate Aiko got a job.", "flatmate") == ["Aiko"]
+        assert entities.aliases("My brother Tom and my sister Ana came.", "sibling") == [
+            "Tom", "Ana",
+        ]  # fmt: skip
+
     def test_chinese_relations_and_the_names_said_after_them(self):
         assert entities.relations("的哥哥的狗叫什么名字？") == ["哥哥"]
         assert entities.relations("以前的室友要搬去哪里工作？") == ["室友"]
