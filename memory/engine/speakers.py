@@ -8,7 +8,8 @@ model weighs a name heavily (its cosine puts "Hey Maya!" next to any question ab
 and the lexical side finds it in every short hello. So the question is searched without
 them (:func:`without`): "Where has travelled lately?" is what was asked.
 
-- A Latin-script name is removed as a whole word, in any case; a possessive ("Maya's
+- A Latin-script name is removed as a whole word, as it is written (a player called Rose
+  who asks about "the rose bushes" keeps her roses); a possessive ("Maya's
   brother") becomes "their", so what follows still reads as someone's (``engine.entities``
   finds people by relation after a possessive);
   a name of several words is removed whole, and each of its capitalised words of at least
@@ -57,7 +58,7 @@ def pattern(names: Iterable[str]) -> re.Pattern | None:
             alternatives.append(
                 rf"(?<!\w){re.escape(form)}(?P<s{len(alternatives)}>['\u2019]s)?(?!\w)"
             )
-    return re.compile("|".join(alternatives), re.IGNORECASE) if alternatives else None
+    return re.compile("|".join(alternatives)) if alternatives else None
 
 
 def _replace(match: re.Match) -> str:
