@@ -42,6 +42,9 @@ class Owners:
     """(tenant, evidence views) -> the views with their conversation's label."""
     message_snippets: Callable[[Any, Iterable], dict[str, str]]
     """(tenant, message ids) -> each message's first words."""
+    speaker_names: Callable[[Any, Any, str | None], list[str]]
+    """(tenant, player, character id or None) -> the names the player's talk goes by (the
+    player's and personas', the characters' of their conversations, or that character's)."""
 
 
 PORT: Port[Owners] = Port("console.owners")

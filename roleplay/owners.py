@@ -10,7 +10,7 @@ from memory import runtime
 from roleplay import labels
 from roleplay.memory_plugin.services import claims, consolidation
 from roleplay.models import Character, Conversation
-from roleplay.players.selectors import player_sessions
+from roleplay.players.selectors import player_sessions, speaker_names
 from roleplay.scenarios.selectors import scenario_for
 
 
@@ -26,6 +26,7 @@ def register() -> None:
             name_rows=labels.name_rows,
             name_evidence=labels.name_evidence,
             message_snippets=labels.message_snippets,
+            speaker_names=speaker_names,
         )
     )
     runtime.PORT.register(

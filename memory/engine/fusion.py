@@ -50,3 +50,39 @@ def merge(
     first = {key: n for n, (key, _) in enumerate(primary)}
     order = sorted(fused, key=lambda key: (-fused[key], first.get(key, len(first))))
     return [(key, fused[key]) for key in order]
+
+
+def keep_firsts(
+    ranked: Sequence[tuple[Hashable, float]],
+    parts: Sequence[Sequence[Hashable]],
+    k: int,
+    per_part: int = 1,
+) -> list[tuple[Hashable, float]]:
+    """``ranked`` (``(key, value)`` best first, as :func:`merge` gives it) with each part's
+    first ``per_part`` keys within the first ``k``: a question about several things gets
+    its evidence for each. Those not there already take the last places of the first ``k``
+    (at most half of them), in the parts' order, before the keys they push down; those
+    there already stay. The values
+    are dealt again in the new order, so they still fall."""
+    wanted: list[Hashable] = []
+    for part in parts:
+        for key in part[:per_part]:
+            if key not in wanted:
+                wanted.append(key)
+    head = [key for key, _ in ranked[:k]]
+    missing = [key for key in wanted if key not in head][: k // 2]
+    if not missing:
+        return list(ranked)
+    present = {key for key in head if key in wanted}
+    others = k - len(missing) - len(present)  # places left for the keys no part wants
+    first: list[Hashable] = []
+    for key, _ in ranked:
+        if key in present or (key not in missing and others > 0):
+            others -= key not in present
+            first.append(key)
+        if len(first) == k - len(missing):
+            break
+    order = [*first, *missing, *(key for key, _ in ranked if key not in first + missing)]
+    values = sorted((value for _, value in ranked), reverse=True)
+    values += [values[-1] if values else 0.0] * (len(order) - len(values))
+    return list(zip(order, values, strict=True))

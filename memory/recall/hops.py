@@ -8,6 +8,8 @@ names.
   join the candidates.
 - :func:`timed`: candidates said within the time the question names
   (``engine.timerange``) score more.
+- :func:`bridges`: the second hop, the names the first hits bring in
+  (``engine.bridges``), each asked for by the words.
 
 A candidate is ``message id -> (score, blend, conversation, session, ts, created_at µs,
 text)``; a part-only one scores ``-inf`` on the whole question.
@@ -17,6 +19,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
+from memory.engine import bridges as bridge_names
 from memory.engine import decompose, entities, timerange
 from memory.recall import lexical
 
@@ -26,16 +29,27 @@ PART_POOL = 50  # rows each sub-query ranks
 ALIAS_ROWS = 20  # rows stating a relation read for the names they give
 MAX_ALIASES = 2  # names asked for, per question
 TIME_BOOST = 0.25  # of the best candidate's score, for a candidate in the question's time
+PERSON_FIRSTS = 2  # a person's turns kept within the first k: the relation's, the fact's
+BRIDGE_FROM = 3  # first hits whose names are asked for
+BRIDGE_POOL = 10  # rows each name ranks
+BRIDGE_MIN_K = 5  # a recall for fewer hits has no room for a second hop
 
 
-def parts(tenant, player, q, by_message: dict) -> list[list]:
-    """Each sub-query's message ids, best first by its own words (none for a question
-    about one thing); a part's hits that the whole question did not find join the
-    candidates."""
-    rankings: list[list] = []
+def parts(tenant, player, q, by_message: dict) -> tuple[list[list], list[list]]:
+    """Each sub-query's message ids, best first by its own words, as two lists: the
+    question's parts, and the people it names by relation (none for a question about one
+    thing); a part's hits that the whole question did not find join the candidates."""
     if not PARTS:
-        return rankings
-    for part in sub_queries(tenant, player, q)[: decompose.MAX_PARTS + MAX_ALIASES]:
+        return [], []
+    asked, people = sub_queries(tenant, player, q)
+    return _rankings(tenant, player, q, asked, by_message), _rankings(
+        tenant, player, q, people, by_message
+    )
+
+
+def _rankings(tenant, player, q, queries: list[str], by_message: dict) -> list[list]:
+    rankings: list[list] = []
+    for part in queries:
         ranking = []
         for row in lexical.part_rows(tenant, player, q, part, PART_POOL):
             if row[0] not in by_message:
@@ -46,20 +60,24 @@ def parts(tenant, player, q, by_message: dict) -> list[list]:
     return rankings
 
 
-def sub_queries(tenant, player, q) -> list[str]:
+def sub_queries(tenant, player, q) -> tuple[list[str], list[str]]:
     """The question's parts (``engine.decompose``) and, for a person named by relation
     ("her mentor"), the names the turns stating that relation give them
-    (``engine.entities``), each asked with the question's other words."""
-    parts = decompose.sub_queries(q.query)
+    (``engine.entities``), each asked with the question's other words (a Chinese name
+    alone: the rest of a Chinese question is one run of characters, whose pieces would
+    outweigh the name)."""
+    parts = decompose.sub_queries(q.query)[: decompose.MAX_PARTS]
     relations = entities.relations(q.query)
     if not relations:
-        return parts
+        return parts, []
     names: list[str] = []
     for relation in relations:
-        for row in lexical.part_rows(tenant, player, q, relation, ALIAS_ROWS):
+        said = entities.searched_as(relation)
+        for row in lexical.part_rows(tenant, player, q, said, ALIAS_ROWS):
             names.extend(n for n in entities.aliases(row[7], relation) if n not in names)
     rest = [w for w in decompose.content_words(q.query) if w.lower() not in relations]
-    return [*parts, *(" ".join([name, *rest]) for name in names[:MAX_ALIASES])]
+    people = [name if not name.isascii() else " ".join([name, *rest]) for name in names]
+    return parts, people[:MAX_ALIASES]
 
 
 def timed(tenant, player, q, by_message: dict) -> None:
@@ -84,3 +102,25 @@ def timed(tenant, player, q, by_message: dict) -> None:
     for message_id, row in list(by_message.items()):
         if row[0] > float("-inf") and span.holds(EPOCH + timedelta(microseconds=row[5])):
             by_message[message_id] = (row[0] + boost, *row[1:])
+
+
+def bridges(tenant, player, q, merged: list, by_message: dict, exclude) -> list[list]:
+    """The second hop: for each name the first :data:`BRIDGE_FROM` hits bring in
+    (``engine.bridges``: not the question's, not a speaker's), its rows by the lexical side
+    that the first ``q.k`` do not hold, best first; they join the candidates."""
+    if q.k < BRIDGE_MIN_K or not merged:
+        return []
+    texts = [by_message[key][6] for key, _ in merged[:BRIDGE_FROM]]
+    head = {key for key, _ in merged[: q.k]}
+    rankings: list[list] = []
+    for name in bridge_names.names(texts, exclude=[q.query, *exclude]):
+        ranking = []
+        for row in lexical.part_rows(tenant, player, q, name, BRIDGE_POOL):
+            if row[0] in head:
+                continue
+            if row[0] not in by_message:
+                by_message[row[0]] = (float("-inf"), 0.0, *row[1:5], row[7])
+            ranking.append(row[0])
+        if ranking:
+            rankings.append(ranking)
+    return rankings

@@ -19,17 +19,18 @@ Entries answer for a conversation (seed 004): an expired one is never found, and
 from __future__ import annotations
 
 from collections.abc import Collection
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 
 from django.db import connection
 from django.db.models import Q
 from django.utils import timezone
 
+from console import owners
 from console.embedding.protocol import cosine
 from console.lru import Lru
 from console.search.lexical import Doc, LexicalIndex
-from memory.engine import fusion
+from memory.engine import fusion, speakers
 from memory.engine import recall as terms
 from memory.models import (
     EntryScope,
@@ -50,6 +51,7 @@ WIDEN_SPARE = 3  # hits widened per hit kept
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 MERGE_K = fusion.MERGE_K
 PART_WEIGHT = 0.3  # the sub-queries' rankings together, against the blend's
+PART_FIRSTS = 1  # each sub-query's best hits kept within the first k
 
 
 @dataclass(frozen=True)
@@ -67,16 +69,28 @@ class RecallQuery:
 
 def recall(tenant, player, q: RecallQuery) -> dict:
     """``{items: [{kind, id, text, score, conversation_id, message_ids, created_at}],
-    degraded}``, best first, at most ``q.k``."""
+    degraded}``, best first, at most ``q.k``. The question is searched without the
+    speakers' own names (``engine.speakers``)."""
+    names = speaker_names(tenant, player, q)
+    q = replace(q, query=speakers.without(q.query, names))
     embedder = recall_embedder(tenant)
     side = _VectorSide(embedder).embed(q.query)
     rows = _message_rows(tenant, player, q, side) if "message" in q.kinds else []
     found = _entry_candidates(tenant, player, q, side) if "entry" in q.kinds else []
     # One cosine scale for both kinds, so an entry and a message compare fairly.
     span = terms.cosine_span([row[6] for row in rows] + [c for _e, _l, c in found])
-    items = _messages(tenant, player, q, rows, side, span) + _entries(found, side, span)
+    items = _messages(tenant, player, q, rows, side, span, names) + _entries(found, side, span)
     items.sort(key=lambda item: -item["score"])
     return {"items": items[: q.k], "degraded": side.vector is None}
+
+
+def speaker_names(tenant, player, q: RecallQuery) -> list[str]:
+    """The names the player's talk goes by (the runtime's answer; the player's own name
+    when no runtime is registered)."""
+    try:
+        return owners.owners().speaker_names(tenant, player, q.character_id)
+    except LookupError:
+        return [player.display_name]
 
 
 class _VectorSide:
@@ -150,10 +164,12 @@ def _message_rows(tenant, player, q: RecallQuery, side: _VectorSide) -> list[tup
         return cursor.fetchall()
 
 
-def _messages(tenant, player, q: RecallQuery, rows: list[tuple], side: _VectorSide, span):
+def _messages(tenant, player, q: RecallQuery, rows: list[tuple], side: _VectorSide, span, names):
     """The message hits, best first, widened with their neighbours: the candidates by their
     blended score (time-boosted, ``hops.timed``), merged by reciprocal rank with each
-    sub-query's own lexical ranking (``hops.parts``, ``engine.fusion.merge``)."""
+    sub-query's own lexical ranking (``hops.parts``, ``engine.fusion.merge``), each
+    sub-query's best hit and the best new hit of each name the first hits bring in
+    (``hops.bridges``) kept within the first k."""
     if not rows:
         return []
     blends = terms.fuse([(row[5], row[6]) for row in rows], side.weight, span)
@@ -162,10 +178,15 @@ def _messages(tenant, player, q: RecallQuery, rows: list[tuple], side: _VectorSi
         message_id = row[0]
         if message_id not in by_message or blended > by_message[message_id][0]:
             by_message[message_id] = (blended, blended, *row[1:5], row[7])
-    parts = hops.parts(tenant, player, q, by_message)
+    parts, people = hops.parts(tenant, player, q, by_message)
     hops.timed(tenant, player, q, by_message)
     ordered = sorted(by_message.items(), key=lambda pair: -pair[1][0])
-    merged = fusion.merge([(m, row[0]) for m, row in ordered], parts, PART_WEIGHT, MERGE_K)
+    rankings = [*parts, *people]
+    merged = fusion.merge([(m, row[0]) for m, row in ordered], rankings, PART_WEIGHT, MERGE_K)
+    merged = fusion.keep_firsts(merged, parts, q.k, PART_FIRSTS)
+    merged = fusion.keep_firsts(merged, people, q.k, hops.PERSON_FIRSTS)
+    bridged = hops.bridges(tenant, player, q, merged, by_message, names)
+    merged = fusion.keep_firsts(merged, bridged, q.k, PART_FIRSTS)
     return _widen(tenant, _distinct(merged, by_message, q.k * WIDEN_SPARE), q.k)
 
 

@@ -74,6 +74,18 @@ def player_sessions(tenant, player) -> list[str]:
     return [str(pk) for pk in rows]
 
 
+def speaker_names(tenant, player, character_id: str | None = None) -> list[str]:
+    """The names the player's talk goes by: the player's display name and personas', and
+    the characters' of their conversations (only ``character_id``'s when given). Recall
+    takes them out of a question (``memory.engine.speakers``)."""
+    conversations = Conversation.objects.filter(tenant=tenant, player=player)
+    if character_id:
+        conversations = conversations.filter(character_id=character_id)
+    personas = Persona.objects.filter(tenant=tenant, player=player).values_list("name", flat=True)
+    characters = conversations.values_list("character__name", flat=True).distinct()
+    return [n for n in dict.fromkeys([player.display_name, *personas, *characters]) if n]
+
+
 PLAYER_SEARCH = ("external_id", "display_name")
 
 

@@ -92,3 +92,27 @@ def test_each_part_of_a_question_reaches_the_top(tenant, player, character):
     texts = _texts(tenant, player, "How did the sourdough baking go, and the violin lesson?", k=3)
     assert any("sourdough" in text for text in texts)
     assert any("violin lesson went better" in text for text in texts)
+
+
+def test_a_name_the_first_hit_brings_in_is_asked_for_in_a_second_hop(tenant, player, character):
+    days = _filler_days(8)
+    days[1].append("My old roommate Aiko got a job with Northwind Freight.")
+    days[4].append("Northwind Freight is sending all its new people to its Hobart office.")
+    for n in (2, 3, 5, 6):
+        days[n].append(f"Someone at the office moved desks again, week {n}.")
+    _say(tenant, player, character, days)
+    texts = _texts(tenant, player, "Where is her old roommate moving for work?", k=5)
+    assert any("Aiko got a job" in text for text in texts)
+    assert any("Hobart office" in text for text in texts)
+
+
+def test_a_chinese_relation_reaches_both_turns_about_the_person(tenant, player, character):
+    days = _filler_days(8)
+    days[1].append("我哥马超上个月养了一只柯基。")
+    days[5].append("马超说豆豆又把他的鞋咬坏了，真是个捣蛋鬼。")
+    for n in (2, 3, 4, 6):
+        days[n].append(f"楼下邻居的狗昨晚又叫了一夜，第{n}次了。")
+    _say(tenant, player, character, days)
+    texts = _texts(tenant, player, "哥哥的狗叫什么名字？", k=5)
+    assert any("我哥马超" in text for text in texts)
+    assert any("豆豆" in text for text in texts)

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from memory.engine import decompose, entities, fusion, timerange
+from memory.engine import bridges, decompose, entities, fusion, timerange
 
 NOW = datetime(2023, 8, 20, 15, 30, tzinfo=UTC)
 
@@ -63,11 +63,31 @@ class TestEntities:
             "Yesterday Gina is my old mentor again.": ["Gina"],
             "I found a mentor named Bob at work.": ["Bob"],
             "My mentor and I went out.": [],
+            "My mentor at work, Nadia, has been guiding me.": ["Nadia"],
+            "My old mentor Ruth retired.": ["Ruth"],
+            "my mentor from the gym, Sam, says hi": ["Sam"],
         }
         for text, names in cases.items():
             assert entities.aliases(text, "mentor") == names, text
         said = "I adopted a cat last weekend! Her name is Pickle."
         assert entities.aliases(said, "cat") == ["Pickle"]
+
+    def test_a_relation_asked_in_other_words_reads_the_names_said_with_it(self):
+        assert entities.relations("Where is their former flatmate moving?") == ["flatmate"]
+        assert entities.searched_as("flatmate") == "flatmate roommate housemate"
+        assert entities.aliases("My old roommate Aiko got a job.", "flatmate") == ["Aiko"]
+        assert entities.aliases("My brother Tom and my sister Ana came.", "sibling") == [
+            "Tom", "Ana",
+        ]  # fmt: skip
+
+    def test_chinese_relations_and_the_names_said_after_them(self):
+        assert entities.relations("的哥哥的狗叫什么名字？") == ["哥哥"]
+        assert entities.relations("以前的室友要搬去哪里工作？") == ["室友"]
+        assert entities.searched_as("哥哥") == "哥哥 我哥"
+        assert entities.searched_as("师父") == "师父"
+        assert entities.aliases("我哥马超上个月养了一只柯基。", "哥哥") == ["马超"]
+        assert entities.aliases("公司里带我的师父韩雪一直在指导我。", "师父") == ["韩雪"]
+        assert entities.aliases("我哥从来不给我打电话。", "哥哥") == []
 
 
 class TestTimeRange:
@@ -130,3 +150,36 @@ class TestFusion:
     def test_merge_without_parts_keeps_the_primary(self):
         primary = [("a", 0.9), ("b", 0.4)]
         assert fusion.merge(primary, []) == primary
+
+    def test_each_parts_best_hit_is_kept_within_the_first_k(self):
+        ranked = [(key, 1.0 - n / 100) for n, key in enumerate("abcdefghijklmnop")]
+        kept = fusion.keep_firsts(ranked, [["n", "o"], ["b"], ["p"]], k=5)
+        assert [key for key, _ in kept][:6] == ["a", "b", "c", "n", "p", "d"]
+        values = [value for _, value in kept]
+        assert values == sorted(values, reverse=True) and len(kept) == len(ranked)
+
+    def test_at_most_half_of_the_first_k_go_to_the_parts(self):
+        ranked = [(key, 1.0) for key in "abcdef"]
+        kept = fusion.keep_firsts(ranked, [["d"], ["e"], ["f"], ["c"]], k=6)
+        assert [key for key, _ in kept][:6] == ["a", "b", "c", "d", "e", "f"]
+        kept = fusion.keep_firsts(ranked, [["d"], ["e"], ["f"]], k=4)
+        assert [key for key, _ in kept][:4] == ["a", "d", "e", "f"]
+        assert fusion.keep_firsts(ranked, [["a"]], k=1) == ranked
+
+
+class TestBridges:
+    def test_names_the_first_hits_bring_in(self):
+        texts = [
+            "My old roommate Aiko got a job with Northwind Freight.",
+            "Meet Biscuit! He is a beagle from the rescue.",
+            "Aiko says Ziggy ate his shoes on Monday, with Maya.",
+        ]
+        found = bridges.names(texts, exclude=["Where is their roommate going?", "Maya"], limit=9)
+        assert found == ["Aiko", "Northwind Freight", "Meet Biscuit", "Ziggy"]
+
+    def test_a_name_the_question_says_brings_nothing_new(self):
+        texts = ["Back from Lisbon with Priya, the food was unreal."]
+        assert bridges.names(texts, exclude=["What did Priya eat in Lisbon?"]) == []
+
+    def test_at_most_the_limit(self):
+        assert bridges.names(["Ann met Bob, Carl and Dora in June."]) == ["Bob", "Carl"]
