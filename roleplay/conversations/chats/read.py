@@ -5,9 +5,10 @@ The shapes read are told apart by their content (not the file name):
 - **SillyTavern** (``.jsonl``): an optional header line (``user_name``, ``character_name``,
   ``create_date``, ``chat_metadata``), then one message per line: ``mes``, ``is_user``,
   ``name``, ``send_date``, ``swipes`` with ``swipe_id`` (the alternatives of a reply, the
-  selected one being the text), ``is_system`` (a message hidden from the prompt) and
-  ``extra.type`` ``narrator`` (a narrator's line). Hidden and narrator lines are not
-  conversation turns here: they are counted in the report and left out.
+  selected one being the text; ``swipe_info`` their reasoning), ``is_system`` (a message
+  hidden from the prompt) and ``extra.type`` ``narrator`` (a narrator's line). Hidden and
+  narrator lines are not conversation turns here: they are counted in the report and left
+  out.
 - **OpenAI messages**: a JSON array of ``{role, content}`` (or ``{"messages": [...]}``);
   ``system`` messages are counted and left out.
 - **ShareGPT**: ``{"conversations": [{from, value}]}`` (or ``items``, or the array itself),
@@ -92,6 +93,8 @@ class ChatMessage:
     sent_ms: int | None = None
     avatar: str = ""  # a group chat's reply: its speaker's avatar file (``original_avatar``)
     reasoning: str = ""  # the reply's scratchpad (SillyTavern's ``extra.reasoning``)
+    # each alternative's own scratchpad (``swipe_info[i].extra.reasoning``), when given
+    alternative_reasoning: tuple[str, ...] = ()
 
 
 @dataclass
@@ -269,8 +272,8 @@ def _read_sillytavern(items: list[Any]) -> ChatFile:
 def _add(chat: ChatFile, number: int, role: str, content: Any, item: dict, extra: dict) -> None:
     if not isinstance(content, str):
         raise _bad_line(number, "has a message that is not text")
-    alternatives, selected = (
-        _swipes(chat, number, item, content) if role == "assistant" else ((), 0)
+    alternatives, selected, first = (
+        _swipes(chat, number, item, content) if role == "assistant" else ((), 0, 0)
     )
     if alternatives:
         content = alternatives[selected]
@@ -294,26 +297,45 @@ def _add(chat: ChatFile, number: int, role: str, content: Any, item: dict, extra
             sent_ms=sent_ms(item.get("send_date", item.get("timestamp"))),
             avatar=_name(item.get("original_avatar")) if role == "assistant" else "",
             reasoning=_text(extra.get("reasoning")) if role == "assistant" else "",
+            alternative_reasoning=_swipe_reasoning(item, first, len(alternatives)),
         )
     )
 
 
-def _swipes(chat: ChatFile, number: int, item: dict, content: str) -> tuple[tuple[str, ...], int]:
-    """A reply's alternatives and the selected one's index; none when it has one text."""
+def _swipe_reasoning(item: dict, first: int, count: int) -> tuple[str, ...]:
+    """The alternatives' scratchpads from ``swipe_info`` (from swipe ``first`` on), or none
+    when no alternative has one."""
+    info = item.get("swipe_info")
+    if not count or not isinstance(info, list):
+        return ()
+    found = []
+    for entry in info[first : first + count]:
+        extra = entry.get("extra") if isinstance(entry, dict) else None
+        found.append(_text(extra.get("reasoning")) if isinstance(extra, dict) else "")
+    found += [""] * (count - len(found))
+    return tuple(found) if any(found) else ()
+
+
+def _swipes(
+    chat: ChatFile, number: int, item: dict, content: str
+) -> tuple[tuple[str, ...], int, int]:
+    """A reply's alternatives, the selected one's index and the first swipe kept (a file
+    with too many keeps those around the selected one); none when it has one text."""
     swipes = item.get("swipes")
     if not isinstance(swipes, list) or len(swipes) < 2:
-        return (), 0
+        return (), 0, 0
     if not all(isinstance(s, str) for s in swipes):
         raise _bad_line(number, "has swipes that are not text")
     selected = item.get("swipe_id")
     if not isinstance(selected, int) or isinstance(selected, bool):
         selected = swipes.index(content) if content in swipes else 0
     selected = min(max(selected, 0), len(swipes) - 1)
+    start = 0
     if len(swipes) > MAX_ALTERNATIVES:
         start = min(selected, len(swipes) - MAX_ALTERNATIVES)
         chat.alternatives_dropped += len(swipes) - MAX_ALTERNATIVES
         swipes, selected = swipes[start : start + MAX_ALTERNATIVES], selected - start
-    return tuple(swipes), selected
+    return tuple(swipes), selected, start
 
 
 def _read_messages(items: list[Any], shape: str) -> ChatFile:
