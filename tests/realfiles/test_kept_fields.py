@@ -198,3 +198,41 @@ def test_each_swipe_keeps_its_own_reasoning_through_import_and_export(api, playe
     assert [i["extra"].get("reasoning") for i in last["swipe_info"]] == [r for _, r in kept]
     again = doors.chat(api, "again.jsonl", exported.content, player=player, character=character)
     assert _alternatives(again.json()["conversation"]["id"])[-2:] == kept
+
+
+def test_a_null_message_is_an_empty_one(api, player, character):
+    lines = doors.shape("chat_st_2023_header_old_create_date.jsonl").decode().splitlines()
+    item = json.loads(lines[2])
+    lines.insert(3, json.dumps({**item, "mes": None}))
+    data = "\n".join(lines).encode()
+    response = doors.chat(api, "null.jsonl", data, player=player, character=character)
+    assert response.status_code == 201, response.content[:800]
+    assert response.json()["report"]["skipped"] == {"empty": 1}
+
+
+def test_content_parts_without_text_are_not_a_500(api, player, character):
+    chat = [
+        {"role": "user", "content": [{"type": "text", "text": None}, {"text": "Hi"}]},
+        {"role": "assistant", "content": None, "tool_calls": [{"id": "1", "type": "function"}]},
+        {"role": "tool", "content": "{}", "tool_call_id": "1"},
+        {"role": "assistant", "content": [{"type": "text", "text": "Hello."}, "stray"]},
+    ]  # fmt: skip
+    data = json.dumps(chat).encode()
+    response = doors.chat(api, "openai.json", data, player=player, character=character)
+    assert response.status_code == 201, response.content[:800]
+    assert response.json()["report"]["skipped"] == {"empty": 1, "system": 1}
+
+
+@pytest.mark.parametrize(
+    "name", ["chat_webui_internal_visible.json", "chat_webui_old_data_visible.json"]
+)
+def test_a_text_generation_webui_log_reads_its_visible_pairs(api, player, character, name):
+    body = doors.chat(api, name, doors.shape(name), player=player, character=character).json()
+    assert body["report"]["format"] == "text_generation_webui"
+    session = Conversation.objects.get(pk=body["conversation"]["id"]).session_id
+    rows = list(
+        Message.objects.filter(session_id=session).order_by("ts").values_list("role", "content")
+    )
+    assert [role for role, _ in rows] == ["assistant", "user", "assistant", "user", "assistant"]
+    assert all("&#x27;" not in text and "&amp;" not in text for _, text in rows)
+    assert "<|BEGIN-VISIBLE-CHAT|>" not in "".join(text for _, text in rows)

@@ -18,7 +18,7 @@ The shapes read are told apart by their content (not the file name):
   (LMSYS-Chat), PIPPA's ``{message, is_human}`` lines (the character is ``bot_name``) or
   Capybara's ``{input, output}`` exchanges. A dataset's JSONL line holding one
   conversation is read; a file of several is refused.
-- **Other roleplay tools**: Agnai, RisuAI and CAI Tools exports
+- **Other roleplay tools**: Agnai, RisuAI, CAI Tools and text-generation-webui exports
 (:mod:`roleplay.conversations.chats.tools`).
 
 A message keeps its send time when the file gives one (epoch seconds or milliseconds, ISO
@@ -265,7 +265,8 @@ def _read_sillytavern(items: list[Any]) -> ChatFile:
             chat.skipped["narrator"] += 1
             continue
         role = "user" if item.get("is_user") is True else "assistant"
-        _add(chat, number, role, item.get("mes"), item, extra)
+        mes = item["mes"]  # null: an empty message (a picture alone), counted and left out
+        _add(chat, number, role, "" if mes is None else mes, item, extra)
     return chat
 
 
@@ -352,11 +353,16 @@ def _read_messages(items: list[Any], shape: str) -> ChatFile:
             raise _bad_line(number, f"has an unknown {role_key} {role!r}")
         content = item.get(text_key)
         if isinstance(content, list):  # OpenAI content parts: the text ones
-            content = "".join(part.get("text", "") for part in content if isinstance(part, dict))
+            content = "".join(_part_text(part) for part in content)
         if content is None:
             content = ""
         _add(chat, number, "user" if role in _USER_ROLES else "assistant", content, item, {})
     return chat
+
+
+def _part_text(part: Any) -> str:
+    text = part.get("text") if isinstance(part, dict) else None
+    return text if isinstance(text, str) else ""
 
 
 def _read_pippa(items: list[Any], container: dict[str, Any]) -> ChatFile:
