@@ -56,3 +56,8 @@ def group(api, name: str, data: bytes, *, chat_name: str, chat_data: bytes, play
 def regex(api, name: str, data: bytes):
     body = {"scope": "global", "script": json.loads(data)}
     return api.post("/api/v1/regex-scripts/", body, format="json")
+
+
+def regex_file(api, name: str, data: bytes, **owner):
+    body = {"scope": "global", **owner, "file": json.loads(data)}
+    return api.post("/api/v1/regex-scripts/import", body, format="json")

@@ -236,3 +236,57 @@ def test_a_text_generation_webui_log_reads_its_visible_pairs(api, player, charac
     assert [role for role, _ in rows] == ["assistant", "user", "assistant", "user", "assistant"]
     assert all("&#x27;" not in text and "&amp;" not in text for _, text in rows)
     assert "<|BEGIN-VISIBLE-CHAT|>" not in "".join(text for _, text in rows)
+
+
+# --- regex files --------------------------------------------------------------------------
+
+
+def test_a_bulk_regex_file_adds_what_can_run_after_the_owner_s_scripts(api):
+    single = doors.regex(api, "one.json", doors.shape("regex_st_single_export_html.json"))
+    assert single.status_code == 201
+    name = "regexlist_bulk_export_lookaround.json"
+    response = doors.regex_file(api, name, doors.shape(name))
+    assert response.status_code == 201, response.content[:800]
+    body = response.json()
+    assert len(body["imported"]) == 2 and body["replayed"] is False
+    assert [(r["index"], r["code"]) for r in body["refused"]] == [
+        (0, "regex_script_unsupported"), (2, "regex_script_unsupported"),
+    ]  # fmt: skip
+    rows = RegexScript.objects.filter(scope=ScriptScope.GLOBAL).order_by("position")
+    assert [(r.position, r.script["scriptName"]) for r in rows] == [
+        (1, "前端|思考折叠"), (2, "屏蔽|思维链"), (3, "压缩|摘要(最小深度20)"),
+    ]  # fmt: skip
+
+
+def test_a_regex_file_goes_to_a_preset_or_a_character(api, character):
+    data = doors.shape("regex_st_old_bool_substitute_no_id.json")
+    response = doors.regex_file(api, "c.json", data, scope="character", character=str(character.pk))
+    assert response.status_code == 201, response.content[:800]
+    assert RegexScript.objects.get(pk=response.json()["imported"][0]).character_id == character.pk
+    wrong = doors.regex_file(api, "c.json", data, scope="preset", character=str(character.pk))
+    assert wrong.status_code == 400 and wrong.json()["error"]["code"] == "validation_error"
+
+
+def test_a_regex_file_with_nothing_that_runs_writes_nothing(api):
+    data = json.loads(doors.shape("regexlist_bulk_export_lookaround.json"))
+    response = doors.regex_file(api, "bad.json", json.dumps([data[0], data[2]]).encode())
+    assert response.status_code == 422
+    assert response.json()["error"]["code"] == "regex_script_unsupported"
+    empty = doors.regex_file(api, "empty.json", b"[]")
+    assert empty.status_code == 422 and empty.json()["error"]["code"] == "regex_script_invalid"
+    assert not RegexScript.objects.exists()
+
+
+def test_the_owner_s_limit_refuses_the_rest(api, monkeypatch):
+    from roleplay.regex_scripts import services
+
+    monkeypatch.setattr(services, "MAX_SCRIPTS_PER_OWNER", 2)
+    data = json.loads(doors.shape("regexlist_bulk_export_lookaround.json"))
+    script = data[1]
+    many = [dict(script, scriptName=f"s{i}") for i in range(4)]
+    response = doors.regex_file(api, "many.json", json.dumps(many).encode())
+    body = response.json()
+    assert len(body["imported"]) == 2
+    assert [(r["index"], r["code"]) for r in body["refused"]] == [
+        (2, "regex_script_limit"), (3, "regex_script_limit"),
+    ]  # fmt: skip
