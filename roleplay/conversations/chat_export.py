@@ -44,12 +44,12 @@ def export_chat(tenant, conversation: Conversation, fmt: str) -> FileOut:
         for m in message_reads.get_full_history(tenant, conversation.session_id)
         if m.role in ROLES
     ]
-    alternatives: defaultdict[str, list[str]] = defaultdict(list)
+    alternatives: defaultdict[str, list[tuple[str, str]]] = defaultdict(list)
     rows = MessageAlternative.objects.filter(
         tenant=tenant, message_id__in=[m.pk for m in messages]
     ).order_by("message_id", "index")
-    for message_id, content in rows.values_list("message_id", "content"):
-        alternatives[str(message_id)].append(content)
+    for message_id, content, reasoning in rows.values_list("message_id", "content", "reasoning"):
+        alternatives[str(message_id)].append((content, reasoning))
     replies = [m.pk for m in messages if m.role == "assistant"]
     pictures = slots_by_message(tenant, replies) if replies else {}
     avatars = _avatars(tenant, messages)
@@ -135,10 +135,16 @@ def _speaker_name(metadata) -> str | None:
     return name if isinstance(name, str) and name else None
 
 
-def _swipes(texts: list[str], selected: int) -> dict:
-    if len(texts) < 2 or not 0 <= selected < len(texts):
+def _swipes(rows: list[tuple[str, str]], selected: int) -> dict:
+    """A reply's alternatives, the selected one, and each one's scratchpad when any has one."""
+    if len(rows) < 2 or not 0 <= selected < len(rows):
         return {}
-    return {"alternatives": tuple(texts), "selected": selected}
+    reasoning = tuple(r for _, r in rows)
+    return {
+        "alternatives": tuple(text for text, _ in rows),
+        "selected": selected,
+        "alternative_reasoning": reasoning if any(reasoning) else (),
+    }
 
 
 def _drawn(slots) -> tuple[str, ...]:

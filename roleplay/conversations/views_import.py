@@ -33,7 +33,8 @@ class ChatImportForm(forms.Form):
         required=False,
         widget=forms.ClearableFileInput(attrs={"accept": ".jsonl,.json"}),
         help_text="A SillyTavern chat (.jsonl), an OpenAI message array, a ShareGPT "
-        "conversation, an Agnai, RisuAI or CAI Tools chat export, or one row of a "
+        "conversation, an Agnai, RisuAI or CAI Tools chat export, a text-generation-webui "
+        "chat log, or one row of a "
         "conversation dataset (LMSYS-Chat, PIPPA, Capybara), "
         "at most 32 MiB. Swipes become the replies' alternatives; "
         "hidden and narrator lines are left out.",

@@ -13,6 +13,8 @@ is also what their foreign key's ``SET_NULL`` means. The console asks before det
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.db import transaction
 
 from console import failures
@@ -158,7 +160,26 @@ def import_preset(
 
 
 def _regex_scripts_of(data) -> object:
+    """The regex scripts a preset file carries: SillyTavern's ``extensions.regex_scripts``,
+    then those the SPreset extension binds to it (``extensions.SPreset.RegexBinding.regexes``,
+    common in Chinese presets), each script once (by its ``id``)."""
     extensions = data.get("extensions") if isinstance(data, dict) else None
     if not isinstance(extensions, dict):
         return None
-    return extensions.get(regex_scripts.REGEX_SCRIPTS)
+    scripts = extensions.get(regex_scripts.REGEX_SCRIPTS)
+    spreset = extensions.get("SPreset")
+    binding = spreset.get("RegexBinding") if isinstance(spreset, dict) else None
+    bound = binding.get("regexes") if isinstance(binding, dict) else None
+    if not isinstance(bound, list) or not bound:
+        return scripts
+    if scripts is None:
+        return bound
+    if not isinstance(scripts, list):
+        return scripts  # refused by the import, which names the field
+    seen = {_script_id(s) for s in scripts} - {None}
+    return scripts + [s for s in bound if _script_id(s) is None or _script_id(s) not in seen]
+
+
+def _script_id(script: Any) -> str | None:
+    value = script.get("id") if isinstance(script, dict) else None
+    return value if isinstance(value, str) and value else None

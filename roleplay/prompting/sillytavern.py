@@ -7,7 +7,8 @@ injection_trigger}``; ``prompt_order`` lists ``{character_id, order: [{identifie
 enabled}]}``, where character 100001 is the global order of current versions and 100000
 that of older ones. A library prompt the order does not list is not sent.
 
-**Import** (:func:`import_sillytavern`) maps, and reports in :class:`ImportReport`:
+**Import** (:func:`import_sillytavern`) maps, and reports in :class:`ImportReport`
+(a file from before their prompt manager is first upgraded by :mod:`.sillytavern_legacy`):
 
 - identifiers: ``nsfw`` -> ``auxiliary``, ``jailbreak`` -> ``postHistoryInstructions``;
   ``main``, ``enhanceDefinitions``, the markers and custom prompts keep theirs (an
@@ -63,6 +64,7 @@ from roleplay.prompting.presets import (
     USER_INPUT,
     Prompt,
 )
+from roleplay.prompting.sillytavern_legacy import is_legacy, upgrade
 
 FORMAT = "sillytavern"
 GLOBAL_ORDERS = (100001, 100000)
@@ -245,9 +247,19 @@ def _prompt(raw: dict, ours: str, enabled: bool, placed: bool, report: ImportRep
 
 def import_sillytavern(data: Any) -> tuple[list[dict], ImportReport]:
     """Their preset as our prompts (JSON, not yet validated) and the report."""
+    legacy = is_legacy(data)
+    if legacy:
+        data = upgrade(data)
     if not isinstance(data, dict) or not isinstance(data.get("prompts"), list):
         raise PresetFileInvalid(message="a SillyTavern preset is an object with a prompts list")
     report = ImportReport()
+    if legacy:
+        report.note(
+            "changed",
+            "main",
+            "a preset from before the prompt manager: its "
+            "main_prompt, nsfw_prompt and jailbreak_prompt fill the default prompts",
+        )
     library: dict[str, dict] = {}
     for raw in data["prompts"]:
         identifier = raw.get("identifier") if isinstance(raw, dict) else None

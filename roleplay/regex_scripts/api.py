@@ -4,6 +4,11 @@
   ``?preset=``), create, retrieve, update, partial update, delete. ``script`` is the script in
   SillyTavern's shape (``findRegex``, ``replaceString``, ``placement``...); one that cannot run
   is 422 ``regex_script_invalid`` / ``regex_script_unsupported`` naming the field;
+- ``/api/v1/regex-scripts/import``: a regex file — one script, or a list of them as bulk
+  exports write — added after the owner's scripts (``scope`` and ``character`` or
+  ``preset`` as for a create; ``file`` the file's JSON): ``imported`` (the new ids) and
+  ``refused`` (index, name, code, message: look-around RE2 cannot run, the owner's limit);
+  none that can run is 422 with the first one's code. ``Idempotency-Key`` replays;
 - ``/api/v1/characters/{id}/regex-allow``: GET whether the character's scripts run, PUT
   ``{"allow": true|false}`` to allow or stop them (imported cards start with them off).
 """
@@ -13,11 +18,13 @@ from __future__ import annotations
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import serializers
+from rest_framework.decorators import action
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from console.body_limit import BodyLimit
 from console.errors import not_found
+from console.idempotency import IDEMPOTENCY_KEY, run_idempotent
 from console.models import Scope
 from console.scoping import LOOKUP_MISSES, scoped
 from console.serializers import RejectUnknownFields, TenantRelatedField, validated
@@ -56,6 +63,21 @@ class ListQuery(QueryFilters):
     preset = serializers.UUIDField(required=False)
 
 
+class ImportBody(RejectUnknownFields, serializers.Serializer):
+    scope = serializers.ChoiceField(choices=ScriptScope.choices)
+    character = TenantRelatedField(Character, allow_null=True, required=False)
+    preset = TenantRelatedField(Preset, allow_null=True, required=False)
+    file = serializers.JSONField(help_text="SillyTavern's script object, or a list of them")
+
+
+class ImportAnswer(serializers.Serializer):
+    imported = serializers.ListField(child=serializers.UUIDField(), help_text="the new ids")
+    refused = serializers.ListField(
+        child=serializers.DictField(), help_text="index, script, code, message, details"
+    )
+    replayed = serializers.BooleanField()
+
+
 class RegexScriptViewSet(FilteredList, ServiceWrites):
     """Regex scripts of the tenant: global ones, a character's and a preset's."""
 
@@ -73,6 +95,21 @@ class RegexScriptViewSet(FilteredList, ServiceWrites):
     def list(self, request, *args, **kwargs):
         """The scripts, in run order within each owner; filter by owner."""
         return super().list(request, *args, **kwargs)
+
+    @extend_schema(request=ImportBody, responses={201: ImportAnswer}, parameters=[IDEMPOTENCY_KEY])
+    @action(detail=False, methods=["post"], url_path="import", url_name="import")
+    def import_file(self, request):
+        """Add the scripts of a regex file (one script or a list) to an owner."""
+        body = validated(ImportBody, request)
+
+        def work():
+            result = services.import_file(
+                request.tenant, body["file"], scope=body["scope"],
+                character=body.get("character"), preset=body.get("preset"),
+            )  # fmt: skip
+            return {**result, "replayed": False}, 201
+
+        return run_idempotent(request, "roleplay.regex_import", request.data, work)
 
 
 class AllowBody(RejectUnknownFields, serializers.Serializer):

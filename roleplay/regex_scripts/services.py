@@ -106,6 +106,55 @@ def import_scripts(
     return {"imported": len(good), "refused": problems}
 
 
+def import_file(
+    tenant,
+    file: Any,
+    *,
+    scope: str,
+    character: Character | None = None,
+    preset: Preset | None = None,
+) -> dict[str, Any]:
+    """A regex file (SillyTavern's one script, or a list of scripts as bulk exports write
+    them) added after the scripts its owner has, in order: those that compile, up to the
+    owner's limit; the others listed (``refused``: index, name, code, message). None that
+    compiles: 422 with the first one's code, nothing written."""
+    _check_owner(scope, character, preset)
+    raws = file if isinstance(file, list) else [file]
+    head = raws[:MAX_SCRIPTS_PER_OWNER]
+    good, problems = compile_all(head)
+    if not good:
+        first = problems[0] if problems else {"code": "regex_script_invalid",
+                                               "message": "the file holds no script",
+                                               "details": {"field": "file"}}  # fmt: skip
+        raise RegexScriptRefused(first["code"], first["message"], first["details"])
+    refused = {problem["index"] for problem in problems}
+    indexes = [i for i in range(len(head)) if i not in refused] + list(range(len(head), len(raws)))
+    with transaction.atomic():
+        owned = _owned(tenant, scope, character, preset).select_for_update()
+        positions = list(owned.values_list("position", flat=True))
+        room, top = max(MAX_SCRIPTS_PER_OWNER - len(positions), 0), max(positions, default=0)
+        created = RegexScript.objects.bulk_create(
+            RegexScript(
+                tenant=tenant, scope=scope, character=character, preset=preset,
+                position=top + index + 1, script=compiled.spec.to_sillytavern(),
+            )
+            for index, compiled in enumerate(good[:room])
+        )  # fmt: skip
+    for index in indexes[len(created) :]:
+        name = raws[index].get("scriptName") if isinstance(raws[index], dict) else None
+        problems.append(
+            {
+                "index": index,
+                "script": name if isinstance(name, str) else "",
+                "code": "regex_script_limit",
+                "message": f"an owner holds at most {MAX_SCRIPTS_PER_OWNER} scripts",
+                "details": {"limit": MAX_SCRIPTS_PER_OWNER},
+            }  # fmt: skip
+        )
+    problems.sort(key=lambda problem: problem["index"])
+    return {"imported": [str(row.pk) for row in created], "refused": problems}
+
+
 def check_scripts(raws: Any) -> list[dict[str, Any]]:
     """What :func:`import_scripts` would refuse in ``raws`` (nothing is written)."""
     if not isinstance(raws, list):

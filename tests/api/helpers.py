@@ -226,6 +226,10 @@ def valid_body(route: Route, method: str, world) -> dict:
         "player-memory-handoff-accept": _receiver(world),
         "player-memory-handoff-close": {**_receiver(world), "version": 1},
         "preset-import": {"name": "n", "preset": {"prompts": []}},
+        "regexscript-import": {
+            "scope": "global",
+            "file": [{"scriptName": "n", "findRegex": "/a/g", "placement": [2]}],
+        },
         "character-regex-allow": {"allow": True},
         "moderationcase-act": {"action": "dismiss", "reason": "checked"},
         "conversation-agent-state-restore": {"revision": 1},

@@ -111,8 +111,7 @@ def note_of_depth_prompt(value: Any) -> dict[str, Any] | None:
     text = value.get("prompt")
     if not isinstance(text, str) or not text.strip():
         return None
-    depth = value.get("depth", 4)
-    depth = depth if isinstance(depth, int) and not isinstance(depth, bool) else 4
+    depth = _whole_number(value.get("depth"), 4)
     role = value.get("role")
     return {
         "content": text[:MAX_NOTE_CHARS],
@@ -121,6 +120,18 @@ def note_of_depth_prompt(value: Any) -> dict[str, Any] | None:
         "frequency": 1,
         "role": role if role in NOTE_ROLES else "system",
     }
+
+
+def _whole_number(value: Any, default: int) -> int:
+    """A whole number as a card writes it: a number, or its text (``"2"``, ``"2.0"``)."""
+    if isinstance(value, str):
+        try:
+            value = float(value.strip())
+        except ValueError:
+            return default
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    return value if isinstance(value, int) and not isinstance(value, bool) else default
 
 
 def depth_prompt_of_note(note: Any) -> dict[str, Any] | None:
@@ -168,7 +179,11 @@ def _strings(value: Any, where: str, report: CardReport, tags: bool) -> list[str
     """A list of strings from a card list field (a lone string becomes a one-item list)."""
     if value is None:
         return []
-    if isinstance(value, str):
+    if isinstance(value, str) and tags:
+        # SillyTavern splits a text of tags at its commas (``charaFormatData``).
+        report.warn("text_as_list", f"{where} is text, not a list; read as comma-separated tags")
+        value = value.split(",")
+    elif isinstance(value, str):
         report.warn("text_as_list", f"{where} is text, not a list; read as one item")
         value = [value] if value.strip() else []
     if not isinstance(value, list):

@@ -2,8 +2,8 @@
 becomes a new conversation of ``player`` with ``character``.
 
 SillyTavern ``.jsonl`` chats, OpenAI message arrays, ShareGPT conversations, Agnai, RisuAI
-and CAI Tools chat exports, and one row of a conversation dataset (LMSYS-Chat, PIPPA,
-Capybara), at most 32 MiB
+and CAI Tools chat exports, text-generation-webui chat logs, and one row of a conversation
+dataset (LMSYS-Chat, PIPPA, Capybara), at most 32 MiB
 (``roleplay.conversations.chats.read``). Form fields: ``player`` and ``character`` (required),
 ``persona``, ``scenario`` and ``title`` (optional), each by the rules of creating a
 conversation. The answer (``201``) is the conversation and the import report: the format,

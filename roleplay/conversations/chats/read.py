@@ -5,9 +5,10 @@ The shapes read are told apart by their content (not the file name):
 - **SillyTavern** (``.jsonl``): an optional header line (``user_name``, ``character_name``,
   ``create_date``, ``chat_metadata``), then one message per line: ``mes``, ``is_user``,
   ``name``, ``send_date``, ``swipes`` with ``swipe_id`` (the alternatives of a reply, the
-  selected one being the text), ``is_system`` (a message hidden from the prompt) and
-  ``extra.type`` ``narrator`` (a narrator's line). Hidden and narrator lines are not
-  conversation turns here: they are counted in the report and left out.
+  selected one being the text; ``swipe_info`` their reasoning), ``is_system`` (a message
+  hidden from the prompt) and ``extra.type`` ``narrator`` (a narrator's line). Hidden and
+  narrator lines are not conversation turns here: they are counted in the report and left
+  out.
 - **OpenAI messages**: a JSON array of ``{role, content}`` (or ``{"messages": [...]}``);
   ``system`` messages are counted and left out.
 - **ShareGPT**: ``{"conversations": [{from, value}]}`` (or ``items``, or the array itself),
@@ -17,7 +18,7 @@ The shapes read are told apart by their content (not the file name):
   (LMSYS-Chat), PIPPA's ``{message, is_human}`` lines (the character is ``bot_name``) or
   Capybara's ``{input, output}`` exchanges. A dataset's JSONL line holding one
   conversation is read; a file of several is refused.
-- **Other roleplay tools**: Agnai, RisuAI and CAI Tools exports
+- **Other roleplay tools**: Agnai, RisuAI, CAI Tools and text-generation-webui exports
 (:mod:`roleplay.conversations.chats.tools`).
 
 A message keeps its send time when the file gives one (epoch seconds or milliseconds, ISO
@@ -92,6 +93,8 @@ class ChatMessage:
     sent_ms: int | None = None
     avatar: str = ""  # a group chat's reply: its speaker's avatar file (``original_avatar``)
     reasoning: str = ""  # the reply's scratchpad (SillyTavern's ``extra.reasoning``)
+    # each alternative's own scratchpad (``swipe_info[i].extra.reasoning``), when given
+    alternative_reasoning: tuple[str, ...] = ()
 
 
 @dataclass
@@ -262,15 +265,16 @@ def _read_sillytavern(items: list[Any]) -> ChatFile:
             chat.skipped["narrator"] += 1
             continue
         role = "user" if item.get("is_user") is True else "assistant"
-        _add(chat, number, role, item.get("mes"), item, extra)
+        mes = item["mes"]  # null: an empty message (a picture alone), counted and left out
+        _add(chat, number, role, "" if mes is None else mes, item, extra)
     return chat
 
 
 def _add(chat: ChatFile, number: int, role: str, content: Any, item: dict, extra: dict) -> None:
     if not isinstance(content, str):
         raise _bad_line(number, "has a message that is not text")
-    alternatives, selected = (
-        _swipes(chat, number, item, content) if role == "assistant" else ((), 0)
+    alternatives, selected, first = (
+        _swipes(chat, number, item, content) if role == "assistant" else ((), 0, 0)
     )
     if alternatives:
         content = alternatives[selected]
@@ -294,26 +298,45 @@ def _add(chat: ChatFile, number: int, role: str, content: Any, item: dict, extra
             sent_ms=sent_ms(item.get("send_date", item.get("timestamp"))),
             avatar=_name(item.get("original_avatar")) if role == "assistant" else "",
             reasoning=_text(extra.get("reasoning")) if role == "assistant" else "",
+            alternative_reasoning=_swipe_reasoning(item, first, len(alternatives)),
         )
     )
 
 
-def _swipes(chat: ChatFile, number: int, item: dict, content: str) -> tuple[tuple[str, ...], int]:
-    """A reply's alternatives and the selected one's index; none when it has one text."""
+def _swipe_reasoning(item: dict, first: int, count: int) -> tuple[str, ...]:
+    """The alternatives' scratchpads from ``swipe_info`` (from swipe ``first`` on), or none
+    when no alternative has one."""
+    info = item.get("swipe_info")
+    if not count or not isinstance(info, list):
+        return ()
+    found = []
+    for entry in info[first : first + count]:
+        extra = entry.get("extra") if isinstance(entry, dict) else None
+        found.append(_text(extra.get("reasoning")) if isinstance(extra, dict) else "")
+    found += [""] * (count - len(found))
+    return tuple(found) if any(found) else ()
+
+
+def _swipes(
+    chat: ChatFile, number: int, item: dict, content: str
+) -> tuple[tuple[str, ...], int, int]:
+    """A reply's alternatives, the selected one's index and the first swipe kept (a file
+    with too many keeps those around the selected one); none when it has one text."""
     swipes = item.get("swipes")
     if not isinstance(swipes, list) or len(swipes) < 2:
-        return (), 0
+        return (), 0, 0
     if not all(isinstance(s, str) for s in swipes):
         raise _bad_line(number, "has swipes that are not text")
     selected = item.get("swipe_id")
     if not isinstance(selected, int) or isinstance(selected, bool):
         selected = swipes.index(content) if content in swipes else 0
     selected = min(max(selected, 0), len(swipes) - 1)
+    start = 0
     if len(swipes) > MAX_ALTERNATIVES:
         start = min(selected, len(swipes) - MAX_ALTERNATIVES)
         chat.alternatives_dropped += len(swipes) - MAX_ALTERNATIVES
         swipes, selected = swipes[start : start + MAX_ALTERNATIVES], selected - start
-    return tuple(swipes), selected
+    return tuple(swipes), selected, start
 
 
 def _read_messages(items: list[Any], shape: str) -> ChatFile:
@@ -330,11 +353,16 @@ def _read_messages(items: list[Any], shape: str) -> ChatFile:
             raise _bad_line(number, f"has an unknown {role_key} {role!r}")
         content = item.get(text_key)
         if isinstance(content, list):  # OpenAI content parts: the text ones
-            content = "".join(part.get("text", "") for part in content if isinstance(part, dict))
+            content = "".join(_part_text(part) for part in content)
         if content is None:
             content = ""
         _add(chat, number, "user" if role in _USER_ROLES else "assistant", content, item, {})
     return chat
+
+
+def _part_text(part: Any) -> str:
+    text = part.get("text") if isinstance(part, dict) else None
+    return text if isinstance(text, str) else ""
 
 
 def _read_pippa(items: list[Any], container: dict[str, Any]) -> ChatFile:

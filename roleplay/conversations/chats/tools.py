@@ -9,13 +9,18 @@ As SillyTavern imports them:
   ``role`` ``user`` is the player, ``char`` the character.
 - **CAI Tools** (character.ai exports): ``{"histories": {"histories": [{"msgs": [{src:
   {is_human, name}, text}]}]}}``, one conversation per history.
+- **text-generation-webui** (``logs/chat/<character>/<id>.json``): ``{"internal": [[user,
+  reply], ...], "visible": [...]}`` (older versions: ``data`` and ``data_visible``); the
+  visible pairs are read, as SillyTavern does, with the HTML escapes the web UI writes
+  there undone; an empty side (the greeting's user half) is no message.
 """
 
 from __future__ import annotations
 
+import html
 from typing import Any
 
-AGNAI, RISUAI, CAI_TOOLS = "agnai", "risuai", "cai_tools"
+AGNAI, RISUAI, CAI_TOOLS, WEBUI = "agnai", "risuai", "cai_tools", "text_generation_webui"
 
 
 def tool_lines(data: dict[str, Any]) -> tuple[str, list[Any], int] | None:
@@ -34,7 +39,22 @@ def tool_lines(data: dict[str, Any]) -> tuple[str, list[Any], int] | None:
         every = histories["histories"]
         first = _first(every).get("msgs")
         return CAI_TOOLS, [_cai(item) for item in _list(first)], len(every)
+    for pairs, raw in (("visible", "internal"), ("data_visible", "data")):
+        if isinstance(data.get(pairs), list) and raw in data:
+            return WEBUI, [line for pair in data[pairs] for line in _webui(pair)], 1
     return None
+
+
+def _webui(pair: Any) -> list[Any]:
+    if not isinstance(pair, list) or len(pair) != 2:
+        return [pair]  # refused by the reader at its line
+    lines = []
+    for text, is_user in ((pair[0], True), (pair[1], False)):
+        if isinstance(text, str):
+            text = html.unescape(text)
+        if text:
+            lines.append(_line(text, is_user, None, None))
+    return lines
 
 
 def _agnai(item: Any) -> Any:

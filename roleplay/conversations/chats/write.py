@@ -4,7 +4,8 @@
   ``character_name``, ``create_date``, ``chat_metadata``), the opening as the first reply
   (the character's openings as its swipes, the conversation's one selected, as SillyTavern
   shows a new chat), then every message with its send time; a reply with alternatives
-  carries them as ``swipes`` with ``swipe_id``, its reasoning as ``extra.reasoning``.
+  carries them as ``swipes`` with ``swipe_id``, its reasoning as ``extra.reasoning`` (and
+  each alternative's, when they have their own, in ``swipe_info``).
 - ``openai``: a JSON array of ``{role, content}``, the opening first.
 
 What :mod:`roleplay.conversations.chats.read` reads back is what was written: the same messages,
@@ -43,6 +44,8 @@ class Line:
     avatar: str | None = None
     # The reply's scratchpad (``extra.reasoning``).
     reasoning: str = ""
+    # Each alternative's scratchpad (``swipe_info[i].extra.reasoning``); empty when none.
+    alternative_reasoning: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -102,6 +105,11 @@ def _sillytavern(chat: Chat) -> list[dict]:
         if line.alternatives:
             item["swipes"] = list(line.alternatives)
             item["swipe_id"] = line.selected
+        if line.alternatives and line.alternative_reasoning:
+            item["swipe_info"] = [
+                {"send_date": item["send_date"], "extra": {"reasoning": r} if r else {}}
+                for r in line.alternative_reasoning
+            ]
         items.append(item)
     return items
 

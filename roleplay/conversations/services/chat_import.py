@@ -146,13 +146,22 @@ def write_messages(
         alternatives += [
             MessageAlternative(
                 tenant=tenant, message=row, index=index, content=text,
-                reasoning=row.reasoning if index == message.selected else "",
+                reasoning=_alternative_reasoning(message, index, row.reasoning),
             )
             for index, text in enumerate(message.alternatives)
         ]  # fmt: skip
     Message.objects.bulk_create(rows, batch_size=1000)
     MessageAlternative.objects.bulk_create(alternatives, batch_size=1000)
     return [str(row.pk) for row in rows]
+
+
+def _alternative_reasoning(message: ChatMessage, index: int, selected_reasoning: str) -> str:
+    """The selected alternative's scratchpad is the message's (``extra.reasoning``); the
+    others' are their own when the file gives them (``swipe_info``)."""
+    if index == message.selected:
+        return selected_reasoning
+    own = message.alternative_reasoning
+    return capped_reasoning(own[index]) if own else ""
 
 
 def _timestamps(messages: list[ChatMessage]) -> list[int]:

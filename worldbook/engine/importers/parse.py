@@ -170,6 +170,8 @@ def detect_format(obj: Any) -> str:
     for entry in entries:
         if isinstance(entry, dict):
             fields.update(entry)
+    if fields & _CARD_BOOK_MARKERS and "keys" in fields and "key" not in fields:
+        return "ccv2"  # a card's book on its own (CHub's lorebooks), ST's markers or not
     if fields & _ST_MARKERS:
         return "sillytavern"
     if fields & _CARD_BOOK_MARKERS:

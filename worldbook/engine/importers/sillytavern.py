@@ -53,6 +53,8 @@ POSITIONS = (
     "after_examples",  # 6 EMBottom
     "outlet",  # 7 outlet
 )
+# A card book's position names, which older tools also write into world-info files.
+CARD_POSITIONS = {"before_char": "before_character", "after_char": "after_character"}
 LOGICS = ("and_any", "not_all", "not_any", "and_all")  # world_info_logic 0..3
 ROLES = ("system", "user", "assistant")  # extension_prompt_roles 0..2
 
@@ -147,6 +149,9 @@ def map_fields(raw: dict[str, Any], reader: FieldReader) -> dict[str, Any]:
     probability = reader.integer("probability", raw.get("probability"), 100, 0, 100)
     outlet = reader.text("outletName", raw.get("outletName"), MAX_OUTLET_CHARS).strip()
     role = raw.get("role")
+    position = raw.get("position")
+    if isinstance(position, str):
+        position = CARD_POSITIONS.get(position.strip(), position)
     return {
         "title": reader.text("comment", raw.get("comment"), MAX_TITLE_CHARS),
         "content": reader.text("content", raw.get("content")),
@@ -161,7 +166,7 @@ def map_fields(raw: dict[str, Any], reader: FieldReader) -> dict[str, Any]:
         "probability": probability if use_probability else 100,
         "scan_depth": reader.optional_integer("scanDepth", raw.get("scanDepth"), 0, 100),
         "order": reader.order("order", raw.get("order"), ST_DEFAULT_ORDER),
-        "position": enum_value(reader, "position", raw.get("position"), POSITIONS, POSITIONS[0]),
+        "position": enum_value(reader, "position", position, POSITIONS, POSITIONS[0]),
         "depth": reader.integer("depth", raw.get("depth"), ST_DEFAULT_DEPTH, 0, 10_000),
         "role": enum_value(reader, "role", role, ROLES, ROLES[0]),
         "outlet_name": outlet or None,
