@@ -47,11 +47,24 @@ def parts(tenant, player, q, by_message: dict) -> tuple[list[list], list[list]]:
     )
 
 
-def _rankings(tenant, player, q, queries: list[str], by_message: dict) -> list[list]:
+def _rankings(
+    tenant,
+    player,
+    q,
+    queries: list[str],
+    by_message: dict,
+    *,
+    pool: int = PART_POOL,
+    skip: frozenset | set = frozenset(),
+) -> list[list]:
+    """Each query's rows by words (those in ``skip`` left out), best first, the rows new to
+    ``by_message`` added to it; the queries that found nothing give no ranking."""
     rankings: list[list] = []
     for part in queries:
         ranking = []
-        for row in lexical.part_rows(tenant, player, q, part, PART_POOL):
+        for row in lexical.part_rows(tenant, player, q, part, pool):
+            if row[0] in skip:
+                continue
             if row[0] not in by_message:
                 by_message[row[0]] = (float("-inf"), 0.0, *row[1:5], row[7])
             ranking.append(row[0])
@@ -112,15 +125,5 @@ def bridges(tenant, player, q, merged: list, by_message: dict, exclude) -> list[
         return []
     texts = [by_message[key][6] for key, _ in merged[:BRIDGE_FROM]]
     head = {key for key, _ in merged[: q.k]}
-    rankings: list[list] = []
-    for name in bridge_names.names(texts, exclude=[q.query, *exclude]):
-        ranking = []
-        for row in lexical.part_rows(tenant, player, q, name, BRIDGE_POOL):
-            if row[0] in head:
-                continue
-            if row[0] not in by_message:
-                by_message[row[0]] = (float("-inf"), 0.0, *row[1:5], row[7])
-            ranking.append(row[0])
-        if ranking:
-            rankings.append(ranking)
-    return rankings
+    names = bridge_names.names(texts, exclude=[q.query, *exclude])
+    return _rankings(tenant, player, q, names, by_message, pool=BRIDGE_POOL, skip=head)
