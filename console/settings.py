@@ -368,6 +368,7 @@ SPECTACULAR_SETTINGS = {
         "ProviderEnum": "roleplay.models.Provider",
         "ImageProviderEnum": ["openai_compatible", "automatic1111"],
         "ModerationCaseStatusEnum": "roleplay.moderation.models.CaseStatus",
+        "RegexScriptScopeEnum": "roleplay.regex_scripts.models.ScriptScope",
     },
     # 3.1: schema objects are JSON Schema 2020-12, the dialect the pydantic models emit.
     "OAS_VERSION": "3.1.0",

@@ -16,7 +16,7 @@
 from __future__ import annotations
 
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiParameter, extend_schema
+from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_field
 from rest_framework import serializers
 from rest_framework.decorators import action
 from rest_framework.response import Response
@@ -63,10 +63,15 @@ class ListQuery(QueryFilters):
     preset = serializers.UUIDField(required=False)
 
 
+@extend_schema_field(OpenApiTypes.UUID)
+class _OwnerRef(TenantRelatedField):
+    """A character or preset of the tenant by id, typed for the schema (no model here)."""
+
+
 class ImportBody(RejectUnknownFields, serializers.Serializer):
     scope = serializers.ChoiceField(choices=ScriptScope.choices)
-    character = TenantRelatedField(Character, allow_null=True, required=False)
-    preset = TenantRelatedField(Preset, allow_null=True, required=False)
+    character = _OwnerRef(Character, allow_null=True, required=False)
+    preset = _OwnerRef(Preset, allow_null=True, required=False)
     file = serializers.JSONField(help_text="SillyTavern's script object, or a list of them")
 
 
