@@ -7,7 +7,7 @@
 - ``/api/v1/regex-scripts/import``: a regex file — one script, or a list of them as bulk
   exports write — added after the owner's scripts (``scope`` and ``character`` or
   ``preset`` as for a create; ``file`` the file's JSON): ``imported`` (the new ids) and
-  ``refused`` (index, name, code, message: look-around RE2 cannot run, the owner's limit);
+  ``refused`` (index, name, code, message: a malformed pattern, the owner's limit);
   none that can run is 422 with the first one's code. ``Idempotency-Key`` replays;
 - ``/api/v1/characters/{id}/regex-allow``: GET whether the character's scripts run, PUT
   ``{"allow": true|false}`` to allow or stop them (imported cards start with them off).

@@ -10,7 +10,7 @@ from .engine import RegexScriptError
 
 class RegexScriptRefused(RoleplayError, failures.Invalid):
     """A script that cannot run (422): ``regex_script_invalid`` (its shape) or
-    ``regex_script_unsupported`` (a flag or a pattern RE2 cannot run in linear time);
+    ``regex_script_unsupported`` (a flag, or a pattern neither engine compiles);
     ``details`` names the field and the script."""
 
     @classmethod

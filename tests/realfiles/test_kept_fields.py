@@ -11,6 +11,7 @@ import pytest
 from memory.models import Message, MessageAlternative
 from roleplay.models import Conversation
 from roleplay.prompting.sillytavern_legacy import upgrade
+from roleplay.regex_scripts.engine import compile_script, run_script
 from roleplay.regex_scripts.models import RegexScript, ScriptScope
 from tests.realfiles import doors
 
@@ -241,21 +242,24 @@ def test_a_text_generation_webui_log_reads_its_visible_pairs(api, player, charac
 # --- regex files --------------------------------------------------------------------------
 
 
-def test_a_bulk_regex_file_adds_what_can_run_after_the_owner_s_scripts(api):
+def test_a_bulk_regex_file_adds_its_scripts_after_the_owner_s_look_around_included(api):
     single = doors.regex(api, "one.json", doors.shape("regex_st_single_export_html.json"))
     assert single.status_code == 201
     name = "regexlist_bulk_export_lookaround.json"
     response = doors.regex_file(api, name, doors.shape(name))
     assert response.status_code == 201, response.content[:800]
     body = response.json()
-    assert len(body["imported"]) == 2 and body["replayed"] is False
-    assert [(r["index"], r["code"]) for r in body["refused"]] == [
-        (0, "regex_script_unsupported"), (2, "regex_script_unsupported"),
-    ]  # fmt: skip
+    assert len(body["imported"]) == 4 and body["replayed"] is False and body["refused"] == []
     rows = RegexScript.objects.filter(scope=ScriptScope.GLOBAL).order_by("position")
-    assert [(r.position, r.script["scriptName"]) for r in rows] == [
-        (1, "前端|思考折叠"), (2, "屏蔽|思维链"), (3, "压缩|摘要(最小深度20)"),
+    assert [(r.position, r.script["scriptName"]) for r in rows][1:] == [
+        (2, "隐藏|换行A"), (3, "屏蔽|思维链"), (4, "隐藏|换行B"), (5, "压缩|摘要(最小深度20)"),
     ]  # fmt: skip
+    # The look-ahead and look-behind run as SillyTavern runs them (the backtracking engine).
+    after, before = (compile_script(rows[n].script) for n in (1, 3))
+    assert run_script(after, "<content>\n\n  \nHello") == "<content>Hello"
+    assert run_script(after, "<content>\n```code") == "<content>\n```code"
+    assert run_script(before, "Bye\n\n</content>") == "Bye</content>"
+    assert run_script(before, "```\n</content>") == "```\n</content>"
 
 
 def test_a_regex_file_goes_to_a_preset_or_a_character(api, character):
@@ -269,7 +273,8 @@ def test_a_regex_file_goes_to_a_preset_or_a_character(api, character):
 
 def test_a_regex_file_with_nothing_that_runs_writes_nothing(api):
     data = json.loads(doors.shape("regexlist_bulk_export_lookaround.json"))
-    response = doors.regex_file(api, "bad.json", json.dumps([data[0], data[2]]).encode())
+    broken = [dict(data[0], findRegex="/(?<!```/g"), dict(data[2], findRegex="/[a-/")]
+    response = doors.regex_file(api, "bad.json", json.dumps(broken).encode())
     assert response.status_code == 422
     assert response.json()["error"]["code"] == "regex_script_unsupported"
     empty = doors.regex_file(api, "empty.json", b"[]")

@@ -32,9 +32,9 @@ def script(**extra):
     [
         ({"scope": "global", "script": script(findRegex="/a/gx")}, 422,
          "regex_script_unsupported"),
-        ({"scope": "global", "script": script(findRegex="/(?=a)b/")}, 422,
+        ({"scope": "global", "script": script(findRegex="/(?=a b/")}, 422,
          "regex_script_unsupported"),
-        ({"scope": "global", "script": script(findRegex="/(a)\\1/")}, 422,
+        ({"scope": "global", "script": script(findRegex="/[a-/")}, 422,
          "regex_script_unsupported"),
         ({"scope": "global", "script": script(placement=[9])}, 422, "regex_script_invalid"),
         ({"scope": "global", "script": script(substituteRegex=7)}, 422, "regex_script_invalid"),
@@ -71,7 +71,7 @@ def test_crud_and_the_owner_stays(api, tenant, character):
     assert_error(api.get(URL, {"scope": "nowhere"}), 400, "validation_error")
     moved = api.patch(f"{URL}{body['id']}", {"scope": "global"}, format="json")
     assert_error(moved, 400, "validation_error")
-    bad = api.patch(f"{URL}{body['id']}", {"script": script(findRegex="/(?!a)/")}, format="json")
+    bad = api.patch(f"{URL}{body['id']}", {"script": script(findRegex="/(?!a/")}, format="json")
     assert_error(bad, 422, "regex_script_unsupported")
     renamed = api.patch(f"{URL}{body['id']}", {"script": script(scriptName="t")}, format="json")
     assert renamed.status_code == 200 and renamed.json()["script"]["scriptName"] == "t"
@@ -105,7 +105,7 @@ def test_a_foreign_owner_is_refused(api, other_tenant, character):
 def test_a_sillytavern_presets_scripts_come_with_its_import(api_client_for, tenant):
     content = api_client_for(tenant, scopes=["content"])
     preset = st_preset()
-    bad = script(scriptName="bad", findRegex="/(?<=x)/")
+    bad = script(scriptName="bad", findRegex="/(?<=x/")
     preset["extensions"] = {"regex_scripts": [script(scriptName="ok"), bad]}
     response = content.post("/api/v1/presets/import", {"name": "ST", "preset": preset},
                             format="json")  # fmt: skip

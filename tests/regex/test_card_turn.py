@@ -26,7 +26,7 @@ SCRIPTS = [
      "replaceString": "Greetings $1, {{user}}", "placement": [2]},
     {"id": "4", "scriptName": "tidy input", "findRegex": "/\\s+!/g", "replaceString": "!",
      "placement": [1]},
-    {"id": "5", "scriptName": "backtracks", "findRegex": "/(?<=a)b/", "replaceString": "",
+    {"id": "5", "scriptName": "malformed", "findRegex": "/(?<=a b/", "replaceString": "",
      "placement": [2]},
 ]  # fmt: skip
 
@@ -46,10 +46,10 @@ def test_a_script_that_cannot_run_is_reported_on_import(api, tenant):
     assert report["regex_scripts"]["allowed"] is False
     [refused] = report["regex_scripts"]["refused"]
     assert (refused["index"], refused["script"], refused["code"]) == (
-        4, "backtracks", "regex_script_unsupported",
+        4, "malformed", "regex_script_unsupported",
     )  # fmt: skip
     warnings = [w for w in report["warnings"] if w["code"] == "regex_script_refused"]
-    assert len(warnings) == 1 and "backtracks" in warnings[0]["message"]
+    assert len(warnings) == 1 and "malformed" in warnings[0]["message"]
     character = Character.objects.get(pk=body["character"]["id"])
     assert not character.allow_regex
     assert "regex_scripts" not in character.extensions  # they are the character's scripts now

@@ -1,4 +1,5 @@
-"""The pure regex-script engine: SillyTavern's script shape over RE2 (no database)."""
+"""The pure regex-script engine: SillyTavern's script shape over RE2, or a backtracking engine
+under a time budget (no database)."""
 
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ from roleplay.regex_scripts.engine import (
     parse_find_regex,
     run_script,
 )
+from roleplay.regex_scripts.engine.pattern import MAX_TIMEOUTS, Backtracking
 
 
 def script(find, replace="", **extra):
@@ -125,12 +127,42 @@ def test_catastrophic_patterns_run_in_linear_time(pattern):
     assert run_script(script(pattern, "!"), "a" * 50_000 + "!") is not None
 
 
-@pytest.mark.parametrize("pattern", [r"/(?=a)b/", r"/(a)\1/", r"/(?<!x)y/"])
-def test_backtracking_only_features_are_refused_at_compile(pattern):
-    with pytest.raises(RegexScriptError) as err:
-        script(pattern)
-    assert err.value.code == "regex_script_unsupported"
-    assert err.value.details["script"] == "s"
+@pytest.mark.parametrize(
+    ("pattern", "text", "expected"),
+    [
+        (r"/(?<=\*)(\w+)(?=\*)/g", "*hi* and *yo*", "*[hi]* and *[yo]*"),
+        (r"/(a)\1/g", "aab aa a", "[aa]b [aa] a"),
+        (r"/(?<!x)y/g", "xy yy", "xy [y][y]"),
+        (r"/(?<w>o)\k<w>/", "foo", "f[oo]"),
+        (r"/\u{1F600}(?!a)/g", "\U0001f600b \U0001f600a", "[\U0001f600]b \U0001f600a"),
+        (r"/(?=A)a/gi", "aA", "[a][A]"),
+    ],
+)
+def test_what_re2_cannot_run_runs_with_backtracking(pattern, text, expected):
+    compiled = script(pattern, "[$&]")
+    assert isinstance(compiled.regex({}), Backtracking)
+    assert run_script(compiled, text) == expected
+
+
+def test_a_backtracking_run_over_its_time_leaves_the_text_and_is_then_skipped():
+    slow = script(r"/(?=(x+x+)+y)/g", "!")
+    text = "x" * 3000
+    outcome = apply_scripts([slow, script("/x$/", "z")], text, placement=USER_INPUT)
+    assert outcome.text == text[:-1] + "z"  # the next script still ran
+    assert outcome.notes == [{"script": "s", "code": "regex_script_timeout"}]
+    pattern = slow.regex({})
+    for _ in range(MAX_TIMEOUTS):
+        apply_scripts([slow], text, placement=USER_INPUT)
+    assert pattern.timeouts == MAX_TIMEOUTS  # from here on it is not run at all
+    assert apply_scripts([slow], "xxy", placement=USER_INPUT).notes == outcome.notes[:1]
+
+
+def test_a_pattern_neither_engine_compiles_is_refused():
+    for pattern in (r"/(?=a/", r"/[a-/", r"/\u{110000}(?=a)/"):
+        with pytest.raises(RegexScriptError) as err:
+            script(pattern)
+        assert err.value.code == "regex_script_unsupported"
+        assert err.value.details["script"] == "s"
 
 
 def test_output_is_capped_per_script():
@@ -146,7 +178,7 @@ def test_output_is_capped_per_script():
 
 def test_compile_all_lists_what_does_not_compile():
     good, problems = compile_all(
-        [{"scriptName": "ok", "findRegex": "/a/"}, {"scriptName": "bad", "findRegex": "/(?=a)/"},
+        [{"scriptName": "ok", "findRegex": "/a/"}, {"scriptName": "bad", "findRegex": "/(?=a/"},
          "nonsense", {"scriptName": "flags", "findRegex": "/a/q"}]
     )  # fmt: skip
     assert [s.spec.script_name for s in good] == ["ok"]
@@ -211,3 +243,10 @@ def test_fuzz_the_find_parser(find):
         assert exc.code in {"regex_script_invalid", "regex_script_unsupported"}
     else:
         assert set(parsed.flags) <= set("gimsuy")
+
+
+def test_a_backtracking_pattern_is_bounded_in_size_as_re2_bounds_one():
+    with pytest.raises(RegexScriptError) as err:
+        script(r"/(?=a)((a{100}){100}){100}/")
+    assert err.value.code == "regex_script_unsupported"
+    assert isinstance(script(r"/\\(?=a)[(?=]/").regex({}), Backtracking)

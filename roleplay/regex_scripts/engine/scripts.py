@@ -1,4 +1,5 @@
-"""Running scripts: SillyTavern's ``runRegexScript`` and ``getRegexedString`` over RE2.
+"""Running scripts: SillyTavern's ``runRegexScript`` and ``getRegexedString`` over RE2 (or,
+for a pattern RE2 cannot run, a backtracking engine under a time budget: ``pattern``).
 
 * **Replacement** follows JavaScript's string rules plus SillyTavern's: ``$$`` is ``$``,
   ``$&``, ``$0`` and ``{{match}}`` the whole match, ``$1``..``$99`` a group, ``$<name>`` a
@@ -14,17 +15,20 @@
 * **Depth** (0 = the newest message): a script runs when ``minDepth <= depth <= maxDepth``;
   ``None``/-1 is unbounded and a call without a depth skips the check (SillyTavern's rule).
 * Each script's output is capped (:data:`MAX_OUTPUT_CHARS`): a script whose result would be
-  larger leaves the text as it was and is named in the returned notes.
+  larger leaves the text as it was and is named in the returned notes, and so is a
+  backtracking pattern that runs over its time (``regex_script_timeout``).
 """
 
 from __future__ import annotations
 
 import re
+import time
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any, Literal
 
-from .pattern import FindPattern, compile_find, parse_find_regex
+from .pattern import RUN_BUDGET_S, Backtracking, FindPattern, compile_find, parse_find_regex
 from .spec import (
     SUBSTITUTE_ESCAPED,
     SUBSTITUTE_NONE,
@@ -93,12 +97,15 @@ def run_script(script: CompiledScript, text: str, macros: Mapping[str, str] | No
         return text
     values = dict(macros or {})
     regex = script.regex(values)
+    find = regex.match if script.find.sticky else regex.search
+    if isinstance(regex, Backtracking):  # every match of this run within one time budget
+        find = partial(_timed, find, time.monotonic() + RUN_BUDGET_S)
     out: list[str] = []
     size = 0
     last = 0
     pos = 0
     while pos <= len(text):
-        match = regex.match(text, pos) if script.find.sticky else regex.search(text, pos)
+        match = find(text, pos)
         if match is None:
             break
         start, end = match.span()
@@ -125,6 +132,10 @@ def run_script(script: CompiledScript, text: str, macros: Mapping[str, str] | No
             script=script.spec.script_name,
         )
     return result
+
+
+def _timed(find, deadline: float, text: str, pos: int):
+    return find(text, pos, deadline)
 
 
 def selected(spec: ScriptSpec, placement: int, mode: Mode, depth: int | None, edit: bool) -> bool:
