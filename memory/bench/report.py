@@ -168,7 +168,9 @@ def render(data: dict) -> str:
         f"recall latency ms (all k): {data['latency_ms']['recall']['all']}",
         _stage_line(data["latency_ms"]["stages"]),
         f"commit to searchable ms: {data['commit_to_searchable_ms']}",
-        f"ingest: {data['ingest']['messages_per_s']} messages/s (one process)",
+        f"ingest: {data['ingest']['messages_per_s']} messages/s (one process: the turn's "
+        f"saves and the indexing); indexing alone (a worker's part): "
+        f"{data['ingest']['indexed_per_s']} messages/s",
     ]
     if data.get("scale"):
         lines += scale_lines(data["scale"])

@@ -77,9 +77,14 @@ def index_messages(
             items.append(
                 (message, number, piece, terms.tsvector_literal(piece), next(found), digest)
             )
+    owner = (tenant, session_id, player_id, character_id, conversation_id)
+    stale = [m.pk for m in changed if m.pk in known]  # indexed before: their rows go first
+    if not stale and len(items) <= INSERT_ROWS:  # a turn's new messages: one statement
+        _insert(*owner, items, version)
+        return len(changed)
     with transaction.atomic():
         RecallItem.objects.filter(message_id__in=[m.pk for m in changed]).delete()
-        _insert(tenant, session_id, player_id, character_id, conversation_id, items, version)
+        _insert(*owner, items, version)
     return len(changed)
 
 

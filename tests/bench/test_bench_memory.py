@@ -67,7 +67,7 @@ def test_bench_memory_on_a_tiny_synthetic_set():
     assert {"k1", "k5", "k10", "k20", "k50", "all"} <= set(latency)
     assert set(latency["all"]) == SUMMARY_KEYS and latency["all"]["p50"] > 0
     assert data["ingest"]["messages"] == dataset["messages"]
-    assert data["ingest"]["messages_per_s"] > 0
+    assert data["ingest"]["messages_per_s"] > 0 and data["ingest"]["indexed_per_s"] > 0
     searchable = data["commit_to_searchable_ms"]
     assert searchable["in_process"]["n"] > 0 and searchable["in_process"]["p95"] > 0
     celery = searchable["celery"]

@@ -138,6 +138,7 @@ class Command(BaseCommand):
                 "messages": messages,
                 "seconds": round(ingest_s, 2),
                 "messages_per_s": round(messages / ingest_s, 1) if ingest_s else None,
+                "indexed_per_s": _per_s(messages, sum(v for d in done for v in d.index_ms)),
                 "save_ms_per_turn": summary(v for d in done for v in d.save_ms),
                 "index_ms_per_turn": summary(v for d in done for v in d.index_ms),
             },
@@ -183,6 +184,10 @@ def _dataset(samples: list[locomo.Sample]) -> dict:
         "unknown_evidence_ids": sum(q.unknown_evidence for q in questions),
         "categories": dict(sorted(categories.items())),
     }
+
+
+def _per_s(count: int, ms: float) -> float | None:
+    return round(count / (ms / 1000), 1) if ms else None
 
 
 def _owner(tenant, name: str, sample: locomo.Sample, *, player=None) -> Owner:
