@@ -168,6 +168,7 @@ urlpatterns = [
     path("console/models/<uuid:pk>/test/", views.model_config_test, name="model_config_test"),
     path("console/regex-scripts/", regex_views.script_list, name="regex_scripts"),
     path("console/regex-scripts/new/", regex_views.script_create, name="regex_script_create"),
+    path("console/regex-scripts/import/", regex_views.script_import, name="regex_script_import"),
     path("console/regex-scripts/<uuid:pk>/", regex_views.script_edit, name="regex_script_edit"),
     path(
         "console/regex-scripts/<uuid:pk>/delete/",

@@ -3,6 +3,7 @@ checked by the services (the engine), like every other door's."""
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from django import forms
@@ -82,3 +83,27 @@ class RegexScriptForm(forms.Form):
             "minDepth": data.get("minDepth"),
             "maxDepth": data.get("maxDepth"),
         }
+
+
+MAX_FILE_BYTES = 1 << 20  # a regex file: one script or a bulk export of a few hundred
+
+
+class RegexFileForm(forms.Form):
+    """A regex file as SillyTavern exports one script or several: its JSON, read here."""
+
+    file = forms.FileField(
+        label="Regex file",
+        widget=forms.ClearableFileInput(attrs={"accept": ".json"}),
+        help_text="SillyTavern's export of one script, or of a list of scripts (bulk export), "
+        "at most 1 MiB. They are added after the scripts already here, in the file's order.",
+    )
+
+    def clean_file(self):
+        upload = self.cleaned_data["file"]
+        raw = upload.read(MAX_FILE_BYTES + 1)
+        if len(raw) > MAX_FILE_BYTES:
+            raise forms.ValidationError("The file is larger than 1 MiB.")
+        try:
+            return json.loads(raw.decode("utf-8-sig"))
+        except (UnicodeDecodeError, ValueError, RecursionError) as exc:
+            raise forms.ValidationError("The file is not JSON text.") from exc

@@ -16,7 +16,7 @@ from roleplay.models import Character, Preset
 
 from . import selectors, services
 from .errors import RegexScopeInvalid, RegexScriptRefused
-from .forms import RegexScriptForm
+from .forms import RegexFileForm, RegexScriptForm
 from .models import RegexScript, ScriptScope
 
 LIST_URL = "/console/regex-scripts/"
@@ -53,6 +53,36 @@ def script_create(request):
             return redirect(_back(row))
     back = _back_of(scope, owner)
     return _page(request, form, None, back)
+
+
+@console_view()
+def script_import(request):
+    """A regex file's scripts added to the owner ``scope``/``owner`` name: what could not
+    run (or passed the owner's limit) is listed in the message, the rest is imported."""
+    scope = request.GET.get("scope", ScriptScope.GLOBAL)
+    owner = _owner(request, scope, request.GET.get("owner", ""))
+    back = _back_of(scope, owner)
+    form = RegexFileForm(posted(request), request.FILES if request.method == "POST" else None)
+    if request.method == "POST" and form.is_valid():
+        try:
+            result = services.import_file(
+                request.tenant, form.cleaned_data["file"], scope=scope, **owner
+            )
+        except RegexScriptRefused as exc:
+            form.add_error("file", f"{exc.message} ({exc.code})")
+        else:
+            _say_imported(request, result)
+            return redirect(back)
+    context = {"form": form, "back": back, "scope": scope, **owner}
+    return render(request, "roleplay/regex_scripts/import.html", context)
+
+
+def _say_imported(request, result: dict) -> None:
+    imported, refused = len(result["imported"]), result["refused"]
+    flash.success(request, f"{imported} regex script{'s' if imported != 1 else ''} imported.")
+    for problem in refused:
+        name = problem["script"] or f"script {problem['index'] + 1}"
+        flash.warning(request, f"Not imported: “{name}”: {problem['message']} ({problem['code']})")
 
 
 @console_view()

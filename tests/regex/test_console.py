@@ -32,7 +32,7 @@ def test_an_operator_creates_a_global_script_and_a_bad_one_is_refused(tenant):
     refused = client.post("/console/regex-scripts/new/?scope=global",
                           form(findRegex="/(?=a/"))  # fmt: skip
     assert refused.status_code == 200
-    assert "linear time" in refused.content.decode()
+    assert "malformed" in refused.content.decode()
     assert not RegexScript.objects.exists()
     created = client.post("/console/regex-scripts/new/?scope=global", form(trimStrings="a\nb"))
     assert created.status_code == 302
@@ -84,3 +84,59 @@ def test_a_viewer_reads_but_cannot_write(tenant, character):
                        {"allow": "1"}).status_code == 403  # fmt: skip
     character.refresh_from_db()
     assert not character.allow_regex
+
+
+def _upload(client, url: str, content: bytes, name: str = "regex.json"):
+    from django.core.files.uploadedfile import SimpleUploadedFile
+
+    return client.post(url, {"file": SimpleUploadedFile(name, content, "application/json")})
+
+
+def test_a_regex_file_is_imported_from_the_console_and_what_cannot_run_is_named(tenant):
+    import json
+
+    client = signed_in(tenant, "operator")
+    assert client.get("/console/regex-scripts/import/?scope=global").status_code == 200
+    scripts = [
+        {"scriptName": "look", "findRegex": "/(?<=\\*)\\w+(?=\\*)/g", "replaceString": "x"},
+        {"scriptName": "broken", "findRegex": "/(?=a/", "replaceString": ""},
+        {"scriptName": "plain", "findRegex": "/a/g", "replaceString": "b"},
+    ]
+    done = _upload(client, "/console/regex-scripts/import/?scope=global",
+                   json.dumps(scripts).encode("utf-8-sig"))  # fmt: skip
+    assert done.status_code == 302 and done["Location"] == "/console/regex-scripts/"
+    assert [r.name for r in RegexScript.objects.order_by("position")] == ["look", "plain"]
+    page = client.get("/console/regex-scripts/").content.decode()
+    assert "2 regex scripts imported." in page and "Not imported: “broken”" in page
+    preset = create_preset(tenant, name="Noir")
+    url = f"/console/regex-scripts/import/?scope=preset&owner={preset.pk}"
+    assert _upload(client, url, json.dumps(scripts[2]).encode()).status_code == 302
+    assert RegexScript.objects.get(preset=preset).name == "plain"
+
+
+@pytest.mark.parametrize(
+    "content",
+    [
+        b"not json",
+        b"\xff\xfe\x00",
+        b"[" * 100_000,
+        b"[]",
+        b'[{"scriptName": "b", "findRegex": "/(?=/"}]',
+        b'"\\ud800"',
+        b"{}",
+    ],
+)
+def test_a_bad_regex_file_is_shown_on_the_form_and_changes_nothing(tenant, content):
+    client = signed_in(tenant, "operator")
+    refused = _upload(client, "/console/regex-scripts/import/?scope=global", content)
+    assert refused.status_code == 200 and "errorlist" in refused.content.decode()
+    assert not RegexScript.objects.exists()
+
+
+def test_a_viewer_cannot_import_and_a_foreign_owner_is_a_404(tenant, other_tenant):
+    viewer = signed_in(tenant, "viewer")
+    assert _upload(viewer, "/console/regex-scripts/import/?scope=global", b"[]").status_code == 403
+    foreign = create_preset(other_tenant, name="Theirs")
+    operator = signed_in(tenant, "operator")
+    url = f"/console/regex-scripts/import/?scope=preset&owner={foreign.pk}"
+    assert operator.get(url).status_code == 404
