@@ -2,7 +2,7 @@
 OpenAI-compatible ``/v1/embeddings`` endpoint (``console.embedding.openai_embedder``; the key
 read from the environment variable it names). Otherwise the local sentence model that
 ``RECALL_EMBEDDER`` names (``console.embedding.choose``, the worldbook's rule too):
-``minilm`` (all-MiniLM-L6-v2, English, run with numpy), ``e5`` (multilingual-e5-small,
+``minilm`` (all-MiniLM-L6-v2, English, run on ONNX Runtime or numpy), ``e5`` (multilingual-e5-small,
 4-bit, ``console.embedding.e5``) or ``hashing`` (the offline hashing embedder, also what
 runs when no model is installed); unset, the kernel's default.
 Each index row records the embedder it was made with, and a message indexed under another
