@@ -26,6 +26,7 @@ from pathlib import Path
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = Path(os.environ.get("ROLEPLAY_VAR_DIR", BASE_DIR / "var"))
+EMBEDDER_CACHE_ENV = "EMBEDDER_CACHE_DIR"
 DATABASE_NAME = "roleplay"
 RUN_DIR_ENV = "ROLEPLAY_RUN_DIR"
 
@@ -350,6 +351,8 @@ def ensure_environment(*, servers: bool = True) -> None:
     use neither server (``manage.py check``)."""
     if not os.environ.get("SECRET_KEY"):
         os.environ["SECRET_KEY"] = local_secret_key()
+    # where the sentence model's ONNX graph is kept once built (``console.embedding.bert_onnx``)
+    os.environ.setdefault(EMBEDDER_CACHE_ENV, str(VAR_DIR / "cache" / "embedders"))
     if not servers:
         return
     if not os.environ.get("DATABASE_URL"):

@@ -9,15 +9,21 @@ numpy's per-operation overhead dominates. The vectors are the numpy pass's to wi
 rounding (a test compares them), so they share its ``embedding_version``.
 
 :func:`encoder` returns None when ``onnxruntime`` or ``onnx`` is not installed (or the graph
-cannot be loaded here): the caller keeps numpy. It runs ``cores.threads()`` threads (one
-unless an operator says otherwise, as for BLAS and the e5 engine), which never spin waiting
-for work.
+cannot be loaded here): the caller keeps numpy. Building the graph costs about a second (most
+of it importing ``onnx``), so the built model is kept in ``$EMBEDDER_CACHE_DIR`` (the entry
+points set it to ``var/cache/embedders``) under a name made from the caller's ``cache_key``
+(the weights' file and :data:`GRAPH_VERSION`); a later process loads the file instead. It
+runs ``cores.threads()`` threads (one unless an operator says otherwise, as for BLAS and the
+e5 engine), which never spin waiting for work.
 """
 
 from __future__ import annotations
 
+import hashlib
 import logging
-from collections.abc import Sequence
+import os
+from collections.abc import Callable, Sequence
+from pathlib import Path
 
 import numpy as np
 
@@ -26,6 +32,8 @@ from console.embedding.cores import threads
 logger = logging.getLogger(__name__)
 
 OPSET = 18  # LayerNormalization; every Reduce takes its axes as an input
+GRAPH_VERSION = "1"  # of :func:`_graph`: a change names new cache files
+CACHE_ENV = "EMBEDDER_CACHE_DIR"
 
 
 class Encoder:
@@ -48,27 +56,61 @@ def encoder(
     layers: Sequence[dict],
     heads: int,
     eps: float,
+    cache_key: str = "",
 ) -> Encoder | None:
     """An :class:`Encoder` for these weights (laid out as ``MiniLMEmbedder`` keeps them),
-    or None without ONNX Runtime."""
+    or None without ONNX Runtime. ``cache_key`` names the weights (empty: no cache)."""
     try:
         import onnxruntime as ort
     except ImportError:
         return None
+
+    def build() -> bytes:
+        return _graph(word, position, token_type, norm, layers, heads, eps)
+
     try:
-        model = _graph(word, position, token_type, norm, layers, heads, eps)
-        options = ort.SessionOptions()
-        options.intra_op_num_threads = threads()
-        options.inter_op_num_threads = 1
-        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
-        options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
-        session = ort.InferenceSession(
-            model, sess_options=options, providers=["CPUExecutionProvider"]
-        )
+        model = _cached(cache_key, build)
+        try:
+            session = _session(ort, model)
+        except Exception:
+            if not isinstance(model, str):
+                raise
+            Path(model).unlink(missing_ok=True)  # a damaged file: built again
+            session = _session(ort, _cached(cache_key, build))
     except Exception:  # an odd build of either package: numpy still works
         logger.warning("ONNX Runtime cannot run the embedder here; numpy runs it", exc_info=True)
         return None
     return Encoder(session)
+
+
+def _session(ort, model: bytes | str):
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = threads()
+    options.inter_op_num_threads = 1
+    options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+    options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+    return ort.InferenceSession(model, sess_options=options, providers=["CPUExecutionProvider"])
+
+
+def _cached(cache_key: str, build: Callable[[], bytes]) -> bytes | str:
+    """The model's file when it was kept before, else the model built (and kept)."""
+    folder = os.environ.get(CACHE_ENV, "")
+    if not cache_key or not folder:
+        return build()
+    name = hashlib.sha256(f"{GRAPH_VERSION}\n{cache_key}".encode()).hexdigest()[:24]
+    path = Path(folder) / f"encoder-{name}.onnx"
+    if path.is_file():
+        return str(path)
+    model = build()
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        partial = path.with_suffix(f".{os.getpid()}.tmp")
+        partial.write_bytes(model)
+        partial.chmod(0o600)
+        os.replace(partial, path)  # whole or not at all, whoever writes it first
+    except OSError:
+        logger.warning("cannot keep the embedder's graph in %s", folder, exc_info=True)
+    return model
 
 
 def _graph(word, position, token_type, norm, layers, heads, eps) -> bytes:

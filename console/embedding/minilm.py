@@ -77,7 +77,8 @@ def _load() -> MiniLMEmbedder | None:
     with zipfile.ZipFile(path) as archive:
         weights = load_tensors(archive.read("model.safetensors"))
         tokenizer = Tokenizer.from_str(archive.read("tokenizer.json").decode("utf-8"))
-    return MiniLMEmbedder(weights, tokenizer)
+    stat = path.stat()  # the weights' file names the graph ONNX Runtime keeps of them
+    return MiniLMEmbedder(weights, tokenizer, f"{path}:{stat.st_size}:{stat.st_mtime_ns}")
 
 
 def _layer_norm(x, gamma, beta):
@@ -108,7 +109,7 @@ class MiniLMEmbedder:
     embedding_version = EMBEDDING_VERSION
     dimensions = DIMENSIONS
 
-    def __init__(self, weights: dict, tokenizer) -> None:
+    def __init__(self, weights: dict, tokenizer, cache_key: str = "") -> None:
         def w(name: str, transpose: bool = False):
             key = name if name in weights else f"bert.{name}"
             value = weights[key].astype(np.float32)
@@ -142,8 +143,9 @@ class MiniLMEmbedder:
             )
         # the same pass on ONNX Runtime when it is installed (``bert_onnx``), else numpy
         self._onnx = bert_onnx.encoder(
-            self._word, self._position, self._type, self._norm, self._layers, HEADS, _EPS
-        )
+            self._word, self._position, self._type, self._norm, self._layers, HEADS, _EPS,
+            cache_key,
+        )  # fmt: skip
         self._tokenizer = tokenizer
         tokenizer.enable_truncation(MAX_TOKENS)
         tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")  # noqa: S106 - a token, no secret

@@ -94,3 +94,24 @@ def test_onnx_runtime_runs_the_numpy_pass_to_within_rounding(model):
     fast, reference = model._forward(ids, mask), model._forward_numpy(ids, mask)
     assert fast.shape == reference.shape == (len(texts), 384)
     assert float(np.abs(fast - reference).max()) < 1e-4
+
+
+def test_the_built_graph_is_kept_and_a_damaged_copy_is_built_again(model, tmp_path, monkeypatch):
+    import numpy as np
+
+    from console.embedding import bert_onnx
+
+    monkeypatch.setenv(bert_onnx.CACHE_ENV, str(tmp_path))
+    weights = (model._word, model._position, model._type, model._norm, model._layers, 12, 1e-12)
+    ids = np.array([[101, 7592, 2045, 102]], dtype=np.int64)
+    mask = np.ones((1, 4), dtype=np.float32)
+    first = bert_onnx.encoder(*weights, cache_key="k1")
+    [kept] = list(tmp_path.glob("encoder-*.onnx"))
+    again = bert_onnx.encoder(*weights, cache_key="k1")  # from the file
+    assert np.array_equal(first.run(ids, mask), again.run(ids, mask))
+    kept.write_bytes(b"not a model")
+    healed = bert_onnx.encoder(*weights, cache_key="k1")
+    assert healed is not None and np.array_equal(healed.run(ids, mask), first.run(ids, mask))
+    assert kept.stat().st_size > 1000 and oct(kept.stat().st_mode & 0o777) == "0o600"
+    assert bert_onnx.encoder(*weights, cache_key="k2") is not None
+    assert len(list(tmp_path.glob("encoder-*.onnx"))) == 2  # another key, another file
