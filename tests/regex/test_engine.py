@@ -7,6 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from console.backtracking import MAX_TIMEOUTS, Backtracking
 from roleplay.regex_scripts.engine import (
     AI_OUTPUT,
     MAX_OUTPUT_CHARS,
@@ -19,7 +20,6 @@ from roleplay.regex_scripts.engine import (
     parse_find_regex,
     run_script,
 )
-from roleplay.regex_scripts.engine.pattern import MAX_TIMEOUTS, Backtracking
 
 
 def script(find, replace="", **extra):

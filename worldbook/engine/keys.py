@@ -3,8 +3,10 @@
 Two concerns live here because all three callers must agree on them exactly:
 
 * **Regex keys.** SillyTavern lets a key be written ``/pattern/flags``. We accept the same
-  spelling but compile it with RE2 (linear time, no catastrophic backtracking), so a key that
-  only works with backtracking features (look-around, back-references) is rejected at publish.
+  spelling and compile it with RE2 (linear time, no catastrophic backtracking); a key that
+  needs look-around or back-references is compiled by the backtracking engine instead
+  (``console.backtracking``), each search of it bounded by :data:`KEY_BUDGET_S` (past it the
+  key does not match that text). Only a key neither engine compiles is rejected at publish.
 * **Whole-word boundaries.** ``\\b`` is useless for Chinese and Japanese, which have no spaces.
   We classify characters into word classes and call a position a boundary when the class
   changes. Han text is the exception: a run of Han characters has no visible word breaks, so a
@@ -19,7 +21,10 @@ from functools import lru_cache
 
 import re2
 
+from console.backtracking import Backtracking, compile_backtracking
+
 MAX_REGEX_LENGTH = 500
+KEY_BUDGET_S = 0.01  # one backtracking key over one scanned text
 
 # ``/pattern/flags`` as SillyTavern parses it (``parseRegexFromString``): a non-empty body and
 # only JavaScript flag letters after the closing slash.
@@ -67,17 +72,26 @@ def parse_regex_key(key: str) -> RegexKey | None:
     return RegexKey(raw=key, pattern=pattern.replace("\\/", "/"), flags=flags)
 
 
-def compile_regex_key(key: RegexKey) -> re2._Regexp:
-    """Compile with RE2, enforcing the pattern length limit; raises :class:`RegexKeyError`."""
+def compile_regex_key(key: RegexKey) -> re2._Regexp | Backtracking:
+    """Compile with RE2, else with the backtracking engine, enforcing the pattern length
+    limit; raises :class:`RegexKeyError`."""
     if len(key.pattern) > MAX_REGEX_LENGTH:
         raise RegexKeyError(f"pattern longer than {MAX_REGEX_LENGTH} characters")
     try:
         return re2.compile(key.source, _RE2_OPTIONS)
     except re2.error as exc:
         detail = exc.args[0] if exc.args else exc
-        if isinstance(detail, bytes):
-            detail = detail.decode("utf-8", "replace")
-        raise RegexKeyError(str(detail)) from exc
+        linear = detail.decode("utf-8", "replace") if isinstance(detail, bytes) else str(detail)
+    try:
+        return backtracking_key(key.source)
+    except ValueError as exc:
+        raise RegexKeyError(f"{linear}; {exc}") from exc
+
+
+@lru_cache(maxsize=4096)
+def backtracking_key(source: str) -> Backtracking:
+    """A key RE2 cannot run, compiled once a process (its timeouts counted across books)."""
+    return compile_backtracking(source, source, 0, KEY_BUDGET_S)
 
 
 # --- word classes -------------------------------------------------------------------------

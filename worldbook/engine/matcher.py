@@ -28,10 +28,12 @@ from itertools import accumulate, chain, repeat
 import ahocorasick_rs
 import re2
 
+from console.backtracking import Backtracking, TimedOut
 from worldbook.engine.entry import SEP, Entry, compact, unpack
 from worldbook.engine.gc_pause import paused_gc
 from worldbook.engine.keys import (
     RegexKeyError,
+    backtracking_key,
     compile_regex_key,
     is_whole_word,
     parse_regex_key,
@@ -195,6 +197,8 @@ class _Plan:
 
     def __init__(self, entries: Sequence[Entry]) -> None:
         self.regex_codes: dict[str, list[int]] = {}
+        # Regex keys only the backtracking engine runs (look-around...), by source likewise.
+        self.backtracking_codes: dict[str, list[int]] = {}
         # Regex keys that failed to compile (only possible for unpublished books): never match.
         self.invalid_regex: list[tuple[int, str]] = []
         # (case sensitive, whole words) -> that list's keys.
@@ -233,11 +237,13 @@ class _Plan:
         if parsed is None:
             return False
         try:
-            compile_regex_key(parsed)
+            compiled = compile_regex_key(parsed)
         except RegexKeyError:
             self.invalid_regex.append((i, key))
         else:
-            self.regex_codes.setdefault(parsed.source, []).append(code)
+            linear = not isinstance(compiled, Backtracking)
+            into = self.regex_codes if linear else self.backtracking_codes
+            into.setdefault(parsed.source, []).append(code)
         return True
 
 
@@ -322,6 +328,9 @@ class CompiledBook:
         self._regex_sources: tuple[str, ...] = tuple(plan.regex_codes)
         self._regex_codes: list[tuple[int, ...]] = [tuple(c) for c in plan.regex_codes.values()]
         self._regex_set = _regex_set(self._regex_sources)
+        self._backtracking_sources = tuple(plan.backtracking_codes)
+        self._backtracking_codes = [tuple(c) for c in plan.backtracking_codes.values()]
+        self._backtracking = _backtracking(self._backtracking_sources)
 
     # A compiled revision is written once to the shared store (``worldbook.compiled``) and
     # read by every process. Neither the automata nor the RE2 set can be pickled: the
@@ -329,6 +338,8 @@ class CompiledBook:
     # are rebuilt when read back.
     def __getstate__(self) -> dict:
         state = {name: getattr(self, name) for name in _STATE}
+        state["_backtracking_sources"] = self._backtracking_sources
+        state["_backtracking_codes"] = self._backtracking_codes
         plan = _Plan(self.entries)
         state["_folded"], state["_verbatim"] = plan.folded[0], plan.verbatim[0]
         return state
@@ -340,6 +351,10 @@ class CompiledBook:
         self._folded = _automaton(0, folded)
         self._verbatim = _automaton(len(folded), verbatim)
         self._regex_set = _regex_set(self._regex_sources)
+        # (a revision compiled before backtracking keys were kept has none)
+        self._backtracking_sources = state.get("_backtracking_sources", ())
+        self._backtracking_codes = state.get("_backtracking_codes", [])
+        self._backtracking = _backtracking(self._backtracking_sources)
 
     def __len__(self) -> int:
         return len(self.entries)
@@ -357,6 +372,14 @@ class CompiledBook:
         if self._regex_set is not None:
             for pattern_index in self._regex_set.Match(text) or ():
                 codes.update(self._regex_codes[pattern_index])
+        for pattern, pattern_codes in zip(
+            self._backtracking, self._backtracking_codes, strict=True
+        ):
+            try:
+                if pattern.search(text) is not None:
+                    codes.update(pattern_codes)
+            except TimedOut:  # past its budget on this text: no match here
+                continue
         return codes
 
     def scan(self, text: str) -> ScanHits:
@@ -377,6 +400,10 @@ _STATE = (
     "_regex_sources",
     "_regex_codes",
 )
+
+
+def _backtracking(sources: Sequence[str]) -> list[Backtracking]:
+    return [backtracking_key(source) for source in sources]
 
 
 def _regex_set(sources: Sequence[str]) -> re2.Set | None:

@@ -370,7 +370,7 @@ def _check_regex_keys(ids: list[str], entries: list[EntryIn]) -> None:
                 except RegexKeyError as exc:
                     raise PublishError(
                         "invalid_regex",
-                        f"entry {eid!r} has a regex key RE2 cannot use: {key} ({exc})",
+                        f"entry {eid!r} has a regex key that cannot run: {key} ({exc})",
                         {"entry_id": eid, "field": field, "key": key, "reason": str(exc)},
                     ) from exc
 

@@ -28,7 +28,9 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import Any, Literal
 
-from .pattern import RUN_BUDGET_S, Backtracking, FindPattern, compile_find, parse_find_regex
+from console.backtracking import Backtracking, TimedOut
+
+from .pattern import RUN_BUDGET_S, FindPattern, compile_find, parse_find_regex, timed_out
 from .spec import (
     SUBSTITUTE_ESCAPED,
     SUBSTITUTE_NONE,
@@ -135,7 +137,10 @@ def run_script(script: CompiledScript, text: str, macros: Mapping[str, str] | No
 
 
 def _timed(find, deadline: float, text: str, pos: int):
-    return find(text, pos, deadline)
+    try:
+        return find(text, pos, deadline)
+    except TimedOut:
+        raise timed_out() from None
 
 
 def selected(spec: ScriptSpec, placement: int, mode: Mode, depth: int | None, edit: bool) -> bool:

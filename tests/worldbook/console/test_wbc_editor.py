@@ -140,7 +140,7 @@ def _error_of(html: str, field: str) -> str:
     ("edits", "field", "expected"),
     [
         ({"e-id": "background"}, "id", "used by another entry"),
-        ({"e-keys": "/(?<=a)b/"}, "keys", "regex"),
+        ({"e-keys": "/(?<=a b/"}, "keys", "regex"),
         ({"e-conditions": "[{oops"}, "conditions", "invalid JSON"),
         ({"e-conditions": '[{"path": "a", "op": "zz"}]'}, "conditions", "op"),
         ({"e-position": "outlet"}, "outlet_name", "needs a name"),

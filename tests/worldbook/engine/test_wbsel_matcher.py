@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pickle
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -122,9 +124,29 @@ def test_regex_length_limit():
 
 
 def test_invalid_regex_in_unpublished_book_never_matches():
-    book = _compiled({"keys": ["/(?=x)x/", "plain"]})
-    assert book.invalid_regex == [(0, "/(?=x)x/")]
+    book = _compiled({"keys": ["/(?=x/", "plain"]})
+    assert book.invalid_regex == [(0, "/(?=x/")]
     assert _primary(book, "x plain") == {0: [1]}
+
+
+def test_look_around_and_back_reference_keys_match_as_sillytavern_s():
+    book = _compiled({"keys": ["/(?<=the )gate(?! house)/i", "/(ab)\\1/"]})
+    assert book.invalid_regex == []
+    assert _primary(book, "I see THE Gate now") == {0: [0]}
+    assert _primary(book, "the gate house") == {}
+    assert _primary(book, "abab") == {0: [1]}
+    again = pickle.loads(pickle.dumps(book))  # as the shared store keeps it
+    assert _primary(again, "the gate.") == {0: [0]}
+
+
+def test_a_backtracking_key_past_its_budget_does_not_match_and_is_then_skipped():
+    from console.backtracking import MAX_TIMEOUTS
+
+    book = _compiled({"keys": ["/(?=(x+x+)+y)x/", "plain"]})
+    slow = "x" * 3000 + " plain"
+    for _ in range(MAX_TIMEOUTS + 1):
+        assert _primary(book, slow) == {0: [1]}  # the plain key still matched
+    assert book._backtracking[0].timeouts == MAX_TIMEOUTS
 
 
 def test_plain_key_that_looks_like_a_path_matches_literally():

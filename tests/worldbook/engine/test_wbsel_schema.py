@@ -237,7 +237,7 @@ def test_publish_dependency_missing_self_and_cycle():
 
 
 @pytest.mark.parametrize(
-    "key", ["/(?=look)ahead/", "/(a)\\1/", "/unclosed(/i", "/((a{100}){100}){100}/"]
+    "key", ["/(?=look/", "/(?=a)((a{100}){100}){100}/", "/unclosed(/i", "/((a{100}){100}){100}/"]
 )
 def test_publish_rejects_regex_re2_cannot_use(key):
     err = _publish_error({"id": "r", "content": "x", "secondary_keys": [key]})

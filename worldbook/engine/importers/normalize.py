@@ -222,7 +222,7 @@ class FieldReader:
                 try:
                     compile_regex_key(parsed)
                 except RegexKeyError as exc:
-                    self.lossy(field, key, f"regex RE2 cannot run ({exc}); dropped")
+                    self.lossy(field, key, f"a regex that cannot run ({exc}); dropped")
                     continue
             keys.append(key)
         if len(keys) > MAX_KEYS:
