@@ -22,7 +22,7 @@ from __future__ import annotations
 import hashlib
 import logging
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -49,23 +49,18 @@ class Encoder:
 
 
 def encoder(
-    word: np.ndarray,
-    position: np.ndarray,
-    token_type: np.ndarray,
-    norm: tuple[np.ndarray, np.ndarray],
-    layers: Sequence[dict],
-    heads: int,
-    eps: float,
-    cache_key: str = "",
+    weights: Callable[[], tuple], heads: int, eps: float, cache_key: str = ""
 ) -> Encoder | None:
-    """An :class:`Encoder` for these weights (laid out as ``MiniLMEmbedder`` keeps them),
-    or None without ONNX Runtime. ``cache_key`` names the weights (empty: no cache)."""
+    """An :class:`Encoder`, or None without ONNX Runtime. ``weights()`` gives (word,
+    position, token type, embedding norm, layers) laid out as ``minilm`` prepares them,
+    asked for only when the graph is built; ``cache_key`` names them (empty: no cache)."""
     try:
         import onnxruntime as ort
     except ImportError:
         return None
 
     def build() -> bytes:
+        word, position, token_type, norm, layers = weights()
         return _graph(word, position, token_type, norm, layers, heads, eps)
 
     try:

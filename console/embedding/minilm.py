@@ -65,7 +65,7 @@ def load() -> MiniLMEmbedder | None:
         return _loaded["embedder"]  # type: ignore[return-value]
 
 
-def _load() -> MiniLMEmbedder | None:
+def _load(runtime: str = "auto") -> MiniLMEmbedder | None:
     path = _model_zip()
     if path is None:
         return None
@@ -78,7 +78,48 @@ def _load() -> MiniLMEmbedder | None:
         weights = load_tensors(archive.read("model.safetensors"))
         tokenizer = Tokenizer.from_str(archive.read("tokenizer.json").decode("utf-8"))
     stat = path.stat()  # the weights' file names the graph ONNX Runtime keeps of them
-    return MiniLMEmbedder(weights, tokenizer, f"{path}:{stat.st_size}:{stat.st_mtime_ns}")
+    key = f"{path}:{stat.st_size}:{stat.st_mtime_ns}"
+    return MiniLMEmbedder(weights, tokenizer, key, runtime)
+
+
+def _prepared(weights: dict) -> tuple:
+    """(word, position, token type, embedding norm, layers): the weights as the forward pass
+    reads them, float32, the dense layers' matrices transposed and Q, K, V side by side."""
+
+    def w(name: str, transpose: bool = False):
+        key = name if name in weights else f"bert.{name}"
+        value = weights[key].astype(np.float32)
+        return np.ascontiguousarray(value.T if transpose else value)
+
+    layers = []
+    for i in range(LAYERS):
+        p = f"encoder.layer.{i}."
+        layers.append(
+            {
+                "qkv": np.concatenate(
+                    [w(p + f"attention.self.{n}.weight", True) for n in QKV], axis=1
+                ),
+                "qkv_b": np.concatenate([w(p + f"attention.self.{n}.bias") for n in QKV]),
+                "out": w(p + "attention.output.dense.weight", True),
+                "out_b": w(p + "attention.output.dense.bias"),
+                "norm1": (
+                    w(p + "attention.output.LayerNorm.weight"),
+                    w(p + "attention.output.LayerNorm.bias"),
+                ),
+                "up": w(p + "intermediate.dense.weight", True),
+                "up_b": w(p + "intermediate.dense.bias"),
+                "down": w(p + "output.dense.weight", True),
+                "down_b": w(p + "output.dense.bias"),
+                "norm2": (w(p + "output.LayerNorm.weight"), w(p + "output.LayerNorm.bias")),
+            }
+        )
+    return (
+        w("embeddings.word_embeddings.weight"),
+        w("embeddings.position_embeddings.weight"),
+        w("embeddings.token_type_embeddings.weight")[0],
+        (w("embeddings.LayerNorm.weight"), w("embeddings.LayerNorm.bias")),
+        layers,
+    )
 
 
 def _layer_norm(x, gamma, beta):
@@ -109,43 +150,17 @@ class MiniLMEmbedder:
     embedding_version = EMBEDDING_VERSION
     dimensions = DIMENSIONS
 
-    def __init__(self, weights: dict, tokenizer, cache_key: str = "") -> None:
-        def w(name: str, transpose: bool = False):
-            key = name if name in weights else f"bert.{name}"
-            value = weights[key].astype(np.float32)
-            return np.ascontiguousarray(value.T if transpose else value)
-
-        self._word = w("embeddings.word_embeddings.weight")
-        self._position = w("embeddings.position_embeddings.weight")
-        self._type = w("embeddings.token_type_embeddings.weight")[0]
-        self._norm = (w("embeddings.LayerNorm.weight"), w("embeddings.LayerNorm.bias"))
-        self._layers = []
-        for i in range(LAYERS):
-            p = f"encoder.layer.{i}."
-            self._layers.append(
-                {
-                    "qkv": np.concatenate(
-                        [w(p + f"attention.self.{n}.weight", True) for n in QKV], axis=1
-                    ),
-                    "qkv_b": np.concatenate([w(p + f"attention.self.{n}.bias") for n in QKV]),
-                    "out": w(p + "attention.output.dense.weight", True),
-                    "out_b": w(p + "attention.output.dense.bias"),
-                    "norm1": (
-                        w(p + "attention.output.LayerNorm.weight"),
-                        w(p + "attention.output.LayerNorm.bias"),
-                    ),
-                    "up": w(p + "intermediate.dense.weight", True),
-                    "up_b": w(p + "intermediate.dense.bias"),
-                    "down": w(p + "output.dense.weight", True),
-                    "down_b": w(p + "output.dense.bias"),
-                    "norm2": (w(p + "output.LayerNorm.weight"), w(p + "output.LayerNorm.bias")),
-                }
-            )
-        # the same pass on ONNX Runtime when it is installed (``bert_onnx``), else numpy
-        self._onnx = bert_onnx.encoder(
-            self._word, self._position, self._type, self._norm, self._layers, HEADS, _EPS,
-            cache_key,
-        )  # fmt: skip
+    def __init__(
+        self, weights: dict, tokenizer, cache_key: str = "", runtime: str = "auto"
+    ) -> None:
+        """``runtime``: ``auto`` (ONNX Runtime when installed, else numpy) or ``numpy``. On
+        ONNX Runtime the numpy copies of the weights are not kept (nor made, when the graph
+        was kept before: ``bert_onnx``)."""
+        self._onnx = None
+        if runtime == "auto":
+            self._onnx = bert_onnx.encoder(lambda: _prepared(weights), HEADS, _EPS, cache_key)
+        if self._onnx is None:
+            (self._word, self._position, self._type, self._norm, self._layers) = _prepared(weights)
         self._tokenizer = tokenizer
         tokenizer.enable_truncation(MAX_TOKENS)
         tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")  # noqa: S106 - a token, no secret
