@@ -228,6 +228,9 @@ async def test_model_failure_marks_partial_failed(conversation, llm):
     await comm.disconnect()
 
 
+TEXT = "invalid_text"
+
+
 @pytest.mark.parametrize(
     "frame,code",
     [
@@ -252,9 +255,9 @@ async def test_model_failure_marks_partial_failed(conversation, llm):
         ('{"a":' * 3000 + "1" + "}" * 3000, "invalid_json"),
         ("[" * 5000 + "]" * 5000, "invalid_json"),
         ('{"type": "user_message", "client_message_id": "e", "content": NaN}', "invalid_json"),
-        ('{"type": "user_message", "client_message_id": "e", "content": "\\ud800"}', "invalid_text"),
-        ('{"type": "user_message", "client_message_id": "\\udfff", "content": "hi"}', "invalid_text"),
-        ('{"type": "user_message", "client_message_id": "a\\u0000", "content": "hi"}', "invalid_text"),
+        ('{"type": "user_message", "client_message_id": "e", "content": "\\ud800"}', TEXT),
+        ('{"type": "user_message", "client_message_id": "\\udfff", "content": "hi"}', TEXT),
+        ('{"type": "user_message", "client_message_id": "a\\u0000", "content": "hi"}', TEXT),
         ('{"type": "edit", "message_id": "x", "content": "hi\\ud800"}', "invalid_text"),
         ('{"type": "group.trigger", "character": "\\ud800"}', "invalid_text"),
         ('{"type": "cancel", "\\ud800": 1}', "invalid_text"),
