@@ -276,3 +276,59 @@ CHECKS = [
     openapi_checks.ignored_auth,
     error_format,
 ]
+
+
+# --- the chat socket's frames ----------------------------------------------------------
+# Where a frame's value goes, an attacker puts any JSON value: poison text, odd numbers
+# (NaN and infinities too: JSON text may spell them), empty and nested containers, and a
+# value nested past the readers' 64 levels. Frames are sent as JSON text with ``\u``
+# escapes, as a browser's ``JSON.stringify`` spells a lone surrogate.
+FRAME_VALUES = st.one_of(
+    st.none(),
+    st.booleans(),
+    ODD_NUMBERS,
+    st.sampled_from([float("nan"), float("inf"), 2**64, -(2**63) - 1]),
+    POISON,
+    st.text(max_size=12),
+    st.sampled_from([[], {}, ["x"], {"\ud800": 1}, _nested(70, 1)]),
+)
+# Frames that are not a frame object at all: a binary frame, text that is not JSON, JSON
+# that is not an object, nested past any limit, and JSON tokens a strict reader refuses.
+ODD_FRAMES = st.sampled_from(
+    [b"\x00\xff", " ", "not json", "[1, 2]", "null", '"x"', "NaN", '{"type": Infinity}',
+     "[" * 5000 + "]" * 5000, '{"a":' * 3000 + "1" + "}" * 3000, '{"\\ud800": 1}']
+)  # fmt: skip
+
+
+def frame_fields() -> list[str]:
+    """The names the socket reads from a frame (``data.get("...")`` in its modules), read
+    from the consumer's code: a field added there is fuzzed the day it is."""
+    import inspect
+
+    from roleplay.sockets import consumers, group_frames
+
+    source = inspect.getsource(consumers) + inspect.getsource(group_frames)
+    return sorted(set(re.findall(r"data\.get\(\"(\w+)\"", source)) - {"type"})
+
+
+def hostile_frames(kinds: list[str], fields: list[str], ids: dict[str, list[str]]):
+    """One frame as the text a socket client sends: a known ``type`` with some fields set to
+    hostile values (or, where ``ids`` has them, to real ids so the frame gets past the
+    lookups), or one of :data:`ODD_FRAMES`."""
+    import json
+
+    def frame(kind: str, values: dict) -> str:
+        return json.dumps({"type": kind, **values})
+
+    real = st.sampled_from(sorted(ids)).flatmap(
+        lambda name: st.tuples(st.just(name), st.sampled_from(ids[name]))
+    )
+    values = st.dictionaries(st.sampled_from(fields), FRAME_VALUES, max_size=4)
+    planted = st.lists(real, max_size=2).map(dict) if ids else st.just({})
+    framed = st.builds(
+        lambda kind, odd, good: frame(kind, {**odd, **good}),
+        st.sampled_from(kinds),
+        values,
+        planted,
+    )
+    return st.one_of(framed, framed, framed, ODD_FRAMES)
