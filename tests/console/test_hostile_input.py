@@ -58,3 +58,13 @@ def test_a_list_search_with_a_nul_finds_nothing_odd(admin_client, model_config, 
     assert response.status_code == 200
     response = admin_client.get(f"/console/{page}/", {"q": "\x00"})
     assert response.status_code == 200
+
+
+def test_a_dio_instruction_the_database_cannot_store_is_refused(admin_client, conversation):
+    """A console box posted with a NUL reached the database (found by test_fuzz_console)."""
+    from roleplay.dio.models import DioTask
+
+    url = f"/console/conversations/{conversation.pk}/dio/"
+    response = admin_client.post(url, {"action": "submit", "instruction": "be \x00 terse"})
+    assert response.status_code in (200, 302)
+    assert not DioTask.objects.filter(conversation=conversation).exists()

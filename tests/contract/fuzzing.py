@@ -332,3 +332,62 @@ def hostile_frames(kinds: list[str], fields: list[str], ids: dict[str, list[str]
         planted,
     )
     return st.one_of(framed, framed, framed, ODD_FRAMES)
+
+
+# --- the console's pages and forms -----------------------------------------------------
+# Query text for any page (a list's search, its page number, a filter), and what goes into
+# a form's text boxes: NUL, lone-surrogate escapes where a box holds JSON, JSON nested past
+# any limit, NaN and numbers past 64 bits, and text far past a field's length.
+HOSTILE_QUERY = {"q": "a\x00b", "page": "99999999999999999999", "sort": "\x00", "status": "\x00"}
+HOSTILE_BOXES = [
+    "\x00",
+    '{"a":' * 3000 + "1" + "}" * 3000,
+    "[" * 5000 + "]" * 5000,
+    '{"a": NaN, "b": 1e400, "c": 100000000000000000000000000000}',
+    '{"a": "\\u0000", "\\ud800": "\\udfff"}',
+    "99999999999999999999",
+    "x" * 200_000,
+]
+
+
+def page_forms(html: str) -> list[tuple[str, dict[str, str], list[str]]]:
+    """The POST forms of a page: (action, the values it would send, its text boxes)."""
+    from html.parser import HTMLParser
+
+    forms: list[tuple[str, dict[str, str], list[str]]] = []
+
+    class Reader(HTMLParser):
+        box: str | None = None
+
+        def handle_starttag(self, tag, attrs):
+            a = {k: v or "" for k, v in attrs}
+            if tag == "form":
+                self.form = (a.get("action", ""), {}, []) if a.get("method") == "post" else None
+                if self.form is not None:
+                    forms.append(self.form)
+            form = getattr(self, "form", None)
+            if form is None or not a.get("name"):
+                return
+            kind = a.get("type", "text")
+            if tag == "input" and kind in ("checkbox", "radio") and "checked" not in a:
+                return
+            if tag == "input" and kind != "file":
+                form[1].setdefault(a["name"], a.get("value", ""))
+                if kind in ("text", "number", "search", "url", "email", "hidden"):
+                    form[2].append(a["name"])
+            elif tag == "textarea":
+                form[1].setdefault(a["name"], "")
+                form[2].append(a["name"])
+            elif tag == "select":
+                self.box = a["name"]
+            elif tag == "option" and self.box and ("selected" in a or self.box not in form[1]):
+                form[1][self.box] = a.get("value", "")
+
+        def handle_endtag(self, tag):
+            if tag == "form":
+                self.form = None
+            if tag == "select":
+                self.box = None
+
+    Reader().feed(html)
+    return [form for form in forms if form[1] or form[2]]
