@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 from django import forms
 from django.forms.fields import InvalidJSONInput, JSONString
 
@@ -32,6 +34,8 @@ class StoredJSONField(forms.JSONField):
             return super().to_python(value)
         try:
             converted = storable.loads(value, self.label or "JSON")
+        except json.JSONDecodeError:
+            raise forms.ValidationError(self.error_messages["invalid"], code="invalid") from None
         except ValueError as exc:
             raise forms.ValidationError(f"Not JSON this field can keep: {exc}.") from None
         return JSONString(converted) if isinstance(converted, str) else converted
