@@ -18,8 +18,9 @@ from console.scoping import scoped
 def matching(rows, query: str | None, fields: tuple[str, ...]):
     """``rows`` where every word of ``query`` is in one of ``fields`` (case-insensitive);
     all of them for an empty query. Lists of hundreds (characters, players, model configs)
-    are searched in the database, before paging."""
-    for word in (query or "").split()[:MAX_SEARCH_WORDS]:
+    are searched in the database, before paging. A NUL (``?q=%00``) is dropped: no stored
+    text holds one, and PostgreSQL refuses it in a comparison (a server error)."""
+    for word in (query or "").replace("\x00", " ").split()[:MAX_SEARCH_WORDS]:
         condition = Q()
         for name in fields:
             condition |= Q(**{f"{name}__icontains": word})

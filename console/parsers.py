@@ -2,13 +2,10 @@
 
 from __future__ import annotations
 
-import math
-
 from rest_framework import parsers
 from rest_framework.exceptions import ParseError
 
-MAX_JSON_DEPTH = 64
-_INT64 = 2**63
+from console.storable import MAX_JSON_DEPTH, out_of_bounds
 
 
 class BoundedJSONParser(parsers.JSONParser):
@@ -24,22 +21,7 @@ class BoundedJSONParser(parsers.JSONParser):
             data = super().parse(stream, media_type, parser_context)
         except RecursionError as exc:
             raise ParseError(f"JSON nested deeper than {MAX_JSON_DEPTH} levels") from exc
-        _check_bounds(data)
+        problem = out_of_bounds(data)
+        if problem is not None:
+            raise ParseError(problem)
         return data
-
-
-def _check_bounds(data) -> None:
-    stack = [(data, 1)]
-    while stack:
-        value, depth = stack.pop()
-        if isinstance(value, dict | list):
-            if depth > MAX_JSON_DEPTH:
-                raise ParseError(f"JSON nested deeper than {MAX_JSON_DEPTH} levels")
-            children = value.values() if isinstance(value, dict) else value
-            stack.extend((child, depth + 1) for child in children)
-        elif isinstance(value, bool):
-            continue
-        elif isinstance(value, int) and not -_INT64 <= value < _INT64:
-            raise ParseError("JSON integer outside the 64-bit range")
-        elif isinstance(value, float) and not math.isfinite(value):
-            raise ParseError("JSON number out of range")

@@ -1,13 +1,16 @@
 """What PostgreSQL cannot store in text or jsonb: NUL characters and lone surrogates.
 
 Such a string passes every validator and then fails inside psycopg as a 500; each capability
-calls :func:`unstorable_at` before a write and raises its own 422 ``invalid_text``. Pure
-Python, so engines may use it too.
+calls :func:`unstorable_at` before a write and raises its own 422 ``invalid_text``. JSON
+text a client types or sends outside the API's body parser (a console box, a socket frame)
+is read by :func:`loads`, which holds the same bounds as that parser. Pure Python, so
+engines may use it too.
 """
 
 from __future__ import annotations
 
 import json
+import math
 from typing import Any
 
 
@@ -61,3 +64,57 @@ def unstorable_at(value: Any, where: str = "body") -> tuple[str, str] | None:
         elif isinstance(item, list | tuple):
             stack.extend((f"{path}.{i}", child) for i, child in enumerate(item))
     return None
+
+
+MAX_JSON_DEPTH = 64
+_INT64 = 2**63
+
+
+def out_of_bounds(value: Any) -> str | None:
+    """Why ``value`` (parsed JSON) is past what the API and the database take, or None:
+    nested deeper than :data:`MAX_JSON_DEPTH`, an integer outside 64 bits (it breaks the
+    renderer), or a number that is not finite (jsonb refuses it). An iterative walk."""
+    stack = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, dict | list):
+            if depth > MAX_JSON_DEPTH:
+                return f"JSON nested deeper than {MAX_JSON_DEPTH} levels"
+            children = item.values() if isinstance(item, dict) else item
+            stack.extend((child, depth + 1) for child in children)
+        elif isinstance(item, bool):
+            continue
+        elif isinstance(item, int) and not -_INT64 <= item < _INT64:
+            return "JSON integer outside the 64-bit range"
+        elif isinstance(item, float) and not math.isfinite(item):
+            return "JSON number out of range"
+    return None
+
+
+class UnstorableText(ValueError):
+    """JSON that parses, with a string (value or key) the database cannot store."""
+
+
+def _no_constant(name: str):
+    raise ValueError(f"{name} is not JSON")
+
+
+def loads(text: str | bytes, where: str = "JSON") -> Any:
+    """The value of JSON text a client sent (a console box, a socket frame), which the
+    database can store and the renderer can write; ``ValueError`` naming what is wrong.
+
+    ``json.loads`` alone lets through what later fails as a server error: a value nested
+    past the interpreter's recursion limit (``RecursionError``, not a ``ValueError``),
+    ``NaN`` and ``1e400`` (jsonb refuses them), a 30-digit integer, and the ``\\u0000`` and
+    lone-surrogate escapes PostgreSQL cannot store (:class:`UnstorableText`)."""
+    try:
+        value = json.loads(text, parse_constant=_no_constant)
+    except RecursionError:
+        raise ValueError(f"JSON nested deeper than {MAX_JSON_DEPTH} levels") from None
+    problem = out_of_bounds(value)
+    if problem is not None:
+        raise ValueError(problem)
+    found = unstorable_at(value, where)
+    if found is not None:
+        raise UnstorableText(found[1])
+    return value

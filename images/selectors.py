@@ -6,8 +6,9 @@ import os
 import uuid
 from collections.abc import Iterable
 
-from django.db.models import Q, QuerySet
+from django.db.models import QuerySet
 
+from console.lists import matching
 from console.scoping import canonical_uuid, scoped
 from console.storable import unstorable
 from images.errors import not_found
@@ -15,12 +16,10 @@ from images.models import ImageConfig, ImageJob, ImageSlot
 
 
 def image_configs(tenant, query: str = "") -> QuerySet[ImageConfig]:
-    configs = scoped(ImageConfig, tenant).order_by("name")
-    if query:
-        configs = configs.filter(
-            Q(name__icontains=query) | Q(provider__icontains=query) | Q(model__icontains=query)
-        )
-    return configs
+    """The tenant's configs whose name, provider or model hold every word of ``query``."""
+    return matching(scoped(ImageConfig, tenant), query, ("name", "provider", "model")).order_by(
+        "name"
+    )
 
 
 def get_image_config(tenant, reference: str) -> ImageConfig:

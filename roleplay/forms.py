@@ -13,6 +13,7 @@ from __future__ import annotations
 from django import forms
 from django.core.exceptions import ValidationError
 
+from console.forms import StoredJSONField
 from console.models import Player
 from console.scoping import scoped
 from roleplay.characters.avatar_form import AvatarFields
@@ -71,7 +72,7 @@ class CharacterForm(AvatarFields, AuthorNoteFields, forms.ModelForm):
         help_text="Other openings a conversation may start with; empty boxes are left out.",
     )
     tags = TagsField(required=False, help_text="Separated by commas.")
-    extensions = forms.JSONField(
+    extensions = StoredJSONField(
         required=False,
         initial=dict,
         widget=forms.Textarea(attrs={"rows": 4, "spellcheck": "false"}),
@@ -129,7 +130,7 @@ class ModelConfigForm(forms.ModelForm):
         assume_scheme="https",
         help_text="Required for OpenAI-compatible servers, e.g. http://127.0.0.1:8080/v1.",
     )
-    extra = forms.JSONField(
+    extra = StoredJSONField(
         required=False,
         initial=dict,
         widget=forms.Textarea(attrs={"rows": 4, "spellcheck": "false"}),

@@ -15,6 +15,7 @@ from django import forms
 from django.core.exceptions import ValidationError
 from django.forms import formset_factory
 
+from console.storable import loads as loads_json
 from worldbook.engine.keys import parse_regex_key
 from worldbook.engine.schema import (
     DEFAULT_CAPABILITIES,
@@ -128,11 +129,13 @@ class JsonTextField(forms.CharField):
         if not text:
             return None if self.nullable else self.kind()
         try:
-            parsed = json.loads(text)
+            parsed = loads_json(text, self.label or "JSON")
         except json.JSONDecodeError as exc:
             raise ValidationError(
                 f"invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}"
             ) from exc
+        except ValueError as exc:  # too deep, a number or a text the book cannot keep
+            raise ValidationError(f"invalid JSON: {exc}") from exc
         if parsed is None and self.nullable:
             return None
         if not isinstance(parsed, self.kind):

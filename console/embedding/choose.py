@@ -21,6 +21,7 @@ from console.embedding.hashing import HashingEmbedder
 from console.embedding.openai_embedder import OpenAIEmbedder, check_settings
 from console.embedding.protocol import Embedder
 from console.lru import Lru
+from console.storable import loads as loads_json
 
 MINILM = "minilm"
 E5 = "e5"
@@ -98,7 +99,7 @@ def parse_choice(value: str | dict[str, Any] | None) -> str | dict[str, Any]:
         if text.lower() in CHOICES or not text:
             return text.lower() or DEFAULT
         try:
-            value = json.loads(text)
+            value = loads_json(text, "embedder")
         except ValueError:
             raise ValueError(
                 f"embedder: {', '.join(CHOICES)} or the JSON object of an endpoint's settings"

@@ -4,14 +4,13 @@ through ``memory.documents.services`` like every other door. Viewers read."""
 
 from __future__ import annotations
 
-import json
-
 from django.contrib import messages as flash
 from django.shortcuts import redirect, render
 
 from console.access import console_view
 from console.numbers import parse_int
 from console.owners import conversation_or_404
+from console.storable import loads as loads_json
 from memory.documents import selectors as documents
 from memory.documents import services as document_writes
 from memory.engine.documents import DEFAULT_SLOT, check_slot, diff, pretty
@@ -86,7 +85,7 @@ def _save(request, session_id: str, slot: str, text: str, expected: str | None) 
     """Write the posted JSON as the next revision; a problem to show next to the editor, or
     None when it was saved."""
     try:
-        memory = json.loads(text)
+        memory = loads_json(text, "memory")
     except ValueError as exc:
         return {"message": f"This is not JSON: {exc}."}
     try:

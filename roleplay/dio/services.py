@@ -21,6 +21,7 @@ from django.utils import timezone
 from console import audit, task_send
 from console.models import AuditAction
 from console.scoping import is_uuid
+from console.storable import unstorable_at
 from roleplay.dio import events, selectors
 from roleplay.dio.engine.compiler import sha256
 from roleplay.dio.engine.ports import Identity
@@ -58,7 +59,18 @@ def dio_model_ref(conversation: Conversation) -> str:
 
 def schedule(tenant_id, submission: Submission, *, model_config_ref: str | None = None) -> DioTask:
     """Accept ``submission``: a processing task, its compile queued once committed, the
-    ``dio.accepted`` event sent. A request id the tenant used already is a duplicate."""
+    ``dio.accepted`` event sent. A request id the tenant used already is a duplicate; text
+    the database cannot store (a NUL, a lone surrogate) is a 422 ``invalid_text``, from
+    every door (the console's box reached the database with it: a 500)."""
+    texts = {
+        "instruction": submission.instruction,
+        "language": submission.language,
+        "requestId": submission.request_id,
+        "taskMessageId": submission.task_message_id,
+    }
+    found = unstorable_at(texts, "submission")
+    if found is not None:
+        raise DioInvalid("invalid_text", found[1], {"field": found[0]})
     conversation = conversation_of(tenant_id, submission.identity)
     identity = submission.identity
     ref = dio_model_ref(conversation) if model_config_ref is None else model_config_ref

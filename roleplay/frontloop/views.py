@@ -14,6 +14,7 @@ from console.access import console_view
 from console.failures import DomainError
 from console.numbers import parse_int
 from console.scoping import get_scoped_or_404
+from console.storable import loads as loads_json
 from roleplay.frontloop import world
 from roleplay.frontloop.engine.world import MAX_CHARACTERS, MAX_SCENE, MAX_TRAIT
 from roleplay.models import Conversation
@@ -58,10 +59,10 @@ def _post(request, conversation) -> None:
         if len(text) > MAX_POSTED_CHARS:
             messages.error(request, f"The state is longer than {MAX_POSTED_CHARS} characters.")
             return
-        state = json.loads(text)
+        state = loads_json(text, "state")
         new = world.commit(conversation, expected=expected, state=state, source="operator")
         messages.success(request, f"Saved as revision {new}.")
-    except ValueError:  # json.JSONDecodeError included
-        messages.error(request, "The state is not valid JSON.")
+    except ValueError as exc:  # json.JSONDecodeError included
+        messages.error(request, f"The state is not valid JSON: {exc}.")
     except DomainError as exc:
         messages.error(request, exc.message)

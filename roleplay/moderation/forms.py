@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import json
-
 from django import forms
 
+from console.storable import loads as loads_json
 from roleplay.models import ModelConfig
 
 from .services import ACTIONS, MAX_HOURS, MAX_REASON
@@ -36,7 +35,7 @@ class PolicyForm(forms.Form):
         if not text.strip():
             return {}
         try:
-            value = json.loads(text)
+            value = loads_json(text, "rules")
         except ValueError as exc:
             raise forms.ValidationError(f"not JSON: {exc}") from exc
         if not isinstance(value, dict):

@@ -19,6 +19,7 @@ from typing import Any
 from django import forms
 
 from console.scoping import scoped
+from console.storable import loads as loads_json
 from images.models import ImageConfig
 from roleplay.models import ModelConfig, Preset
 from roleplay.scenarios import guide
@@ -190,7 +191,7 @@ class ScenarioForm(forms.Form):
         if not text:
             return None
         try:
-            value = json.loads(text)
+            value = loads_json(text, box)
         except ValueError as exc:
             self.add_error(box, f"not valid JSON ({exc})")
             return None

@@ -8,14 +8,13 @@ what was typed, and nothing is written."""
 
 from __future__ import annotations
 
-import json
-
 from django.contrib import messages as flash
 from django.shortcuts import redirect, render
 
 from console.access import console_view, has_role, posted
 from console.models import Role
 from console.scoping import get_scoped_or_404, scoped
+from console.storable import loads as loads_json
 from roleplay.errors import Duplicate, FieldErrors
 from roleplay.llm.gateway import resolve_config
 from roleplay.models import Scenario
@@ -82,7 +81,7 @@ def _workflow_shown(form: ScenarioForm, scenario: Scenario | None):
     stored one (a refused field is no longer in ``cleaned_data``, so the text is read)."""
     if form.is_bound:
         try:
-            return json.loads(form.data.get("workflow") or "null")
+            return loads_json(form.data.get("workflow") or "null")
         except ValueError:
             pass
     return scenario.workflow if scenario is not None else form.stored.get("workflow")

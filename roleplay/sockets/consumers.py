@@ -16,6 +16,8 @@ from console.auth import principal_for_user
 from console.db import run_db
 from console.failures import DomainError
 from console.scoping import canonical_uuid, is_uuid
+from console.storable import UnstorableText
+from console.storable import loads as loads_json
 from console.tickets import redeem_ticket
 from roleplay import turns
 from roleplay.accounts.sockets import player_for_user
@@ -123,10 +125,13 @@ class ConversationConsumer(GroupFrames, AsyncWebsocketConsumer):
         if len(text_data.encode()) > turns.MAX_CONTENT_BYTES * 2:
             await self._error("message_too_large", "frame larger than 32 KiB")
             return
-        try:
-            data = json.loads(text_data)
-        except ValueError:
-            await self._error("invalid_json", "frame is not valid JSON")
+        try:  # bounded like an API body: depth, numbers, text the database can store
+            data = loads_json(text_data, "frame")
+        except UnstorableText as exc:
+            await self._error("invalid_text", str(exc))
+            return
+        except ValueError as exc:
+            await self._error("invalid_json", f"frame is not valid JSON: {exc}")
             return
         if not isinstance(data, dict):
             await self._error("invalid_message", "frame must be a JSON object")

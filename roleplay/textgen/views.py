@@ -4,8 +4,6 @@ uploaded, or its JSON pasted), and delete."""
 
 from __future__ import annotations
 
-import json
-
 from django import forms
 from django.contrib import messages as flash
 from django.shortcuts import redirect, render
@@ -14,6 +12,7 @@ from console.access import console_view, posted
 from console.body_limit import RUNTIME_MAX_BODY_BYTES
 from console.models import Role
 from console.scoping import get_scoped_or_404, scoped
+from console.storable import loads as loads_json
 
 from . import services
 from .configs import OWN_TEMPLATE
@@ -53,7 +52,7 @@ class ImportTemplateForm(forms.Form):
         if not raw.strip():
             raise forms.ValidationError("Choose a file or paste its JSON.")
         try:
-            return json.loads(raw)
+            return loads_json(raw, "template")
         except (ValueError, UnicodeDecodeError) as exc:
             raise forms.ValidationError(f"Not JSON: {exc}") from exc
 

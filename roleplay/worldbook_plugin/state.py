@@ -23,11 +23,11 @@ scene:`` notes.
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Mapping
 from typing import Any
 
+from console.storable import loads as loads_json
 from roleplay.prompting.director_state import split_sections
 
 MAX_QUERY = 8000
@@ -41,7 +41,7 @@ def json_fields(text: str | None) -> dict[str, Any]:
     if not text or not text.lstrip().startswith("{"):
         return {}
     try:
-        value = json.loads(text)
+        value = loads_json(text, "state")
     except ValueError:
         return {}
     return value if isinstance(value, dict) else {}

@@ -276,3 +276,118 @@ CHECKS = [
     openapi_checks.ignored_auth,
     error_format,
 ]
+
+
+# --- the chat socket's frames ----------------------------------------------------------
+# Where a frame's value goes, an attacker puts any JSON value: poison text, odd numbers
+# (NaN and infinities too: JSON text may spell them), empty and nested containers, and a
+# value nested past the readers' 64 levels. Frames are sent as JSON text with ``\u``
+# escapes, as a browser's ``JSON.stringify`` spells a lone surrogate.
+FRAME_VALUES = st.one_of(
+    st.none(),
+    st.booleans(),
+    ODD_NUMBERS,
+    st.sampled_from([float("nan"), float("inf"), 2**64, -(2**63) - 1]),
+    POISON,
+    st.text(max_size=12),
+    st.sampled_from([[], {}, ["x"], {"\ud800": 1}, _nested(70, 1)]),
+)
+# Frames that are not a frame object at all: a binary frame, text that is not JSON, JSON
+# that is not an object, nested past any limit, and JSON tokens a strict reader refuses.
+ODD_FRAMES = st.sampled_from(
+    [b"\x00\xff", " ", "not json", "[1, 2]", "null", '"x"', "NaN", '{"type": Infinity}',
+     "[" * 5000 + "]" * 5000, '{"a":' * 3000 + "1" + "}" * 3000, '{"\\ud800": 1}']
+)  # fmt: skip
+
+
+def frame_fields() -> list[str]:
+    """The names the socket reads from a frame (``data.get("...")`` in its modules), read
+    from the consumer's code: a field added there is fuzzed the day it is."""
+    import inspect
+
+    from roleplay.sockets import consumers, group_frames
+
+    source = inspect.getsource(consumers) + inspect.getsource(group_frames)
+    return sorted(set(re.findall(r"data\.get\(\"(\w+)\"", source)) - {"type"})
+
+
+def hostile_frames(kinds: list[str], fields: list[str], ids: dict[str, list[str]]):
+    """One frame as the text a socket client sends: a known ``type`` with some fields set to
+    hostile values (or, where ``ids`` has them, to real ids so the frame gets past the
+    lookups), or one of :data:`ODD_FRAMES`."""
+    import json
+
+    def frame(kind: str, values: dict) -> str:
+        return json.dumps({"type": kind, **values})
+
+    real = st.sampled_from(sorted(ids)).flatmap(
+        lambda name: st.tuples(st.just(name), st.sampled_from(ids[name]))
+    )
+    values = st.dictionaries(st.sampled_from(fields), FRAME_VALUES, max_size=4)
+    planted = st.lists(real, max_size=2).map(dict) if ids else st.just({})
+    framed = st.builds(
+        lambda kind, odd, good: frame(kind, {**odd, **good}),
+        st.sampled_from(kinds),
+        values,
+        planted,
+    )
+    return st.one_of(framed, framed, framed, ODD_FRAMES)
+
+
+# --- the console's pages and forms -----------------------------------------------------
+# Query text for any page (a list's search, its page number, a filter), and what goes into
+# a form's text boxes: NUL, lone-surrogate escapes where a box holds JSON, JSON nested past
+# any limit, NaN and numbers past 64 bits, and text far past a field's length.
+HOSTILE_QUERY = {"q": "a\x00b", "page": "99999999999999999999", "sort": "\x00", "status": "\x00"}
+HOSTILE_BOXES = [
+    "\x00",
+    '{"a":' * 3000 + "1" + "}" * 3000,
+    "[" * 5000 + "]" * 5000,
+    '{"a": NaN, "b": 1e400, "c": 100000000000000000000000000000}',
+    '{"a": "\\u0000", "\\ud800": "\\udfff"}',
+    "99999999999999999999",
+    "x" * 200_000,
+]
+
+
+def page_forms(html: str) -> list[tuple[str, dict[str, str], list[str]]]:
+    """The POST forms of a page: (action, the values it would send, its text boxes)."""
+    from html.parser import HTMLParser
+
+    forms: list[tuple[str, dict[str, str], list[str]]] = []
+
+    class Reader(HTMLParser):
+        box: str | None = None
+
+        def handle_starttag(self, tag, attrs):
+            a = {k: v or "" for k, v in attrs}
+            if tag == "form":
+                self.form = (a.get("action", ""), {}, []) if a.get("method") == "post" else None
+                if self.form is not None:
+                    forms.append(self.form)
+            form = getattr(self, "form", None)
+            if form is None or not a.get("name"):
+                return
+            kind = a.get("type", "text")
+            if tag == "input" and kind in ("checkbox", "radio") and "checked" not in a:
+                return
+            if tag == "input" and kind != "file":
+                form[1].setdefault(a["name"], a.get("value", ""))
+                if kind in ("text", "number", "search", "url", "email", "hidden"):
+                    form[2].append(a["name"])
+            elif tag == "textarea":
+                form[1].setdefault(a["name"], "")
+                form[2].append(a["name"])
+            elif tag == "select":
+                self.box = a["name"]
+            elif tag == "option" and self.box and ("selected" in a or self.box not in form[1]):
+                form[1][self.box] = a.get("value", "")
+
+        def handle_endtag(self, tag):
+            if tag == "form":
+                self.form = None
+            if tag == "select":
+                self.box = None
+
+    Reader().feed(html)
+    return [form for form in forms if form[1] or form[2]]

@@ -228,6 +228,9 @@ async def test_model_failure_marks_partial_failed(conversation, llm):
     await comm.disconnect()
 
 
+TEXT = "invalid_text"
+
+
 @pytest.mark.parametrize(
     "frame,code",
     [
@@ -247,6 +250,17 @@ async def test_model_failure_marks_partial_failed(conversation, llm):
             json.dumps({"type": "user_message", "client_message_id": "e", "content": "x" * 17000}),
             "content_too_long",
         ),
+        # Each of these closed the socket with 1011 (an exception in the consumer): JSON
+        # nested past the interpreter's limit, and text the database cannot store.
+        ('{"a":' * 3000 + "1" + "}" * 3000, "invalid_json"),
+        ("[" * 5000 + "]" * 5000, "invalid_json"),
+        ('{"type": "user_message", "client_message_id": "e", "content": NaN}', "invalid_json"),
+        ('{"type": "user_message", "client_message_id": "e", "content": "\\ud800"}', TEXT),
+        ('{"type": "user_message", "client_message_id": "\\udfff", "content": "hi"}', TEXT),
+        ('{"type": "user_message", "client_message_id": "a\\u0000", "content": "hi"}', TEXT),
+        ('{"type": "edit", "message_id": "x", "content": "hi\\ud800"}', "invalid_text"),
+        ('{"type": "group.trigger", "character": "\\ud800"}', "invalid_text"),
+        ('{"type": "cancel", "\\ud800": 1}', "invalid_text"),
     ],
 )
 async def test_bad_frames_get_errors_and_socket_stays_usable(conversation, llm, frame, code):

@@ -21,10 +21,13 @@ _KEY = st.text(_ALPHABET, min_size=1, max_size=20).map(str.strip).filter(bool)
 _WORD = st.text(st.sampled_from(list("abcdef-_.0123龍")), min_size=1, max_size=12)
 # No CR (browsers post CRLF, the form stores LF) and no NUL (PostgreSQL JSON cannot hold it).
 _TEXT = st.text(st.characters(blacklist_categories=("Cs",), blacklist_characters="\r\x00"))
+# The JSON boxes refuse a NUL too, in a value or a key (console.storable.loads).
+_STORABLE = st.characters(blacklist_categories=("Cs",), blacklist_characters="\x00")
 _JSON = st.recursive(
-    st.none() | st.booleans() | st.integers(-1000, 1000) | st.text(max_size=8),
+    st.none() | st.booleans() | st.integers(-1000, 1000) | st.text(_STORABLE, max_size=8),
     lambda inner: (
-        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner, max_size=3)
+        st.lists(inner, max_size=3)
+        | st.dictionaries(st.text(_STORABLE, max_size=5), inner, max_size=3)
     ),
     max_leaves=8,
 )
@@ -59,8 +62,8 @@ ENTRIES = st.fixed_dictionaries(
         "depth": st.integers(0, 10_000),
         "group_weight": st.integers(1, 1_000_000),
         "conditions": st.lists(_CONDITION, max_size=2),
-        "metadata": st.dictionaries(st.text(max_size=5), _JSON, max_size=3),
-        "source": st.none() | st.dictionaries(st.text(max_size=5), _JSON, max_size=3),
+        "metadata": st.dictionaries(st.text(_STORABLE, max_size=5), _JSON, max_size=3),
+        "source": st.none() | st.dictionaries(st.text(_STORABLE, max_size=5), _JSON, max_size=3),
         "conflict_key": st.none() | _WORD,
         "outlet_name": st.none() | _WORD,
         "group": st.text(_ALPHABET, max_size=20),

@@ -1,0 +1,100 @@
+"""The chat socket's frames, fuzzed: every frame ``type`` the consumer knows, each field it
+reads set to values an attacker sends (``fuzzing.hostile_frames``), and frames that are not
+frame objects at all. For each example, on one socket:
+
+- every answer is a JSON object with a ``type``; an ``error`` has a non-empty ``code``;
+- the socket is never closed by the server (an exception in the consumer closes it with
+  1011), and it still answers a frame after the hostile ones (a sentinel of unknown type).
+
+Before the frame reader shared the API body's bounds, a frame nested 3,000 levels deep, or
+with ``"content": "\\ud800"``, closed the socket with 1011.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+
+import pytest
+from asgiref.sync import async_to_sync
+from channels.testing import WebsocketCommunicator
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from tests.contract.fuzzing import frame_fields, hostile_frames
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+EXAMPLES = int(os.environ.get("FUZZ_SOCKET_EXAMPLES", "80"))
+SENTINEL = json.dumps({"type": "fuzz.sentinel"})
+
+
+def test_the_fuzzer_knows_the_frames_fields():
+    assert {"client_message_id", "content", "message_id", "index"} <= set(frame_fields())
+
+
+def test_fuzz_socket_frames(conversation, llm):
+    from console.asgi import application
+    from console.tickets import issue_ticket
+    from memory.models import Message
+    from roleplay.sockets.consumers import ConversationConsumer
+    from roleplay.turns.run import settle
+
+    for ts, role, content in ((1, "user", "hello"), (2, "assistant", "Welcome in.")):
+        Message.objects.create(
+            tenant=conversation.tenant,
+            session_id=str(conversation.id),
+            role=role,
+            content=content,
+            ts=ts,
+        )
+    message_ids = [
+        str(pk)
+        for pk in Message.objects.filter(session_id=str(conversation.id)).values_list(
+            "pk", flat=True
+        )
+    ]
+    ids = {
+        "message_id": message_ids,
+        "assistant_message_id": message_ids,
+        "character": [str(conversation.character_id), conversation.character.name],
+        "client_message_id": ["fuzz-1"],
+        "content": ["hello"],
+    }
+    frames = hostile_frames(sorted(ConversationConsumer.FRAMES), frame_fields(), ids)
+
+    async def exchange(sent: list[str | bytes]) -> None:
+        ticket, _ = issue_ticket(conversation)
+        path = f"/ws/conversations/{conversation.id}/?ticket={ticket}"
+        comm = WebsocketCommunicator(application, path)
+        connected, _ = await comm.connect()
+        assert connected
+        for frame in [*sent, SENTINEL]:
+            if isinstance(frame, bytes):
+                await comm.send_to(bytes_data=frame)
+            else:
+                await comm.send_to(text_data=frame)
+        while True:
+            output = await comm.receive_output(timeout=20)
+            assert output["type"] == "websocket.send", (output, sent)
+            event = json.loads(output["text"])
+            assert isinstance(event, dict) and isinstance(event.get("type"), str), event
+            if event["type"] == "error":
+                assert isinstance(event.get("code"), str) and event["code"], event
+                if event["code"] == "unknown_type" and "fuzz.sentinel" in event["message"]:
+                    break
+        await comm.disconnect()
+        await settle()
+
+    @settings(
+        max_examples=EXAMPLES,
+        derandomize=True,
+        database=None,
+        deadline=None,
+        suppress_health_check=list(HealthCheck),
+    )
+    @given(sent=st.lists(frames, min_size=1, max_size=3))
+    def run(sent):
+        async_to_sync(exchange)(sent)
+
+    run()
