@@ -57,3 +57,8 @@ def posted(request):
     """The form data of a POST, else None: an empty POST must still bind (and fail) the form,
     which ``request.POST or None`` would not."""
     return request.POST if request.method == "POST" else None
+
+
+def files(request):
+    """The uploaded files of a POST, else None (as :func:`posted` for data)."""
+    return request.FILES if request.method == "POST" else None

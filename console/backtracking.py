@@ -75,13 +75,14 @@ def compile_backtracking(
         re2.compile(_BACKTRACKING_ONLY.sub(_as_linear, linear_source), _RE2)
         return Backtracking(regex.compile(source, regex.V0 | flags), budget_s)
     except (re2.error, regex.error, TypeError, OverflowError, RecursionError) as exc:
-        raise ValueError(_said(exc)) from exc
+        raise ValueError(error_text(exc)) from exc
 
 
 def _as_linear(found: re.Match[str]) -> str:
     return found.group(1) or ("(?:" if found.group(2) else "")
 
 
-def _said(exc: BaseException) -> str:
+def error_text(exc: BaseException) -> str:
+    """What a regex engine's error says (RE2 gives bytes)."""
     detail = exc.args[0] if exc.args else exc
     return detail.decode("utf-8", "replace") if isinstance(detail, bytes) else str(detail)

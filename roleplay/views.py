@@ -16,7 +16,7 @@ from django.db import transaction
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
-from console.access import console_view, has_role, posted
+from console.access import console_view, files, has_role, posted
 from console.models import Player, Role
 from console.scoping import get_scoped_or_404, scoped
 from console.services import console_player_external_id, ensure_console_player
@@ -24,7 +24,7 @@ from roleplay import selectors
 from roleplay.characters import selectors as characters_read
 from roleplay.characters.selectors import greeting_for
 from roleplay.characters.services import avatars, characters
-from roleplay.characters.views import character_page, files
+from roleplay.characters.views import character_page
 from roleplay.conversations.services import conversations
 from roleplay.errors import Duplicate, FieldErrors, TokenizerUnavailable
 from roleplay.forms import (

@@ -13,7 +13,7 @@ from django.contrib import messages as flash
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
-from console.access import console_view, posted
+from console.access import console_view, files, posted
 from console.failures import DomainError
 from console.models import Player, Role
 from console.scoping import get_scoped_or_404, scoped
@@ -36,11 +36,6 @@ EXPORT_LABELS = [
     ("ccv3_json", "CCv3 JSON"),
     ("ccv2_json", "CCv2 JSON"),
 ]
-
-
-def files(request):
-    """The uploaded files of a POST, else None (as ``console.access.posted`` for data)."""
-    return request.FILES if request.method == "POST" else None
 
 
 def character_page(character: Character, form) -> dict:

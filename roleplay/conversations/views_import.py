@@ -10,13 +10,12 @@ from django import forms
 from django.contrib import messages as flash
 from django.shortcuts import redirect, render
 
-from console.access import console_view, posted
+from console.access import console_view, files, posted
 from console.failures import DomainError
 from console.models import Player, Role
 from console.scoping import get_scoped_or_404, scoped
 from console.services import console_player_external_id, ensure_console_player
 from roleplay.characters.downloads import download
-from roleplay.characters.views import files
 from roleplay.conversations.chat_export import export_chat, export_group
 from roleplay.conversations.chats.errors import ChatFileError
 from roleplay.conversations.chats.group_file import MAX_GROUP_BYTES

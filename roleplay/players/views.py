@@ -15,13 +15,12 @@ from django.db import transaction
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
-from console.access import console_view, posted
+from console.access import console_view, files, posted
 from console.models import Player, Role
 from console.scoping import get_scoped_or_404, is_uuid
 from roleplay.characters.downloads import image_response
 from roleplay.characters.selectors import avatar_of
 from roleplay.characters.services import avatars
-from roleplay.characters.views import files
 from roleplay.conversations.services import conversations
 from roleplay.errors import Duplicate, FieldErrors
 from roleplay.models import Conversation, Persona

@@ -3,10 +3,11 @@ checked by the services (the engine), like every other door's."""
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from django import forms
+
+from console import storable
 
 from .engine.spec import MAX_FIND_CHARS, MAX_NAME_CHARS, MAX_REPLACE_CHARS
 
@@ -104,6 +105,6 @@ class RegexFileForm(forms.Form):
         if len(raw) > MAX_FILE_BYTES:
             raise forms.ValidationError("The file is larger than 1 MiB.")
         try:
-            return json.loads(raw.decode("utf-8-sig"))
-        except (UnicodeDecodeError, ValueError, RecursionError) as exc:
-            raise forms.ValidationError("The file is not JSON text.") from exc
+            return storable.loads(raw.decode("utf-8-sig"), "file")
+        except ValueError as exc:  # UnicodeDecodeError included
+            raise forms.ValidationError(f"The file is not JSON this page can keep: {exc}") from exc

@@ -10,7 +10,7 @@ from django.http import Http404
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
-from console.access import console_view, posted
+from console.access import console_view, files, posted
 from console.scoping import LOOKUP_MISSES, get_scoped_or_404, scoped
 from roleplay.models import Character, Preset
 
@@ -62,7 +62,7 @@ def script_import(request):
     scope = request.GET.get("scope", ScriptScope.GLOBAL)
     owner = _owner(request, scope, request.GET.get("owner", ""))
     back = _back_of(scope, owner)
-    form = RegexFileForm(posted(request), request.FILES if request.method == "POST" else None)
+    form = RegexFileForm(posted(request), files(request))
     if request.method == "POST" and form.is_valid():
         try:
             result = services.import_file(

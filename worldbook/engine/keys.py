@@ -21,7 +21,7 @@ from functools import lru_cache
 
 import re2
 
-from console.backtracking import Backtracking, compile_backtracking
+from console.backtracking import Backtracking, compile_backtracking, error_text
 
 MAX_REGEX_LENGTH = 500
 KEY_BUDGET_S = 0.01  # one backtracking key over one scanned text
@@ -80,8 +80,7 @@ def compile_regex_key(key: RegexKey) -> re2._Regexp | Backtracking:
     try:
         return re2.compile(key.source, _RE2_OPTIONS)
     except re2.error as exc:
-        detail = exc.args[0] if exc.args else exc
-        linear = detail.decode("utf-8", "replace") if isinstance(detail, bytes) else str(detail)
+        linear = error_text(exc)
     try:
         return backtracking_key(key.source)
     except ValueError as exc:

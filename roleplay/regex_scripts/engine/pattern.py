@@ -24,7 +24,7 @@ from functools import lru_cache
 import re2
 
 from console import backtracking
-from console.backtracking import Backtracking, compile_backtracking
+from console.backtracking import Backtracking, compile_backtracking, error_text
 
 from .spec import MAX_FIND_CHARS, RegexScriptError
 
@@ -106,12 +106,9 @@ def compile_find(body: str, flags: str) -> re2._Regexp | Backtracking:
     try:
         return compile_backtracking(source, _js_to_python(body), options, RUN_BUDGET_S)
     except ValueError as exc:
-        detail = linear.args[0] if linear.args else linear
-        if isinstance(detail, bytes):
-            detail = detail.decode("utf-8", "replace")
         raise RegexScriptError(
             "regex_script_unsupported",
-            f"the pattern is malformed or too large: {detail}; {exc}",
+            f"the pattern is malformed or too large: {error_text(linear)}; {exc}",
             field="findRegex",
         ) from exc
 
