@@ -71,6 +71,8 @@ def test_review_candidates_with_the_keyboard_and_the_buttons(
     assert any("Understood." in text for text in around)
 
     # j focuses the first candidate, a accepts it; the queue comes back on the next one.
+    # The keys are the page's deferred script's: a busy machine may not have run it yet.
+    page.wait_for_load_state("domcontentloaded")
     page.keyboard.press("j")
     assert page.evaluate("document.activeElement.id") == f"candidate-{first.pk}"
     with page.expect_navigation():
