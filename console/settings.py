@@ -298,6 +298,12 @@ CELERY_BROKER_TRANSPORT_OPTIONS = {
     "unacked_restore_throttle": 1 if _visibility < 300 else 10,
 }
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+# Celery's Django fix-up closes the database connections before and after every task, and
+# in a prefork pool process it closes the whole connection pool with them: each task then
+# opened a new pool and a new PostgreSQL connection, which cost more than indexing a turn's
+# messages. With this it does so once every thousand tasks; between tasks the connection
+# goes back to the pool (``console.worker``), whose check replaces a dead one.
+CELERY_DB_REUSE_MAX = 1000
 CELERY_TASK_SERIALIZER = "json"
 CELERY_RESULT_SERIALIZER = "json"
 CELERY_ACCEPT_CONTENT = ["json"]

@@ -18,7 +18,9 @@ import json
 import os
 import socket
 import uuid
+from collections.abc import Callable
 from functools import cache
+from typing import Any
 
 from console.redis_sync import client
 
@@ -90,14 +92,26 @@ def named(task_name: str):
     return task
 
 
-def send(task, *args) -> str:
+def send(task, *args, before: Callable[[Any], None] | None = None) -> str:
     """Queue ``task(*args)`` (an ``ignore_result`` task) where ``task.delay`` would (run it
-    here when the app is eager); its id."""
+    here when the app is eager); its id. ``before(pipeline)`` adds Redis commands of the
+    caller's that go first, in the same round trip."""
     from console.celery import app
 
     if app.conf.task_always_eager:
+        if before is not None:
+            pipeline = client(SEND_TIMEOUT_S).pipeline(transaction=False)
+            before(pipeline)
+            pipeline.execute()
         return task.apply(args).id
     queue = _queue(task.name, app.amqp.router, app.conf.task_default_queue)
     task_id = str(uuid.uuid4())
-    client(SEND_TIMEOUT_S).lpush(queue, message(task.name, list(args), queue, task_id))
+    payload = message(task.name, list(args), queue, task_id)
+    if before is None:
+        client(SEND_TIMEOUT_S).lpush(queue, payload)
+        return task_id
+    pipeline = client(SEND_TIMEOUT_S).pipeline(transaction=False)
+    before(pipeline)
+    pipeline.lpush(queue, payload)
+    pipeline.execute()
     return task_id

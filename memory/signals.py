@@ -10,8 +10,9 @@
   importing memory.
 - ``messages_indexed(tenant, session_id, player_id, character_id, conversation_id,
   message_ids)``: a turn's messages were indexed for recall (the worker's
-  ``memory.index_messages``, after the reply committed); work that follows a reply in the
-  background (diaries, consolidation) starts here.
+  ``memory.index_messages``, after the reply committed; once, by whichever task indexed
+  them: a task that finds them indexed already sends nothing); work that follows a reply in
+  the background (diaries, consolidation) starts here.
 - ``consolidation_switched_on(tenant, character_ids)``: a settings change switched
   background consolidation on for these characters (off before: memory or consolidation);
   sent inside the change's transaction, so the conversations' cursors move past what was

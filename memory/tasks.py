@@ -6,6 +6,7 @@ from celery import shared_task
 
 from console.models import Tenant
 from memory import services
+from memory.configs.selectors import read_once
 from memory.jobs import RUN_BUDGET_S
 from memory.signals import messages_indexed
 
@@ -30,24 +31,51 @@ def index_messages(
     conversation_id: str,
     message_ids: list[str],
 ) -> int:
-    """Index a conversation's new messages for recall (``memory.recall.indexing``); ask
-    for the player's own index once they pass its size (``memory.recall.owner_index``)."""
+    """Index a conversation's new messages for recall (``memory.recall.indexing``), with
+    the turns waiting beside them (``memory.recall.pending``), tenant by tenant; tell the
+    receivers of ``messages_indexed`` of each conversation that had messages indexed; ask
+    for a player's own index once they pass its size (``memory.recall.owner_index``). How
+    many of this task's own messages were indexed."""
+    from memory.recall import pending
+
+    own = [tenant_id, session_id, player_id, character_id, conversation_id, message_ids]
+    jobs = [own, *pending.take()]
+    indexed: dict[int, int] = {}
+    with read_once():  # the indexing and each receiver read the settings: once
+        for tenant_key in dict.fromkeys(str(job[0]) for job in jobs):
+            mine = [(n, job) for n, job in enumerate(jobs) if str(job[0]) == tenant_key]
+            counts = _index_tenant(tenant_key, [job for _n, job in mine])
+            indexed.update(zip((n for n, _job in mine), counts, strict=True))
+    return indexed.get(0, 0)
+
+
+def _index_tenant(tenant_id: str, jobs: list[list]) -> list[int]:
+    """One tenant's jobs: indexed together, then each conversation's receivers told."""
     from memory.recall import indexing, owner_index
 
     tenant = Tenant.objects.filter(pk=tenant_id).first()
     if tenant is None:
-        return 0
-    owner = {
-        "session_id": session_id,
-        "player_id": player_id,
-        "character_id": character_id,
-        "conversation_id": conversation_id,
-    }
-    indexed = indexing.index_messages(tenant, message_ids=message_ids, **owner)
-    messages_indexed.send(sender=None, tenant=tenant, message_ids=message_ids, **owner)
-    if indexed and owner_index.wanted(tenant, int(player_id)):
-        build_owner_index.delay(tenant_id, int(player_id))
-    return indexed
+        return [0] * len(jobs)
+    owners = [
+        {"session_id": s, "player_id": p, "character_id": c, "conversation_id": conversation}
+        for _t, s, p, c, conversation, _ids in jobs
+    ]
+    counts = indexing.index_jobs(
+        tenant,
+        [
+            indexing.Job(**owner, message_ids=job[5])
+            for owner, job in zip(owners, jobs, strict=True)
+        ],
+    )
+    players = set()
+    for owner, job, count in zip(owners, jobs, counts, strict=True):
+        if count:
+            messages_indexed.send(sender=None, tenant=tenant, message_ids=job[5], **owner)
+            players.add(int(owner["player_id"]))
+    for player_id in sorted(players):
+        if owner_index.wanted(tenant, player_id):
+            build_owner_index.delay(tenant_id, player_id)
+    return counts
 
 
 @shared_task(acks_late=True, ignore_result=True, name="memory.build_owner_index")

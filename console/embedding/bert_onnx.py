@@ -22,6 +22,7 @@ from __future__ import annotations
 import hashlib
 import logging
 import os
+import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
@@ -49,11 +50,17 @@ class Encoder:
 
 
 def encoder(
-    weights: Callable[[], tuple], heads: int, eps: float, cache_key: str = ""
+    weights: Callable[[], tuple],
+    heads: int,
+    eps: float,
+    cache_key: str = "",
+    *,
+    int8: bool = False,
 ) -> Encoder | None:
     """An :class:`Encoder`, or None without ONNX Runtime. ``weights()`` gives (word,
     position, token type, embedding norm, layers) laid out as ``minilm`` prepares them,
-    asked for only when the graph is built; ``cache_key`` names them (empty: no cache)."""
+    asked for only when the graph is built; ``cache_key`` names them (empty: no cache).
+    ``int8``: the dense layers' weights in 8 bits (:func:`_int8`)."""
     try:
         import onnxruntime as ort
     except ImportError:
@@ -61,8 +68,11 @@ def encoder(
 
     def build() -> bytes:
         word, position, token_type, norm, layers = weights()
-        return _graph(word, position, token_type, norm, layers, heads, eps)
+        model = _graph(word, position, token_type, norm, layers, heads, eps)
+        return _int8(model) if int8 else model
 
+    if int8 and cache_key:
+        cache_key = f"{cache_key}:int8"
     try:
         model = _cached(cache_key, build)
         try:
@@ -106,6 +116,29 @@ def _cached(cache_key: str, build: Callable[[], bytes]) -> bytes | str:
     except OSError:
         logger.warning("cannot keep the embedder's graph in %s", folder, exc_info=True)
     return model
+
+
+def _int8(model: bytes) -> bytes:
+    """The graph with the weights of its dense layers (the ``….mm`` products) quantized to
+    8 bits per output channel (ONNX Runtime's dynamic quantization: the activations are
+    quantized as each product runs). The attention's own products, of two activations,
+    stay in floats: quantizing them cost far more accuracy than they save. The weights use
+    7 of their 8 bits (``reduce_range``), so processors without VNNI instructions, whose
+    8-bit products add up in 16 bits, cannot saturate: machines differ by float rounding
+    only. About twice as fast as the float graph on short texts, at a cosine of about
+    0.99 to its vectors."""
+    import onnx
+    from onnxruntime.quantization import QuantType, quantize_dynamic
+
+    proto = onnx.load_from_string(model)
+    dense = [n.name for n in proto.graph.node if n.op_type == "MatMul" and n.name.endswith(".mm")]
+    with tempfile.TemporaryDirectory(prefix="encoder-int8-") as folder:
+        out = Path(folder) / "int8.onnx"
+        quantize_dynamic(
+            proto, out, per_channel=True, reduce_range=True, weight_type=QuantType.QInt8,
+            nodes_to_quantize=dense,
+        )  # fmt: skip
+        return out.read_bytes()
 
 
 def _graph(word, position, token_type, norm, layers, heads, eps) -> bytes:

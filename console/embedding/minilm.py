@@ -24,6 +24,7 @@ import numpy as np
 from console.embedding import bert_onnx
 
 EMBEDDING_VERSION = "all-minilm-l6-v2"
+INT8_VERSION = "all-minilm-l6-v2-int8"  # the 8-bit graph's vectors (``bert_onnx._int8``)
 DIMENSIONS = 384
 MAX_TOKENS = 256
 LAYERS, HEADS = 6, 12
@@ -57,12 +58,13 @@ def installed() -> bool:
     )
 
 
-def load() -> MiniLMEmbedder | None:
-    """The process's embedder, loaded on first use; None when the model is not installed."""
+def load(runtime: str = "auto") -> MiniLMEmbedder | None:
+    """The process's embedder for ``runtime`` (``auto`` or ``int8``), loaded on first use;
+    None when the model is not installed."""
     with _lock:
-        if "embedder" not in _loaded:
-            _loaded["embedder"] = _load()
-        return _loaded["embedder"]  # type: ignore[return-value]
+        if runtime not in _loaded:
+            _loaded[runtime] = _load(runtime)
+        return _loaded[runtime]  # type: ignore[return-value]
 
 
 def _load(runtime: str = "auto") -> MiniLMEmbedder | None:
@@ -153,12 +155,21 @@ class MiniLMEmbedder:
     def __init__(
         self, weights: dict, tokenizer, cache_key: str = "", runtime: str = "auto"
     ) -> None:
-        """``runtime``: ``auto`` (ONNX Runtime when installed, else numpy) or ``numpy``. On
-        ONNX Runtime the numpy copies of the weights are not kept (nor made, when the graph
-        was kept before: ``bert_onnx``)."""
+        """``runtime``: ``auto`` (ONNX Runtime when installed, else numpy), ``int8`` (ONNX
+        Runtime on the 8-bit graph, else as ``auto``; its vectors carry
+        :data:`INT8_VERSION`) or ``numpy``. On ONNX Runtime the numpy copies of the weights
+        are not kept (nor made, when the graph was kept before: ``bert_onnx``)."""
         self._onnx = None
-        if runtime == "auto":
-            self._onnx = bert_onnx.encoder(lambda: _prepared(weights), HEADS, _EPS, cache_key)
+        self._batch = BATCH
+        if runtime in ("auto", "int8"):
+            self._onnx = bert_onnx.encoder(
+                lambda: _prepared(weights), HEADS, _EPS, cache_key, int8=runtime == "int8"
+            )
+            if self._onnx is not None and runtime == "int8":
+                self.embedding_version = INT8_VERSION
+                # Its activations are quantized with one scale per run: a text run with
+                # others would get a vector that depends on them. One text a run.
+                self._batch = 1
         if self._onnx is None:
             (self._word, self._position, self._type, self._norm, self._layers) = _prepared(weights)
         self._tokenizer = tokenizer
@@ -177,7 +188,7 @@ class MiniLMEmbedder:
         lengths = mask.sum(1).astype(np.int64)
         order = np.argsort(lengths, kind="stable")
         out = np.empty((len(texts), DIMENSIONS), dtype=np.float32)
-        for group in _groups(lengths[order].tolist()):
+        for group in _groups(lengths[order].tolist(), self._batch):
             chosen = order[group.start : group.stop]
             width = int(lengths[chosen].max())
             out[chosen] = self._forward(ids[chosen, :width], mask[chosen, :width])
@@ -216,14 +227,14 @@ class MiniLMEmbedder:
         return pooled / np.maximum(np.linalg.norm(pooled, axis=1, keepdims=True), 1e-12)
 
 
-def _groups(lengths: list[int]) -> list[range]:
-    """Consecutive runs of ``lengths`` (ascending) of at most :data:`BATCH` texts whose
-    count times their longest stays within :data:`BATCH_TOKENS` (a text alone may pass)."""
+def _groups(lengths: list[int], batch: int = BATCH) -> list[range]:
+    """Consecutive runs of ``lengths`` (ascending) of at most ``batch`` texts whose count
+    times their longest stays within :data:`BATCH_TOKENS` (a text alone may pass)."""
     out, start = [], 0
     for end in range(1, len(lengths) + 1):
         if (
             end == len(lengths)
-            or end - start >= BATCH
+            or end - start >= batch
             or ((end + 1 - start) * lengths[end] > BATCH_TOKENS)
         ):
             out.append(range(start, end))
@@ -231,4 +242,11 @@ def _groups(lengths: list[int]) -> list[range]:
     return out
 
 
-__all__ = ["DIMENSIONS", "EMBEDDING_VERSION", "MiniLMEmbedder", "installed", "load"]
+__all__ = [
+    "DIMENSIONS",
+    "EMBEDDING_VERSION",
+    "INT8_VERSION",
+    "MiniLMEmbedder",
+    "installed",
+    "load",
+]

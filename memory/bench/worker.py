@@ -26,8 +26,12 @@ READY_TIMEOUT_S = 90.0
 
 
 @contextmanager
-def celery_worker(queue: str, *, ready_timeout: float = READY_TIMEOUT_S) -> Iterator[str]:
-    """A ``--pool solo`` worker on ``queue`` that answers pings; its hostname."""
+def celery_worker(
+    queue: str, *, concurrency: int = 0, ready_timeout: float = READY_TIMEOUT_S
+) -> Iterator[str]:
+    """A worker on ``queue`` that answers pings; its hostname. ``--pool solo`` by default;
+    with ``concurrency``, the prefork pool of that many processes (``make run``'s worker
+    has two: ``console.management.commands.serve``)."""
     from console.celery import app
 
     hostname = f"bench-memory-{uuid.uuid4().hex[:8]}@localhost"
@@ -36,7 +40,8 @@ def celery_worker(queue: str, *, ready_timeout: float = READY_TIMEOUT_S) -> Iter
         with log.open("w") as out:
             process = spawn(
                 [sys.executable, "-m", "celery", "-A", "console.worker", "worker",
-                 "--pool", "solo", "--concurrency", "1", "--hostname", hostname,
+                 *(("--concurrency", str(concurrency)) if concurrency else
+                   ("--pool", "solo", "--concurrency", "1")), "--hostname", hostname,
                  "--queues", queue, "--without-gossip", "--without-mingle",
                  "--loglevel", "WARNING"],
                 cwd=settings.BASE_DIR, env=worker_env(), stdout=out, stderr=subprocess.STDOUT,

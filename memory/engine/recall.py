@@ -36,7 +36,11 @@ MAX_QUERY_TERMS = 64
 # pieces and adds little to BM25. Measured on the synthetic LoCoMo set (``bench_memory``)
 # with the cosine min-max normalised: 0.5 → recall@10 0.656, 0.65 → 0.733, 0.7 → 0.750,
 # 0.8 → 0.793 but recall@5 0.394 and MRR 0.362; 0.7 keeps @5 at 0.458.
-VECTOR_WEIGHTS = {"all-minilm-l6-v2": 0.7, "multilingual-e5-small-q4": 0.7}
+VECTOR_WEIGHTS = {
+    "all-minilm-l6-v2": 0.7,
+    "all-minilm-l6-v2-int8": 0.7,  # the same model, its dense weights in 8 bits
+    "multilingual-e5-small-q4": 0.7,
+}
 VECTOR_WEIGHT = 0.2
 K1, B = 1.2, 0.75  # BM25's term-frequency saturation and length normalisation
 # Rows are gathered by the query's rarer terms only: a term in more than this share of the
@@ -136,7 +140,7 @@ def candidate_terms(dfs: dict[str, int], rows: int) -> list[str]:
 # Sentence models that read English only: their cosines for a query in another script are
 # noise (the bundled MiniLM finds next to nothing for a Chinese question), so such a query
 # leans on its words, as with the hashing embedder.
-ENGLISH_ONLY = frozenset({"all-minilm-l6-v2"})
+ENGLISH_ONLY = frozenset({"all-minilm-l6-v2", "all-minilm-l6-v2-int8"})
 _LETTER_RE = re.compile(r"[^\W\d_]")
 
 

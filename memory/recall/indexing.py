@@ -2,8 +2,10 @@
 with its owner (tenant, player, character, conversation), its terms and its vector.
 
 - :func:`index_messages` indexes messages (the turn enqueues ``memory.index_messages`` when
-  its messages commit); a message indexed with the same text and embedder is left alone, a
-  changed one is indexed again. Idempotent, so a task delivered twice does no harm.
+  its messages commit), :func:`index_jobs` several conversations' at once (the task takes
+  the turns waiting beside its own: ``memory.recall.pending``); a message indexed with the
+  same text and embedder is left alone, a changed one is indexed again. Idempotent, so a
+  task delivered twice, or a job indexed in another task's batch, does no harm.
 - Deleted messages leave the index in the transaction that deletes them (the message
   store's ``messages_deleted``); an edit, a trim or another alternative shown
   (``history_changed``) reconciles the conversation in the next task.
@@ -13,10 +15,11 @@ from __future__ import annotations
 
 import hashlib
 import logging
+from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from django.db import connection, transaction
-from django.db.models import Count
+from django.db.models import Count, Q
 
 from console import task_send
 from console.models import Tenant
@@ -38,30 +41,50 @@ def _hash(text: str, embedder: str) -> str:
     return hashlib.sha256(f"{embedder}\n{terms.ANALYSER}\n{text}".encode()).hexdigest()
 
 
+@dataclass(frozen=True)
+class Job:
+    """One conversation's messages to index (``message_ids`` None: all of them)."""
+
+    session_id: str
+    player_id: object
+    character_id: str
+    conversation_id: object
+    message_ids: list | None = None
+
+
 def index_messages(
     tenant, *, session_id: str, player_id, character_id: str, conversation_id, message_ids=None
 ) -> int:
     """Index ``message_ids`` of the conversation (all of it when None); how many messages
     were (re)indexed. Messages of other roles, or of another session, are skipped."""
-    rows = Message.objects.filter(tenant=tenant, session_id=session_id, role__in=ROLES)
-    if message_ids is not None:
-        rows = rows.filter(pk__in=list(message_ids))
-    messages = list(rows.only("id", "role", "content", "ts", "created_at"))
+    job = Job(session_id, player_id, character_id, conversation_id, message_ids)
+    return index_jobs(tenant, [job])[0]
+
+
+def index_jobs(tenant, jobs: list[Job]) -> list[int]:
+    """Index each job's messages, all of them with one call of the embedder and in as few
+    statements as can be; how many messages of each job were (re)indexed."""
+    if not jobs:
+        return []
+    taken = _messages(tenant, jobs)
+    messages = [message for mine in taken for message in mine]
     if not messages:
-        return 0
+        return [0] * len(jobs)
     embedder = recall_embedder(tenant)
     known = dict(
         RecallItem.objects.filter(message_id__in=[m.pk for m in messages], chunk=0).values_list(
             "message_id", "content_hash"
         )
     )
-    changed = [
-        m for m in messages if known.get(m.pk) != _hash(m.content, embedder.embedding_version)
+    current = embedder.embedding_version
+    changed_by_job = [
+        [m for m in mine if known.get(m.pk) != _hash(m.content, current)] for mine in taken
     ]
+    changed = [(job, m) for job, mine in zip(jobs, changed_by_job, strict=True) for m in mine]
     if not changed:
-        return 0
-    pieces = [(message, terms.chunks(message.content)) for message in changed]
-    texts = [piece for _message, chunks in pieces for piece in chunks]
+        return [0] * len(jobs)
+    pieces = [(job, message, terms.chunks(message.content)) for job, message in changed]
+    texts = [piece for _job, _message, chunks in pieces for piece in chunks]
     version = embedder.embedding_version
     try:
         vectors: list = embedder.embed(texts)
@@ -71,39 +94,60 @@ def index_messages(
         vectors, version = [None] * len(texts), UNAVAILABLE
     found = iter(vectors)
     items = []
-    for message, chunks in pieces:
+    for job, message, chunks in pieces:
         digest = _hash(message.content, version)
         for number, piece in enumerate(chunks):
-            items.append(
-                (message, number, piece, terms.tsvector_literal(piece), next(found), digest)
-            )
-    owner = (tenant, session_id, player_id, character_id, conversation_id)
-    stale = [m.pk for m in changed if m.pk in known]  # indexed before: their rows go first
-    if not stale and len(items) <= INSERT_ROWS:  # a turn's new messages: one statement
-        _insert(*owner, items, version)
-        return len(changed)
-    with transaction.atomic():
-        RecallItem.objects.filter(message_id__in=[m.pk for m in changed]).delete()
-        _insert(*owner, items, version)
-    return len(changed)
+            lexemes = terms.tsvector_literal(piece)
+            items.append((job, message, number, piece, lexemes, next(found), digest))
+    stale = [m.pk for _job, m in changed if m.pk in known]  # indexed before: rows go first
+    if not stale and len(items) <= INSERT_ROWS:  # turns' new messages: one statement
+        _insert(tenant, items, version)
+    else:
+        with transaction.atomic():
+            RecallItem.objects.filter(message_id__in=[m.pk for _job, m in changed]).delete()
+            _insert(tenant, items, version)
+    return [len(mine) for mine in changed_by_job]
+
+
+def _messages(tenant, jobs: list[Job]) -> list[list[Message]]:
+    """Each job's user and assistant messages, read in one query (a message named by two
+    jobs goes to the first)."""
+    wanted = Q()
+    for job in jobs:
+        ids = None if job.message_ids is None else list(job.message_ids)
+        wanted |= Q(session_id=job.session_id, **({} if ids is None else {"pk__in": ids}))
+    rows = Message.objects.filter(wanted, tenant=tenant, role__in=ROLES)
+    found = list(rows.only("id", "session_id", "role", "content", "ts", "created_at"))
+    taken: set = set()
+    out = []
+    for job in jobs:
+        ids = None if job.message_ids is None else {str(i) for i in job.message_ids}
+        mine = [
+            m for m in found
+            if m.session_id == job.session_id and m.pk not in taken
+            and (ids is None or str(m.pk) in ids)
+        ]  # fmt: skip
+        taken.update(m.pk for m in mine)
+        out.append(mine)
+    return out
 
 
 INSERT_ROWS = 1000  # chunks per INSERT statement (15 parameters each)
 
 
-def _insert(tenant, session_id, player_id, character_id, conversation_id, items, version):
+def _insert(tenant, items, version):
     """The chunks in as few INSERTs as can be (the term statistics' trigger runs once a
     statement); the lexemes are a literal ``tsvector`` (no parser)."""
     table = RecallItem._meta.db_table
     row = "(%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s::tsvector, %s::vector, %s, %s, %s)"
     params = [
         (
-            tenant.pk, player_id, character_id, conversation_id, session_id, message.pk,
-            number, message.role, message.ts, piece, lexemes,
+            tenant.pk, job.player_id, job.character_id, job.conversation_id, job.session_id,
+            message.pk, number, message.role, message.ts, piece, lexemes,
             None if vector is None else terms.vector_literal(vector), version, digest,
             message.created_at or datetime.now(UTC),
         )
-        for message, number, piece, lexemes, vector, digest in items
+        for job, message, number, piece, lexemes, vector, digest in items
     ]  # fmt: skip
     with connection.cursor() as cursor:
         for start in range(0, len(params), INSERT_ROWS):

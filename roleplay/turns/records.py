@@ -294,13 +294,13 @@ def index_on_commit(conversation_id, message_ids: list[str], *, owner=None) -> N
 
     def send() -> None:
         from console import task_send
+        from memory.recall import pending
         from memory.tasks import index_messages
 
-        try:
-            task_send.send(
-                index_messages, str(tenant_id), session_id, str(player_id), str(character_id),
-                str(conversation_id), list(message_ids),
-            )  # fmt: skip
+        job = [str(tenant_id), session_id, str(player_id), str(character_id),
+               str(conversation_id), [str(i) for i in message_ids]]  # fmt: skip
+        try:  # the job waits first: its own task may take it with others' (or find it done)
+            task_send.send(index_messages, *job, before=lambda redis: pending.add(job, redis))
         except Exception:  # the broker is down: the write stands; recall misses it
             logger.warning("could not queue the recall indexing of %s", session_id)
 

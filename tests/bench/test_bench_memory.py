@@ -45,7 +45,7 @@ def _assert_scores(figures: dict, *, pack: bool = False) -> None:
 
 @pytest.mark.django_db(transaction=True)
 def test_bench_memory_on_a_tiny_synthetic_set():
-    data = _run("--conversations", "2", "--searchable-turns", "2")
+    data = _run("--conversations", "2", "--searchable-turns", "2", "--worker-turns", "3")
 
     dataset = data["dataset"]
     assert dataset["conversations"] == 2 and dataset["source"].startswith("synthetic")
@@ -68,6 +68,12 @@ def test_bench_memory_on_a_tiny_synthetic_set():
     assert set(latency["all"]) == SUMMARY_KEYS and latency["all"]["p50"] > 0
     assert data["ingest"]["messages"] == dataset["messages"]
     assert data["ingest"]["messages_per_s"] > 0 and data["ingest"]["indexed_per_s"] > 0
+    worker = data["ingest"]["worker"]
+    assert "error" not in worker, worker
+    for way in ("turns", "imported"):
+        assert (worker[way]["messages"], worker[way]["indexed"]) == (6, 6)
+        assert worker[way]["messages_per_s"] > 0 and not worker[way]["timed_out"]
+    assert worker["concurrency"] == 2 and worker["tasks_left_in_queue"] == 0
     searchable = data["commit_to_searchable_ms"]
     assert searchable["in_process"]["n"] > 0 and searchable["in_process"]["p95"] > 0
     celery = searchable["celery"]
@@ -80,6 +86,7 @@ def test_bench_memory_on_a_tiny_synthetic_set():
         "multi_hop_all_evidence_at_10",
         "recall_at_10_over_recency",
         "commit_to_searchable_p95_ms",
+        "worker_ingest_messages_per_s",
     }
     assert all(isinstance(goal["meets_goal"], bool) for goal in data["goals"].values())
     assert data["goals"]["commit_to_searchable_p95_ms"]["measured"] == "celery"
@@ -115,7 +122,8 @@ def _assert_bench_keys(data: dict) -> None:
 def test_bench_memory_prints_per_category_baselines_and_stages_as_text():
     out = io.StringIO()
     call_command(
-        "bench_memory", "--conversations", "1", "--searchable-turns", "0", "--lang", "zh",
+        "bench_memory", "--conversations", "1", "--searchable-turns", "0", "--worker-turns", "0",
+        "--lang", "zh",
         stdout=out,
     )  # fmt: skip
     text = out.getvalue()
@@ -128,7 +136,9 @@ def test_bench_memory_prints_per_category_baselines_and_stages_as_text():
 
 @pytest.mark.django_db(transaction=True)
 def test_bench_memory_scale_prints_the_cost_curve_and_the_sizes_on_disk():
-    data = _run("--conversations", "1", "--searchable-turns", "0", "--scale", "40")
+    data = _run(
+        "--conversations", "1", "--searchable-turns", "0", "--worker-turns", "0", "--scale", "40"
+    )  # fmt: skip
 
     scale = data["scale"]
     assert scale["added_owner_messages"] == 40 and scale["added_other_messages"] == 800
@@ -220,7 +230,7 @@ def test_bench_memory_reads_a_locomo_file(tmp_path):
     path = tmp_path / "locomo.json"
     path.write_text(json.dumps(LOCOMO_FILE))
 
-    data = _run("--dataset", str(path), "--searchable-turns", "0")
+    data = _run("--dataset", str(path), "--searchable-turns", "0", "--worker-turns", "0")
 
     dataset = data["dataset"]
     assert dataset["source"] == str(path)
@@ -241,7 +251,8 @@ def test_bench_memory_reads_a_locomo_file(tmp_path):
 @pytest.mark.parametrize(
     "args",
     [["--conversations", "0"], ["--scale", "-1"], ["--scale", "100001"],
-     ["--searchable-turns", "-1"], ["--dataset", "/nonexistent/locomo.json"]],
+     ["--searchable-turns", "-1"], ["--worker-turns", "-1"],
+     ["--dataset", "/nonexistent/locomo.json"]],
 )  # fmt: skip
 def test_bad_arguments_are_refused(args):
     with pytest.raises(CommandError):
@@ -398,8 +409,10 @@ def test_goals_flag_each_target():
         "baselines": {"recency": {"overall": {"recall": 0.4}}},
         "commit_to_searchable_ms": {"in_process": {"p95": 12.0}, "celery": {"error": "x"}},
         "scale": {"recall_ms_k10": {"p95": 60.0}},
+        "ingest": {"worker": {"error": "no broker"}},
     }
     goals = report.goals(data)
+    assert "worker_ingest_messages_per_s" not in goals  # not measured: no goal to flag
     assert goals["hybrid_recall_at_10"]["meets_goal"] is True
     assert goals["multi_hop_all_evidence_at_10"]["meets_goal"] is True
     assert goals["recall_at_10_over_recency"] == {
@@ -414,3 +427,5 @@ def test_goals_flag_each_target():
     for name in ("hybrid_recall_at_10", "multi_hop_all_evidence_at_10"):
         assert missed[name]["meets_goal"] is False
     assert missed["recall_at_10_over_recency"]["meets_goal"] is False
+    data["ingest"]["worker"] = {"turns": {"messages_per_s": 150.0}}
+    assert report.goals(data)["worker_ingest_messages_per_s"]["meets_goal"] is False

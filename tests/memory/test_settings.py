@@ -109,3 +109,22 @@ def test_the_characters_settings_shape_the_turn(api, tenant, player, character, 
     assert not MemoryEntry.objects.filter(origin="rule").exists()
     api.put(url, {"enabled": False}, format="json")
     assert HEADING not in turn(3, "Hello again.")
+
+
+@pytest.mark.django_db
+def test_a_task_reads_the_settings_once_and_later_reads_see_a_change(
+    tenant, django_assert_num_queries
+):
+    from memory.configs import services as config_writes
+    from memory.configs.selectors import config_for, read_once
+
+    config_writes.put_settings(tenant, {"max_selected": 3})
+    with read_once():
+        with django_assert_num_queries(2):  # the tenant's, then a character's
+            first = config_for(tenant)
+            assert config_for(tenant.pk) is first  # by instance or by key: one answer
+            config_for(tenant, "c-1")
+            config_for(tenant, "c-1")
+        config_writes.put_settings(tenant, {"max_selected": 4})
+        assert config_for(tenant).max_selected == 3  # one answer for the whole block
+    assert config_for(tenant).max_selected == 4  # outside: read afresh

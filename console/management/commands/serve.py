@@ -25,13 +25,15 @@ from console.bootstrap import migrate_quietly
 from console.embedded import VAR_DIR
 from console.processes import spawn, stop
 
+SERVE_CONCURRENCY = 2  # the worker's pool processes
+
 
 def worker_command(schedule: Path, *extra: str) -> list[str]:
     """The Celery worker ``make run`` starts: two pool processes and the beat scheduler, each
     a process of its own forked by the worker (``console.worker`` ties them to it)."""
     return [sys.executable, "-m", "celery", "-A", "console.worker", "--quiet", "worker", "-B",
-            "--loglevel", "WARNING", "--concurrency", "2", "--schedule", str(schedule),
-            *extra]  # fmt: skip
+            "--loglevel", "WARNING", "--concurrency", str(SERVE_CONCURRENCY),
+            "--schedule", str(schedule), *extra]  # fmt: skip
 
 
 class Command(BaseCommand):

@@ -38,6 +38,7 @@ from pathlib import Path
 from django.core.management.base import BaseCommand, CommandError
 
 from console.bootstrap import migrate_quietly
+from console.management.commands.serve import SERVE_CONCURRENCY
 from console.models import Player, Tenant
 from console.tokens import count_tokens
 from memory.bench import (
@@ -50,11 +51,12 @@ from memory.bench import (
     scale,
     searchable,
     synthetic,
+    throughput,
 )
 from memory.bench.ingest import Owner
 from memory.bench.stats import summary
 from memory.bench.worker import celery_worker
-from roleplay.bench.queue import private_queue
+from roleplay.bench.queue import new_queue_name, private_queue
 from roleplay.bench.tenant import PREFIX
 from roleplay.models import Character, Conversation
 from roleplay.turns.records import index_on_commit
@@ -79,6 +81,12 @@ class Command(BaseCommand):
         parser.add_argument(
             "--searchable-turns", type=int, default=20, help="turns through a Celery worker"
         )
+        parser.add_argument(
+            "--worker-turns",
+            type=int,
+            default=500,
+            help="turns queued at once for a Celery worker like make run's (its messages/s)",
+        )
         parser.add_argument("--misses", type=int, default=2, help="misses shown per category")
         parser.add_argument("--seed", type=int, default=synthetic.DEFAULT_SEED)
         parser.add_argument(
@@ -95,8 +103,13 @@ class Command(BaseCommand):
         conversations = opts["conversations"]
         if conversations is not None and not 1 <= conversations <= MAX_CONVERSATIONS:
             raise CommandError(f"--conversations 1..{MAX_CONVERSATIONS}")
-        if not 0 <= opts["scale"] <= MAX_SCALE or opts["searchable_turns"] < 0:
-            raise CommandError(f"--scale 0..{MAX_SCALE}, --searchable-turns >= 0")
+        if (
+            not 0 <= opts["scale"] <= MAX_SCALE
+            or min(opts["searchable_turns"], opts["worker_turns"]) < 0
+        ):
+            raise CommandError(
+                f"--scale 0..{MAX_SCALE}, --searchable-turns and --worker-turns >= 0"
+            )
         samples, source = _load(opts["dataset"], conversations, opts)
         if not samples:
             raise CommandError("the data set has no samples")
@@ -141,6 +154,7 @@ class Command(BaseCommand):
                 "indexed_per_s": _per_s(messages, sum(v for d in done for v in d.index_ms)),
                 "save_ms_per_turn": summary(v for d in done for v in d.save_ms),
                 "index_ms_per_turn": summary(v for d in done for v in d.index_ms),
+                "worker": _worker_ingest(tenant, samples, opts["worker_turns"]),
             },
             "commit_to_searchable_ms": {
                 "in_process": summary(v for d in done for v in d.index_ms),
@@ -216,6 +230,33 @@ def _through_celery(tenant, turns: int) -> dict | None:
         with private_queue(task=None) as queue, celery_worker(queue["queue"]):
             figures = searchable.measure(owner, turns, enqueue)
         return {**figures, "tasks_left_in_queue": queue["purged"]}
+    except Exception as exc:  # no broker, no worker: the in-process figure stands alone
+        return {"error": f"{type(exc).__name__}: {exc}"}
+
+
+def _worker_ingest(tenant, samples: list[locomo.Sample], turns: int) -> dict | None:
+    """Messages a second that a Celery worker configured as ``make run``'s indexes from a
+    backlog of ``turns`` turns and from an import of as many messages
+    (``memory.bench.throughput``; None when 0, the error when no worker or queue can be
+    had)."""
+    if not turns:
+        return None
+    owners = tuple(
+        _owner(tenant, name, locomo.Sample(name, "Reader", "Keeper"))
+        for name in ("throughput", "imported")
+    )
+    texts = [turn.text for sample in samples for turn in sample.turns]
+
+    def enqueue(owner: Owner, message_ids: list) -> None:
+        index_on_commit(owner.conversation_id, [str(i) for i in message_ids])
+
+    try:
+        with private_queue(task=None) as queue:
+            figures = throughput.measure(
+                owners, texts, turns, enqueue=enqueue, queue=queue["queue"],
+                worker=lambda: celery_worker(new_queue_name(), concurrency=SERVE_CONCURRENCY),
+            )  # fmt: skip
+        return {**figures, "concurrency": SERVE_CONCURRENCY, "tasks_left_in_queue": queue["purged"]}
     except Exception as exc:  # no broker, no worker: the in-process figure stands alone
         return {"error": f"{type(exc).__name__}: {exc}"}
 

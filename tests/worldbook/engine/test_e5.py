@@ -120,5 +120,5 @@ def test_e5_is_a_choice_with_fallbacks():
     assert choose.local_version(choose.E5) == e5.EMBEDDING_VERSION
     assert choose.local_embedder(choose.E5).embedding_version == e5.EMBEDDING_VERSION
     assert choose.local_embedder(choose.HASHING) is choose.hashing_embedder()
-    with pytest.raises(ValueError, match="minilm, e5, hashing"):
+    with pytest.raises(ValueError, match="minilm, minilm-int8, e5, hashing"):
         choose.parse_choice("word2vec")
