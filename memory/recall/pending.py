@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import logging
+import uuid
 
 from django.db import connection
 
@@ -44,7 +45,7 @@ def add(job: list, pipeline) -> None:
 
 def take(limit: int = TAKE) -> list[list]:
     """Up to ``limit`` waiting jobs, oldest first (none when Redis is away; an entry that
-    is not a job is dropped)."""
+    is not a well-formed job is dropped, so it can never fail the task that took it)."""
     try:
         raw = client(TIMEOUT_S).lpop(_key(), limit) or []
     except Exception:
@@ -56,6 +57,18 @@ def take(limit: int = TAKE) -> list[list]:
             job = json.loads(entry)
         except ValueError:
             continue
-        if isinstance(job, list) and len(job) == JOB_FIELDS and isinstance(job[5], list):
+        if _well_formed(job):
             jobs.append(job)
     return jobs
+
+
+def _well_formed(job) -> bool:
+    """A job as the turn's hook writes it: six fields, the tenant and the messages UUIDs."""
+    if not (isinstance(job, list) and len(job) == JOB_FIELDS and isinstance(job[5], list)):
+        return False
+    try:
+        for value in (job[0], *job[5]):
+            uuid.UUID(str(value))
+    except ValueError:
+        return False
+    return all(isinstance(value, str | int) for value in job[1:5])

@@ -92,7 +92,12 @@ def test_jobs_of_another_tenant_and_bad_entries_are_harmless(
     foreign_character = Character.objects.create(tenant=other_tenant, name="Vale")
     foreign = _turn(other_tenant, foreign_player, foreign_character, "coin")
     key = pending._key()
-    client(pending.TIMEOUT_S).rpush(key, "not json", json.dumps({"a": 1}), json.dumps([1, 2]))
+    malformed = [
+        "not json", json.dumps({"a": 1}), json.dumps([1, 2]),
+        json.dumps([*foreign[:5], ["not-a-uuid"]]), json.dumps(["x", *foreign[1:]]),
+        json.dumps([*foreign[:4], None, foreign[5]]), json.dumps([*foreign[:5], "ids"]),
+    ]  # fmt: skip
+    client(pending.TIMEOUT_S).rpush(key, *malformed)
     _wait(foreign)
     # a job naming a message of another conversation (or tenant) indexes nothing of it
     own = _turn(tenant, player, character, "rope")
