@@ -17,7 +17,7 @@ import pytest
 from asgiref.sync import async_to_sync
 from channels.testing import HttpCommunicator
 
-from tests.contract.fuzzing import ODD_CHARSETS, ODD_QUERY
+from tests.contract.fuzzing import ODD_CHARSETS, ODD_COOKIES, ODD_QUERY
 from tests.matrix.routes import all_routes
 from tests.matrix.tables import path_for
 
@@ -86,16 +86,19 @@ def test_a_charset_no_request_can_be_read_with_through_the_server():
 
 
 def test_every_page_opened_with_a_token(world, token):
-    """A token on any page, API or not, with a query of escapes: never a server error."""
+    """A token on any page, API or not, with a query of escapes and cookies no browser
+    sends (``fuzzing.ODD_COOKIES``, in turn): never a server error."""
     from django.test import Client
 
     client = Client(HTTP_AUTHORIZATION=f"Bearer {token}", raise_request_exception=False)
     failures = []
-    for route in all_routes():
+    for turn, route in enumerate(all_routes()):
         if route.kind in ("admin", "app") or route.key == "healthz":  # 503 with no worker
             continue
         path = path_for(route, world)
-        status = client.get(path + ("&" if "?" in path else "?") + ODD_QUERY).status_code
+        cookie = ODD_COOKIES[turn % len(ODD_COOKIES)]
+        path += ("&" if "?" in path else "?") + ODD_QUERY
+        status = client.get(path, HTTP_COOKIE=cookie).status_code
         if status >= 500:
-            failures.append(f"GET {path}: {status}")
+            failures.append(f"GET {path} cookie={cookie[:40]!r}: {status}")
     assert not failures, "\n".join(failures)
