@@ -17,6 +17,8 @@ import django  # noqa: E402
 from asgiref.sync import sync_to_async  # noqa: E402
 from django.core.handlers.asgi import ASGIHandler  # noqa: E402
 
+from console.http_request import Request  # noqa: E402
+
 django.setup(set_prefix=False)
 
 # A server process keeps large immutable caches (parsed worldbook revisions, compiled
@@ -72,9 +74,11 @@ class OneHopASGIHandler(ASGIHandler):
     database connection and every thread-local behave as they did.
 
     Django also hands a response body to the server in 64 KiB pieces, one await each;
-    worldbook selection answers run near a megabyte, so they go in larger pieces."""
+    worldbook selection answers run near a megabyte, so they go in larger pieces. Requests
+    are ``console.http_request.Request``: a charset no request can be read with is ignored."""
 
     chunk_size = 1024 * 1024
+    request_class = Request
 
     def load_middleware(self, is_async=False):
         super().load_middleware(is_async=False)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from django.urls import reverse
 
+from console.auth import Principal
 from console.models import Role
 
 # The console's navigation, and the only list of it: (label, URL name, least role that may
@@ -48,7 +49,12 @@ def identity(user, membership) -> str:
 
 
 def console_context(request) -> dict:
+    """The shell's context. A page that an API view renders (the API's docs) sees the
+    caller DRF authenticated, a ``Principal``: its console user, if any, is the one shown
+    (a token has none); reading it as a user was a 500 on ``/api/docs/`` sent with a token."""
     user = getattr(request, "user", None)
+    if isinstance(user, Principal):
+        user = user.user
     membership = getattr(user, "membership", None) if user and user.is_authenticated else None
     return {
         "nav": nav_for(membership),

@@ -121,7 +121,7 @@ def json_400(request, exception=None):
         return JsonResponse(error_body("bad_request", "bad request"), status=400)
     from django.views.defaults import bad_request
 
-    return bad_request(request, exception)
+    return _page(bad_request)(request, exception)
 
 
 def json_404(request, exception=None):
@@ -130,4 +130,12 @@ def json_404(request, exception=None):
         return JsonResponse(error_body("not_found", "not found"), status=404)
     from django.views.defaults import page_not_found
 
-    return page_not_found(request, exception)
+    return _page(page_not_found)(request, exception)
+
+
+def _page(view):
+    """Django's error page view without its ``requires_csrf_token``. That decorator runs the
+    CSRF check again, which reads a form body again: a body Django refused to read (a form
+    declared in another charset than UTF-8) raised again inside the error page, and the 400
+    became a 500. The CSRF middleware has run already, so the page's token is still there."""
+    return getattr(view, "__wrapped__", view)

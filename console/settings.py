@@ -495,6 +495,7 @@ CSRF_COOKIE_NAME = "__Host-csrftoken" if TLS else "csrftoken"
 
 # Cookies and headers that hold with or without TLS.
 SESSION_COOKIE_HTTPONLY = True
+SESSION_ENGINE = "console.sessions"  # database sessions; a cookie no key could be is none
 SESSION_COOKIE_SAMESITE = "Lax"
 SESSION_COOKIE_AGE = int(os.environ.get("SESSION_HOURS", "12")) * 3600  # then log in again
 CSRF_COOKIE_HTTPONLY = True  # pages carry the token; no script reads the cookie

@@ -113,6 +113,19 @@ ODD_PARAMS = st.sampled_from(
     ["\x00", "a\x00b", "..%2F..%2Fetc", "../..", "-1", "1e400", "99999999999999999999999",
      "0x10", " ", "é" * 300, "\u202e", "%ff", "[]", "{}", "null"]
 )  # fmt: skip
+# Charsets a Content-Type may name that no request can be read with: codecs from bytes to
+# bytes or text to text, text codecs that fail on plain ASCII, unknown names, and UTF-16
+# (not ASCII-compatible: a query string read with it is noise). And a query to read.
+ODD_CHARSETS = ["zlib", "base64", "hex", "uu", "rot13", "punycode", "idna", "utf-16",
+                "utf-32", "bogus", "x" * 300]  # fmt: skip
+ODD_QUERY = "q=%41%00%FF&page=%ED%A0%80&limit=1e309"
+# Cookies no browser sends: a session key of the right length holding a NUL (PostgreSQL
+# cannot compare it), one far too long, and Latin-1 bytes where a token goes.
+ODD_COOKIES = [
+    "sessionid=abcdefghijklmnop\x00; csrftoken=\xff" + "c" * 31,
+    "sessionid=" + "a" * 5000 + "; django_language=\x00",
+    "sessionid=ABCDEFGH%00{}; =;;=",
+]
 # Any text a header can carry (Latin-1, NUL included; a server strips the white space
 # around it), for each documented header.
 HEADER_TEXT = (

@@ -98,3 +98,29 @@ def test_fuzz_socket_frames(conversation, llm):
         async_to_sync(exchange)(sent)
 
     run()
+
+
+# Handshakes an attacker makes: ids no conversation has, in every spelling, and cookies no
+# browser sends. Each is refused (or, for the real id with no credentials, refused too);
+# none may raise in the app. A session cookie holding a NUL failed every handshake with
+# the database's DataError before ``console.sessions``.
+HANDSHAKE_PATHS = ["{id}", "{ID}", "%7B{id}%7D", "urn:uuid:{id}", "%00", "x" * 3000, "-1"]
+
+
+def test_fuzz_socket_handshakes(conversation):
+    from console.asgi import application
+    from tests.contract.fuzzing import ODD_COOKIES
+
+    async def handshake(path: str, cookie: str) -> tuple[bool, int | None]:
+        headers = [(b"cookie", cookie.encode("latin-1"))]
+        comm = WebsocketCommunicator(application, path, headers=headers)
+        connected, code = await comm.connect(timeout=10)
+        if connected:
+            await comm.disconnect()
+        return connected, code
+
+    cid = str(conversation.id)
+    for turn, spelling in enumerate(HANDSHAKE_PATHS):
+        path = f"/ws/conversations/{spelling.format(id=cid, ID=cid.upper())}/"
+        connected, code = async_to_sync(handshake)(path, ODD_COOKIES[turn % len(ODD_COOKIES)])
+        assert (connected, code) == (False, 4404), path[:80]
