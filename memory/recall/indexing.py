@@ -101,12 +101,14 @@ def index_jobs(tenant, jobs: list[Job]) -> list[int]:
             items.append((job, message, number, piece, lexemes, next(found), digest))
     stale = [m.pk for _job, m in changed if m.pk in known]  # indexed before: rows go first
     if not stale and len(items) <= INSERT_ROWS:  # turns' new messages: one statement
-        _insert(tenant, items, version)
+        inserted = _insert(tenant, items, version)
     else:
         with transaction.atomic():
             RecallItem.objects.filter(message_id__in=[m.pk for _job, m in changed]).delete()
-            _insert(tenant, items, version)
-    return [len(mine) for mine in changed_by_job]
+            inserted = _insert(tenant, items, version)
+    # A message another task indexed meanwhile (its job taken in a batch while its own task
+    # ran) was skipped, not counted: its conversation's receivers are told once.
+    return [sum(1 for m in mine if m.pk in inserted) for mine in changed_by_job]
 
 
 def _messages(tenant, jobs: list[Job]) -> list[list[Message]]:
@@ -135,9 +137,12 @@ def _messages(tenant, jobs: list[Job]) -> list[list[Message]]:
 INSERT_ROWS = 1000  # chunks per INSERT statement (15 parameters each)
 
 
-def _insert(tenant, items, version):
+def _insert(tenant, items, version) -> set:
     """The chunks in as few INSERTs as can be (the term statistics' trigger runs once a
-    statement); the lexemes are a literal ``tsvector`` (no parser)."""
+    statement); the lexemes are a literal ``tsvector`` (no parser). A chunk whose row
+    exists already (another task indexed the message meanwhile) is skipped rather than
+    failing the statement, and with it the other jobs' rows; the ids of the messages whose
+    first chunk went in."""
     table = RecallItem._meta.db_table
     row = "(%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s::tsvector, %s::vector, %s, %s, %s)"
     params = [
@@ -149,15 +154,19 @@ def _insert(tenant, items, version):
         )
         for job, message, number, piece, lexemes, vector, digest in items
     ]  # fmt: skip
+    inserted: set = set()
     with connection.cursor() as cursor:
         for start in range(0, len(params), INSERT_ROWS):
             batch = params[start : start + INSERT_ROWS]
             cursor.execute(
                 f"""INSERT INTO {table} (tenant_id, player_id, character_id, conversation_id,
                     session_id, message_id, chunk, role, ts, text, lexemes, embedding, embedder,
-                    content_hash, created_at) VALUES {", ".join([row] * len(batch))}""",
+                    content_hash, created_at) VALUES {", ".join([row] * len(batch))}
+                    ON CONFLICT (message_id, chunk) DO NOTHING RETURNING message_id, chunk""",
                 [value for values in batch for value in values],
             )
+            inserted.update(message for message, chunk in cursor.fetchall() if chunk == 0)
+    return inserted
 
 
 def owner_of(tenant, session_id: str) -> dict | None:

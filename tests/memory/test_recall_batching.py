@@ -160,3 +160,26 @@ def test_the_turns_hook_queues_the_job_and_its_task_together(
         client(pending.TIMEOUT_S).delete(queue)
     assert json.loads(sent)["headers"]["task"] == "memory.index_messages"
     assert pending.take() == [job]  # waiting for whichever task comes first
+
+
+def test_a_row_another_task_wrote_meanwhile_is_skipped_not_fatal(tenant, player, character):
+    """Two tasks can index one job at once (one took it from the list while its own task
+    ran): the second's rows for it are skipped, its other jobs' rows still go in, and only
+    what went in is counted (so the receivers are told once)."""
+    from memory.engine import recall as terms
+    from memory.models import Message
+
+    done, fresh = (_turn(tenant, player, character, w) for w in ("ladder", "kettle"))
+    assert index_messages.run(*done) == 2  # the other task, first
+
+    def items(job):
+        owner = indexing.Job(*job[1:5], message_ids=job[5])
+        return [
+            (owner, m, 0, m.content, terms.tsvector_literal(m.content), None, "x")
+            for m in Message.objects.filter(pk__in=job[5])
+        ]
+
+    inserted = indexing._insert(tenant, items(done) + items(fresh), "unavailable")
+    assert {str(i) for i in inserted} == set(fresh[5])
+    assert _indexed(done) == set(done[5]) and _indexed(fresh) == set(fresh[5])
+    assert RecallItem.objects.filter(session_id=done[1]).count() == 2  # no second copy
